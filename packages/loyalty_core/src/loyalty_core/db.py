@@ -1,0 +1,26 @@
+"""Declarative base and engine helpers shared by every area of the domain."""
+
+from __future__ import annotations
+
+from advanced_alchemy.base import BigIntAuditBase
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+__all__ = ["Base", "make_engine", "make_sessionmaker"]
+
+Base = BigIntAuditBase
+"""Every model: a big-integer id and UTC ``created_at``/``updated_at`` audit columns."""
+
+
+def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
+    """An async engine on psycopg 3. ``url`` is ``postgresql+psycopg://...``."""
+    return create_async_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        echo=echo,
+    )
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)

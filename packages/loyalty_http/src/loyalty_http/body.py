@@ -1,0 +1,142 @@
+"""Reading request bodies and query strings into plain values (spec: Conventions; Validation details 5-7, 9, 11).
+
+JSON, ``application/x-www-form-urlencoded`` and ``multipart/form-data`` bodies all become one
+mapping that goes through the same validation; any other type with a body answers 415. These
+answers come before the token check (spec: Authentication, rule 7).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+import msgspec
+from litestar import Request
+
+from loyalty_http.errors import InputInvalid, InvalidJson, PayloadTooLarge, UnsupportedMediaType
+
+MAX_JSON_DEPTH = 64
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+UNREAD_FIELD = "This endpoint does not read this field."
+
+_BRACKETS = re.compile(r"\[([^\]]*)\]")
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def is_json_type(media: str) -> bool:
+    return media in ("", "application/json") or (media.startswith("application/") and media.endswith("+json"))
+
+
+async def read_raw(request: Request[Any, Any, Any], max_bytes: int) -> bytes:
+    """The body bytes, refused with 413 as soon as they pass ``max_bytes`` (before any parsing)."""
+    announced = request.headers.get("content-length")
+    if announced is not None and announced.isdigit() and int(announced) > max_bytes:
+        raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    request._body = raw  # later readers (the multipart parser) see the bytes already received
+    return raw
+
+
+async def read_body(request: Request[Any, Any, Any], fields: frozenset[str], max_bytes: int) -> Any:
+    """The body as plain values; ``fields`` are the top-level names the endpoint reads."""
+    raw = await read_raw(request, max_bytes)
+    if not raw:
+        return {}
+    media = media_type(request.headers.get("content-type"))
+    if is_json_type(media):
+        return decode_json(raw)
+    if media == "application/x-www-form-urlencoded":
+        pairs = parse_pairs(raw)
+    elif media == "multipart/form-data":
+        form = await request.form()
+        pairs = [(k, v if isinstance(v, str) else getattr(v, "filename", "")) for k, v in form.multi_items()]
+    else:
+        raise UnsupportedMediaType("The body's Content-Type cannot be read; send JSON, a form or multipart.")
+    return nest_form(pairs, fields)
+
+
+def decode_json(raw: bytes) -> Any:
+    try:
+        raw.decode("utf-8")
+        value = msgspec.json.decode(raw)
+    except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
+        raise InvalidJson("The JSON body is cut off or not valid UTF-8; nothing was changed.") from exc
+    if _depth_exceeds(value, MAX_JSON_DEPTH):
+        raise InvalidJson(f"The JSON body is nested deeper than {MAX_JSON_DEPTH} levels.")
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def parse_pairs(raw: bytes) -> list[tuple[str, str]]:
+    """Percent-decoded pairs; bytes that are not UTF-8 survive as lone surrogates for validation to name."""
+    text = raw.decode("utf-8", errors="surrogateescape")
+    return parse_qsl(text, keep_blank_values=True, encoding="utf-8", errors="surrogateescape")
+
+
+def nest_form(pairs: Iterable[tuple[str, str]], fields: frozenset[str]) -> dict[str, Any]:
+    """Form keys such as ``identifiers[0][type]`` become nested values; a form reading none of the
+    endpoint's fields is refused with each key it held (spec: Validation details, rule 7)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        head, _, rest = key.partition("[")
+        path = [head] + (_BRACKETS.findall("[" + rest) if rest else [])
+        _place(out, path, value)
+    if out and not (out.keys() & fields):
+        raise InputInvalid({key: [UNREAD_FIELD] for key in out})
+    return out
+
+
+def _place(target: dict[str, Any], path: list[str], value: str) -> None:
+    node: Any = target
+    for index, part in enumerate(path):
+        last = index == len(path) - 1
+        if part == "":
+            part = str(len(node))
+        if last:
+            node[part] = value
+        else:
+            nxt = node.get(part)
+            if not isinstance(nxt, dict):
+                nxt = node[part] = {}
+            node = nxt
+
+
+def query_values(query_string: bytes, fields: frozenset[str]) -> dict[str, Any]:
+    """The query string as plain values; keys the endpoint does not read are ignored."""
+    pairs = parse_pairs(query_string)
+    nested: dict[str, str] = {}
+    for key, value in pairs:
+        head = key.partition("[")[0]
+        if head in fields:
+            nested.setdefault(key, value)
+    return nest_form(nested.items(), fields) if nested else {}
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

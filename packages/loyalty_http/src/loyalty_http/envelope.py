@@ -1,0 +1,100 @@
+"""The error envelope and the success envelopes (spec: Conventions; Errors, Error envelope)."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import msgspec
+import structlog
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+
+from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_http.error_status import CODE_BY_FRAMEWORK_STATUS, STATUS_BY_CODE
+from loyalty_http.errors import HttpError
+from loyalty_http.request_id import request_id_of
+
+T = TypeVar("T")
+log = structlog.get_logger("loyalty.http")
+
+
+class Envelope(msgspec.Struct, Generic[T]):
+    data: T
+
+
+class ErrorBody(msgspec.Struct, omit_defaults=True):
+    code: str
+    message: str
+    status: int
+    request_id: str
+    details: dict[str, Any] | None = None
+
+
+class ErrorEnvelope(msgspec.Struct):
+    error: ErrorBody
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def error_bytes(status: int, code: str, message: str, request_id: str, details: dict[str, Any] | None = None) -> bytes:
+    body = ErrorBody(code=code, message=message, status=status, request_id=request_id, details=details or None)
+    return _encoder.encode(ErrorEnvelope(body))
+
+
+def error_response(
+    request: Request[Any, Any, Any],
+    status: int,
+    code: str,
+    message: str,
+    *,
+    details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[bytes]:
+    content = error_bytes(status, code, message, request_id_of(request.scope), details)
+    return Response(content=content, status_code=status, media_type="application/json", headers=headers)
+
+
+def on_domain_error(request: Request[Any, Any, Any], exc: DomainError) -> Response[bytes]:
+    status = STATUS_BY_CODE[exc.code]
+    details = exc.fields if isinstance(exc, ValidationFailed) else (exc.details or None)
+    headers = {"Retry-After": str(exc.details["retry_after"])} if "retry_after" in exc.details else None
+    return error_response(request, status, exc.code, exc.message, details=details, headers=headers)
+
+
+def on_http_error(request: Request[Any, Any, Any], exc: HttpError) -> Response[bytes]:
+    status = STATUS_BY_CODE[exc.code]
+    return error_response(request, status, exc.code, exc.message, details=exc.details, headers=exc.headers)
+
+
+_FRAMEWORK_MESSAGES = {
+    "ROUTE_NOT_FOUND": "No endpoint at this path.",
+    "METHOD_NOT_ALLOWED": "This path does not take this method.",
+    "PAYLOAD_TOO_LARGE": "The request body is larger than the service accepts.",
+    "UNSUPPORTED_MEDIA_TYPE": "The body's Content-Type cannot be read.",
+    "INVALID_JSON": "The request could not be read.",
+}
+
+
+def on_framework_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes]:
+    status = exc.status_code
+    code = CODE_BY_FRAMEWORK_STATUS.get(status)
+    if code is None:
+        return on_unexpected_error(request, exc)
+    headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() == "allow"}
+    return error_response(request, status, code, _FRAMEWORK_MESSAGES.get(code, exc.detail), headers=headers)
+
+
+def on_unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    log.exception("unhandled error", exc_info=exc, path=request.url.path)
+    return error_response(
+        request, 500, "INTERNAL_ERROR", "Something failed on the service side; retry and quote the request id."
+    )
+
+
+EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
+    DomainError: on_domain_error,
+    HttpError: on_http_error,
+    HTTPException: on_framework_error,
+    Exception: on_unexpected_error,
+}

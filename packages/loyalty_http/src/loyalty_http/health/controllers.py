@@ -1,0 +1,25 @@
+"""Liveness and readiness (back-office contract, section 5 "Operability"): bare JSON, no envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, Response, get
+
+from loyalty_http.routes import reads
+
+
+class HealthController(Controller):
+    path = "/health"
+
+    @get("/live", opt=reads(auth="none"))
+    async def live(self) -> dict[str, str]:
+        return {"status": "ok"}
+
+    @get("/ready", opt=reads(auth="none"))
+    async def ready(self, request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
+        report = await request.app.state.loyalty.readiness()
+        status = 200 if report.database_ok else 503
+        body = {"status": report.status, "checks": report.checks}
+        headers = {"Retry-After": "5"} if status == 503 else None
+        return Response(body, status_code=status, headers=headers)

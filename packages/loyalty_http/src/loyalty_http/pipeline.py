@@ -1,0 +1,90 @@
+"""The order every request goes through (ARCHITECTURE.md, "Data flow of a request").
+
+rate limiter -> body/encoding checks -> auth -> query and body validation -> controller.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import structlog
+from litestar import Request
+from litestar.datastructures import MutableScopeHeaders
+from litestar.enums import ScopeType
+from litestar.types import Message, Scope
+
+from loyalty_http.body import query_values, read_body
+from loyalty_http.errors import RouteNotFound
+from loyalty_http.request_id import request_id_of
+from loyalty_http.validation import field_names, validate
+
+Authenticator = Callable[[Request[Any, Any, Any]], Awaitable[object]]
+Limiter = Callable[[Request[Any, Any, Any]], Awaitable[None]]
+
+access_log = structlog.get_logger("loyalty.access")
+
+
+def path_is_readable(scope: Scope) -> bool:
+    """Route paths holding a NUL byte or invalid UTF-8 reach no endpoint (spec: ROUTE_NOT_FOUND)."""
+    raw = scope.get("raw_path")
+    path = scope.get("path", "")
+    if "\x00" in path or any("\udc80" <= ch <= "\udcff" for ch in path):
+        return False
+    if raw is None:
+        return True
+    from urllib.parse import unquote_to_bytes
+
+    decoded = unquote_to_bytes(raw.split(b"?", 1)[0])
+    if b"\x00" in decoded:
+        return False
+    try:
+        decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def make_prepare(
+    authenticators: Mapping[str, Authenticator], max_body_bytes: int, limiter: Limiter | None = None
+) -> Callable[[Request[Any, Any, Any]], Awaitable[None]]:
+    async def prepare(request: Request[Any, Any, Any]) -> None:
+        state = request.scope["state"]
+        state["started"] = time.perf_counter()
+        request_id_of(request.scope)
+        if not path_is_readable(request.scope):
+            raise RouteNotFound("No endpoint at this path.")
+        opt = request.route_handler.opt
+        if limiter is not None and opt.get("auth", "vendor") == "vendor":
+            await limiter(request)
+        body_type = opt.get("body")
+        raw_body = await read_body(request, field_names(body_type), max_body_bytes) if body_type is not None else None
+        authenticator = authenticators[opt.get("auth", "vendor")]
+        state["principal"] = await authenticator(request)
+        query_type = opt.get("query")
+        if query_type is not None:
+            state["params"] = validate(query_type, query_values(request.scope["query_string"], field_names(query_type)))
+        if body_type is not None:
+            state["payload"] = validate(body_type, raw_body)
+
+    return prepare
+
+
+async def before_send(message: Message, scope: Scope) -> None:
+    if message["type"] != "http.response.start" or scope["type"] != ScopeType.HTTP:
+        return
+    headers = MutableScopeHeaders.from_message(message)
+    state = scope.setdefault("state", {})
+    headers["X-Request-ID"] = request_id_of(scope)
+    for name, value in state.get("response_headers", {}).items():
+        headers[name] = value
+    started = state.get("started")
+    access_log.info(
+        "request",
+        method=scope.get("method"),
+        path=scope.get("path"),
+        status=message["status"],
+        ms=round((time.perf_counter() - started) * 1000, 2) if started else None,
+    )
+    structlog.contextvars.clear_contextvars()

@@ -1,0 +1,32 @@
+"""Request ids: a valid client id is echoed, anything else is replaced (spec: Errors, Error envelope)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any
+
+import structlog
+
+_VALID = re.compile(rb"[A-Za-z0-9._-]{1,128}")
+
+
+def pick_request_id(sent: bytes | None) -> str:
+    if sent is not None and _VALID.fullmatch(sent):
+        return sent.decode("ascii")
+    return new_request_id()
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(16)
+
+
+def request_id_of(scope: Any) -> str:
+    """The request's id, chosen once per request and bound to every log line it writes."""
+    state = scope.setdefault("state", {})
+    rid = state.get("request_id")
+    if rid is None:
+        sent = next((v for k, v in scope.get("headers", ()) if k == b"x-request-id"), None)
+        rid = state["request_id"] = pick_request_id(sent)
+        structlog.contextvars.bind_contextvars(request_id=rid)
+    return str(rid)

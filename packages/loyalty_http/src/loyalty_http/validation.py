@@ -1,0 +1,350 @@
+"""Input validation with the spec's messages (spec: Validation details, rules 1 to 11).
+
+msgspec structs declare the fields and their bounds; this module walks their type information
+and checks every field, so one request gets every failing field at once, each with messages
+shaped like ``validation.required`` (built-in rules) or an English sentence (rules of the
+service). Text is trimmed of white space and NUL bytes first; an empty optional field counts as
+omitted (back-office contract, section 5 "Input").
+
+Extra rules ride on ``msgspec.Meta(extra={"rule": ...})``: ``email``, ``url`` (absolute http or
+https) and ``datetime_or_date`` (a timestamp with offset, or a bare date).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from datetime import date, datetime
+from functools import cache
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import msgspec
+from msgspec import inspect as mi
+
+from loyalty_http.errors import InputInvalid
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+TRIMMED = " \t\n\r\x0b\x0c\x00"
+
+NUL_MESSAGE = "The value must not contain NUL bytes."
+UTF8_MESSAGE = "The value is not valid UTF-8."
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_INT = re.compile(r"[+-]?\d+")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+_FAIL = object()
+
+
+class _Slot(msgspec.Struct, frozen=True):
+    """What a field accepts, with unions and metadata folded away."""
+
+    type: Any
+    nullable: bool
+    rule: str | None
+
+
+def validate(struct_type: type[S], raw: Any) -> S:
+    """Check ``raw`` (decoded JSON, form fields or query parameters) against ``struct_type``."""
+    errors: dict[str, list[str]] = {}
+    values = _check_struct(struct_type, raw if isinstance(raw, Mapping) else {}, "", errors)
+    if errors:
+        raise InputInvalid(errors)
+    instance = msgspec.convert(values, struct_type)
+    check = getattr(instance, "check", None)
+    if check is not None:
+        rule_errors: Mapping[str, list[str]] = check()
+        if rule_errors:
+            raise InputInvalid(dict(rule_errors))
+    return instance
+
+
+def field_names(struct_type: type[msgspec.Struct]) -> frozenset[str]:
+    return frozenset(f.encode_name for f in _fields(struct_type))
+
+
+@cache
+def _fields(struct_type: type[msgspec.Struct]) -> tuple[mi.Field, ...]:
+    info = mi.type_info(struct_type)
+    assert isinstance(info, mi.StructType)
+    return info.fields
+
+
+def _slot(t: Any) -> _Slot:
+    rule = None
+    nullable = False
+    while True:
+        if isinstance(t, mi.Metadata):
+            rule = (t.extra or {}).get("rule", rule)
+            t = t.type
+            continue
+        if isinstance(t, mi.UnionType):
+            rest = [m for m in t.types if not isinstance(m, mi.NoneType)]
+            nullable = nullable or any(isinstance(m, mi.NoneType) for m in t.types)
+            t = rest[0] if len(rest) == 1 else mi.UnionType(tuple(rest))
+            continue
+        return _Slot(type=t, nullable=nullable, rule=rule)
+
+
+def type_key(t: Any) -> str:
+    if isinstance(t, (mi.IntType, mi.FloatType)):
+        return "validation.numeric"
+    if isinstance(t, mi.BoolType):
+        return "validation.boolean"
+    if isinstance(t, (mi.ListType, mi.DictType, mi.StructType)):
+        return "validation.array"
+    if isinstance(t, mi.DateType):
+        return "validation.date"
+    return "validation.string"
+
+
+def _check_struct(
+    struct_type: Any, raw: Mapping[str, Any], prefix: str, errors: dict[str, list[str]]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for field in _fields(struct_type):
+        key = field.encode_name
+        path = f"{prefix}{key}"
+        slot = _slot(field.type)
+        if key not in raw:
+            if field.required:
+                errors[path] = ["validation.required"]
+            continue
+        value = raw[key]
+        if isinstance(value, str):
+            value = value.strip(TRIMMED)
+        if value is None or value == "":
+            if field.required:
+                errors[path] = [type_key(slot.type), "validation.required"]
+            elif value is None and slot.nullable:
+                out[key] = None
+            elif value is None:
+                errors[path] = [type_key(slot.type), "validation.required"]
+            continue
+        checked = _check(slot, value, path, errors)
+        if checked is not _FAIL:
+            out[key] = checked
+    return out
+
+
+def _fail(errors: dict[str, list[str]], path: str, message: str) -> object:
+    errors.setdefault(path, []).append(message)
+    return _FAIL
+
+
+def _check(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    checker = _CHECKERS.get(type(slot.type))
+    if checker is None:
+        return value
+    return checker(slot, value, path, errors)
+
+
+def _check_str(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    t = slot.type
+    if not isinstance(value, str):
+        return _fail(errors, path, "validation.string")
+    value = value.strip(TRIMMED)
+    if _SURROGATE.search(value):
+        return _fail(errors, path, UTF8_MESSAGE)
+    if "\x00" in value:
+        return _fail(errors, path, NUL_MESSAGE)
+    if t.max_length is not None and len(value) > t.max_length:
+        return _fail(errors, path, "validation.max.string")
+    if t.min_length is not None and len(value) < t.min_length:
+        return _fail(errors, path, "validation.min.string")
+    if t.pattern is not None and not re.search(t.pattern, value):
+        return _fail(errors, path, "validation.regex")
+    if slot.rule == "email" and not _EMAIL.fullmatch(value):
+        return _fail(errors, path, "validation.email")
+    if slot.rule == "url" and not _is_web_url(value):
+        return _fail(errors, path, "validation.url")
+    if slot.rule == "datetime_or_date" and parse_datetime_or_date(value) is None:
+        return _fail(errors, path, "validation.date")
+    return value
+
+
+def _is_web_url(value: str) -> bool:
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and " " not in value
+
+
+def parse_datetime_or_date(value: str) -> datetime | date | None:
+    """A bare ``YYYY-MM-DD`` date, or an ISO 8601 timestamp with an offset; a 5-digit year fails."""
+    if _DATE.fullmatch(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            return None
+    if not re.match(r"\d{4}-\d{2}-\d{2}[T ]", value):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("z", "Z"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
+
+
+def _check_int(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    t = slot.type
+    number: int
+    if isinstance(value, bool):
+        return _fail(errors, path, "validation.integer")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        if not value.is_integer():
+            return _fail(errors, path, "validation.integer")
+        number = int(value)
+    elif isinstance(value, str):
+        text = value.strip(TRIMMED)
+        if _INT.fullmatch(text):
+            number = int(text)
+        elif _NUMBER.fullmatch(text):
+            return _fail(errors, path, "validation.integer")
+        else:
+            return _fail(errors, path, "validation.numeric")
+    else:
+        return _fail(errors, path, "validation.numeric")
+    low = max(INT32_MIN, _low(t))
+    high = min(INT32_MAX, _high(t))
+    if number < low:
+        return _fail(errors, path, "validation.min.numeric")
+    if number > high:
+        return _fail(errors, path, "validation.max.numeric")
+    return number
+
+
+def _low(t: mi.IntType) -> int:
+    if t.ge is not None:
+        return int(t.ge)
+    if t.gt is not None:
+        return int(t.gt) + 1
+    return INT32_MIN
+
+
+def _high(t: mi.IntType) -> int:
+    if t.le is not None:
+        return int(t.le)
+    if t.lt is not None:
+        return int(t.lt) - 1
+    return INT32_MAX
+
+
+_TRUE = {"1", "true", "on", "yes"}
+_FALSE = {"0", "false", "off", "no"}
+
+
+def _check_bool(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        lowered = value.strip(TRIMMED).lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+    return _fail(errors, path, "validation.boolean")
+
+
+def _check_date(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    if isinstance(value, str) and _DATE.fullmatch(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    return _fail(errors, path, "validation.date")
+
+
+def _check_literal(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    if isinstance(value, str):
+        value = value.strip(TRIMMED)
+    if value in slot.type.values and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and "\x00" in value:
+        return _fail(errors, path, NUL_MESSAGE)
+    return _fail(errors, path, "validation.in")
+
+
+def _check_list(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    t = slot.type
+    if isinstance(value, Mapping) and all(isinstance(k, str) and k.isdigit() for k in value):
+        value = [value[k] for k in sorted(value, key=int)]
+    if not isinstance(value, list):
+        return _fail(errors, path, "validation.array")
+    if t.max_length is not None and len(value) > t.max_length:
+        return _fail(errors, path, "validation.max.array")
+    if t.min_length is not None and len(value) < t.min_length:
+        return _fail(errors, path, "validation.min.array")
+    item_slot = _slot(t.item_type)
+    out = []
+    failed = False
+    for index, item in enumerate(value):
+        item_path = f"{path}.{index}"
+        if isinstance(item, str):
+            item = item.strip(TRIMMED)
+        if item is None or item == "":
+            errors.setdefault(item_path, []).extend([type_key(item_slot.type), "validation.required"])
+            failed = True
+            continue
+        checked = _check(item_slot, item, item_path, errors)
+        failed = failed or checked is _FAIL
+        out.append(checked)
+    return _FAIL if failed else out
+
+
+def _check_nested(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    if not isinstance(value, Mapping):
+        return _fail(errors, path, "validation.array")
+    before = len(errors)
+    out = _check_struct(slot.type.cls, value, f"{path}.", errors)
+    return _FAIL if len(errors) > before else out
+
+
+def _check_dict(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    if not isinstance(value, Mapping):
+        return _fail(errors, path, "validation.array")
+    problem = _free_text_problem(value)
+    if problem is not None:
+        return _fail(errors, path, problem)
+    return value
+
+
+def _free_text_problem(value: Any) -> str | None:
+    """NUL bytes and broken UTF-8 anywhere inside free-form data, keys included."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return UTF8_MESSAGE
+            if "\x00" in item:
+                return NUL_MESSAGE
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+_CHECKERS: dict[type, Callable[[_Slot, Any, str, dict[str, list[str]]], Any]] = {
+    mi.StrType: _check_str,
+    mi.IntType: _check_int,
+    mi.BoolType: _check_bool,
+    mi.DateType: _check_date,
+    mi.LiteralType: _check_literal,
+    mi.ListType: _check_list,
+    mi.StructType: _check_nested,
+    mi.DictType: _check_dict,
+}

@@ -1,0 +1,124 @@
+"""``create_app(settings)``: the only reader of settings; composes core, HTTP, queue and worker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import structlog
+from litestar import Litestar
+from litestar.openapi import OpenAPIConfig
+from sqlalchemy import text
+
+from loyalty_api import __version__
+from loyalty_api.jobs import SCHEDULED
+from loyalty_api.settings import Settings, SettingsError
+from loyalty_api.worker import make_queue, make_worker
+from loyalty_core.clock import Clock, SettableClock, SystemClock
+from loyalty_core.db import make_engine, make_sessionmaker
+from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
+
+log = structlog.get_logger("loyalty.api")
+
+
+def create_app(settings: Settings) -> Litestar:
+    if settings.database_url is None:
+        raise SettingsError("create_app needs a database URL; `loyalty serve` starts the embedded one")
+    if settings.admin_token is None or settings.jwt_secret is None:
+        raise SettingsError("create_app needs the admin token and JWT secret; see Settings.with_secrets")
+    engine = make_engine(settings.database_url)
+    sessionmaker = make_sessionmaker(engine)
+    test_clock = SettableClock() if settings.test_mode else None
+    clock: Clock = test_clock or SystemClock()
+    redis_client = _redis(settings)
+    queue = make_queue(settings)
+    job_context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock, "queue": queue}
+
+    async def readiness() -> Readiness:
+        checks: dict[str, str] = {}
+        try:
+            async with engine.connect() as conn:
+                await asyncio.wait_for(conn.execute(text("SELECT 1")), timeout=2)
+            checks["database"] = "ok"
+        except Exception:  # any failure to answer is "not ready", whatever its cause
+            checks["database"] = "down"
+        if redis_client is None:
+            checks["redis"] = "not_configured"
+        else:
+            try:
+                await asyncio.wait_for(redis_client.ping(), timeout=1)
+                checks["redis"] = "ok"
+            except Exception:  # the service runs on its fallbacks while Redis is away
+                checks["redis"] = "down"
+        database_ok = checks["database"] == "ok"
+        degraded = checks["redis"] == "down"
+        return Readiness(
+            database_ok=database_ok, status="degraded" if degraded or not database_ok else "ok", checks=checks
+        )
+
+    def runner(fn: Any) -> Any:
+        async def run() -> Mapping[str, Any]:
+            result: Mapping[str, Any] = await fn(dict(job_context))
+            return result
+
+        return run
+
+    http = LoyaltyHttp(
+        HttpConfig(
+            sessionmaker=sessionmaker,
+            clock=clock,
+            admin_token=settings.admin_token,
+            readiness=readiness,
+            max_body_bytes=settings.max_body_bytes,
+            test_clock=test_clock,
+            jobs={name: runner(fn) for name, (fn, _) in SCHEDULED.items()},
+        )
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        worker = None
+        task = None
+        if settings.worker == "in-process":
+            await queue.connect()
+            worker = make_worker(queue, sessionmaker, clock, handle_signals=False)
+            task = asyncio.create_task(worker.start())
+        try:
+            yield
+        finally:
+            # in-flight requests are finished by the server before lifespan shutdown; jobs here
+            if worker is not None and task is not None:
+                await worker.stop()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            with contextlib.suppress(Exception):
+                await queue.disconnect()
+            if redis_client is not None:
+                await redis_client.aclose()
+            await engine.dispose()
+
+    return Litestar(
+        plugins=[http],
+        lifespan=[lifespan],
+        logging_config=None,
+        openapi_config=OpenAPIConfig(title="Loyalty API", version=__version__, path="/api/v1/openapi"),
+    )
+
+
+def _redis(settings: Settings) -> Any:
+    if not settings.redis_url:
+        return None
+    from redis.asyncio import Redis
+
+    return Redis.from_url(settings.redis_url)
+
+
+def app_from_env() -> Litestar:
+    """Granian's factory target: each server worker builds its app from the environment."""
+    from loyalty_api.logs import configure_logging
+
+    settings, _ = Settings.from_env().with_secrets()
+    configure_logging(settings.log_level)
+    return create_app(settings)

@@ -1,0 +1,164 @@
+"""``loyalty``: serve the API, run the worker, migrate the database. ``--help`` on every verb."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from loyalty_api import migrate
+from loyalty_api.settings import Settings, SettingsError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="loyalty", description="The loyalty-programme back end.")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    serve = verbs.add_parser(
+        "serve",
+        help="serve the HTTP API (migrates the database first)",
+        description="Serve the HTTP API with granian. With no DATABASE_URL an embedded "
+        "PostgreSQL is started in .loyalty/pgdata and stopped on exit.",
+    )
+    serve.add_argument("--host", help="listen address (default LOYALTY_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="listen port (default LOYALTY_PORT or 8000)")
+    serve.add_argument("--workers", type=int, help="server processes (default LOYALTY_WORKERS or 1)")
+    serve.set_defaults(run=_serve)
+
+    worker = verbs.add_parser(
+        "worker",
+        help="run the SAQ job worker (for LOYALTY_WORKER=external)",
+        description="Run queued and scheduled jobs until SIGINT/SIGTERM; finishes the jobs in hand before it exits.",
+    )
+    worker.set_defaults(run=_worker)
+
+    db = verbs.add_parser("db", help="database maintenance", description="Database maintenance.")
+    db_verbs = db.add_subparsers(dest="db_verb", required=True, metavar="ACTION")
+    upgrade = db_verbs.add_parser(
+        "upgrade",
+        help="apply schema migrations up to a revision",
+        description="Apply Alembic migrations (default: up to head).",
+    )
+    upgrade.add_argument("revision", nargs="?", default="head")
+    upgrade.set_defaults(run=_db_upgrade)
+    revision = db_verbs.add_parser(
+        "revision",
+        help="autogenerate a migration from the models (developers)",
+        description="Autogenerate an Alembic migration from loyalty_core's models.",
+    )
+    revision.add_argument("-m", "--message", required=True)
+    revision.set_defaults(run=_db_revision)
+
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"loyalty: {exc}", file=sys.stderr)
+        return 2
+    result: int = args.run(settings, args)
+    return result
+
+
+@contextmanager
+def _database(settings: Settings) -> Iterator[Settings]:
+    """The settings with a database URL: the configured one, or the embedded server's."""
+    if settings.database_url is not None:
+        yield settings
+        return
+    from loyalty_api.embedded import EmbeddedPostgres
+
+    embedded = EmbeddedPostgres(settings.home)
+    print(f"loyalty: starting embedded PostgreSQL in {embedded.pgdata}", file=sys.stderr, flush=True)
+    url = embedded.start()
+    try:
+        import msgspec
+
+        yield msgspec.structs.replace(settings, database_url=url)
+    finally:
+        print("loyalty: stopping embedded PostgreSQL", file=sys.stderr, flush=True)
+        embedded.stop()
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    import msgspec
+    from granian import Granian
+    from granian.constants import Interfaces
+
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
+    settings = msgspec.structs.replace(settings, **overrides)
+    settings, notices = settings.with_secrets()
+    for line in notices:
+        print(f"loyalty: {line}", file=sys.stderr, flush=True)
+    with _database(settings) as settings:
+        assert settings.database_url is not None
+        print("loyalty: migrating the database", file=sys.stderr, flush=True)
+        migrate.upgrade(settings.database_url)
+        os.environ.update(
+            {
+                "DATABASE_URL": settings.database_url,
+                "LOYALTY_ADMIN_TOKEN": settings.admin_token or "",
+                "LOYALTY_JWT_SECRET": settings.jwt_secret or "",
+                "LOYALTY_HOST": settings.host,
+                "LOYALTY_PORT": str(settings.port),
+            }
+        )
+        print(f"loyalty: serving on http://{settings.host}:{settings.port}", file=sys.stderr, flush=True)
+        Granian(
+            "loyalty_api.app:app_from_env",
+            address=settings.host,
+            port=settings.port,
+            interface=Interfaces.ASGI,
+            workers=settings.workers,
+            factory=True,
+            log_access=False,
+            workers_kill_timeout=30,
+        ).serve()
+    return 0
+
+
+def _worker(settings: Settings, args: argparse.Namespace) -> int:
+    from loyalty_api.logs import configure_logging
+    from loyalty_api.worker import make_queue, make_worker
+    from loyalty_core.clock import SystemClock
+    from loyalty_core.db import make_engine, make_sessionmaker
+
+    configure_logging(settings.log_level)
+    with _database(settings) as settings:
+        assert settings.database_url is not None
+
+        async def run() -> None:
+            engine = make_engine(settings.database_url or "")
+            queue = make_queue(settings)
+            await queue.connect()
+            worker = make_worker(queue, make_sessionmaker(engine), SystemClock(), handle_signals=True)
+            try:
+                await worker.start()
+            finally:
+                await queue.disconnect()
+                await engine.dispose()
+
+        asyncio.run(run())
+    return 0
+
+
+def _db_upgrade(settings: Settings, args: argparse.Namespace) -> int:
+    with _database(settings) as settings:
+        assert settings.database_url is not None
+        print(f"loyalty: migrating to {args.revision}", file=sys.stderr, flush=True)
+        migrate.upgrade(settings.database_url, args.revision)
+    return 0
+
+
+def _db_revision(settings: Settings, args: argparse.Namespace) -> int:
+    with _database(settings) as settings:
+        assert settings.database_url is not None
+        migrate.upgrade(settings.database_url)
+        migrate.revision(settings.database_url, args.message)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

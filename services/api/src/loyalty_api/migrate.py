@@ -1,0 +1,51 @@
+"""Schema migrations through Advanced Alchemy's Alembic commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from advanced_alchemy.alembic.commands import AlembicCommands
+from advanced_alchemy.config import AlembicSyncConfig, SQLAlchemySyncConfig
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+VERSION_TABLE = "alembic_versions"
+FOREIGN_TABLE_PREFIXES = ("saq_",)
+"""Tables other software keeps in the same database (SAQ's queue on PostgreSQL)."""
+
+
+def include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
+    """Autogenerate looks only at our own tables: not Alembic's version table, not SAQ's queue."""
+    if type_ == "table" and reflected and compare_to is None:
+        return name != VERSION_TABLE and not (name or "").startswith(FOREIGN_TABLE_PREFIXES)
+    return True
+
+
+def commands(database_url: str) -> AlembicCommands:
+    config = SQLAlchemySyncConfig(
+        connection_string=database_url,
+        alembic_config=AlembicSyncConfig(
+            script_location=str(MIGRATIONS),
+            version_table_name=VERSION_TABLE,
+            template_path=str(MIGRATIONS),
+        ),
+    )
+    return AlembicCommands(sqlalchemy_config=config)
+
+
+def upgrade(database_url: str, revision: str = "head") -> None:
+    alembic = commands(database_url)
+    try:
+        alembic.upgrade(revision=revision)
+    finally:
+        alembic.sqlalchemy_config.get_engine().dispose()
+
+
+def revision(database_url: str, message: str) -> None:
+    """Autogenerate a migration from the models (developers only: ``just db-revision``)."""
+    from datetime import UTC, datetime
+
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d-%H%M")
+    slug = "_".join(message.lower().split())
+    alembic = commands(database_url)
+    alembic.revision(message=message, autogenerate=True, rev_id=f"{stamp}_{slug}"[:32])

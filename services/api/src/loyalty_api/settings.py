@@ -1,0 +1,135 @@
+"""Settings from environment variables (back-office contract, section 1), validated at start."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+
+class SettingsError(ValueError):
+    """One or more environment variables hold a value the service cannot use."""
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    database_url: str | None = None
+    redis_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    admin_token: str | None = None
+    jwt_secret: str | None = None
+    token_ttl_seconds: int = 3600
+    anon_rate_per_minute: int = 60
+    max_rate_per_minute: int = 6000
+    max_body_bytes: int = 1_048_576
+    smtp_host: str | None = None
+    smtp_port: int = 25
+    mail_from: str = "loyalty@localhost"
+    public_url: str = ""
+    test_mode: bool = False
+    worker: Literal["in-process", "external"] = "in-process"
+    home: Path = Path(".loyalty")
+    workers: int = 1
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        problems: list[str] = []
+
+        def text(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        def whole(name: str, default: int, low: int, high: int) -> int:
+            raw = text(name)
+            if raw is None:
+                return default
+            try:
+                value = int(raw)
+            except ValueError:
+                problems.append(f"{name}={raw!r} is not a whole number")
+                return default
+            if not low <= value <= high:
+                problems.append(f"{name}={value} is outside {low}..{high}")
+            return value
+
+        database_url = text("DATABASE_URL")
+        if database_url is not None:
+            database_url = normalize_database_url(database_url)
+            if database_url is None:
+                problems.append("DATABASE_URL must be a postgresql:// or postgresql+psycopg:// URL")
+        redis_url = text("REDIS_URL")
+        if redis_url is not None and not redis_url.startswith(("redis://", "rediss://", "unix://")):
+            problems.append("REDIS_URL must be a redis://, rediss:// or unix:// URL")
+        test_raw = (text("LOYALTY_TEST_MODE") or "0").lower()
+        if test_raw not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
+            problems.append(f"LOYALTY_TEST_MODE={test_raw!r} must be 1 or 0")
+        worker = (text("LOYALTY_WORKER") or "in-process").lower()
+        if worker not in ("in-process", "external"):
+            problems.append(f"LOYALTY_WORKER={worker!r} must be 'external' or unset")
+        host = text("LOYALTY_HOST") or "127.0.0.1"
+        port = whole("LOYALTY_PORT", 8000, 1, 65535)
+        settings = cls(
+            database_url=database_url,
+            redis_url=redis_url,
+            host=host,
+            port=port,
+            admin_token=text("LOYALTY_ADMIN_TOKEN"),
+            jwt_secret=text("LOYALTY_JWT_SECRET"),
+            token_ttl_seconds=whole("LOYALTY_TOKEN_TTL_SECONDS", 3600, 1, 31_536_000),
+            anon_rate_per_minute=whole("LOYALTY_ANON_RATE_PER_MINUTE", 60, 1, 10_000_000),
+            max_rate_per_minute=whole("LOYALTY_MAX_RATE_PER_MINUTE", 6000, 1, 10_000_000),
+            max_body_bytes=whole("LOYALTY_MAX_BODY_BYTES", 1_048_576, 1024, 1_073_741_824),
+            smtp_host=text("LOYALTY_SMTP_HOST"),
+            smtp_port=whole("LOYALTY_SMTP_PORT", 25, 1, 65535),
+            mail_from=text("LOYALTY_MAIL_FROM") or "loyalty@localhost",
+            public_url=(text("LOYALTY_PUBLIC_URL") or f"http://{host}:{port}").rstrip("/"),
+            test_mode=test_raw in ("1", "true", "yes", "on"),
+            worker="external" if worker == "external" else "in-process",
+            home=Path(text("LOYALTY_HOME") or ".loyalty"),
+            workers=whole("LOYALTY_WORKERS", 1, 1, 256),
+            log_level=(text("LOYALTY_LOG_LEVEL") or "INFO").upper(),
+        )
+        if settings.log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+            problems.append(f"LOYALTY_LOG_LEVEL={settings.log_level!r} must be DEBUG, INFO, WARNING or ERROR")
+        if problems:
+            raise SettingsError("invalid settings: " + "; ".join(problems))
+        return settings
+
+    def with_secrets(self) -> tuple[Settings, list[str]]:
+        """Fill an unset admin token and JWT secret from ``home``, generating them at first start.
+
+        Returns the settings and the lines to print once (a newly generated admin token).
+        """
+        notices: list[str] = []
+        admin = self.admin_token or _stored_secret(self.home / "admin-token", notices, "admin token")
+        jwt = self.jwt_secret or _stored_secret(self.home / "jwt-secret", [], "JWT secret")
+        return msgspec.structs.replace(self, admin_token=admin, jwt_secret=jwt), notices
+
+
+def normalize_database_url(url: str) -> str | None:
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return None
+
+
+def libpq_url(url: str) -> str:
+    """The same URL as psycopg and SAQ read it, without SQLAlchemy's driver suffix."""
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+def _stored_secret(path: Path, notices: list[str], what: str) -> str:
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_urlsafe(32)
+    path.touch(mode=0o600)
+    path.write_text(value + "\n")
+    notices.append(f"generated {what} (stored in {path}): {value}")
+    return value

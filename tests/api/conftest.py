@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import msgspec
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+from loyalty_api import migrate
+from loyalty_api.app import create_app
+from loyalty_api.settings import Settings
+from tests.support.database import database_name, fresh_database, redis_url
+
+ADMIN_TOKEN = "api-test-admin-token"
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    url = fresh_database(database_name("api"))
+    migrate.upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(
+        database_url=database_url,
+        admin_token=ADMIN_TOKEN,
+        jwt_secret="api-test-jwt-secret",
+        test_mode=True,
+        home=Path(tmp_path_factory.mktemp("home")),
+    )
+
+
+def with_redis(settings: Settings) -> Settings:
+    url = redis_url()
+    if url is None:
+        pytest.skip("no Redis server answers on 127.0.0.1:6379 (set LOYALTY_TEST_REDIS_URL)")
+    return msgspec.structs.replace(settings, redis_url=url)
+
+
+@pytest.fixture
+async def client(settings: Settings) -> AsyncIterator[AsyncTestClient[Litestar]]:
+    async with AsyncTestClient(app=create_app(settings)) as client:
+        yield client

@@ -1,0 +1,62 @@
+"""The composed service: create_app(settings) with the queue, worker, health and test mode wired in."""
+
+from __future__ import annotations
+
+import msgspec
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+from loyalty_api.app import create_app
+from loyalty_api.settings import Settings
+from tests.api.conftest import ADMIN, with_redis
+
+
+async def test_unknown_route_answers_the_envelope(client: AsyncTestClient[Litestar]) -> None:
+    """Issue 'done when': curl -i localhost:8000/api/v1/nope answers 404 with the envelope and an X-Request-ID."""
+    response = await client.get("/api/v1/nope")
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert error["code"] == "ROUTE_NOT_FOUND"
+    assert error["request_id"] == response.headers["x-request-id"]
+
+
+async def test_ready_checks_the_real_database(client: AsyncTestClient[Litestar]) -> None:
+    response = await client.get("/health/ready")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"database": "ok", "redis": "not_configured"}}
+
+
+async def test_ready_is_degraded_while_redis_is_down(settings: Settings) -> None:
+    """Contract 5 "Operability": degraded when Redis is down and the service runs on its fallbacks."""
+    broken = msgspec.structs.replace(settings, redis_url="redis://127.0.0.1:1/0", worker="external")
+    async with AsyncTestClient(app=create_app(broken)) as client:
+        response = await client.get("/health/ready")
+        assert response.status_code == 200
+        assert response.json() == {"status": "degraded", "checks": {"database": "ok", "redis": "down"}}
+
+
+async def test_ready_answers_503_when_the_database_does_not(settings: Settings) -> None:
+    broken = msgspec.structs.replace(
+        settings, database_url="postgresql+psycopg://postgres@127.0.0.1:1/none", worker="external"
+    )
+    app = create_app(broken)
+    async with AsyncTestClient(app=app) as client:
+        response = await client.get("/health/ready")
+        assert response.status_code == 503
+        assert response.json()["checks"]["database"] == "down"
+
+
+async def test_queue_and_worker_on_redis_when_configured(settings: Settings) -> None:
+    """SAQ on Redis when REDIS_URL is set: the in-process worker starts and stops with the app."""
+    on_redis = with_redis(settings)
+    async with AsyncTestClient(app=create_app(on_redis)) as client:
+        response = await client.get("/health/ready")
+        assert response.json() == {"status": "ok", "checks": {"database": "ok", "redis": "ok"}}
+
+
+async def test_test_mode_is_wired_from_settings(settings: Settings) -> None:
+    async with AsyncTestClient(app=create_app(settings)) as client:
+        assert (await client.get("/admin/v1/test-clock", headers=ADMIN)).status_code == 200
+    off = msgspec.structs.replace(settings, test_mode=False)
+    async with AsyncTestClient(app=create_app(off)) as client:
+        assert (await client.get("/admin/v1/test-clock", headers=ADMIN)).status_code == 404

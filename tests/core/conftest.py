@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from loyalty_core.clock import FixedClock
+from loyalty_core.db import make_engine
+from tests.support.database import database_name, fresh_database
+from tests.support.schema import create_schema
+
+
+@pytest.fixture(scope="session")
+async def engine() -> AsyncIterator[AsyncEngine]:
+    engine = make_engine(fresh_database(database_name("core")))
+    await create_schema(engine)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+async def db(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
+    """A session inside an outer transaction that is rolled back: services flush, never commit."""
+    async with engine.connect() as conn:
+        outer = await conn.begin()
+        session = AsyncSession(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
+        try:
+            yield session
+        finally:
+            await session.close()
+            await outer.rollback()
+
+
+@pytest.fixture
+def save(db: AsyncSession) -> Callable[[Any], Awaitable[Any]]:
+    async def save(instance: Any) -> Any:
+        db.add(instance)
+        await db.flush()
+        return instance
+
+    return save
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
