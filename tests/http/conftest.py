@@ -16,6 +16,7 @@ from tests.support.database import database_name, fresh_database
 from tests.support.schema import create_schema
 
 ADMIN_TOKEN = "test-admin-token"
+JWT_SECRET = "test-jwt-secret-of-a-proper-length-32b"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
@@ -48,6 +49,7 @@ def build_app(
         sessionmaker=make_sessionmaker(engine),
         clock=test_clock or SettableClock(),
         admin_token=ADMIN_TOKEN,
+        jwt_secret=JWT_SECRET,
         readiness=readiness,
         max_body_bytes=max_body_bytes,
         test_clock=test_clock,

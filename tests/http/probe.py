@@ -13,6 +13,7 @@ from litestar.params import FromPath
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.errors import NotFound
+from loyalty_core.tenancy.access import VendorContext
 from loyalty_http.envelope import Envelope
 from loyalty_http.pagination import DEFAULT_PER_PAGE, Page, PerPage, page_number, paginate
 from loyalty_http.routes import reads
@@ -76,6 +77,17 @@ class ProbeController(Controller):
     @get("/missing", opt=reads(auth="admin"))
     async def missing(self) -> None:
         raise ProbeMissing("No customer with this identifier.", identifier="X")
+
+    @get("/vendor", opt=reads(auth="vendor"))
+    async def vendor_read(self, vendor: NamedDependency[VendorContext]) -> Envelope[dict[str, Any]]:
+        branch = vendor.default_branch.external_id if vendor.default_branch else None
+        return Envelope({"vendor_id": vendor.vendor_id, "client_id": vendor.client_id, "default_branch": branch})
+
+    @post("/vendor", opt=reads(auth="vendor", body=ProbeBody), status_code=201)
+    async def vendor_write(
+        self, vendor: NamedDependency[VendorContext], payload: NamedDependency[ProbeBody]
+    ) -> Envelope[dict[str, Any]]:
+        return Envelope({"vendor_id": vendor.vendor_id, "name": payload.name})
 
     @get("/things/{thing_id:str}", opt=reads(auth="admin"))
     async def thing(self, thing_id: FromPath[str]) -> Envelope[dict[str, str]]:

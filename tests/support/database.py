@@ -60,8 +60,10 @@ def to_sqlalchemy(url: str) -> str:
 
 
 def database_name(suite: str) -> str:
+    """One database per suite, xdist worker and (``LOYALTY_TEST_DB_SUFFIX``) parallel checkout."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    return f"loyalty_test_{suite}_{worker}"
+    suffix = os.environ.get("LOYALTY_TEST_DB_SUFFIX", "")
+    return f"loyalty_test_{suite}_{worker}{'_' + suffix if suffix else ''}"
 
 
 def redis_url() -> str | None:

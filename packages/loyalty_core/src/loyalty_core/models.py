@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from loyalty_core.db import Base
+from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 
-__all__ = ["Base", "metadata"]
+__all__ = ["ApiClient", "Base", "Branch", "IssuedToken", "Plan", "Vendor", "metadata"]
 
 metadata = Base.metadata

@@ -1,13 +1,22 @@
-"""Who is calling: the admin bearer token (back-office contract, section 2) and, per route, the rest."""
+"""Who is calling: the admin bearer token (contract, section 2) and vendor tokens (spec, Authentication)."""
 
 from __future__ import annotations
 
 import hmac
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from litestar import Request
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from loyalty_core.clock import Clock
+from loyalty_core.tenancy import errors as te
+from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.services import AccessService
 from loyalty_http.errors import Unauthenticated
+from loyalty_http.tokens import TokenCodec
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class AdminPrincipal:
@@ -27,7 +36,7 @@ def bearer_token(request: Request[Any, Any, Any]) -> str | None:
     return token.strip()
 
 
-def admin_authenticator(admin_token: str):  # type: ignore[no-untyped-def]
+def admin_authenticator(admin_token: str) -> Callable[[Request[Any, Any, Any]], Awaitable[AdminPrincipal]]:
     expected = admin_token.encode()
 
     async def authenticate(request: Request[Any, Any, Any]) -> AdminPrincipal:
@@ -35,6 +44,31 @@ def admin_authenticator(admin_token: str):  # type: ignore[no-untyped-def]
         if token is None or not hmac.compare_digest(token.encode(), expected):
             raise Unauthenticated("A valid admin bearer token is required.")
         return ADMIN
+
+    return authenticate
+
+
+def vendor_authenticator(
+    codec: TokenCodec,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    clock: Clock,
+    on_revoked: Callable[..., Awaitable[None]] | None = None,
+) -> Callable[[Request[Any, Any, Any]], Awaitable[VendorContext]]:
+    async def authenticate(request: Request[Any, Any, Any]) -> VendorContext:
+        token = bearer_token(request)
+        if token is None:
+            raise Unauthenticated("A bearer access token is required.")
+        claims = codec.decode(token)
+        if claims is None:
+            raise Unauthenticated("The access token is unreadable or expired.")
+        write = request.method not in SAFE_METHODS
+        async with sessionmaker() as session:
+            try:
+                return await AccessService(session, clock).resolve(claims.jti, vendor_id=claims.vendor_id, write=write)
+            except te.Unauthenticated:
+                if on_revoked is not None:
+                    await on_revoked(f"jti:{claims.jti}")
+                raise
 
     return authenticate
 

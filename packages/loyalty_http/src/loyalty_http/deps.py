@@ -37,6 +37,11 @@ def provide_principal(request: Request[Any, Any, Any]) -> Any:
     return request.scope["state"].get("principal")
 
 
+def provide_vendor(request: Request[Any, Any, Any]) -> Any:
+    """The authenticated vendor context of a vendor route (a VendorContext)."""
+    return request.scope["state"].get("principal")
+
+
 def provide_clock(request: Request[Any, Any, Any]) -> Clock:
     clock: Clock = request.app.state.loyalty.clock
     return clock
@@ -47,5 +52,6 @@ DEPENDENCIES = {
     "payload": Provide(provide_payload, sync_to_thread=False),
     "params": Provide(provide_params, sync_to_thread=False),
     "principal": Provide(provide_principal, sync_to_thread=False),
+    "vendor": Provide(provide_vendor, sync_to_thread=False),
     "clock": Provide(provide_clock, sync_to_thread=False),
 }

@@ -66,8 +66,13 @@ STATUS_BY_CODE: Final = MappingProxyType(
         "ROUTE_NOT_FOUND": 404,
         "UNSUPPORTED_MEDIA_TYPE": 415,
         "PAYLOAD_TOO_LARGE": 413,
+        # admin API (back-office contract)
         "NOT_FOUND": 404,
         "JOB_NOT_FOUND": 404,
+        "VENDOR_NOT_FOUND": 404,
+        "PLAN_NOT_FOUND": 404,
+        "CLIENT_NOT_FOUND": 404,
+        "BRANCH_EXTERNAL_ID_DUPLICATE": 409,
         # server errors
         "PLATFORM_A_WALLET_UNAVAILABLE": 503,
         "INTERNAL_ERROR": 500,

@@ -21,7 +21,7 @@ from loyalty_http.request_id import request_id_of
 from loyalty_http.validation import field_names, validate
 
 Authenticator = Callable[[Request[Any, Any, Any]], Awaitable[object]]
-Limiter = Callable[[Request[Any, Any, Any]], Awaitable[None]]
+Limiter = Callable[..., Awaitable[None]]
 
 access_log = structlog.get_logger("loyalty.access")
 
@@ -56,8 +56,9 @@ def make_prepare(
         if not path_is_readable(request.scope):
             raise RouteNotFound("No endpoint at this path.")
         opt = request.route_handler.opt
-        if limiter is not None and opt.get("auth", "vendor") == "vendor":
-            await limiter(request)
+        limit = opt.get("limit")
+        if limiter is not None and limit is not None:
+            await limiter(request, by_address=limit == "address")
         body_type = opt.get("body")
         raw_body = await read_body(request, field_names(body_type), max_body_bytes) if body_type is not None else None
         authenticator = authenticators[opt.get("auth", "vendor")]

@@ -16,12 +16,15 @@ from litestar.plugins import InitPluginProtocol
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock, SettableClock
+from loyalty_core.tenancy.services import AccessService
 from loyalty_http.admin.test_mode import TestModeController
-from loyalty_http.auth import admin_authenticator, nobody
+from loyalty_http.auth import admin_authenticator, nobody, vendor_authenticator
+from loyalty_http.controllers import ROUTE_HANDLERS
 from loyalty_http.deps import DEPENDENCIES
 from loyalty_http.envelope import EXCEPTION_HANDLERS
-from loyalty_http.health.controllers import HealthController
-from loyalty_http.pipeline import Authenticator, Limiter, before_send, make_prepare
+from loyalty_http.pipeline import Authenticator, before_send, make_prepare
+from loyalty_http.rate_limit import MemoryBackend, RateLimiter, RedisBackend
+from loyalty_http.tokens import TokenCodec
 
 Job = Callable[[], Awaitable[Mapping[str, Any]]]
 
@@ -37,13 +40,17 @@ class HttpConfig:
     sessionmaker: async_sessionmaker[AsyncSession]
     clock: Clock
     admin_token: str
+    jwt_secret: str
     readiness: Callable[[], Awaitable[Readiness]]
     max_body_bytes: int = 1_048_576
+    token_ttl_seconds: int = 3600
+    anon_rate_per_minute: int = 60
+    max_rate_per_minute: int = 6000
+    redis: Any = None
+    """An asyncio Redis client: the rate limiter's shared store. None: per-process counts."""
     test_clock: SettableClock | None = None
     """Set only in test mode; then the test-mode admin endpoints exist."""
     jobs: Mapping[str, Job] = field(default_factory=dict)
-    authenticators: Mapping[str, Authenticator] = field(default_factory=dict)
-    limiter: Limiter | None = None
     route_handlers: Sequence[Any] = ()
 
 
@@ -53,19 +60,44 @@ class LoyaltyHttp(InitPluginProtocol):
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         cfg = self.config
+        codec = TokenCodec(cfg.jwt_secret, cfg.clock)
+        limiter = RateLimiter(
+            RedisBackend(cfg.redis) if cfg.redis is not None else MemoryBackend(),
+            codec,
+            self._load_vendor_state,
+            cfg.clock,
+            anon_per_minute=cfg.anon_rate_per_minute,
+            max_per_minute=cfg.max_rate_per_minute,
+        )
         authenticators: dict[str, Authenticator] = {
             "none": nobody,
             "admin": admin_authenticator(cfg.admin_token),
-            **cfg.authenticators,
+            "vendor": vendor_authenticator(codec, cfg.sessionmaker, cfg.clock, on_revoked=limiter.revoke),
         }
-        app_config.route_handlers.extend([HealthController, *cfg.route_handlers])
+        app_config.route_handlers.extend([*ROUTE_HANDLERS, *cfg.route_handlers])
         if cfg.test_clock is not None:
             app_config.route_handlers.append(TestModeController)
         app_config.dependencies.update(DEPENDENCIES)
         app_config.exception_handlers.update(cast("Any", EXCEPTION_HANDLERS))
-        app_config.before_request = make_prepare(authenticators, cfg.max_body_bytes, cfg.limiter)
+        app_config.before_request = make_prepare(authenticators, cfg.max_body_bytes, limiter)
         app_config.before_send.append(before_send)
         state = app_config.state if isinstance(app_config.state, State) else State(app_config.state)
-        state.loyalty = cfg
+        state.loyalty = _Runtime(cfg, codec)
+        state.loyalty_limiter = limiter
         app_config.state = state
         return app_config
+
+    async def _load_vendor_state(self, vendor_id: int) -> Any:
+        async with self.config.sessionmaker() as session:
+            return await AccessService(session, self.config.clock).vendor_state(vendor_id)
+
+
+class _Runtime:
+    """What handlers read from ``app.state.loyalty``: the plain config plus objects built from it."""
+
+    def __init__(self, config: HttpConfig, codec: TokenCodec) -> None:
+        self._config = config
+        self.codec = codec
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._config, name)

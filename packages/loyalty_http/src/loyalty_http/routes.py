@@ -7,6 +7,7 @@ from typing import Any, Literal
 import msgspec
 
 Auth = Literal["none", "admin", "vendor"]
+Limit = Literal["token", "address"]
 
 
 def reads(
@@ -14,10 +15,13 @@ def reads(
     auth: Auth = "vendor",
     body: type[msgspec.Struct] | None = None,
     query: type[msgspec.Struct] | None = None,
-    write: bool | None = None,
+    limit: Limit | bool | None = True,
 ) -> dict[str, Any]:
-    """Route options for :func:`loyalty_http.pipeline.prepare`.
+    """Route options for :func:`loyalty_http.pipeline.make_prepare`.
 
-    ``write`` defaults to the HTTP verb: anything but GET/HEAD writes (contract 5, "Access").
+    ``limit``: which rate-limit window the request counts in. By default vendor routes count by
+    their token (the vendor's window, or the per-address one), other routes are not limited.
     """
-    return {"auth": auth, "body": body, "query": query, "write": write}
+    if limit is True:
+        limit = "token" if auth == "vendor" else None
+    return {"auth": auth, "body": body, "query": query, "limit": limit or None}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from functools import cache
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -99,7 +99,7 @@ def type_key(t: Any) -> str:
         return "validation.boolean"
     if isinstance(t, (mi.ListType, mi.DictType, mi.StructType)):
         return "validation.array"
-    if isinstance(t, mi.DateType):
+    if isinstance(t, (mi.DateType, mi.DateTimeType)):
         return "validation.date"
     return "validation.string"
 
@@ -266,6 +266,16 @@ def _check_date(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]
     return _fail(errors, path, "validation.date")
 
 
+def _check_datetime(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    """A timestamp with a UTC offset, or a bare date read as midnight UTC."""
+    parsed = parse_datetime_or_date(value) if isinstance(value, str) else None
+    if parsed is None:
+        return _fail(errors, path, "validation.date")
+    if not isinstance(parsed, datetime):
+        return datetime(parsed.year, parsed.month, parsed.day, tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
 def _check_literal(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     if isinstance(value, str):
         value = value.strip(TRIMMED)
@@ -343,6 +353,7 @@ _CHECKERS: dict[type, Callable[[_Slot, Any, str, dict[str, list[str]]], Any]] = 
     mi.IntType: _check_int,
     mi.BoolType: _check_bool,
     mi.DateType: _check_date,
+    mi.DateTimeType: _check_datetime,
     mi.LiteralType: _check_literal,
     mi.ListType: _check_list,
     mi.StructType: _check_nested,

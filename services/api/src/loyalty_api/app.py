@@ -70,8 +70,13 @@ def create_app(settings: Settings) -> Litestar:
             sessionmaker=sessionmaker,
             clock=clock,
             admin_token=settings.admin_token,
+            jwt_secret=settings.jwt_secret,
             readiness=readiness,
             max_body_bytes=settings.max_body_bytes,
+            token_ttl_seconds=settings.token_ttl_seconds,
+            anon_rate_per_minute=settings.anon_rate_per_minute,
+            max_rate_per_minute=settings.max_rate_per_minute,
+            redis=redis_client,
             test_clock=test_clock,
             jobs={name: runner(fn) for name, (fn, _) in SCHEDULED.items()},
         )

@@ -43,9 +43,10 @@ def upgrade(database_url: str, revision: str = "head") -> None:
 
 def revision(database_url: str, message: str) -> None:
     """Autogenerate a migration from the models (developers only: ``just db-revision``)."""
-    from datetime import UTC, datetime
-
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d-%H%M")
-    slug = "_".join(message.lower().split())
     alembic = commands(database_url)
-    alembic.revision(message=message, autogenerate=True, rev_id=f"{stamp}_{slug}"[:32])
+    # files named like 2025-01-31-1200_add_wallets.py (STYLE.md), so they sort by date
+    alembic.config.set_main_option(
+        "file_template", "%%(year)d-%%(month).2d-%%(day).2d-%%(hour).2d%%(minute).2d_%%(slug)s"
+    )
+    alembic.config.set_main_option("timezone", "UTC")
+    alembic.revision(message=message, autogenerate=True)

@@ -21,7 +21,7 @@ def run_migrations_online() -> None:
             compare_type=True,
             version_table=config.version_table_name,
             render_as_batch=False,
-            user_module_prefix=config.user_module_prefix,
+            user_module_prefix="advanced_alchemy.types.",
             include_object=include_object,
         )
         with context.begin_transaction():

@@ -1,0 +1,77 @@
+"""Tenancy errors, each named for its spec code."""
+
+from __future__ import annotations
+
+from loyalty_core.errors import Conflict, DomainError, NotFound
+
+
+class Unauthenticated(DomainError):
+    code = "UNAUTHENTICATED"
+
+
+class InvalidClient(DomainError):
+    code = "INVALID_CLIENT"
+
+
+class Forbidden(DomainError):
+    code = "FORBIDDEN"
+
+
+class VendorContextMissing(DomainError):
+    code = "VENDOR_CONTEXT_MISSING"
+
+
+class VendorContextRequired(DomainError):
+    code = "VENDOR_CONTEXT_REQUIRED"
+
+
+class VendorPending(DomainError):
+    code = "VENDOR_PENDING"
+
+
+class VendorInactive(DomainError):
+    code = "VENDOR_INACTIVE"
+
+
+class VendorSuspended(DomainError):
+    code = "VENDOR_SUSPENDED"
+
+
+class VendorDeactivated(DomainError):
+    code = "VENDOR_DEACTIVATED"
+
+
+class SubscriptionExpired(DomainError):
+    code = "SUBSCRIPTION_EXPIRED"
+
+
+class VendorNotFound(NotFound):
+    code = "VENDOR_NOT_FOUND"
+
+
+class PlanNotFound(NotFound):
+    code = "PLAN_NOT_FOUND"
+
+
+class ClientNotFound(NotFound):
+    code = "CLIENT_NOT_FOUND"
+
+
+class BranchNotFound(DomainError):
+    """Spec: 422, no branch of the vendor has this key (deactivated branches count as found)."""
+
+    code = "BRANCH_NOT_FOUND"
+
+
+class BranchInactive(DomainError):
+    code = "BRANCH_INACTIVE"
+
+
+class AdminBranchNotFound(NotFound):
+    """The admin API's 404 for a branch path that names nothing."""
+
+    code = "NOT_FOUND"
+
+
+class BranchExternalIdDuplicate(Conflict):
+    code = "BRANCH_EXTERNAL_ID_DUPLICATE"

@@ -1,0 +1,101 @@
+"""Plans, vendors, branches, API clients and the tokens issued to them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from advanced_alchemy.types import DateTimeUTC
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Integer,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import Mapped, mapped_column
+
+from loyalty_core.db import Base
+
+VENDOR_STATUSES = ("pending", "active", "inactive", "suspended", "deactivated")
+
+
+class Plan(Base):
+    __tablename__ = "plans"
+
+    name: Mapped[str] = mapped_column(String(200))
+    max_transactions: Mapped[int] = mapped_column(Integer, default=0)
+    max_customers: Mapped[int] = mapped_column(Integer, default=0)
+    max_rewards: Mapped[int] = mapped_column(Integer, default=0)
+    max_campaigns: Mapped[int] = mapped_column(Integer, default=0)
+    max_locations: Mapped[int] = mapped_column(Integer, default=0)
+    rate_limit_per_minute: Mapped[int] = mapped_column(Integer, default=0)
+    overage_percent: Mapped[int] = mapped_column(Integer, default=0)
+    feature_campaigns: Mapped[bool] = mapped_column(Boolean, default=False)
+    feature_customer_moments: Mapped[bool] = mapped_column(Boolean, default=False)
+    feature_point_expiry: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Vendor(Base):
+    __tablename__ = "vendors"
+    __table_args__ = (CheckConstraint(f"status IN {VENDOR_STATUSES}", name="status_known"),)
+
+    name: Mapped[str] = mapped_column(String(200))
+    plan_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("plans.id"))
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    points_expire_after_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    subscription_ends_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    suspended_grace_until: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class Branch(Base):
+    __tablename__ = "branches"
+    __table_args__ = (
+        UniqueConstraint("vendor_id", "external_id", name="uq_branches_vendor_external_id"),
+        UniqueConstraint("vendor_id", "id", name="uq_branches_vendor_id_id"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    external_id: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(200))
+    type: Mapped[str] = mapped_column(String(32), default="store")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class ApiClient(Base):
+    """An OAuth client. ``client_id`` is its public name; only a hash of the secret is kept."""
+
+    __tablename__ = "api_clients"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["vendor_id", "default_branch_id"],
+            ["branches.vendor_id", "branches.id"],
+            name="fk_api_clients_default_branch",
+        ),
+    )
+
+    client_id: Mapped[str] = mapped_column(String(64), unique=True)
+    secret_hash: Mapped[str] = mapped_column(String(128))
+    name: Mapped[str] = mapped_column(String(200))
+    vendor_id: Mapped[int | None] = mapped_column(
+        BigInteger, ForeignKey("vendors.id", ondelete="SET NULL"), nullable=True
+    )
+    default_branch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    scopes: Mapped[list[str]] = mapped_column(ARRAY(String(16)))
+    grant_types: Mapped[list[str]] = mapped_column(ARRAY(String(64)))
+    platform: Mapped[bool] = mapped_column(Boolean, default=False)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class IssuedToken(Base):
+    """One row per access token, so a token or its whole client can be revoked at once."""
+
+    __tablename__ = "issued_tokens"
+
+    jti: Mapped[str] = mapped_column(String(64), unique=True)
+    api_client_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("api_clients.id"), index=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -1,0 +1,361 @@
+"""Tenancy services: plans, vendors, branches, clients, tokens, and resolving a token to its vendor."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import bindparam, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.clock import Clock
+from loyalty_core.errors import ValidationFailed
+from loyalty_core.tenancy import errors as e
+from loyalty_core.tenancy.access import (
+    CLIENT_CREDENTIALS,
+    BranchRef,
+    PlanLimits,
+    VendorContext,
+    VendorState,
+    check_scope,
+    check_vendor_state,
+)
+from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
+
+
+def hash_secret(secret: str) -> str:
+    """Client secrets are 256-bit random strings, so one SHA-256 is a sound, fast verifier."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def plan_limits(plan: Plan) -> PlanLimits:
+    return PlanLimits(
+        max_transactions=plan.max_transactions,
+        max_customers=plan.max_customers,
+        max_rewards=plan.max_rewards,
+        max_campaigns=plan.max_campaigns,
+        max_locations=plan.max_locations,
+        rate_limit_per_minute=plan.rate_limit_per_minute,
+        overage_percent=plan.overage_percent,
+        campaigns=plan.feature_campaigns,
+        customer_moments=plan.feature_customer_moments,
+        point_expiry=plan.feature_point_expiry,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NewClient:
+    client: ApiClient
+    secret: str
+    default_branch: Branch | None
+
+
+class TenancyService:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
+    # --- plans and vendors -------------------------------------------------------------------
+
+    async def create_plan(self, **fields: Any) -> Plan:
+        plan = Plan(**fields)
+        self._session.add(plan)
+        await self._session.flush()
+        return plan
+
+    async def get_plan(self, plan_id: int) -> Plan:
+        plan = await self._session.get(Plan, plan_id)
+        if plan is None:
+            raise e.PlanNotFound("No plan has this id.", plan_id=plan_id)
+        return plan
+
+    async def create_vendor(self, **fields: Any) -> Vendor:
+        await self._plan_exists(fields["plan_id"])
+        vendor = Vendor(**fields)
+        self._session.add(vendor)
+        await self._session.flush()
+        return vendor
+
+    async def get_vendor(self, vendor_id: int, *, for_update: bool = False) -> Vendor:
+        vendor = await self._session.get(Vendor, vendor_id, with_for_update=for_update)
+        if vendor is None:
+            raise e.VendorNotFound("No vendor has this id.", vendor_id=vendor_id)
+        return vendor
+
+    async def patch_vendor(self, vendor_id: int, changes: Mapping[str, Any]) -> Vendor:
+        vendor = await self.get_vendor(vendor_id)
+        if "plan_id" in changes:
+            await self._plan_exists(changes["plan_id"])
+        for name, value in changes.items():
+            setattr(vendor, name, value)
+        await self._session.flush()
+        return vendor
+
+    async def _plan_exists(self, plan_id: int) -> None:
+        if await self._session.get(Plan, plan_id) is None:
+            raise ValidationFailed("The plan does not exist.", {"plan_id": ["The selected plan does not exist."]})
+
+    # --- branches ----------------------------------------------------------------------------
+
+    async def create_branch(self, vendor_id: int, *, external_id: str, name: str, type: str) -> Branch:
+        # the vendor row lock serialises branch creation, so the plan's ceiling holds under races
+        vendor = await self.get_vendor(vendor_id, for_update=True)
+        plan = await self.get_plan(vendor.plan_id)
+        if plan.max_locations:
+            held = await self._session.scalar(
+                select(func.count()).select_from(Branch).where(Branch.vendor_id == vendor_id)
+            )
+            if (held or 0) >= plan.max_locations:
+                raise ValidationFailed(
+                    "The plan's branch ceiling is reached.",
+                    {
+                        "external_id": [
+                            f"The plan allows at most {plan.max_locations} branches; "
+                            "upgrade the plan or reuse a branch."
+                        ]
+                    },
+                )
+        branch = Branch(vendor_id=vendor_id, external_id=external_id, name=name, type=type, active=True)
+        self._session.add(branch)
+        try:
+            async with self._session.begin_nested():
+                await self._session.flush()
+        except IntegrityError:
+            raise e.BranchExternalIdDuplicate(
+                "The vendor already has a branch with this external_id.", external_id=external_id
+            ) from None
+        return branch
+
+    async def branch_by_external_id(self, vendor_id: int, external_id: str) -> Branch | None:
+        found: Branch | None = await self._session.scalar(
+            select(Branch).where(Branch.vendor_id == vendor_id, Branch.external_id == external_id)
+        )
+        return found
+
+    async def patch_branch(self, vendor_id: int, external_id: str, changes: Mapping[str, Any]) -> Branch:
+        await self.get_vendor(vendor_id)
+        branch = await self.branch_by_external_id(vendor_id, external_id)
+        if branch is None:
+            raise e.AdminBranchNotFound("The vendor has no branch with this external_id.", external_id=external_id)
+        for name, value in changes.items():
+            setattr(branch, name, value)
+        await self._session.flush()
+        return branch
+
+    async def _branch_for_client(self, vendor_id: int, external_id: str | None) -> Branch | None:
+        if external_id is None:
+            return None
+        branch = await self.branch_by_external_id(vendor_id, external_id)
+        if branch is None:
+            raise ValidationFailed(
+                "The default branch does not exist.",
+                {"default_branch": ["No branch of the vendor has this external_id."]},
+            )
+        return branch
+
+    # --- clients and tokens ------------------------------------------------------------------
+
+    async def create_client(
+        self,
+        vendor_id: int | None,
+        *,
+        name: str,
+        default_branch: str | None = None,
+        scopes: list[str] | None = None,
+        grant_types: list[str] | None = None,
+        platform: bool = False,
+    ) -> NewClient:
+        branch = None
+        if vendor_id is not None:
+            await self.get_vendor(vendor_id)
+            branch = await self._branch_for_client(vendor_id, default_branch)
+        secret = secrets.token_urlsafe(32)
+        client = ApiClient(
+            client_id="cl_" + secrets.token_hex(12),
+            secret_hash=hash_secret(secret),
+            name=name,
+            vendor_id=vendor_id,
+            default_branch_id=branch.id if branch else None,
+            scopes=sorted(set(scopes if scopes is not None else ["read", "write"])),
+            grant_types=list(grant_types if grant_types is not None else [CLIENT_CREDENTIALS]),
+            platform=platform,
+        )
+        self._session.add(client)
+        await self._session.flush()
+        return NewClient(client=client, secret=secret, default_branch=branch)
+
+    async def get_client(self, client_id: str) -> ApiClient:
+        client: ApiClient | None = await self._session.scalar(select(ApiClient).where(ApiClient.client_id == client_id))
+        if client is None:
+            raise e.ClientNotFound("No client has this client_id.", client_id=client_id)
+        return client
+
+    async def patch_client(self, client_id: str, changes: Mapping[str, Any]) -> tuple[ApiClient, Branch | None]:
+        client = await self.get_client(client_id)
+        changes = dict(changes)
+        if "default_branch" in changes:
+            ext = changes.pop("default_branch")
+            if client.vendor_id is None and ext is not None:
+                raise ValidationFailed(
+                    "A client without vendor has no branches.",
+                    {"default_branch": ["A client without vendor cannot have a default branch."]},
+                )
+            branch = await self._branch_for_client(client.vendor_id, ext) if client.vendor_id else None
+            client.default_branch_id = branch.id if branch else None
+        if "scopes" in changes:
+            changes["scopes"] = sorted(set(changes["scopes"]))
+        for name, value in changes.items():
+            setattr(client, name, value)
+        await self._session.flush()
+        return client, await self.default_branch_of(client)
+
+    async def default_branch_of(self, client: ApiClient) -> Branch | None:
+        if client.default_branch_id is None:
+            return None
+        return await self._session.get(Branch, client.default_branch_id)
+
+    async def revoke_client(self, client_id: str) -> ApiClient:
+        client = await self.get_client(client_id)
+        if client.revoked_at is None:
+            client.revoked_at = self._clock.now()
+        await self._session.execute(
+            update(IssuedToken).where(IssuedToken.api_client_id == client.id).values(revoked=True)
+        )
+        await self._session.flush()
+        return client
+
+    async def issue_token(self, client_id: str, secret: str, *, ttl_seconds: int) -> tuple[ApiClient, str, datetime]:
+        """Check the credentials and record a new token; answers the client, its jti and expiry."""
+        client: ApiClient | None = await self._session.scalar(select(ApiClient).where(ApiClient.client_id == client_id))
+        if (
+            client is None
+            or client.revoked_at is not None
+            or not hmac.compare_digest(client.secret_hash, hash_secret(secret))
+        ):
+            raise e.InvalidClient("The client credentials are not valid.")
+        if CLIENT_CREDENTIALS not in client.grant_types:
+            raise e.InvalidClient("This client may not use the client credentials grant.")
+        jti = secrets.token_hex(16)
+        expires_at = self._clock.now() + timedelta(seconds=ttl_seconds)
+        self._session.add(IssuedToken(jti=jti, api_client_id=client.id, expires_at=expires_at))
+        await self._session.flush()
+        return client, jti, expires_at
+
+
+class AccessService:
+    """Resolves an access token to the vendor it acts for, in one query and with no cache, so a
+    revoked client or token is refused on its very next request in every process."""
+
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
+    async def resolve(self, jti: str, *, vendor_id: int | None, write: bool) -> VendorContext:
+        """``vendor_id`` is the vendor the token was issued for (its ``vid`` claim)."""
+        row = (await self._session.execute(_ACCESS_QUERY, {"jti": jti, "vid": vendor_id})).mappings().first()
+        if row is None or row["token_revoked"] or row["client_revoked_at"] is not None:
+            raise e.Unauthenticated("The access token is revoked or unknown.")
+        now = self._clock.now()
+        if row["expires_at"] <= now:
+            raise e.Unauthenticated("The access token has expired.")
+        if vendor_id is None:
+            if row["platform"]:
+                raise e.VendorContextRequired("This endpoint needs a vendor and the token carries none.")
+            raise e.InvalidClient("The token's client belongs to no vendor; a new token does not help.")
+        if CLIENT_CREDENTIALS not in row["grant_types"]:
+            raise e.InvalidClient("The token's client may no longer use the client credentials grant.")
+        check_scope(tuple(row["scopes"]), write=write)
+        if row["vendor_id"] is None or row["client_vendor_id"] != row["vendor_id"]:
+            raise e.VendorContextMissing("The token resolved to no vendor.")
+        check_vendor_state(
+            VendorState(row["status"], row["suspended_grace_until"], row["subscription_ends_at"]), now, write=write
+        )
+        branch = None
+        if row["branch_id"] is not None:
+            branch = BranchRef(
+                id=row["branch_id"],
+                external_id=row["branch_external_id"],
+                name=row["branch_name"],
+                type=row["branch_type"],
+                active=row["branch_active"],
+            )
+        return VendorContext(
+            vendor_id=row["vendor_id"],
+            api_client_id=row["api_client_id"],
+            client_id=row["client_id"],
+            scopes=tuple(row["scopes"]),
+            plan=PlanLimits(
+                max_transactions=row["max_transactions"],
+                max_customers=row["max_customers"],
+                max_rewards=row["max_rewards"],
+                max_campaigns=row["max_campaigns"],
+                max_locations=row["max_locations"],
+                rate_limit_per_minute=row["rate_limit_per_minute"],
+                overage_percent=row["overage_percent"],
+                campaigns=row["feature_campaigns"],
+                customer_moments=row["feature_customer_moments"],
+                point_expiry=row["feature_point_expiry"],
+            ),
+            points_expire_after_days=row["points_expire_after_days"],
+            default_branch=branch,
+        )
+
+    async def vendor_state(self, vendor_id: int) -> tuple[VendorState, int] | None:
+        """A vendor's state and plan rate limit, for the rate limiter's brief cache."""
+        row = (
+            await self._session.execute(
+                select(
+                    Vendor.status, Vendor.suspended_grace_until, Vendor.subscription_ends_at, Plan.rate_limit_per_minute
+                )
+                .join(Plan, Plan.id == Vendor.plan_id)
+                .where(Vendor.id == vendor_id)
+            )
+        ).first()
+        if row is None:
+            return None
+        return VendorState(row[0], row[1], row[2]), int(row[3])
+
+
+_ACCESS_QUERY = (
+    select(
+        IssuedToken.revoked.label("token_revoked"),
+        IssuedToken.expires_at,
+        ApiClient.id.label("api_client_id"),
+        ApiClient.client_id,
+        ApiClient.revoked_at.label("client_revoked_at"),
+        ApiClient.vendor_id.label("client_vendor_id"),
+        ApiClient.scopes,
+        ApiClient.grant_types,
+        ApiClient.platform,
+        Vendor.id.label("vendor_id"),
+        Vendor.status,
+        Vendor.suspended_grace_until,
+        Vendor.subscription_ends_at,
+        Vendor.points_expire_after_days,
+        Plan.max_transactions,
+        Plan.max_customers,
+        Plan.max_rewards,
+        Plan.max_campaigns,
+        Plan.max_locations,
+        Plan.rate_limit_per_minute,
+        Plan.overage_percent,
+        Plan.feature_campaigns,
+        Plan.feature_customer_moments,
+        Plan.feature_point_expiry,
+        Branch.id.label("branch_id"),
+        Branch.external_id.label("branch_external_id"),
+        Branch.name.label("branch_name"),
+        Branch.type.label("branch_type"),
+        Branch.active.label("branch_active"),
+    )
+    .select_from(IssuedToken)
+    .join(ApiClient, ApiClient.id == IssuedToken.api_client_id)
+    .outerjoin(Vendor, Vendor.id == bindparam("vid"))
+    .outerjoin(Plan, Plan.id == Vendor.plan_id)
+    .outerjoin(Branch, Branch.id == ApiClient.default_branch_id)
+    .where(IssuedToken.jti == bindparam("jti"))
+)

@@ -1,0 +1,192 @@
+"""Wire structs of the admin API for plans, vendors, clients and branches (contract, section 2)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from loyalty_core.tenancy.models import ApiClient
+from loyalty_core.tenancy.models import Branch as BranchModel
+from loyalty_core.tenancy.models import Plan as PlanModel
+from loyalty_core.tenancy.models import Vendor as VendorModel
+
+Name = Annotated[str, msgspec.Meta(max_length=200)]
+Count = Annotated[int, msgspec.Meta(ge=0)]
+BranchKey = Annotated[str, msgspec.Meta(max_length=64)]
+BranchType = Annotated[str, msgspec.Meta(max_length=32)]
+VendorStatus = Literal["pending", "active", "inactive", "suspended", "deactivated"]
+Scope = Literal["read", "write"]
+GrantType = Annotated[str, msgspec.Meta(max_length=64)]
+
+
+class Features(msgspec.Struct):
+    campaigns: bool = False
+    customer_moments: bool = False
+    point_expiry: bool = False
+
+
+class PlanCreate(msgspec.Struct):
+    name: Name
+    max_transactions: Count = 0
+    max_customers: Count = 0
+    max_rewards: Count = 0
+    max_campaigns: Count = 0
+    max_locations: Count = 0
+    rate_limit_per_minute: Count = 0
+    overage_percent: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 0
+    features: Features | UnsetType = UNSET
+
+
+class Plan(msgspec.Struct):
+    id: int
+    name: str
+    max_transactions: int
+    max_customers: int
+    max_rewards: int
+    max_campaigns: int
+    max_locations: int
+    rate_limit_per_minute: int
+    overage_percent: int
+    features: Features
+    created_at: datetime
+
+    @classmethod
+    def from_model(cls, p: PlanModel) -> Plan:
+        return cls(
+            id=p.id,
+            name=p.name,
+            max_transactions=p.max_transactions,
+            max_customers=p.max_customers,
+            max_rewards=p.max_rewards,
+            max_campaigns=p.max_campaigns,
+            max_locations=p.max_locations,
+            rate_limit_per_minute=p.rate_limit_per_minute,
+            overage_percent=p.overage_percent,
+            features=Features(p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry),
+            created_at=p.created_at,
+        )
+
+
+class VendorCreate(msgspec.Struct):
+    name: Name
+    plan_id: Annotated[int, msgspec.Meta(ge=1)]
+    status: VendorStatus = "active"
+    points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | None = None
+    subscription_ends_at: datetime | None = None
+    suspended_grace_until: datetime | None = None
+
+
+class VendorPatch(msgspec.Struct, omit_defaults=True):
+    name: Name | UnsetType = UNSET
+    plan_id: Annotated[int, msgspec.Meta(ge=1)] | UnsetType = UNSET
+    status: VendorStatus | UnsetType = UNSET
+    points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | UnsetType | None = UNSET
+    subscription_ends_at: datetime | UnsetType | None = UNSET
+    suspended_grace_until: datetime | UnsetType | None = UNSET
+
+
+class Vendor(msgspec.Struct):
+    id: int
+    name: str
+    plan_id: int
+    status: str
+    points_expire_after_days: int | None
+    subscription_ends_at: datetime | None
+    suspended_grace_until: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_model(cls, v: VendorModel) -> Vendor:
+        return cls(
+            id=v.id,
+            name=v.name,
+            plan_id=v.plan_id,
+            status=v.status,
+            points_expire_after_days=v.points_expire_after_days,
+            subscription_ends_at=v.subscription_ends_at,
+            suspended_grace_until=v.suspended_grace_until,
+            created_at=v.created_at,
+            updated_at=v.updated_at,
+        )
+
+
+class ClientCreate(msgspec.Struct):
+    name: Name
+    default_branch: BranchKey | None = None
+    scopes: Annotated[list[Scope], msgspec.Meta(min_length=1)] | UnsetType = UNSET
+    grant_types: list[GrantType] | UnsetType = UNSET
+
+
+class PlatformClientCreate(msgspec.Struct):
+    name: Name
+    platform: bool = False
+    scopes: Annotated[list[Scope], msgspec.Meta(min_length=1)] | UnsetType = UNSET
+    grant_types: list[GrantType] | UnsetType = UNSET
+
+
+class ClientPatch(msgspec.Struct, omit_defaults=True):
+    name: Name | UnsetType = UNSET
+    default_branch: BranchKey | UnsetType | None = UNSET
+    scopes: Annotated[list[Scope], msgspec.Meta(min_length=1)] | UnsetType = UNSET
+    grant_types: list[GrantType] | UnsetType = UNSET
+
+
+class Client(msgspec.Struct):
+    client_id: str
+    name: str
+    vendor_id: int | None
+    default_branch: str | None
+    scopes: list[str]
+    grant_types: list[str]
+    platform: bool
+    revoked: bool
+
+    @classmethod
+    def from_model(cls, c: ApiClient, branch: BranchModel | None) -> Client:
+        return cls(
+            client_id=c.client_id,
+            name=c.name,
+            vendor_id=c.vendor_id,
+            default_branch=branch.external_id if branch else None,
+            scopes=list(c.scopes),
+            grant_types=list(c.grant_types),
+            platform=c.platform,
+            revoked=c.revoked_at is not None,
+        )
+
+
+class ClientCreated(Client):
+    client_secret: str = ""
+
+
+class BranchCreate(msgspec.Struct):
+    external_id: BranchKey
+    name: Name
+    type: BranchType = "store"
+
+
+class BranchPatch(msgspec.Struct, omit_defaults=True):
+    name: Name | UnsetType = UNSET
+    type: BranchType | UnsetType = UNSET
+    active: bool | UnsetType = UNSET
+
+
+class Branch(msgspec.Struct):
+    id: int
+    external_id: str
+    name: str
+    type: str
+    active: bool
+
+    @classmethod
+    def from_model(cls, b: BranchModel) -> Branch:
+        return cls(id=b.id, external_id=b.external_id, name=b.name, type=b.type, active=b.active)
+
+
+def present(struct: msgspec.Struct) -> dict[str, Any]:
+    """The fields a PATCH body carried (explicit nulls included), as a plain mapping."""
+    return {f: v for f in struct.__struct_fields__ if (v := getattr(struct, f)) is not UNSET}

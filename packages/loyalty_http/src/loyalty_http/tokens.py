@@ -1,0 +1,61 @@
+"""Access tokens: HS256 JWTs carrying the client (``sub``), its vendor (``vid``) and a ``jti``.
+
+Expiry is judged by the service Clock, not the machine's, so the test clock can expire a token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import jwt
+
+from loyalty_core.clock import Clock
+
+ALGORITHM = "HS256"
+
+
+@dataclass(frozen=True, slots=True)
+class Claims:
+    client_id: str
+    vendor_id: int | None
+    jti: str
+
+
+class TokenCodec:
+    def __init__(self, secret: str, clock: Clock) -> None:
+        self._secret, self._clock = secret, clock
+
+    def encode(self, *, client_id: str, vendor_id: int | None, jti: str, expires_at: datetime) -> str:
+        now = self._clock.now()
+        payload = {
+            "sub": client_id,
+            "vid": vendor_id,
+            "jti": jti,
+            "iat": int(now.timestamp()),
+            "exp": int(expires_at.timestamp()),
+        }
+        return jwt.encode(payload, self._secret, algorithm=ALGORITHM)
+
+    def decode(self, token: str) -> Claims | None:
+        """The claims of a well-signed, unexpired token; None for anything else (``alg: none``,
+        another key, a missing or past ``exp``, a malformed token)."""
+        try:
+            payload: dict[str, Any] = jwt.decode(
+                token,
+                self._secret,
+                algorithms=[ALGORITHM],
+                options={"verify_exp": False, "verify_iat": False, "require": ["exp", "sub", "jti"]},
+            )
+        except jwt.PyJWTError:
+            return None
+        exp = payload.get("exp")
+        vid = payload.get("vid")
+        if not isinstance(exp, int) or exp <= self._clock.now().timestamp():
+            return None
+        if not isinstance(payload["sub"], str) or not isinstance(payload["jti"], str):
+            return None
+        if vid is not None and not isinstance(vid, int):
+            return None
+        return Claims(client_id=payload["sub"], vendor_id=vid, jti=payload["jti"])
