@@ -12,12 +12,16 @@ Base = BigIntAuditBase
 
 
 def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
-    """An async engine on psycopg 3. ``url`` is ``postgresql+psycopg://...``."""
+    """An async engine on psycopg 3. ``url`` is ``postgresql+psycopg://...``.
+
+    No pre-ping: it costs a round trip on every checkout, and SQLAlchemy already invalidates the
+    pool when a statement meets a dropped connection; ``pool_recycle`` retires idle ones.
+    """
     return create_async_engine(
         url,
         pool_size=pool_size,
         max_overflow=pool_size,
-        pool_pre_ping=True,
+        pool_recycle=300,
         echo=echo,
     )
 

@@ -54,6 +54,9 @@ def vendor_authenticator(
     clock: Clock,
     on_revoked: Callable[..., Awaitable[None]] | None = None,
 ) -> Callable[[Request[Any, Any, Any]], Awaitable[VendorContext]]:
+    # a read-only lookup: autocommit spares the BEGIN and ROLLBACK round trips
+    engine = sessionmaker.kw["bind"].execution_options(isolation_level="AUTOCOMMIT")
+
     async def authenticate(request: Request[Any, Any, Any]) -> VendorContext:
         token = bearer_token(request)
         if token is None:
@@ -62,9 +65,9 @@ def vendor_authenticator(
         if claims is None:
             raise Unauthenticated("The access token is unreadable or expired.")
         write = request.method not in SAFE_METHODS
-        async with sessionmaker() as session:
+        async with engine.connect() as conn:
             try:
-                return await AccessService(session, clock).resolve(claims.jti, vendor_id=claims.vendor_id, write=write)
+                return await AccessService(conn, clock).resolve(claims.jti, vendor_id=claims.vendor_id, write=write)
             except te.Unauthenticated:
                 if on_revoked is not None:
                     await on_revoked(f"jti:{claims.jti}")

@@ -46,8 +46,8 @@ class HttpConfig:
     token_ttl_seconds: int = 3600
     anon_rate_per_minute: int = 60
     max_rate_per_minute: int = 6000
-    redis: Any = None
-    """An asyncio Redis client: the rate limiter's shared store. None: per-process counts."""
+    redis_url: str | None = None
+    """The rate limiter's shared store. None: each process counts on its own."""
     test_clock: SettableClock | None = None
     """Set only in test mode; then the test-mode admin endpoints exist."""
     jobs: Mapping[str, Job] = field(default_factory=dict)
@@ -62,7 +62,7 @@ class LoyaltyHttp(InitPluginProtocol):
         cfg = self.config
         codec = TokenCodec(cfg.jwt_secret, cfg.clock)
         limiter = RateLimiter(
-            RedisBackend(cfg.redis) if cfg.redis is not None else MemoryBackend(),
+            RedisBackend(cfg.redis_url) if cfg.redis_url else MemoryBackend(),
             codec,
             self._load_vendor_state,
             cfg.clock,
@@ -81,6 +81,8 @@ class LoyaltyHttp(InitPluginProtocol):
         app_config.exception_handlers.update(cast("Any", EXCEPTION_HANDLERS))
         app_config.before_request = make_prepare(authenticators, cfg.max_body_bytes, limiter)
         app_config.before_send.append(before_send)
+        app_config.on_startup.append(limiter.start)
+        app_config.on_shutdown.append(limiter.stop)
         state = app_config.state if isinstance(app_config.state, State) else State(app_config.state)
         state.loyalty = _Runtime(cfg, codec)
         state.loyalty_limiter = limiter

@@ -86,17 +86,32 @@ return {n, use_address}
 
 
 class RedisBackend:
-    """Shared counts on Redis; falls back to process memory while Redis does not answer."""
+    """Shared counts on Redis; falls back to process memory while Redis does not answer.
 
-    def __init__(self, redis: Any) -> None:
-        self._redis = redis
-        self._script = redis.register_script(_HIT_SCRIPT)
+    The client is made on the app's start, in the loop that serves requests, and closed on its stop.
+    """
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._redis: Any = None
+        self._script: Any = None
         self._fallback = MemoryBackend()
         self._down_until = 0.0
         self._warned = False
 
+    async def start(self) -> None:
+        from redis.asyncio import Redis
+
+        self._redis = Redis.from_url(self._url, socket_connect_timeout=1, socket_timeout=1)
+        self._script = self._redis.register_script(_HIT_SCRIPT)
+
+    async def stop(self) -> None:
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
     async def hit(self, vendor_key: str | None, address_key: str, marks: tuple[str, ...], ttl: int) -> tuple[int, bool]:
-        if time.monotonic() >= self._down_until:
+        if self._redis is not None and time.monotonic() >= self._down_until:
             try:
                 n, used_address = await self._script(
                     keys=[vendor_key or "", address_key, REVOKED_KEY], args=[ttl, "", *marks]
@@ -112,6 +127,8 @@ class RedisBackend:
 
     async def revoke(self, *marks: str) -> None:
         await self._fallback.revoke(*marks)
+        if self._redis is None:
+            return
         try:
             await self._redis.sadd(REVOKED_KEY, *marks)
         except Exception as exc:  # the database stays the authority; the limiter only miscounts
@@ -148,6 +165,14 @@ class RateLimiter:
 
     async def revoke(self, *marks: str) -> None:
         await self._backend.revoke(*marks)
+
+    async def start(self) -> None:
+        if isinstance(self._backend, RedisBackend):
+            await self._backend.start()
+
+    async def stop(self) -> None:
+        if isinstance(self._backend, RedisBackend):
+            await self._backend.stop()
 
     async def __call__(self, request: Request[Any, Any, Any], *, by_address: bool = False) -> None:
         now = self._clock.now()

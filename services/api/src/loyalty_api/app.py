@@ -76,7 +76,7 @@ def create_app(settings: Settings) -> Litestar:
             token_ttl_seconds=settings.token_ttl_seconds,
             anon_rate_per_minute=settings.anon_rate_per_minute,
             max_rate_per_minute=settings.max_rate_per_minute,
-            redis=redis_client,
+            redis_url=settings.redis_url,
             test_clock=test_clock,
             jobs={name: runner(fn) for name, (fn, _) in SCHEDULED.items()},
         )

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
@@ -249,9 +249,12 @@ class TenancyService:
 
 class AccessService:
     """Resolves an access token to the vendor it acts for, in one query and with no cache, so a
-    revoked client or token is refused on its very next request in every process."""
+    revoked client or token is refused on its very next request in every process.
 
-    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+    It reads on any connection or session; an autocommit connection makes it one round trip.
+    """
+
+    def __init__(self, session: AsyncSession | AsyncConnection, clock: Clock) -> None:
         self._session, self._clock = session, clock
 
     async def resolve(self, jti: str, *, vendor_id: int | None, write: bool) -> VendorContext:

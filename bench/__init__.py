@@ -1,0 +1,1 @@
+"""Benchmarks: each module has ``run() -> str`` that measures and returns a Markdown report."""

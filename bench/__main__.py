@@ -1,0 +1,32 @@
+"""``python -m bench [name ...]``: run the benchmarks and record their reports in bench/results/."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def main(names: list[str]) -> int:
+    modules = sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if not m.name.startswith("_"))
+    chosen = names or modules
+    unknown = sorted(set(chosen) - set(modules))
+    if unknown:
+        print(f"bench: no benchmark named {', '.join(unknown)}; have {', '.join(modules)}", file=sys.stderr)
+        return 2
+    for name in chosen:
+        print(f"bench: running {name} ...", flush=True)
+        report = importlib.import_module(f"bench.{name}").run()
+        out = HERE / "results" / f"{name}.md"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(report)
+        print(report)
+        print(f"bench: recorded {out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
