@@ -52,3 +52,23 @@ def test_serve_answers_and_stops_on_sigterm(database_url: str, tmp_path: Path) -
         out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, out.decode()
     assert b"request_id" in out
+
+
+def test_worker_runs_and_stops_on_sigterm(database_url: str, tmp_path: Path) -> None:
+    """`loyalty worker` (LOYALTY_WORKER=external): runs the queue and drains on SIGTERM."""
+    env = {**os.environ, "DATABASE_URL": database_url, "LOYALTY_HOME": str(tmp_path)}
+    env.pop("REDIS_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "loyalty_api.cli", "worker"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 30
+        seen = b""
+        while b"worker running" not in seen and time.monotonic() < deadline:
+            seen += proc.stdout.readline()
+        assert b"worker running" in seen
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, (seen + out).decode()

@@ -15,7 +15,7 @@ from sqlalchemy import text
 from loyalty_api import __version__
 from loyalty_api.jobs import SCHEDULED
 from loyalty_api.settings import Settings, SettingsError
-from loyalty_api.worker import make_queue, make_worker
+from loyalty_api.worker import drain, make_queue, make_worker
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
@@ -88,18 +88,20 @@ def create_app(settings: Settings) -> Litestar:
         task = None
         if settings.worker == "in-process":
             await queue.connect()
-            worker = make_worker(queue, sessionmaker, clock, handle_signals=False)
+            worker = make_worker(queue, sessionmaker, clock)
             task = asyncio.create_task(worker.start())
         try:
             yield
         finally:
             # in-flight requests are finished by the server before lifespan shutdown; jobs here
             if worker is not None and task is not None:
-                await worker.stop()
+                await drain(worker)
+                task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            # a queue whose pool will not close must not hold the process: the jobs are done by now
             with contextlib.suppress(Exception):
-                await queue.disconnect()
+                await asyncio.wait_for(queue.disconnect(), timeout=5)
             if redis_client is not None:
                 await redis_client.aclose()
             await engine.dispose()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -121,7 +123,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from loyalty_api.logs import configure_logging
-    from loyalty_api.worker import make_queue, make_worker
+    from loyalty_api.worker import drain, make_queue, make_worker
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
 
@@ -133,11 +135,25 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
             engine = make_engine(settings.database_url or "")
             queue = make_queue(settings)
             await queue.connect()
-            worker = make_worker(queue, make_sessionmaker(engine), SystemClock(), handle_signals=True)
+            worker = make_worker(queue, make_sessionmaker(engine), SystemClock())
+            stopping = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, stopping.set)
+            task = asyncio.create_task(worker.start())
+            print(
+                "loyalty: worker running; SIGINT or SIGTERM finishes the jobs in hand and stops",
+                file=sys.stderr,
+                flush=True,
+            )
             try:
-                await worker.start()
+                await stopping.wait()
+                await drain(worker)
             finally:
-                await queue.disconnect()
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                await asyncio.wait_for(queue.disconnect(), timeout=5)
                 await engine.dispose()
 
         asyncio.run(run())

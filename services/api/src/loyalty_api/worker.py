@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from saq import CronJob, Queue, Worker
@@ -12,6 +13,8 @@ from loyalty_api.settings import Settings, libpq_url
 from loyalty_core.clock import Clock
 
 QUEUE_NAME = "loyalty"
+JOB_GRACE_SECONDS = 20
+"""How long a stopping worker lets the jobs in hand finish before cancelling them."""
 
 
 def make_queue(settings: Settings) -> Queue:
@@ -21,9 +24,7 @@ def make_queue(settings: Settings) -> Queue:
     return Queue.from_url(libpq_url(settings.database_url), name=QUEUE_NAME)
 
 
-def make_worker(
-    queue: Queue, sessionmaker: async_sessionmaker[AsyncSession], clock: Clock, *, handle_signals: bool
-) -> Worker[Any]:
+def make_worker(queue: Queue, sessionmaker: async_sessionmaker[AsyncSession], clock: Clock) -> Worker[Any]:
     context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock}
 
     async def startup(ctx: dict[str, Any]) -> None:
@@ -31,8 +32,21 @@ def make_worker(
 
     functions = [fn for fn, _ in SCHEDULED.values()]
     crons = [CronJob(fn, cron=cron) for fn, cron in SCHEDULED.values()]
-    worker = Worker(queue, functions=functions, cron_jobs=crons, startup=startup, concurrency=4)
-    if not handle_signals:
-        # in-process: the server owns SIGINT/SIGTERM and stops the worker from its shutdown hook
-        worker.SIGNALS = []
+    worker = Worker(
+        queue, functions=functions, cron_jobs=crons, startup=startup, concurrency=4, cancellation_hard_deadline_s=2
+    )
+    # whoever runs the worker owns SIGINT/SIGTERM and drains it (SAQ's own handler cancels jobs in hand)
+    worker.SIGNALS = []
     return worker
+
+
+async def drain(worker: Worker[Any], grace: float = JOB_GRACE_SECONDS) -> None:
+    """Let the jobs in hand finish (up to ``grace`` seconds), then stop the worker and its upkeep loops.
+
+    SAQ's own grace period waits for its never-ending upkeep tasks too, so the wait is done here;
+    SAQ signals nothing when its last job ends, hence the polling.
+    """
+    deadline = asyncio.get_running_loop().time() + grace
+    while worker.job_task_contexts and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    await worker.stop()

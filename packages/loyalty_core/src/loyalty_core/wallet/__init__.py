@@ -1,0 +1,1 @@
+"""Wallets and, later, their ledger: points per customer."""
