@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from loyalty_core.clock import FixedClock
 from loyalty_core.db import make_engine
 from tests.support.database import database_name, fresh_database
+from tests.support.invariants import ledger_violations
 from tests.support.schema import create_schema
 
 
@@ -29,6 +30,8 @@ async def db(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
         session = AsyncSession(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
         try:
             yield session
+            # RELIABILITY.md L1 after every test that used the database, before its rollback
+            assert await ledger_violations(session) == []
         finally:
             await session.close()
             await outer.rollback()

@@ -7,7 +7,9 @@ import asyncio
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tests.http.racing import racing_client
 from tests.http.tenants import ADMIN, admin, make_tenant
 from tests.http.test_conventions import error_of
 
@@ -178,16 +180,19 @@ async def test_plan_branch_ceiling_refuses_with_a_validation_error(client: Async
     }
 
 
-async def test_branch_ceiling_holds_under_concurrent_creations(client: AsyncTestClient[Litestar]) -> None:
+async def test_branch_ceiling_holds_under_concurrent_creations(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
     tenant = await make_tenant(client, plan={"max_locations": 1})
-    answers = await asyncio.gather(
-        *(
-            client.post(
-                f"/admin/v1/vendors/{tenant.vendor_id}/branches",
-                json={"external_id": f"K{i}", "name": "x"},
-                headers=ADMIN,
+    async with racing_client(engine) as racing:
+        answers = await asyncio.gather(
+            *(
+                racing.post(
+                    f"/admin/v1/vendors/{tenant.vendor_id}/branches",
+                    json={"external_id": f"K{i}", "name": "x"},
+                    headers=ADMIN,
+                )
+                for i in range(8)
             )
-            for i in range(8)
         )
-    )
     assert sorted(a.status_code for a in answers) == [201] + [422] * 7

@@ -11,6 +11,11 @@ Base = BigIntAuditBase
 """Every model: a big-integer id and UTC ``created_at``/``updated_at`` audit columns."""
 
 
+LOCK_TIMEOUT_MS = 5000
+"""A write that waits longer than this for a row lock fails cleanly instead of hanging
+(RELIABILITY.md, "Decisions"); set per connection, so no statement per transaction pays for it."""
+
+
 def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
     """An async engine on psycopg 3. ``url`` is ``postgresql+psycopg://...``.
 
@@ -23,6 +28,7 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEn
         max_overflow=pool_size,
         pool_recycle=300,
         echo=echo,
+        connect_args={"options": f"-c lock_timeout={LOCK_TIMEOUT_MS}"},
     )
 
 

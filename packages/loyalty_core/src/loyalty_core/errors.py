@@ -38,3 +38,10 @@ class ValidationFailed(RuleViolation):
     def __init__(self, message: str, fields: dict[str, list[str]]) -> None:
         super().__init__(message, **fields)
         self.fields = fields
+
+
+class IdempotencyKeyConflict(RuleViolation):
+    """A key already used for a different customer, amount, product or reward; nothing is written.
+    Shared by every money-like write that takes a key (rewards, adjustments, transactions, redemptions)."""
+
+    code = "IDEMPOTENCY_KEY_CONFLICT"

@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
+from loyalty_core.catalogue.models import Product, ProductCount
+from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
+from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
+from loyalty_core.wallet.models import Wallet
 
-__all__ = ["ApiClient", "Base", "Branch", "IssuedToken", "Plan", "Vendor", "metadata"]
+__all__ = [
+    "ApiClient",
+    "Base",
+    "Branch",
+    "ConsentEvent",
+    "Customer",
+    "CustomerIdentifier",
+    "IssuedToken",
+    "Plan",
+    "Product",
+    "ProductCount",
+    "Reward",
+    "RewardBranch",
+    "Vendor",
+    "Wallet",
+    "metadata",
+]
 
 metadata = Base.metadata

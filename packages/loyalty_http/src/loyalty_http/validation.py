@@ -86,9 +86,11 @@ def _slot(t: Any) -> _Slot:
             continue
         if isinstance(t, mi.UnionType):
             rest = [m for m in t.types if not isinstance(m, mi.NoneType)]
-            nullable = nullable or any(isinstance(m, mi.NoneType) for m in t.types)
-            t = rest[0] if len(rest) == 1 else mi.UnionType(tuple(rest))
-            continue
+            nullable = nullable or len(rest) < len(t.types)
+            if len(rest) == 1:
+                t = rest[0]
+                continue
+            return _Slot(type=mi.UnionType(tuple(rest)), nullable=nullable, rule=rule)
         return _Slot(type=t, nullable=nullable, rule=rule)
 
 
@@ -313,6 +315,20 @@ def _check_list(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]
     return _FAIL if failed else out
 
 
+def _check_union(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    """The first member type the value satisfies; otherwise the first member's messages."""
+    first: dict[str, list[str]] | None = None
+    for member in slot.type.types:
+        scratch: dict[str, list[str]] = {}
+        checked = _check(_slot(member), value, path, scratch)
+        if checked is not _FAIL and not scratch:
+            return checked
+        first = first if first is not None else scratch
+    for key, messages in (first or {path: ["validation.invalid"]}).items():
+        errors.setdefault(key, []).extend(messages)
+    return _FAIL
+
+
 def _check_nested(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     if not isinstance(value, Mapping):
         return _fail(errors, path, "validation.array")
@@ -358,4 +374,5 @@ _CHECKERS: dict[type, Callable[[_Slot, Any, str, dict[str, list[str]]], Any]] = 
     mi.ListType: _check_list,
     mi.StructType: _check_nested,
     mi.DictType: _check_dict,
+    mi.UnionType: _check_union,
 }

@@ -50,6 +50,11 @@ class VendorContext:
     points_expire_after_days: int | None
     default_branch: BranchRef | None
 
+    @property
+    def point_expiry_days(self) -> int | None:
+        """The term of new points: the vendor's setting, while its plan has point expiry."""
+        return self.points_expire_after_days if self.plan.point_expiry else None
+
 
 @dataclass(frozen=True, slots=True)
 class VendorState:

@@ -1,11 +1,15 @@
-"""Scheduled and queued jobs: plain functions over core, each opening its own transaction."""
+"""Scheduled and queued jobs: plain functions over core, each opening its own transactions."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from loyalty_api.jobs import expire_points
+
 JobFunction = Callable[..., Awaitable[Mapping[str, Any]]]
 
-SCHEDULED: dict[str, tuple[JobFunction, str]] = {}
+SCHEDULED: dict[str, tuple[JobFunction, str]] = {
+    "expire-points": (expire_points.expire_points, expire_points.CRON),
+}
 """Job name -> (function, cron). Test mode runs each by name (contract, section 4)."""

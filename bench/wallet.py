@@ -1,0 +1,120 @@
+"""Adjustments per second (issue: wallet and ledger): on one wallet (every request waits for the
+wallet's row lock) and spread over many wallets, through the whole HTTP stack in process."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from bench._support import machine, scratch_database
+
+REQUESTS = 1500
+CONCURRENCY = 16
+
+
+async def _measure() -> dict[str, float]:
+    import httpx
+    from litestar import Litestar
+
+    from loyalty_core.clock import SystemClock
+    from loyalty_core.customers.models import Customer
+    from loyalty_core.db import make_engine, make_sessionmaker
+    from loyalty_core.models import metadata
+    from loyalty_core.wallet.models import Wallet
+    from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
+
+    engine = make_engine(scratch_database("loyalty_bench_wallet"), pool_size=CONCURRENCY)
+    async with engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+
+    async def ready() -> Readiness:
+        return Readiness(database_ok=True, status="ok", checks={})
+
+    app = Litestar(
+        plugins=[
+            LoyaltyHttp(
+                HttpConfig(
+                    sessionmaker=make_sessionmaker(engine),
+                    clock=SystemClock(),
+                    admin_token="bench",
+                    jwt_secret="b" * 32,
+                    readiness=ready,
+                    max_rate_per_minute=10_000_000,
+                )
+            )
+        ],
+        logging_config=None,
+    )
+    admin = {"Authorization": "Bearer bench"}
+    results: dict[str, float] = {}
+    async with (
+        app.lifespan(),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client,
+    ):
+        plan = (await client.post("/admin/v1/plans", json={"name": "bench"}, headers=admin)).json()["data"]
+        vendor = (
+            await client.post("/admin/v1/vendors", json={"name": "bench", "plan_id": plan["id"]}, headers=admin)
+        ).json()["data"]
+        made = (
+            await client.post(f"/admin/v1/vendors/{vendor['id']}/clients", json={"name": "bench"}, headers=admin)
+        ).json()["data"]
+        token = (
+            await client.post(
+                "/oauth/token",
+                json={
+                    "grant_type": "client_credentials",
+                    "client_id": made["client_id"],
+                    "client_secret": made["client_secret"],
+                },
+            )
+        ).json()["access_token"]
+        headers = {"Authorization": f"Bearer {token}"}
+        customers = []
+        async with make_sessionmaker(engine).begin() as db:
+            for _ in range(REQUESTS):
+                c = Customer(vendor_id=vendor["id"], locale="nl", status="active")
+                db.add(c)
+                await db.flush()
+                db.add(Wallet(vendor_id=vendor["id"], customer_id=c.id, balance=0))
+                customers.append(c.id)
+
+        async def run(label: str, pick: object) -> None:
+            queue: asyncio.Queue[int] = asyncio.Queue()
+            for n in range(REQUESTS):
+                queue.put_nowait(n)
+
+            async def worker() -> None:
+                while not queue.empty():
+                    n = queue.get_nowait()
+                    customer = pick(n)  # type: ignore[operator]
+                    r = await client.post(
+                        f"/api/v1/customers/{customer}/wallet/adjust",
+                        headers=headers,
+                        json={"amount": 1, "reason": "bench", "idempotency_key": f"{label}-{n}"},
+                    )
+                    assert r.status_code == 201, r.text
+
+            started = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+            results[label] = REQUESTS / (time.perf_counter() - started)
+
+        await run("one wallet (contended)", lambda n: customers[0])
+        await run("many wallets", lambda n: customers[n])
+    await engine.dispose()
+    return results
+
+
+def run() -> str:
+    res = asyncio.run(_measure())
+    lines = [
+        "# Wallet adjustments per second",
+        "",
+        f"{REQUESTS} `POST /customers/{{id}}/wallet/adjust` of +1 with distinct keys, {CONCURRENCY} at a time,",
+        f"in process through the whole HTTP stack (auth, limiter, validation, one transaction); {machine()};",
+        "PostgreSQL on 127.0.0.1.",
+        "",
+        "| case | adjustments/s |",
+        "|---|---|",
+    ]
+    lines += [f"| {label} | {rate:.0f} |" for label, rate in res.items()]
+    return "\n".join(lines) + "\n"

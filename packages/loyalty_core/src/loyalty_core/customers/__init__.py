@@ -1,0 +1,1 @@
+"""Customers: registration, identifiers and loyalty cards, lookup, consent, deactivation, anonymization."""

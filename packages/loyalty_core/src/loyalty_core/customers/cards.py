@@ -1,0 +1,68 @@
+"""Loyalty card codes and identifier values (spec: Resources > Customer, Identifiers; Limits).
+
+A code is 8 characters A-Z and 0-9. Issued codes come from ``secrets``: 36^8 (about 2.8e12)
+possibilities, so a code cannot be guessed from the ones a vendor has seen.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+
+CODE_LENGTH = 8
+MAX_CARDS_PER_CUSTOMER = 5
+ALPHABET = string.ascii_uppercase + string.digits
+
+LOYALTY_CARD = "loyalty_card"
+EMAIL = "email"
+ACCEPTED_TYPES = (EMAIL, LOYALTY_CARD)
+"""What a public write may create (spec: Identifiers rule 5)."""
+RETIRED_TYPES = ("barcode", "qr_code", "card_number")
+"""Earlier scanning types: they still resolve on lookup and arrive only through the attested import."""
+
+CODE_MESSAGE = "A loyalty card code is 8 characters, letters A-Z and digits 0-9."
+
+_CODE = re.compile(r"[A-Za-z0-9]{8}")
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def new_codes(count: int) -> list[str]:
+    return [new_code() for _ in range(count)]
+
+
+def normalise_code(value: str) -> str:
+    """Scanned or typed codes match regardless of case; cards are kept upper case."""
+    return value.strip().upper()
+
+
+def is_code(value: str) -> bool:
+    """A card code in any case; checked before upper-casing, which turns ``ß`` into ``SS``."""
+    return _CODE.fullmatch(value.strip()) is not None
+
+
+def normalise_value(type_: str, value: str) -> str:
+    """The stored form of an identifier value: cards upper case, emails lower case, others as given."""
+    value = value.strip()
+    if type_ == LOYALTY_CARD:
+        return value.upper()
+    if type_ == EMAIL:
+        return value.lower()
+    return value
+
+
+def type_problem(type_: str, *, retired_allowed: bool = False) -> str | None:
+    """The English sentence refusing an identifier type, naming the accepted types; None when accepted.
+
+    Public writes accept ``email`` and ``loyalty_card``; the attested import also the retired types.
+    """
+    allowed = ACCEPTED_TYPES + RETIRED_TYPES if retired_allowed else ACCEPTED_TYPES
+    if type_ in allowed:
+        return None
+    accepted = ", ".join(allowed)
+    if type_ in RETIRED_TYPES:
+        return f"The identifier type {type_} is retired and cannot be created; the accepted types are {accepted}."
+    return f"The identifier type must be one of: {accepted}."

@@ -1,0 +1,118 @@
+"""Customers, the identifiers a till scans, and the provenance of marketing-consent decisions."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from advanced_alchemy.types import DateTimeUTC
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    String,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from loyalty_core.db import Base
+
+CUSTOMER_STATUSES = ("active", "deactivated", "anonymized")
+LOCALES = ("nl", "en")
+IDENTIFIER_TYPES = ("loyalty_card", "email", "barcode", "qr_code", "card_number")
+CONSENT_SOURCES = ("portal", "api", "email", "import")
+
+
+class Customer(Base):
+    __tablename__ = "customers"
+    __table_args__ = (
+        UniqueConstraint("vendor_id", "id", name="uq_customers_vendor_id_id"),
+        UniqueConstraint("vendor_id", "external_id", name="uq_customers_vendor_external_id"),
+        ForeignKeyConstraint(
+            ["vendor_id", "merged_into_id"], ["customers.vendor_id", "customers.id"], name="fk_customers_merged_into"
+        ),
+        CheckConstraint(f"status IN {CUSTOMER_STATUSES}", name="status_known"),
+        CheckConstraint(f"locale IN {LOCALES}", name="locale_known"),
+        CheckConstraint(f"marketing_consent_source IN {CONSENT_SOURCES}", name="consent_source_known"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    first_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    last_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    email: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    """As the customer gave it; uniqueness is case-insensitive (index below)."""
+    phone: Mapped[str | None] = mapped_column(String(50), nullable=True)
+    date_of_birth: Mapped[date | None] = mapped_column(Date, nullable=True)
+    customer_since: Mapped[date | None] = mapped_column(Date, nullable=True)
+    """Null when not given: reads then answer the creation date."""
+    external_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    locale: Mapped[str] = mapped_column(String(2), default="nl")
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    merged_into_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # the decision in force; every change is also a ConsentEvent
+    marketing_consent: Mapped[bool] = mapped_column(Boolean, default=False)
+    marketing_consent_statement_version: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    marketing_consent_granted_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    marketing_consent_withdrawn_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    marketing_consent_source: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    marketing_consent_recorded_by: Mapped[str | None] = mapped_column(String(255), nullable=True)
+
+
+Index("uq_customers_vendor_email", Customer.vendor_id, func.lower(Customer.email), unique=True)
+
+
+class CustomerIdentifier(Base):
+    """A value a till scans or types. A pre-printed card that nobody holds yet has no customer."""
+
+    __tablename__ = "customer_identifiers"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["vendor_id", "customer_id"],
+            ["customers.vendor_id", "customers.id"],
+            name="fk_customer_identifiers_customer",
+        ),
+        Index("ix_customer_identifiers_vendor_customer", "vendor_id", "customer_id"),
+        CheckConstraint(f"type IN {IDENTIFIER_TYPES}", name="type_known"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    customer_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    type: Mapped[str] = mapped_column(String(16))
+    value: Mapped[str] = mapped_column(String(255))
+    """Cards upper case, emails lower case, retired types as imported."""
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    assigned_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+# Values are unique per vendor regardless of case, and this one index serves every lookup.
+Index(
+    "uq_customer_identifiers_vendor_value",
+    CustomerIdentifier.vendor_id,
+    func.lower(CustomerIdentifier.value),
+    unique=True,
+)
+
+
+class ConsentEvent(Base):
+    """One grant or withdrawal of marketing consent, with its provenance (spec: Marketing consent 2)."""
+
+    __tablename__ = "consent_events"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_consent_events_customer"
+        ),
+        Index("ix_consent_events_vendor_customer", "vendor_id", "customer_id"),
+        CheckConstraint(f"source IN {CONSENT_SOURCES}", name="source_known"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    granted: Mapped[bool] = mapped_column(Boolean)
+    moment: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    source: Mapped[str] = mapped_column(String(16))
+    recorded_by: Mapped[str] = mapped_column(String(255))
+    statement_version: Mapped[str | None] = mapped_column(String(255), nullable=True)

@@ -1,0 +1,100 @@
+"""The wallet a customer gets at registration (spec: Resources > Customer, "A wallet is created with
+each new customer and starts at 0 points"). The ledger, lots and their rules build on it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from advanced_alchemy.types import DateTimeUTC
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from loyalty_core.db import Base
+
+
+class Wallet(Base):
+    __tablename__ = "wallets"
+    __table_args__ = (
+        UniqueConstraint("vendor_id", "customer_id", name="uq_wallets_vendor_customer"),
+        UniqueConstraint("vendor_id", "id", name="uq_wallets_vendor_id_id"),
+        ForeignKeyConstraint(
+            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_wallets_customer"
+        ),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    balance: Mapped[int] = mapped_column(Integer, default=0)
+
+
+ENTRY_TYPES = ("earn", "adjust", "redeem", "expire")
+CAUSER_TYPES = ("api_client", "portal_user", "system")
+
+
+class LedgerEntry(Base):
+    """One signed movement of a wallet's points. ``created_at`` is the service clock's time."""
+
+    __tablename__ = "ledger_entries"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["vendor_id", "wallet_id"], ["wallets.vendor_id", "wallets.id"], name="fk_ledger_entries_wallet"
+        ),
+        UniqueConstraint("vendor_id", "id", name="uq_ledger_entries_vendor_id_id"),
+        CheckConstraint(f"type IN {ENTRY_TYPES}", name="type_known"),
+        CheckConstraint(f"causer_type IN {CAUSER_TYPES}", name="causer_known"),
+        CheckConstraint("running_balance >= 0", name="never_negative"),
+        CheckConstraint("amount <> 0", name="moves_points"),
+        Index("ix_ledger_entries_wallet_newest", "wallet_id", text("created_at DESC"), text("id DESC")),
+        # a wallet's adjustment keys are unique; the merged-account rule is kept by the service
+        Index(
+            "uq_ledger_entries_wallet_adjust_key",
+            "wallet_id",
+            "idempotency_key",
+            unique=True,
+            postgresql_where=text("type = 'adjust' AND idempotency_key IS NOT NULL"),
+        ),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    wallet_id: Mapped[int] = mapped_column(BigInteger)
+    type: Mapped[str] = mapped_column(String(8))
+    amount: Mapped[int] = mapped_column(Integer)
+    running_balance: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    causer_type: Mapped[str] = mapped_column(String(16))
+    causer_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
+
+
+class PointLot(Base):
+    """Points a positive entry added, with their end date and how many are still unspent."""
+
+    __tablename__ = "point_lots"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["vendor_id", "wallet_id"], ["wallets.vendor_id", "wallets.id"], name="fk_point_lots_wallet"
+        ),
+        ForeignKeyConstraint(
+            ["vendor_id", "entry_id"], ["ledger_entries.vendor_id", "ledger_entries.id"], name="fk_point_lots_entry"
+        ),
+        CheckConstraint("remaining >= 0 AND remaining <= points", name="remaining_in_range"),
+        Index("ix_point_lots_wallet_open", "wallet_id", "expires_at", postgresql_where=text("remaining > 0")),
+        Index("ix_point_lots_expiring", "expires_at", postgresql_where=text("remaining > 0")),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    wallet_id: Mapped[int] = mapped_column(BigInteger)
+    entry_id: Mapped[int] = mapped_column(BigInteger)
+    points: Mapped[int] = mapped_column(Integer)
+    remaining: Mapped[int] = mapped_column(Integer)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)

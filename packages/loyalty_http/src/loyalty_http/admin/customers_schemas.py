@@ -1,0 +1,209 @@
+"""Wire structs of the admin API's customer actions (contract, section 2 "Portal-only customer and
+redemption actions"; section 5 "Customers")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import Annotated, Literal, cast
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from loyalty_core.customers import cards
+from loyalty_core.customers.models import ConsentEvent as ConsentEventModel
+from loyalty_core.customers.services import CardView, CustomerView, IdentifierInput, Profile
+from loyalty_http.customers.schemas import (
+    Customer,
+    Email,
+    ExternalId,
+    IdentifierIn,
+    Locale,
+    Name,
+    Phone,
+    Unchecked,
+    given,
+    identifier_problems,
+    profile_email,
+    resource_fields,
+    text_problems,
+)
+from loyalty_http.errors import InputInvalid
+from loyalty_http.validation import validate
+
+MAX_IMPORT = 1000
+
+
+class CardBatchCreate(msgspec.Struct):
+    count: Annotated[int, msgspec.Meta(ge=1, le=10_000)]
+
+
+class CardBatch(msgspec.Struct):
+    codes: list[str]
+
+
+class CardAdd(msgspec.Struct):
+    code: Annotated[str, msgspec.Meta(max_length=255)] | UnsetType | None = UNSET
+
+    def check(self) -> Mapping[str, list[str]]:
+        if isinstance(self.code, str) and not cards.is_code(self.code):
+            return {"code": [cards.CODE_MESSAGE]}
+        return {}
+
+
+class ActiveSet(msgspec.Struct):
+    active: bool
+
+
+class Card(msgspec.Struct):
+    code: str
+    active: bool
+    customer_id: int | None
+    assigned_at: datetime | None
+
+    @classmethod
+    def from_view(cls, c: CardView) -> Card:
+        return cls(code=c.code, active=c.active, customer_id=c.customer_id, assigned_at=c.assigned_at)
+
+
+class ConsentSet(msgspec.Struct):
+    """A decision recorded in the portal (Marketing consent rule 4, source ``portal``)."""
+
+    marketing_consent: bool
+    marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
+
+    def check(self) -> Mapping[str, list[str]]:
+        if self.marketing_consent:
+            version = text_problems(self.marketing_consent_statement_version, required=True)
+            if version:
+                return {"marketing_consent_statement_version": version}
+        return {}
+
+
+class ConsentEvent(msgspec.Struct):
+    granted: bool
+    moment: datetime
+    source: str
+    recorded_by: str
+    statement_version: str | None
+
+    @classmethod
+    def from_model(cls, e: ConsentEventModel) -> ConsentEvent:
+        return cls(
+            granted=e.granted,
+            moment=e.moment,
+            source=e.source,
+            recorded_by=e.recorded_by,
+            statement_version=e.statement_version,
+        )
+
+
+class Consent(msgspec.Struct):
+    """The decision in force and its history (Marketing consent rule 2)."""
+
+    granted: bool
+    statement_version: str | None
+    granted_at: datetime | None
+    withdrawn_at: datetime | None
+    source: str | None
+    recorded_by: str | None
+    events: list[ConsentEvent]
+
+
+class AdminCustomer(Customer):
+    """The customer resource as the portal sees it: also the consent provenance and the customer's
+    unsubscribe link (a path on the service's public address)."""
+
+    consent: Consent | None = None
+    unsubscribe_url: str = ""
+
+    @classmethod
+    def from_parts(cls, c: CustomerView, events: list[ConsentEventModel], unsubscribe_url: str) -> AdminCustomer:
+        return cls(
+            **resource_fields(c),
+            consent=Consent(
+                granted=c.marketing_consent,
+                statement_version=c.marketing_consent_statement_version,
+                granted_at=c.consent_granted_at,
+                withdrawn_at=c.consent_withdrawn_at,
+                source=c.consent_source,
+                recorded_by=c.consent_recorded_by,
+                events=[ConsentEvent.from_model(e) for e in events],
+            ),
+            unsubscribe_url=unsubscribe_url,
+        )
+
+
+class Anonymized(msgspec.Struct):
+    id: int
+    status: str
+
+
+class ImportItem(msgspec.Struct):
+    """One customer of an attested import: the registration fields, retired identifier types allowed."""
+
+    first_name: Name | UnsetType | None = UNSET
+    last_name: Name | UnsetType | None = UNSET
+    email: Email | UnsetType | None = UNSET
+    phone: Phone | UnsetType | None = UNSET
+    date_of_birth: date | UnsetType | None = UNSET
+    customer_since: date | UnsetType | None = UNSET
+    external_id: ExternalId | UnsetType | None = UNSET
+    locale: Locale | UnsetType | None = UNSET
+    marketing_consent: bool | UnsetType | None = UNSET
+    identifiers: Annotated[list[IdentifierIn], msgspec.Meta(max_length=10)] | UnsetType | None = UNSET
+
+    def check(self) -> Mapping[str, list[str]]:
+        return identifier_problems(self.identifiers, self.email, importing=True)
+
+    def profile(self) -> Profile:
+        return Profile(
+            first_name=given(self.first_name),
+            last_name=given(self.last_name),
+            email=profile_email(self.email, self.identifiers),
+            phone=given(self.phone),
+            date_of_birth=given(self.date_of_birth),
+            customer_since=given(self.customer_since),
+            external_id=given(self.external_id),
+            locale=given(self.locale) or "nl",
+            marketing_consent=given(self.marketing_consent),
+            identifiers=tuple(
+                IdentifierInput(i.type, i.value) for i in self.identifiers or [] if i.type != cards.EMAIL
+            ),
+        )
+
+
+class CustomerImport(msgspec.Struct):
+    """Contract 2 and 5: ``{ importer, attested_on, customers }``. Each customer is validated on its
+    own, so one bad row fails alone (like a product batch item)."""
+
+    customers: Annotated[list[Unchecked], msgspec.Meta(min_length=1, max_length=MAX_IMPORT)]
+    importer: Annotated[str, msgspec.Meta(max_length=64, pattern=r"^[^:]+$")] | UnsetType = UNSET
+    attested_on: date | UnsetType = UNSET
+
+    def items(self) -> list[ImportItem | dict[str, list[str]]]:
+        """Each customer as a checked struct, or the field errors that keep it out."""
+        out: list[ImportItem | dict[str, list[str]]] = []
+        for raw in self.customers:
+            if not isinstance(raw, dict):
+                out.append({"customer": ["validation.array"]})
+                continue
+            try:
+                item = validate(ImportItem, raw)
+            except InputInvalid as exc:
+                out.append(cast("dict[str, list[str]]", exc.details or {}))
+                continue
+            out.append(item)
+        return out
+
+
+class ImportResult(msgspec.Struct, omit_defaults=True):
+    index: int
+    status: Literal["created", "error"]
+    customer: Customer | None
+    code: str | None = None
+    errors: dict[str, list[str]] | None = None
+
+
+class ImportResults(msgspec.Struct):
+    results: list[ImportResult]

@@ -1,0 +1,180 @@
+"""The Products endpoints (spec: Endpoints > Products; back-office contract 5 "Products")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from litestar import Controller, Request, Response, delete, get, patch, post, put
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+from msgspec import UNSET, UnsetType
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.catalogue.batch import check_size, duplicate_message, later_duplicates
+from loyalty_core.catalogue.services import ProductData, ProductService
+from loyalty_core.clock import Clock
+from loyalty_core.rewards.services import RewardService
+from loyalty_core.tenancy.access import VendorContext
+from loyalty_http.catalogue import schemas as s
+from loyalty_http.envelope import Envelope
+from loyalty_http.errors import InputInvalid
+from loyalty_http.pagination import Page, page_number, paginate
+from loyalty_http.path_ids import path_key, refuse_encoded_slash
+from loyalty_http.routes import reads
+from loyalty_http.validation import TRIMMED, validate
+
+Db = NamedDependency[AsyncSession]
+Clk = NamedDependency[Clock]
+Caller = NamedDependency[VendorContext]
+
+BATCH = "batch"
+# A product whose external_id is "batch" is still reachable by GET, PUT, PATCH and DELETE: the
+# router would otherwise answer 405 there, since POST /products/batch owns that literal path.
+ONE = ["/{external_id:str}", f"/{BATCH}"]
+
+
+class ProductController(Controller):
+    path = "/api/v1/products"
+    guards = (refuse_encoded_slash,)
+
+    @get("/", opt=reads(query=s.ProductQuery))
+    async def list_products(
+        self,
+        request: Request[Any, Any, Any],
+        params: NamedDependency[s.ProductQuery],
+        vendor: Caller,
+        db: Db,
+        clock: Clk,
+    ) -> Envelope[Page[s.Product]]:
+        page = page_number(request)
+        found = await ProductService(db, clock).list_page(
+            vendor.vendor_id,
+            page=page,
+            per_page=params.per_page,
+            status=_given(params.status),
+            category=_given(params.category),
+            search=_given(params.search),
+        )
+        items = [s.Product.from_model(p) for p in found.products]
+        return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
+
+    @post("/", opt=reads(body=s.ProductCreate))
+    async def create_product(
+        self, payload: NamedDependency[s.ProductCreate], vendor: Caller, db: Db, clock: Clk
+    ) -> Envelope[s.Product]:
+        product = await ProductService(db, clock).create(vendor.vendor_id, payload.data())
+        return Envelope(s.Product.from_model(product))
+
+    @post("/batch", opt=reads(body=s.ProductBatch), status_code=200)
+    async def upsert_products(
+        self, payload: NamedDependency[s.ProductBatch], vendor: Caller, db: Db, clock: Clk
+    ) -> Envelope[s.BatchOutcome]:
+        """Each item is its own upsert; only the envelope can fail the call (contract 5 "Products")."""
+        items = payload.items() or []
+        check_size(len(items))
+        results: dict[int, s.BatchResult] = {}
+        accepted: list[tuple[int, ProductData]] = []
+        duplicates = later_duplicates([_usable_key(item) for item in items])
+        for index, item in enumerate(items):
+            if index in duplicates:
+                results[index] = _failed(index, item, {"external_id": [duplicate_message(duplicates[index])]})
+                continue
+            try:
+                product = validate(s.ProductCreate, item)
+            except InputInvalid as invalid:
+                results[index] = _failed(index, item, cast("dict[str, list[str]]", invalid.details))
+                continue
+            accepted.append((index, product.data()))
+        saved = await ProductService(db, clock).upsert_many(vendor.vendor_id, [data for _, data in accepted])
+        for (index, data), done in zip(accepted, saved, strict=True):
+            results[index] = s.BatchResult(
+                index=index,
+                external_id=data.external_id,
+                status="created" if done.created else "updated",
+                product=s.Product.from_model(done.product),
+            )
+        return Envelope(s.BatchOutcome.of([results[index] for index in range(len(items))]))
+
+    @get(ONE, opt=reads())
+    async def get_product(
+        self, vendor: Caller, db: Db, clock: Clk, external_id: FromPath[str] = BATCH
+    ) -> Envelope[s.Product]:
+        product = await ProductService(db, clock).get(vendor.vendor_id, path_key(external_id))
+        return Envelope(s.Product.from_model(product))
+
+    @put(ONE, opt=reads(body=s.ProductReplace))
+    async def replace_product(
+        self,
+        payload: NamedDependency[s.ProductReplace],
+        vendor: Caller,
+        db: Db,
+        clock: Clk,
+        external_id: FromPath[str] = BATCH,
+    ) -> Response[Envelope[s.Product]]:
+        """201 when the PUT created the product, 200 when it replaced (or restored) one."""
+        key = _writable_key(external_id, payload.external_id)
+        done = await ProductService(db, clock).put(vendor.vendor_id, payload.data(key))
+        return Response(Envelope(s.Product.from_model(done.product)), status_code=201 if done.created else 200)
+
+    @patch(ONE, opt=reads(body=s.ProductPatch))
+    async def patch_product(
+        self,
+        payload: NamedDependency[s.ProductPatch],
+        vendor: Caller,
+        db: Db,
+        clock: Clk,
+        external_id: FromPath[str] = BATCH,
+    ) -> Envelope[s.Product]:
+        product = await ProductService(db, clock).patch(vendor.vendor_id, path_key(external_id), payload.changes())
+        return Envelope(s.Product.from_model(product))
+
+    @delete(ONE, opt=reads(), status_code=204)
+    async def delete_product(self, vendor: Caller, db: Db, clock: Clk, external_id: FromPath[str] = BATCH) -> None:
+        await ProductService(db, clock).delete(vendor.vendor_id, path_key(external_id))
+
+    @post("/{external_id:str}/reward", opt=reads(body=s.RewardFromProduct), status_code=201)
+    async def make_reward(
+        self,
+        external_id: FromPath[str],
+        payload: NamedDependency[s.RewardFromProduct],
+        vendor: Caller,
+        db: Db,
+        clock: Clk,
+    ) -> Envelope[s.RewardCreated]:
+        """201 for a new reward and for a replay of its idempotency key (spec: idempotency rule 1)."""
+        made = await RewardService(db, clock).create_from_product(
+            vendor.vendor_id, path_key(external_id), payload.terms()
+        )
+        return Envelope(s.RewardCreated.from_model(made.reward))
+
+
+def _given(value: Any) -> Any:
+    return None if value is UNSET else value
+
+
+def _writable_key(raw: str, in_body: str | UnsetType | None) -> str:
+    """The path id a PUT writes under, held to the body's rules for ``external_id``."""
+    key = path_key(raw)
+    if not key:
+        raise InputInvalid({"external_id": ["validation.string", "validation.required"]})
+    if len(key) > 255:
+        raise InputInvalid({"external_id": ["validation.max.string"]})
+    if isinstance(in_body, str) and in_body != key:
+        raise InputInvalid({"external_id": [s.PATH_EXTERNAL_ID]})
+    return key
+
+
+def _sent_key(item: Any) -> str | None:
+    value = item.get("external_id") if isinstance(item, Mapping) else None
+    return value.strip(TRIMMED) if isinstance(value, str) else None
+
+
+def _usable_key(item: Any) -> str | None:
+    """The key rule 1 compares; one holding a NUL byte fails validation alone (rule 2)."""
+    key = _sent_key(item)
+    return key if key and "\x00" not in key else None
+
+
+def _failed(index: int, item: Any, errors: dict[str, list[str]]) -> s.BatchResult:
+    return s.BatchResult(index=index, external_id=_sent_key(item), status="error", product=None, errors=errors)

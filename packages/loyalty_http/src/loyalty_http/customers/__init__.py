@@ -1,0 +1,1 @@
+"""Public customer endpoints and the unsubscribe link."""

@@ -1,0 +1,117 @@
+"""Customer endpoints of the public API (spec: Endpoints > Customers) and the unsubscribe link
+(spec: Marketing consent rule 4)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from litestar import Controller, Request, get, post, route
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.clock import Clock
+from loyalty_core.customers import consent
+from loyalty_core.customers import errors as ce
+from loyalty_core.customers.services import CustomerService
+from loyalty_core.tenancy.access import VendorContext
+from loyalty_http.customers import schemas as s
+from loyalty_http.envelope import Envelope
+from loyalty_http.path_ids import refuse_encoded_slash
+from loyalty_http.routes import reads
+
+Db = NamedDependency[AsyncSession]
+Clk = NamedDependency[Clock]
+Vendor = NamedDependency[VendorContext]
+
+
+def unsubscribe_key(request: Request[Any, Any, Any]) -> bytes:
+    """The unsubscribe links' key, derived from the JWT secret so that no further setting is needed
+    and neither key can be computed from the other's use."""
+    secret: str = request.app.state.loyalty.jwt_secret
+    return hmac.new(secret.encode(), b"unsubscribe", hashlib.sha256).digest()
+
+
+def unsubscribe_path(request: Request[Any, Any, Any], vendor_id: int, customer_id: int) -> str:
+    return f"/unsubscribe/{consent.unsubscribe_token(unsubscribe_key(request), vendor_id, customer_id)}"
+
+
+def api_provenance(vendor: VendorContext) -> consent.Provenance:
+    """Marketing consent rule 4: a decision an integration sent, recorded by its client."""
+    return consent.Provenance(consent.API, vendor.client_id)
+
+
+class CustomerController(Controller):
+    path = "/api/v1/customers"
+
+    @post("/", opt=reads(body=s.CustomerCreate), status_code=201)
+    async def register_customer(
+        self, payload: NamedDependency[s.CustomerCreate], vendor: Vendor, db: Db, clock: Clk
+    ) -> Envelope[s.Customer]:
+        view = await CustomerService(db, clock).register(
+            vendor.vendor_id, payload.profile(), provenance=api_provenance(vendor)
+        )
+        return Envelope(s.Customer.from_view(view))
+
+    @get("/lookup", opt=reads(query=s.CustomerLookup))
+    async def lookup_customer(
+        self, params: NamedDependency[s.CustomerLookup], vendor: Vendor, db: Db, clock: Clk
+    ) -> Envelope[s.Customer]:
+        service = CustomerService(db, clock)
+        if isinstance(params.external_id, str):
+            view = await service.lookup(vendor.vendor_id, external_id=params.external_id)
+        else:
+            view = await service.lookup(vendor.vendor_id, identifier=str(params.identifier))
+        return Envelope(s.Customer.from_view(view))
+
+    @post("/link-external-id", opt=reads(body=s.LinkExternalId), status_code=200)
+    async def link_external_id(
+        self, payload: NamedDependency[s.LinkExternalId], vendor: Vendor, db: Db, clock: Clk
+    ) -> Envelope[s.Customer]:
+        view = await CustomerService(db, clock).link_external_id(
+            vendor.vendor_id,
+            payload.external_id,
+            identifier=payload.identifier if isinstance(payload.identifier, str) else None,
+            customer_id=payload.customer_id if isinstance(payload.customer_id, int) else None,
+        )
+        return Envelope(s.Customer.from_view(view))
+
+    @route(
+        "/by-external-id/{external_id:str}",
+        http_method=["PUT", "PATCH"],
+        opt=reads(body=s.CustomerUpdate),
+        status_code=200,
+        guards=[refuse_encoded_slash],
+    )
+    async def update_customer(
+        self,
+        external_id: FromPath[str],
+        payload: NamedDependency[s.CustomerUpdate],
+        vendor: Vendor,
+        db: Db,
+        clock: Clk,
+    ) -> Envelope[s.Customer]:
+        view = await CustomerService(db, clock).update_by_external_id(
+            vendor.vendor_id, external_id, payload.changes(), provenance=api_provenance(vendor)
+        )
+        return Envelope(s.Customer.from_view(view))
+
+
+class UnsubscribeController(Controller):
+    """The link in campaign mail: signed, never expiring, no login (Marketing consent rule 4)."""
+
+    path = "/unsubscribe"
+
+    # unattributed, so it counts in the calling address's allowance (spec: Rate limit, rule 5)
+    @get("/{token:str}", opt=reads(auth="none", limit="address"))
+    async def unsubscribe(
+        self, request: Request[Any, Any, Any], token: FromPath[str], db: Db, clock: Clk
+    ) -> Envelope[s.Unsubscribed]:
+        signed_for = consent.read_unsubscribe_token(unsubscribe_key(request), token)
+        if signed_for is None:
+            raise ce.CustomerNotFound("This unsubscribe link is not valid.")
+        vendor_id, customer_id = signed_for
+        await CustomerService(db, clock).unsubscribe(vendor_id, customer_id)
+        return Envelope(s.Unsubscribed(unsubscribed=True))

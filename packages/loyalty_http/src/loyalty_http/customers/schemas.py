@@ -1,0 +1,259 @@
+"""Wire structs of the customer endpoints (spec: Endpoints > Customers; contract 5 "Customers")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from loyalty_core.customers import cards
+from loyalty_core.customers.services import CustomerView, IdentifierInput, Profile
+from loyalty_http.validation import NUL_MESSAGE, UTF8_MESSAGE
+
+Name = Annotated[str, msgspec.Meta(max_length=255)]
+Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
+Phone = Annotated[str, msgspec.Meta(max_length=50)]
+ExternalId = Annotated[str, msgspec.Meta(max_length=255)]
+Locale = Literal["nl", "en"]
+Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
+"""A value the endpoint validates only when it reads it (spec: Validation details, rule 8)."""
+
+TEXT_MAX = 255
+MAX_IDENTIFIERS = 10
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")  # the `email` rule of loyalty_http.validation
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def text_problems(value: Any, *, required: bool) -> list[str]:
+    """The checks a text field gets, for a field validated only when read (already trimmed)."""
+    if value is UNSET:
+        return ["validation.required"] if required else []
+    if value is None:
+        return ["validation.string", "validation.required"] if required else []
+    if not isinstance(value, str):
+        return ["validation.string"]
+    if _SURROGATE.search(value):
+        return [UTF8_MESSAGE]
+    if "\x00" in value:
+        return [NUL_MESSAGE]
+    if len(value) > TEXT_MAX:
+        return ["validation.max.string"]
+    return []
+
+
+class IdentifierIn(msgspec.Struct):
+    type: Annotated[str, msgspec.Meta(max_length=32)]
+    value: Annotated[str, msgspec.Meta(max_length=255)]
+
+
+def identifier_problems(
+    identifiers: list[IdentifierIn] | UnsetType | None, email: str | UnsetType | None, *, importing: bool
+) -> dict[str, list[str]]:
+    """Identifiers rules 1 to 5 and contract 5 "Customers": a public write names only ``email`` and
+    ``loyalty_card`` (the import also the retired types), carries one card (the import up to five),
+    and an ``email`` entry equals the profile email or gives it."""
+    errors: dict[str, list[str]] = {}
+    held_email = email.lower() if isinstance(email, str) else None
+    held_cards = 0
+    for index, item in enumerate(identifiers or []):
+        at = f"identifiers.{index}"
+        refused = cards.type_problem(item.type, retired_allowed=importing)
+        if refused is not None:
+            errors[f"{at}.type"] = [refused]
+        elif item.type == cards.LOYALTY_CARD:
+            held_cards += 1
+            if not cards.is_code(item.value):
+                errors[f"{at}.value"] = [cards.CODE_MESSAGE]
+        elif item.type == cards.EMAIL:
+            if not _EMAIL.fullmatch(item.value) or len(item.value) > TEXT_MAX:
+                errors[f"{at}.value"] = ["validation.email"]
+            elif held_email is None:
+                held_email = item.value.lower()
+            elif item.value.lower() != held_email:
+                errors[f"{at}.value"] = ["An email identifier must equal the customer's email."]
+    most = cards.MAX_CARDS_PER_CUSTOMER if importing else 1
+    if held_cards > most:
+        errors["identifiers"] = [
+            f"A customer is imported with at most {most} loyalty_card identifiers."
+            if importing
+            else "A registration carries at most one loyalty_card identifier."
+        ]
+    return errors
+
+
+def profile_email(email: str | UnsetType | None, identifiers: list[IdentifierIn] | UnsetType | None) -> str | None:
+    """The profile email: as sent, else the value of an ``email`` identifier (contract 5 "Customers")."""
+    if isinstance(email, str):
+        return email
+    return next((i.value for i in identifiers or [] if i.type == cards.EMAIL), None)
+
+
+def given(value: Any) -> Any:
+    """A field's value, with an omitted field read as None."""
+    return None if value is UNSET else value
+
+
+class CustomerCreate(msgspec.Struct):
+    first_name: Name | UnsetType | None = UNSET
+    last_name: Name | UnsetType | None = UNSET
+    email: Email | UnsetType | None = UNSET
+    phone: Phone | UnsetType | None = UNSET
+    date_of_birth: date | UnsetType | None = UNSET
+    customer_since: date | UnsetType | None = UNSET
+    external_id: ExternalId | UnsetType | None = UNSET
+    locale: Locale | UnsetType | None = UNSET
+    marketing_consent: bool | UnsetType | None = UNSET
+    marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
+    identifiers: Annotated[list[IdentifierIn], msgspec.Meta(max_length=MAX_IDENTIFIERS)] | UnsetType | None = UNSET
+
+    def check(self) -> Mapping[str, list[str]]:
+        errors = identifier_problems(self.identifiers, self.email, importing=False)
+        if self.marketing_consent is True:
+            version = text_problems(self.marketing_consent_statement_version, required=True)
+            if version:
+                errors["marketing_consent_statement_version"] = version
+        return errors
+
+    def profile(self) -> Profile:
+        consent = given(self.marketing_consent)
+        return Profile(
+            first_name=given(self.first_name),
+            last_name=given(self.last_name),
+            email=profile_email(self.email, self.identifiers),
+            phone=given(self.phone),
+            date_of_birth=given(self.date_of_birth),
+            customer_since=given(self.customer_since),
+            external_id=given(self.external_id),
+            locale=given(self.locale) or "nl",
+            marketing_consent=consent,
+            statement_version=str(self.marketing_consent_statement_version) if consent else None,
+            identifiers=tuple(
+                IdentifierInput(i.type, i.value) for i in self.identifiers or [] if i.type == cards.LOYALTY_CARD
+            ),
+        )
+
+
+class CustomerUpdate(msgspec.Struct):
+    """PUT and PATCH alike: only the fields present change; ``null`` clears one, except that a null
+    ``marketing_consent`` changes nothing (contract 5 "Customers"; Marketing consent rule 6)."""
+
+    first_name: Name | UnsetType | None = UNSET
+    last_name: Name | UnsetType | None = UNSET
+    email: Email | UnsetType | None = UNSET
+    phone: Phone | UnsetType | None = UNSET
+    date_of_birth: date | UnsetType | None = UNSET
+    customer_since: date | UnsetType | None = UNSET
+    locale: Locale | UnsetType | None = UNSET
+    marketing_consent: bool | UnsetType | None = UNSET
+    marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
+
+    def check(self) -> Mapping[str, list[str]]:
+        if self.marketing_consent is True:
+            version = text_problems(self.marketing_consent_statement_version, required=True)
+            if version:
+                return {"marketing_consent_statement_version": version}
+        return {}
+
+    def changes(self) -> dict[str, Any]:
+        present = {
+            f: v
+            for f in self.__struct_fields__
+            if (v := getattr(self, f)) is not UNSET and f != "marketing_consent_statement_version"
+        }
+        if self.marketing_consent is True:
+            present["marketing_consent_statement_version"] = str(self.marketing_consent_statement_version)
+        return present
+
+
+class CustomerLookup(msgspec.Struct):
+    identifier: Unchecked | UnsetType = UNSET
+    external_id: ExternalId | UnsetType = UNSET
+
+    def check(self) -> Mapping[str, list[str]]:
+        # Validation details 8: identifier is read, so checked, only without external_id
+        if self.external_id is not UNSET:
+            return {}
+        problems = text_problems(self.identifier, required=True)
+        return {"identifier": problems} if problems else {}
+
+
+class LinkExternalId(msgspec.Struct):
+    external_id: ExternalId
+    identifier: Annotated[str, msgspec.Meta(max_length=255)] | UnsetType = UNSET
+    customer_id: Annotated[int, msgspec.Meta(ge=1)] | UnsetType = UNSET
+
+    def check(self) -> Mapping[str, list[str]]:
+        if self.identifier is UNSET and self.customer_id is UNSET:
+            return {"identifier": ["Send identifier or customer_id to name the customer."]}
+        if self.identifier is not UNSET and self.customer_id is not UNSET:
+            return {"customer_id": ["Send identifier or customer_id, not both."]}
+        return {}
+
+
+class Identifier(msgspec.Struct):
+    type: str
+    value: str
+    active: bool
+
+
+class Customer(msgspec.Struct, omit_defaults=True):
+    """Contract 5 "Customers": the customer resource, with the spec's read names for consent. A closed
+    (merged) account also has ``merged_into_id``; other customers do not carry the field."""
+
+    id: int
+    first_name: str | None
+    last_name: str | None
+    email: str | None
+    phone: str | None
+    date_of_birth: date | None
+    customer_since: date
+    external_id: str | None
+    locale: str
+    status: str
+    marketing_consent: bool = msgspec.field(name="marketingConsent")
+    marketing_consent_statement_version: str | None = msgspec.field(name="marketingConsentStatementVersion")
+    loyalty_card_code: str | None
+    identifiers: list[Identifier]
+    is_deactivated: bool
+    balance: int
+    created_at: datetime
+    updated_at: datetime
+    merged_into_id: int | None = None
+
+    @classmethod
+    def from_view(cls, c: CustomerView) -> Customer:
+        return cls(**resource_fields(c))
+
+
+def resource_fields(c: CustomerView) -> dict[str, Any]:
+    """The resource's fields by attribute name, also for structs that extend it (the admin view)."""
+    return {
+        "id": c.id,
+        "first_name": c.first_name,
+        "last_name": c.last_name,
+        "email": c.email,
+        "phone": c.phone,
+        "date_of_birth": c.date_of_birth,
+        "customer_since": c.customer_since,
+        "external_id": c.external_id,
+        "locale": c.locale,
+        "status": c.status,
+        "marketing_consent": c.marketing_consent,
+        "marketing_consent_statement_version": c.marketing_consent_statement_version,
+        "loyalty_card_code": c.loyalty_card_code,
+        "identifiers": [Identifier(i.type, i.value, i.active) for i in c.identifiers],
+        "is_deactivated": c.is_deactivated,
+        "balance": c.balance,
+        "created_at": c.created_at,
+        "updated_at": c.updated_at,
+        "merged_into_id": c.merged_into_id,
+    }
+
+
+class Unsubscribed(msgspec.Struct):
+    unsubscribed: bool

@@ -1,0 +1,87 @@
+"""Wallet and ledger endpoints (spec: Endpoints > Wallet and ledger)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.clock import Clock
+from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.wallet.services import Causer, LedgerFilter, WalletService
+from loyalty_http.envelope import Envelope
+from loyalty_http.ids import parse_id
+from loyalty_http.pagination import Page, offset_of, page_number, paginate
+from loyalty_http.routes import reads
+from loyalty_http.validation import parse_datetime_or_date
+from loyalty_http.wallet import schemas as s
+
+Db = NamedDependency[AsyncSession]
+Clk = NamedDependency[Clock]
+Vendor = NamedDependency[VendorContext]
+
+
+def customer_id_of(raw: str) -> int:
+    return parse_id(raw, CustomerNotFound, "No customer with this id.", customer_id=raw)
+
+
+class WalletController(Controller):
+    path = "/api/v1/customers/{customer:str}"
+
+    @get("/wallet", opt=reads())
+    async def read_wallet(self, customer: FromPath[str], vendor: Vendor, db: Db, clock: Clk) -> Envelope[s.Wallet]:
+        view = await WalletService(db, clock).read(vendor.vendor_id, customer_id_of(customer))
+        return Envelope(s.Wallet.from_view(view))
+
+    @get("/ledger", opt=reads(query=s.LedgerQuery))
+    async def list_ledger(
+        self,
+        request: Request[Any, Any, Any],
+        customer: FromPath[str],
+        params: NamedDependency[s.LedgerQuery],
+        vendor: Vendor,
+        db: Db,
+        clock: Clk,
+    ) -> Envelope[Page[s.LedgerEntry]]:
+        page = page_number(request)
+        filters = LedgerFilter(
+            date_from=parse_datetime_or_date(params.date_from) if isinstance(params.date_from, str) else None,
+            date_to=parse_datetime_or_date(params.date_to) if isinstance(params.date_to, str) else None,
+            type=params.type if isinstance(params.type, str) else None,
+        )
+        entries, total = await WalletService(db, clock).entries(
+            vendor.vendor_id,
+            customer_id_of(customer),
+            filters,
+            offset=offset_of(page, params.per_page),
+            limit=params.per_page,
+        )
+        return Envelope(
+            paginate(
+                request,
+                [s.LedgerEntry.from_model(e) for e in entries],
+                total=total,
+                page=page,
+                per_page=params.per_page,
+            )
+        )
+
+    @post("/wallet/adjust", opt=reads(body=s.WalletAdjust))
+    async def adjust_wallet(
+        self, customer: FromPath[str], payload: NamedDependency[s.WalletAdjust], vendor: Vendor, db: Db, clock: Clk
+    ) -> Response[Envelope[s.LedgerEntry]]:
+        done = await WalletService(db, clock).adjust(
+            vendor.vendor_id,
+            customer_id_of(customer),
+            amount=payload.amount,
+            reason=payload.reason,
+            key=payload.idempotency_key,
+            causer=Causer("api_client", vendor.client_id),
+            expire_after_days=vendor.point_expiry_days,
+        )
+        # contract 5 "Ledger, plans": a new adjustment answers 201, its replay 200
+        return Response(Envelope(s.LedgerEntry.from_model(done.entry)), status_code=201 if done.created else 200)

@@ -1,0 +1,71 @@
+"""The expire-points job: scheduled daily, runnable from test mode, idempotent for one moment
+(issue: wallet and ledger; contract 4 and 5 "Ledger, plans")."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+from sqlalchemy import select
+
+from loyalty_api.jobs import SCHEDULED
+from loyalty_api.settings import Settings
+from loyalty_api.worker import make_queue, make_worker
+from loyalty_core.clock import SystemClock
+from loyalty_core.db import make_engine, make_sessionmaker
+from loyalty_core.tenancy.models import Plan, Vendor
+from loyalty_core.wallet.models import LedgerEntry
+from tests.api.conftest import ADMIN
+from tests.http.wallets import earn, new_customer
+
+EARNED = datetime(2032, 1, 10, 8, 0, tzinfo=UTC)
+
+
+async def test_expire_points_is_scheduled_daily(settings: Settings) -> None:
+    worker = make_worker(
+        make_queue(settings), make_sessionmaker(make_engine(settings.database_url or "")), SystemClock()
+    )
+    crons = {job.function.__name__: job.cron for job in worker.cron_jobs}
+    assert crons["expire_points"] == "5 0 * * *"
+    assert SCHEDULED["expire-points"][1] == "5 0 * * *"
+
+
+async def test_expire_points_runs_from_test_mode_once_per_moment(
+    client: AsyncTestClient[Litestar], database_url: str
+) -> None:
+    engine = make_engine(database_url)
+    try:
+        async with make_sessionmaker(engine).begin() as db:
+            plan = Plan(name="p", feature_point_expiry=True)
+            db.add(plan)
+            await db.flush()
+            vendor = Vendor(name="v", plan_id=plan.id, status="active", points_expire_after_days=30)
+            db.add(vendor)
+            await db.flush()
+            vendor_id = vendor.id
+        customer = await new_customer(engine, vendor_id)
+        await earn(engine, vendor_id, customer, 12, at=EARNED, days=30)
+        await earn(engine, vendor_id, customer, 3, at=EARNED, days=None)
+
+        clock = await client.put("/admin/v1/test-clock", json={"now": "2032-02-09T08:00:00Z"}, headers=ADMIN)
+        assert clock.status_code == 200
+        first = await client.post("/admin/v1/jobs/expire-points/run", headers=ADMIN)
+        assert first.status_code == 200
+        assert first.json()["data"]["name"] == "expire-points"
+        assert first.json()["data"]["result"]["points"] >= 12
+        again = await client.post("/admin/v1/jobs/expire-points/run", headers=ADMIN)
+        assert again.json()["data"]["result"] == {"wallets": 0, "points": 0}
+
+        async with make_sessionmaker(engine)() as db:
+            entries = (
+                await db.scalars(
+                    select(LedgerEntry).where(LedgerEntry.vendor_id == vendor_id, LedgerEntry.type == "expire")
+                )
+            ).all()
+        assert [(e.amount, e.running_balance, e.causer_type, e.created_at) for e in entries] == [
+            (-12, 3, "system", datetime(2032, 2, 9, 8, 0, tzinfo=UTC))
+        ]
+    finally:
+        await client.delete("/admin/v1/test-clock", headers=ADMIN)
+        await engine.dispose()
