@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import statistics
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -31,3 +32,57 @@ def machine() -> str:
     return (
         f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, {platform.machine()}"
     )
+
+
+ADMIN = {"Authorization": "Bearer bench"}
+
+
+def bench_app(engine: Any, **config: Any) -> Any:
+    """The HTTP app over ``engine`` as the service composes it, with limits out of the way."""
+    from litestar import Litestar
+
+    from loyalty_core.clock import SystemClock
+    from loyalty_core.db import make_sessionmaker
+    from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
+
+    async def ready() -> Readiness:
+        return Readiness(database_ok=True, status="ok", checks={})
+
+    settings = {"max_rate_per_minute": 10_000_000, **config}
+    return Litestar(
+        plugins=[
+            LoyaltyHttp(
+                HttpConfig(
+                    sessionmaker=make_sessionmaker(engine),
+                    clock=SystemClock(),
+                    admin_token="bench",
+                    jwt_secret="b" * 32,
+                    readiness=ready,
+                    **settings,
+                )
+            )
+        ],
+        logging_config=None,
+    )
+
+
+async def new_vendor(client: Any, name: str = "bench") -> tuple[int, dict[str, str]]:
+    """A plan, a vendor and a client through the admin API; answers the vendor id and token headers."""
+    plan = (await client.post("/admin/v1/plans", json={"name": name}, headers=ADMIN)).json()["data"]
+    vendor = (await client.post("/admin/v1/vendors", json={"name": name, "plan_id": plan["id"]}, headers=ADMIN)).json()[
+        "data"
+    ]
+    made = (await client.post(f"/admin/v1/vendors/{vendor['id']}/clients", json={"name": name}, headers=ADMIN)).json()[
+        "data"
+    ]
+    token = (
+        await client.post(
+            "/oauth/token",
+            json={
+                "grant_type": "client_credentials",
+                "client_id": made["client_id"],
+                "client_secret": made["client_secret"],
+            },
+        )
+    ).json()["access_token"]
+    return int(vendor["id"]), {"Authorization": f"Bearer {token}"}

@@ -10,19 +10,17 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bench._support import machine, percentiles, scratch_database
+from bench._support import bench_app, machine, new_vendor, percentiles, scratch_database
 
 REQUESTS = 2000
 
 
 async def _measure(redis_url: str | None) -> dict[str, tuple[float, float]]:
     import httpx
-    from litestar import Controller, Litestar, get
+    from litestar import Controller, get
 
-    from loyalty_core.clock import SystemClock
-    from loyalty_core.db import make_engine, make_sessionmaker
+    from loyalty_core.db import make_engine
     from loyalty_core.models import metadata
-    from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
     from loyalty_http.routes import reads
 
     class Bench(Controller):
@@ -39,50 +37,12 @@ async def _measure(redis_url: str | None) -> dict[str, tuple[float, float]]:
     engine = make_engine(scratch_database("loyalty_bench_auth"))
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
-
-    async def ready() -> Readiness:
-        return Readiness(database_ok=True, status="ok", checks={})
-
-    app = Litestar(
-        plugins=[
-            LoyaltyHttp(
-                HttpConfig(
-                    sessionmaker=make_sessionmaker(engine),
-                    clock=SystemClock(),
-                    admin_token="bench",
-                    jwt_secret="b" * 32,
-                    readiness=ready,
-                    max_rate_per_minute=10_000_000,
-                    redis_url=redis_url,
-                    route_handlers=[Bench],
-                )
-            )
-        ],
-        logging_config=None,
-    )
-    admin = {"Authorization": "Bearer bench"}
+    app = bench_app(engine, redis_url=redis_url, route_handlers=[Bench])
     results: dict[str, tuple[float, float]] = {}
     async with app.lifespan():
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
-            plan = (await client.post("/admin/v1/plans", json={"name": "bench"}, headers=admin)).json()["data"]
-            vendor = (
-                await client.post("/admin/v1/vendors", json={"name": "bench", "plan_id": plan["id"]}, headers=admin)
-            ).json()["data"]
-            made = (
-                await client.post(f"/admin/v1/vendors/{vendor['id']}/clients", json={"name": "bench"}, headers=admin)
-            ).json()["data"]
-            token = (
-                await client.post(
-                    "/oauth/token",
-                    json={
-                        "grant_type": "client_credentials",
-                        "client_id": made["client_id"],
-                        "client_secret": made["client_secret"],
-                    },
-                )
-            ).json()["access_token"]
-            headers = {"Authorization": f"Bearer {token}"}
+            _, headers = await new_vendor(client)
             for name, path, hdrs in (
                 ("bare", "/api/v1/bench/bare", {}),
                 ("auth + limiter", "/api/v1/bench/authed", headers),

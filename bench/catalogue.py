@@ -14,7 +14,7 @@ import random
 import time
 from typing import Any
 
-from bench._support import machine, percentiles, scratch_database
+from bench._support import bench_app, machine, new_vendor, percentiles, scratch_database
 
 BIG = 100_000
 SMALL = 100
@@ -35,48 +35,20 @@ def names(count: int, seed: int) -> list[str]:
 
 async def _measure() -> tuple[list[str], str]:
     import httpx
-    from litestar import Litestar
     from sqlalchemy import event, text
 
-    from loyalty_core.clock import SystemClock
-    from loyalty_core.db import make_engine, make_sessionmaker
+    from loyalty_core.db import make_engine
     from loyalty_core.models import metadata
-    from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
 
     engine = make_engine(scratch_database("loyalty_bench_catalogue"))
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
 
-    async def ready() -> Readiness:
-        return Readiness(database_ok=True, status="ok", checks={})
-
-    config = HttpConfig(
-        sessionmaker=make_sessionmaker(engine),
-        clock=SystemClock(),
-        admin_token="bench",
-        jwt_secret="b" * 32,
-        readiness=ready,
-        max_rate_per_minute=10_000_000,
-    )
-    app = Litestar(plugins=[LoyaltyHttp(config)], logging_config=None)
-    admin = {"Authorization": "Bearer bench"}
+    app = bench_app(engine)
     rows: list[str] = []
 
     async def vendor(client: httpx.AsyncClient, name: str) -> dict[str, str]:
-        plan = (await client.post("/admin/v1/plans", json={"name": name}, headers=admin)).json()["data"]
-        made = (
-            await client.post("/admin/v1/vendors", json={"name": name, "plan_id": plan["id"]}, headers=admin)
-        ).json()["data"]
-        cred = (
-            await client.post(f"/admin/v1/vendors/{made['id']}/clients", json={"name": name}, headers=admin)
-        ).json()["data"]
-        body = {
-            "grant_type": "client_credentials",
-            "client_id": cred["client_id"],
-            "client_secret": cred["client_secret"],
-        }
-        token = (await client.post("/oauth/token", json=body)).json()["access_token"]
-        return {"Authorization": f"Bearer {token}"}
+        return (await new_vendor(client, name))[1]
 
     async def push(client: httpx.AsyncClient, headers: dict[str, str], items: list[dict[str, Any]]) -> float:
         started = time.perf_counter()

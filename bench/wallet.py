@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bench._support import machine, scratch_database
+from bench._support import bench_app, machine, new_vendor, scratch_database
 
 REQUESTS = 1500
 CONCURRENCY = 16
@@ -14,68 +14,29 @@ CONCURRENCY = 16
 
 async def _measure() -> dict[str, float]:
     import httpx
-    from litestar import Litestar
 
-    from loyalty_core.clock import SystemClock
     from loyalty_core.customers.models import Customer
     from loyalty_core.db import make_engine, make_sessionmaker
     from loyalty_core.models import metadata
     from loyalty_core.wallet.models import Wallet
-    from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
 
     engine = make_engine(scratch_database("loyalty_bench_wallet"), pool_size=CONCURRENCY)
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
-
-    async def ready() -> Readiness:
-        return Readiness(database_ok=True, status="ok", checks={})
-
-    app = Litestar(
-        plugins=[
-            LoyaltyHttp(
-                HttpConfig(
-                    sessionmaker=make_sessionmaker(engine),
-                    clock=SystemClock(),
-                    admin_token="bench",
-                    jwt_secret="b" * 32,
-                    readiness=ready,
-                    max_rate_per_minute=10_000_000,
-                )
-            )
-        ],
-        logging_config=None,
-    )
-    admin = {"Authorization": "Bearer bench"}
+    app = bench_app(engine)
     results: dict[str, float] = {}
     async with (
         app.lifespan(),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client,
     ):
-        plan = (await client.post("/admin/v1/plans", json={"name": "bench"}, headers=admin)).json()["data"]
-        vendor = (
-            await client.post("/admin/v1/vendors", json={"name": "bench", "plan_id": plan["id"]}, headers=admin)
-        ).json()["data"]
-        made = (
-            await client.post(f"/admin/v1/vendors/{vendor['id']}/clients", json={"name": "bench"}, headers=admin)
-        ).json()["data"]
-        token = (
-            await client.post(
-                "/oauth/token",
-                json={
-                    "grant_type": "client_credentials",
-                    "client_id": made["client_id"],
-                    "client_secret": made["client_secret"],
-                },
-            )
-        ).json()["access_token"]
-        headers = {"Authorization": f"Bearer {token}"}
+        vendor_id, headers = await new_vendor(client)
         customers = []
         async with make_sessionmaker(engine).begin() as db:
             for _ in range(REQUESTS):
-                c = Customer(vendor_id=vendor["id"], locale="nl", status="active")
+                c = Customer(vendor_id=vendor_id, locale="nl", status="active")
                 db.add(c)
                 await db.flush()
-                db.add(Wallet(vendor_id=vendor["id"], customer_id=c.id, balance=0))
+                db.add(Wallet(vendor_id=vendor_id, customer_id=c.id, balance=0))
                 customers.append(c.id)
 
         async def run(label: str, pick: object) -> None:

@@ -15,7 +15,7 @@ from sqlalchemy import text
 from loyalty_api import __version__
 from loyalty_api.jobs import SCHEDULED
 from loyalty_api.settings import Settings, SettingsError
-from loyalty_api.worker import drain, make_queue, make_worker
+from loyalty_api.worker import drain, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
@@ -97,11 +97,9 @@ def create_app(settings: Settings) -> Litestar:
             if worker is not None and task is not None:
                 await drain(worker)
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            # a queue whose pool will not close must not hold the process: the jobs are done by now
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(queue.disconnect(), timeout=5)
+                await within(5, asyncio.gather(task, return_exceptions=True), "stop the worker")
+                # a queue whose pool will not close must not hold the process: the jobs are done by now
+                await within(5, queue.disconnect(), "disconnect the queue")
             if redis_client is not None:
                 await redis_client.aclose()
             await engine.dispose()

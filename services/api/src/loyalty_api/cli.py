@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import signal
 import sys
@@ -123,7 +122,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from loyalty_api.logs import configure_logging
-    from loyalty_api.worker import drain, make_queue, make_worker
+    from loyalty_api.worker import drain, make_queue, make_worker, within
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
 
@@ -151,9 +150,8 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
                 await drain(worker)
             finally:
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                await asyncio.wait_for(queue.disconnect(), timeout=5)
+                await within(5, asyncio.gather(task, return_exceptions=True), "stop the worker")
+                await within(5, queue.disconnect(), "disconnect the queue")
                 await engine.dispose()
 
         asyncio.run(run())

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any
 
+import structlog
 from saq import CronJob, Queue, Worker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -12,9 +14,12 @@ from loyalty_api.jobs import SCHEDULED
 from loyalty_api.settings import Settings, libpq_url
 from loyalty_core.clock import Clock
 
+log = structlog.get_logger("loyalty.worker")
+
 QUEUE_NAME = "loyalty"
 JOB_GRACE_SECONDS = 20
 """How long a stopping worker lets the jobs in hand finish before cancelling them."""
+STOP_SECONDS = 5
 
 
 def make_queue(settings: Settings) -> Queue:
@@ -44,9 +49,23 @@ async def drain(worker: Worker[Any], grace: float = JOB_GRACE_SECONDS) -> None:
     """Let the jobs in hand finish (up to ``grace`` seconds), then stop the worker and its upkeep loops.
 
     SAQ's own grace period waits for its never-ending upkeep tasks too, so the wait is done here;
-    SAQ signals nothing when its last job ends, hence the polling.
+    SAQ signals nothing when its last job ends, hence the polling. Its stop waits for its cancelled
+    upkeep tasks, which has been seen to stall on the PostgreSQL queue: it gets a few seconds.
     """
     deadline = asyncio.get_running_loop().time() + grace
     while worker.job_task_contexts and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
-    await worker.stop()
+    await within(STOP_SECONDS, worker.stop(), "stop the worker")
+
+
+async def within(seconds: float, step: Awaitable[Any], what: str) -> None:
+    """Run a shutdown step for at most ``seconds``, then move on whatever it is doing.
+
+    ``asyncio.wait_for`` would wait for a cancelled step to finish cancelling, which a pool that
+    ignores cancellation never does; ``asyncio.wait`` returns at its timeout regardless.
+    """
+    task = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if not done:
+        task.cancel()
+        log.warning("shutdown step did not finish in time; moving on", step=what, seconds=seconds)

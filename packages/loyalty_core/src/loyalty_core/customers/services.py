@@ -484,6 +484,11 @@ class CustomerService:
 
     async def _claim(self, vendor_id: int, code: str, customer_id: int, at: datetime) -> None:
         """Take a free card; the conditional update decides a race for it in the database."""
+        if not await self._try_claim(vendor_id, code, customer_id, at):
+            raise e.IdentifierDuplicate("The scanned card was claimed by another customer first.")
+
+    async def _try_claim(self, vendor_id: int, code: str, customer_id: int, at: datetime) -> bool:
+        """Assign the card if it is free and active; answers whether it was."""
         claimed = await self._session.scalar(
             update(CustomerIdentifier)
             .where(
@@ -497,8 +502,7 @@ class CustomerService:
             .returning(CustomerIdentifier.id)
             .execution_options(synchronize_session=False)
         )
-        if claimed is None:
-            raise e.IdentifierDuplicate("The scanned card was claimed by another customer first.")
+        return claimed is not None
 
     async def _issue(self, vendor_id: int, customer_id: int | None, at: datetime) -> str:
         for _ in range(ISSUE_ATTEMPTS):
@@ -525,23 +529,10 @@ class CustomerService:
     async def _bring(self, vendor_id: int, customer_id: int, brought: IdentifierInput, at: datetime) -> None:
         """An imported identifier: a free card of the vendor is claimed, an unknown card or retired
         value is created; anything held already is a duplicate."""
-        if brought.type == cards.LOYALTY_CARD:
-            code = cards.normalise_code(brought.value)
-            claimed = await self._session.scalar(
-                update(CustomerIdentifier)
-                .where(
-                    CustomerIdentifier.vendor_id == vendor_id,
-                    func.lower(CustomerIdentifier.value) == func.lower(code),
-                    CustomerIdentifier.type == cards.LOYALTY_CARD,
-                    CustomerIdentifier.customer_id.is_(None),
-                    CustomerIdentifier.active.is_(True),
-                )
-                .values(customer_id=customer_id, assigned_at=at, updated_at=at)
-                .returning(CustomerIdentifier.id)
-                .execution_options(synchronize_session=False)
-            )
-            if claimed is not None:
-                return
+        if brought.type == cards.LOYALTY_CARD and await self._try_claim(
+            vendor_id, cards.normalise_code(brought.value), customer_id, at
+        ):
+            return
         await self._add_identifier(vendor_id, customer_id, brought.type, brought.value, at)
 
     async def issue_card_batch(self, vendor_id: int, count: int) -> list[str]:
