@@ -42,6 +42,21 @@ def with_redis(settings: Settings) -> Settings:
     return msgspec.structs.replace(settings, redis_url=url)
 
 
+@pytest.fixture(scope="module", autouse=True)
+async def ledger_holds_after_module(database_url: str) -> AsyncIterator[None]:
+    """RELIABILITY.md L1 after every test module."""
+    yield
+    from loyalty_core.db import make_engine
+    from tests.support.invariants import ledger_violations
+
+    engine = make_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            assert await ledger_violations(conn) == []
+    finally:
+        await engine.dispose()
+
+
 @pytest.fixture
 async def client(settings: Settings) -> AsyncIterator[AsyncTestClient[Litestar]]:
     async with AsyncTestClient(app=create_app(settings)) as client:

@@ -13,6 +13,7 @@ from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
 from tests.http.probe import ProbeController, probe_jobs
 from tests.support.database import database_name, fresh_database
+from tests.support.invariants import ledger_violations
 from tests.support.schema import create_schema
 
 ADMIN_TOKEN = "test-admin-token"
@@ -70,6 +71,15 @@ def app(engine: AsyncEngine, test_clock: SettableClock) -> Litestar:
 async def client(app: Litestar) -> AsyncIterator[AsyncTestClient[Litestar]]:
     async with AsyncTestClient(app=app) as client:
         yield client
+
+
+@pytest.fixture(scope="module", autouse=True)
+async def ledger_holds_after_module(engine: AsyncEngine) -> AsyncIterator[None]:
+    """RELIABILITY.md L1 after every test module: every wallet's balance = sum of its entries =
+    last running balance >= 0, and its open lots hold the balance."""
+    yield
+    async with engine.connect() as conn:
+        assert await ledger_violations(conn) == []
 
 
 @pytest.fixture(autouse=True)

@@ -4,6 +4,7 @@ RELIABILITY.md Decisions and L3-L5 for adjustments."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -22,9 +23,9 @@ T0 = datetime(2031, 5, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
-async def ledger_holds(engine: AsyncEngine) -> None:
-    """RELIABILITY.md L1 after each test of this module (all data is committed here)."""
-    yield  # type: ignore[misc]
+async def ledger_holds(engine: AsyncEngine) -> AsyncIterator[None]:
+    """RELIABILITY.md L1 after each test of this module, not only after the module."""
+    yield
     async with engine.connect() as conn:
         assert await ledger_violations(conn) == []
 
