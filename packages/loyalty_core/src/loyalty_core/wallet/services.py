@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -215,14 +215,7 @@ class WalletService:
         (the authenticated vendor context does); looked up otherwise."""
         customer, wallet = await self._customer_and_locked_wallet(vendor_id, customer_id)
         previous: LedgerEntry | None = await self._session.scalar(
-            select(LedgerEntry)
-            .where(
-                LedgerEntry.wallet_id.in_(self._key_scope(vendor_id, customer.id)),
-                LedgerEntry.type == "adjust",
-                LedgerEntry.idempotency_key == key,
-            )
-            .order_by(LedgerEntry.id)
-            .limit(1)
+            _ADJUSTMENT_BY_KEY, {"vendor_id": vendor_id, "customer_id": customer.id, "key": key}
         )
         if previous is not None:
             if previous.amount != amount:
@@ -251,10 +244,7 @@ class WalletService:
         try:
             row = (
                 await self._session.execute(
-                    select(Customer, Wallet)
-                    .join(Wallet, (Wallet.vendor_id == Customer.vendor_id) & (Wallet.customer_id == Customer.id))
-                    .where(Customer.vendor_id == vendor_id, Customer.id == customer_id, Customer.status != "anonymized")
-                    .with_for_update(of=Wallet)
+                    _CUSTOMER_AND_LOCKED_WALLET, {"vendor_id": vendor_id, "customer_id": customer_id}
                 )
             ).first()
         except OperationalError as exc:
@@ -263,20 +253,6 @@ class WalletService:
             await self.customer(vendor_id, customer_id)  # which one is missing: the customer or its wallet
             raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
         return row[0], row[1]
-
-    @staticmethod
-    def _key_scope(vendor_id: int, customer_id: int) -> Any:
-        """Wallet ids whose adjustment keys count for the customer: its own and those of every
-        account merged into it, at any depth (adjust rules 1 and 4)."""
-        family = (
-            select(Customer.id)
-            .where(Customer.vendor_id == vendor_id, Customer.id == customer_id)
-            .cte("family", recursive=True)
-        )
-        family = family.union_all(
-            select(Customer.id).where(Customer.vendor_id == vendor_id, Customer.merged_into_id == family.c.id)
-        )
-        return select(Wallet.id).where(Wallet.vendor_id == vendor_id, Wallet.customer_id.in_(select(family.c.id)))
 
     async def _expiry_days(self, vendor_id: int) -> int | None:
         """New points expire only while the vendor's plan has point expiry and the vendor set a term."""
@@ -414,6 +390,47 @@ class WalletService:
                 )
                 .values(active=False)
             )
+
+
+# Built once: constructing these per call cost more than running them.
+_CUSTOMER_AND_LOCKED_WALLET = (
+    select(Customer, Wallet)
+    .join(Wallet, (Wallet.vendor_id == Customer.vendor_id) & (Wallet.customer_id == Customer.id))
+    .where(
+        Customer.vendor_id == bindparam("vendor_id"),
+        Customer.id == bindparam("customer_id"),
+        Customer.status != "anonymized",
+    )
+    .with_for_update(of=Wallet)
+)
+
+
+def _key_scope() -> Any:
+    """Wallet ids whose adjustment keys count for the customer: its own and those of every
+    account merged into it, at any depth (adjust rules 1 and 4)."""
+    family = (
+        select(Customer.id)
+        .where(Customer.vendor_id == bindparam("vendor_id"), Customer.id == bindparam("customer_id"))
+        .cte("family", recursive=True)
+    )
+    family = family.union_all(
+        select(Customer.id).where(Customer.vendor_id == bindparam("vendor_id"), Customer.merged_into_id == family.c.id)
+    )
+    return select(Wallet.id).where(
+        Wallet.vendor_id == bindparam("vendor_id"), Wallet.customer_id.in_(select(family.c.id))
+    )
+
+
+_ADJUSTMENT_BY_KEY: Any = (
+    select(LedgerEntry)
+    .where(
+        LedgerEntry.wallet_id.in_(_key_scope()),
+        LedgerEntry.type == "adjust",
+        LedgerEntry.idempotency_key == bindparam("key"),
+    )
+    .order_by(LedgerEntry.id)
+    .limit(1)
+)
 
 
 def _busy(exc: OperationalError) -> Exception:
