@@ -15,12 +15,8 @@ from loyalty_core.customers.models import ConsentEvent as ConsentEventModel
 from loyalty_core.customers.services import CardView, CustomerView, IdentifierInput, Profile
 from loyalty_http.customers.schemas import (
     Customer,
-    Email,
-    ExternalId,
     IdentifierIn,
-    Locale,
-    Name,
-    Phone,
+    ProfileFields,
     Unchecked,
     given,
     identifier_problems,
@@ -139,18 +135,9 @@ class Anonymized(msgspec.Struct):
     status: str
 
 
-class ImportItem(msgspec.Struct):
+class ImportItem(ProfileFields):
     """One customer of an attested import: the registration fields, retired identifier types allowed."""
 
-    first_name: Name | UnsetType | None = UNSET
-    last_name: Name | UnsetType | None = UNSET
-    email: Email | UnsetType | None = UNSET
-    phone: Phone | UnsetType | None = UNSET
-    date_of_birth: date | UnsetType | None = UNSET
-    customer_since: date | UnsetType | None = UNSET
-    external_id: ExternalId | UnsetType | None = UNSET
-    locale: Locale | UnsetType | None = UNSET
-    marketing_consent: bool | UnsetType | None = UNSET
     identifiers: Annotated[list[IdentifierIn], msgspec.Meta(max_length=10)] | UnsetType | None = UNSET
 
     def check(self) -> Mapping[str, list[str]]:

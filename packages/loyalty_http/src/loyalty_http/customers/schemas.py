@@ -98,7 +98,9 @@ def given(value: Any) -> Any:
     return None if value is UNSET else value
 
 
-class CustomerCreate(msgspec.Struct):
+class ProfileFields(msgspec.Struct):
+    """The profile a registration and an attested import both carry."""
+
     first_name: Name | UnsetType | None = UNSET
     last_name: Name | UnsetType | None = UNSET
     email: Email | UnsetType | None = UNSET
@@ -108,6 +110,9 @@ class CustomerCreate(msgspec.Struct):
     external_id: ExternalId | UnsetType | None = UNSET
     locale: Locale | UnsetType | None = UNSET
     marketing_consent: bool | UnsetType | None = UNSET
+
+
+class CustomerCreate(ProfileFields):
     marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
     identifiers: Annotated[list[IdentifierIn], msgspec.Meta(max_length=MAX_IDENTIFIERS)] | UnsetType | None = UNSET
 
