@@ -51,7 +51,6 @@ def make_prepare(
 ) -> Callable[[Request[Any, Any, Any]], Awaitable[None]]:
     async def prepare(request: Request[Any, Any, Any]) -> None:
         state = request.scope["state"]
-        state["started"] = time.perf_counter()
         request_id_of(request.scope)
         if not path_is_readable(request.scope):
             raise RouteNotFound("No endpoint at this path.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import time
 from typing import Any
 
 import structlog
@@ -26,6 +27,7 @@ def request_id_of(scope: Any) -> str:
     state = scope.setdefault("state", {})
     rid = state.get("request_id")
     if rid is None:
+        state.setdefault("started", time.perf_counter())
         sent = next((v for k, v in scope.get("headers", ()) if k == b"x-request-id"), None)
         rid = state["request_id"] = pick_request_id(sent)
         structlog.contextvars.bind_contextvars(request_id=rid)
