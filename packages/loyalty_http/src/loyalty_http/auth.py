@@ -14,7 +14,7 @@ from loyalty_core.tenancy import errors as te
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.services import AccessService
 from loyalty_http.errors import Unauthenticated
-from loyalty_http.tokens import TokenCodec
+from loyalty_http.tokens import TokenCodec, request_claims
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -61,7 +61,7 @@ def vendor_authenticator(
         token = bearer_token(request)
         if token is None:
             raise Unauthenticated("A bearer access token is required.")
-        claims = codec.decode(token)
+        claims = request_claims(request.scope, token, codec)
         if claims is None:
             raise Unauthenticated("The access token is unreadable or expired.")
         write = request.method not in SAFE_METHODS

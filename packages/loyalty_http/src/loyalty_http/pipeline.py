@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import structlog
 from litestar import Request
@@ -34,8 +35,6 @@ def path_is_readable(scope: Scope) -> bool:
         return False
     if raw is None:
         return True
-    from urllib.parse import unquote_to_bytes
-
     decoded = unquote_to_bytes(raw.split(b"?", 1)[0])
     if b"\x00" in decoded:
         return False

@@ -27,7 +27,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.tenancy.access import VendorState, vendor_usable
 from loyalty_http.auth import bearer_token
 from loyalty_http.errors import TooManyRequests
-from loyalty_http.tokens import TokenCodec
+from loyalty_http.tokens import TokenCodec, request_claims
 
 log = structlog.get_logger("loyalty.rate_limit")
 
@@ -182,8 +182,7 @@ class RateLimiter:
         vendor_key: str | None = None
         vendor_limit = 0
         marks: tuple[str, ...] = ()
-        token = None if by_address else bearer_token(request)
-        claims = self._codec.decode(token) if token else None
+        claims = None if by_address else request_claims(request.scope, bearer_token(request), self._codec)
         if claims is not None and claims.vendor_id is not None:
             cached = await self._state(claims.vendor_id)
             if cached.state is not None and vendor_usable(cached.state, now):

@@ -59,3 +59,16 @@ class TokenCodec:
         if vid is not None and not isinstance(vid, int):
             return None
         return Claims(client_id=payload["sub"], vendor_id=vid, jti=payload["jti"])
+
+
+_UNREAD = object()
+
+
+def request_claims(scope: Any, token: str | None, codec: TokenCodec) -> Claims | None:
+    """The request's token claims, decoded once: the rate limiter and the authenticator both ask."""
+    state = scope.setdefault("state", {})
+    cached = state.get("claims", _UNREAD)
+    if cached is _UNREAD:
+        cached = state["claims"] = codec.decode(token) if token else None
+    claims: Claims | None = cached
+    return claims

@@ -23,7 +23,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerIdentifier
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
-from loyalty_core.tenancy.models import Vendor
+from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet
@@ -256,8 +256,6 @@ class WalletService:
 
     async def _expiry_days(self, vendor_id: int) -> int | None:
         """New points expire only while the vendor's plan has point expiry and the vendor set a term."""
-        from loyalty_core.tenancy.models import Plan
-
         row = (
             await self._session.execute(
                 select(Vendor.points_expire_after_days, Plan.feature_point_expiry)

@@ -59,7 +59,7 @@ class Card(msgspec.Struct):
 
     @classmethod
     def from_view(cls, c: CardView) -> Card:
-        return cls(code=c.code, active=c.active, customer_id=c.customer_id, assigned_at=c.assigned_at)
+        return msgspec.convert(c, cls, from_attributes=True)
 
 
 class ConsentSet(msgspec.Struct):
@@ -85,13 +85,7 @@ class ConsentEvent(msgspec.Struct):
 
     @classmethod
     def from_model(cls, e: ConsentEventModel) -> ConsentEvent:
-        return cls(
-            granted=e.granted,
-            moment=e.moment,
-            source=e.source,
-            recorded_by=e.recorded_by,
-            statement_version=e.statement_version,
-        )
+        return msgspec.convert(e, cls, from_attributes=True)
 
 
 class Consent(msgspec.Struct):

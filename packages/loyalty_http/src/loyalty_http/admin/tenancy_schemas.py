@@ -101,17 +101,7 @@ class Vendor(msgspec.Struct):
 
     @classmethod
     def from_model(cls, v: VendorModel) -> Vendor:
-        return cls(
-            id=v.id,
-            name=v.name,
-            plan_id=v.plan_id,
-            status=v.status,
-            points_expire_after_days=v.points_expire_after_days,
-            subscription_ends_at=v.subscription_ends_at,
-            suspended_grace_until=v.suspended_grace_until,
-            created_at=v.created_at,
-            updated_at=v.updated_at,
-        )
+        return msgspec.convert(v, cls, from_attributes=True)
 
 
 class ClientCreate(msgspec.Struct):
@@ -184,7 +174,7 @@ class Branch(msgspec.Struct):
 
     @classmethod
     def from_model(cls, b: BranchModel) -> Branch:
-        return cls(id=b.id, external_id=b.external_id, name=b.name, type=b.type, active=b.active)
+        return msgspec.convert(b, cls, from_attributes=True)
 
 
 def present(struct: msgspec.Struct) -> dict[str, Any]:

@@ -69,14 +69,4 @@ class LedgerEntry(msgspec.Struct):
 
     @classmethod
     def from_model(cls, e: LedgerEntryModel) -> LedgerEntry:
-        return cls(
-            id=e.id,
-            wallet_id=e.wallet_id,
-            type=e.type,
-            amount=e.amount,
-            running_balance=e.running_balance,
-            reason=e.reason,
-            causer_type=e.causer_type,
-            causer_id=e.causer_id,
-            created_at=e.created_at,
-        )
+        return msgspec.convert(e, cls, from_attributes=True)
