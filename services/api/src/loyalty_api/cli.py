@@ -56,10 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()
+        result: int = args.run(settings, args)
     except SettingsError as exc:
         print(f"loyalty: {exc}", file=sys.stderr)
         return 2
-    result: int = args.run(settings, args)
     return result
 
 
@@ -102,6 +102,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
                 "DATABASE_URL": settings.database_url,
                 "LOYALTY_ADMIN_TOKEN": settings.admin_token or "",
                 "LOYALTY_JWT_SECRET": settings.jwt_secret or "",
+                "LOYALTY_ENCRYPTION_KEY": settings.encryption_key or "",
                 "LOYALTY_HOST": settings.host,
                 "LOYALTY_PORT": str(settings.port),
             }
