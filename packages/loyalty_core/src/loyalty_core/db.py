@@ -28,6 +28,8 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEn
         max_overflow=pool_size,
         pool_recycle=300,
         echo=echo,
+        # bind parameters carry customer data: keep them out of every exception text
+        hide_parameters=True,
         connect_args={"options": f"-c lock_timeout={LOCK_TIMEOUT_MS}"},
     )
 

@@ -12,6 +12,7 @@ from litestar.exceptions import HTTPException
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.error_status import CODE_BY_FRAMEWORK_STATUS, STATUS_BY_CODE
 from loyalty_http.errors import HttpError
+from loyalty_http.log_safety import error_fields, loggable_path
 from loyalty_http.request_id import request_id_of
 
 T = TypeVar("T")
@@ -86,7 +87,7 @@ def on_framework_error(request: Request[Any, Any, Any], exc: HTTPException) -> R
 
 
 def on_unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
-    log.exception("unhandled error", exc_info=exc, path=request.url.path)
+    log.error("unhandled error", route=loggable_path(request.scope), **error_fields(exc))
     return error_response(
         request, 500, "INTERNAL_ERROR", "Something failed on the service side; retry and quote the request id."
     )
