@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     worker: Literal["in-process", "external"] = "in-process"
     home: Path = Path(".loyalty")
     workers: int = 1
+    trusted_proxies: tuple[str, ...] = ()
     log_level: str = "INFO"
 
     @classmethod
@@ -86,6 +88,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         # one process by default: without a shared limiter each process would count on its own;
         # with Redis, one per core; test mode keeps its clock in one process
         default_workers = (os.cpu_count() or 1) if redis_url is not None and not test_mode else 1
+        proxies = tuple(p.strip() for p in (text("LOYALTY_TRUSTED_PROXIES") or "").split(",") if p.strip())
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                problems.append(f"LOYALTY_TRUSTED_PROXIES holds {proxy!r}, not an address or network")
         host = text("LOYALTY_HOST") or "127.0.0.1"
         port = whole("LOYALTY_PORT", 8000, 1, 65535)
         settings = cls(
@@ -108,6 +116,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             worker="external" if worker == "external" else "in-process",
             home=Path(text("LOYALTY_HOME") or ".loyalty"),
             workers=1 if test_mode else whole("LOYALTY_WORKERS", default_workers, 1, 256),
+            trusted_proxies=proxies,
             log_level=(text("LOYALTY_LOG_LEVEL") or "INFO").upper(),
         )
         if settings.log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
