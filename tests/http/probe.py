@@ -81,6 +81,13 @@ class ProbeController(Controller):
         # PostgreSQL quotes the value it could not read; SQLAlchemy would add the bind parameters
         await db.execute(text("SELECT CAST(:email AS integer)"), {"email": "jane.doe@example.com"})
 
+    @get("/sqlstate/{code:str}", opt=reads(auth="admin"))
+    async def sqlstate(self, code: FromPath[str], db: NamedDependency[AsyncSession]) -> None:
+        """Fails the way PostgreSQL would with ``code`` (a deadlock, a serialization failure, ...)."""
+        if not code.isalnum() or len(code) != 5:
+            raise ProbeMissing("Not a SQLSTATE.")
+        await db.execute(text(f"DO $$ BEGIN RAISE EXCEPTION 'induced' USING ERRCODE = '{code}'; END $$"))
+
     @get("/missing", opt=reads(auth="admin"))
     async def missing(self) -> None:
         raise ProbeMissing("No customer with this identifier.", identifier="X")

@@ -8,6 +8,7 @@ import msgspec
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
+from sqlalchemy.exc import DBAPIError
 
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.error_status import CODE_BY_FRAMEWORK_STATUS, STATUS_BY_CODE
@@ -86,6 +87,27 @@ def on_framework_error(request: Request[Any, Any, Any], exc: HTTPException) -> R
     return error_response(request, status, code, _FRAMEWORK_MESSAGES.get(code, exc.detail), headers=headers)
 
 
+TRANSIENT_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
+"""lock_not_available (a wait past lock_timeout), deadlock_detected, serialization_failure: the
+request's transaction was rolled back whole, so the caller may simply send it again."""
+RETRY_AFTER_SECONDS = 1
+
+
+def on_database_error(request: Request[Any, Any, Any], exc: DBAPIError) -> Response[bytes]:
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    if sqlstate not in TRANSIENT_SQLSTATES:
+        return on_unexpected_error(request, exc)
+    log.warning("database busy", route=loggable_path(request.scope), sqlstate=sqlstate)
+    return error_response(
+        request,
+        503,
+        "SERVICE_UNAVAILABLE",
+        "Another write holds what this request needs; nothing was changed, retry in a moment.",
+        details={"retry_after": RETRY_AFTER_SECONDS},
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
 def on_unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     log.error("unhandled error", route=loggable_path(request.scope), **error_fields(exc))
     return error_response(
@@ -97,5 +119,6 @@ EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
     DomainError: on_domain_error,
     HttpError: on_http_error,
     HTTPException: on_framework_error,
+    DBAPIError: on_database_error,
     Exception: on_unexpected_error,
 }
