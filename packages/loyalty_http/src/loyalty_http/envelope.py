@@ -11,6 +11,7 @@ from litestar.exceptions import HTTPException
 from sqlalchemy.exc import DBAPIError
 
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_http.body import printable
 from loyalty_http.error_status import CODE_BY_FRAMEWORK_STATUS, STATUS_BY_CODE
 from loyalty_http.errors import HttpError
 from loyalty_http.log_safety import error_fields, loggable_path
@@ -41,7 +42,12 @@ _encoder = msgspec.json.Encoder()
 
 def error_bytes(status: int, code: str, message: str, request_id: str, details: dict[str, Any] | None = None) -> bytes:
     body = ErrorBody(code=code, message=message, status=status, request_id=request_id, details=details or None)
-    return _encoder.encode(ErrorEnvelope(body))
+    try:
+        return _encoder.encode(ErrorEnvelope(body))
+    except (UnicodeEncodeError, msgspec.EncodeError):
+        # a field name the caller sent is not valid UTF-8: name it with U+FFFD where bytes were broken
+        body.details = printable(body.details)
+        return _encoder.encode(ErrorEnvelope(body))
 
 
 def error_response(
