@@ -1,4 +1,5 @@
-"""``loyalty``: serve the API, run the worker, migrate the database. ``--help`` on every verb."""
+"""``loyalty``: serve the API, run the worker, migrate the database, take the back office's first
+steps. ``--help`` on every verb."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from loyalty_api import migrate
+from loyalty_api import backoffice, migrate
 from loyalty_api.settings import Settings, SettingsError
 
 
@@ -52,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     revision.add_argument("-m", "--message", required=True)
     revision.set_defaults(run=_db_revision)
+
+    backoffice.add_verbs(verbs)
 
     args = parser.parse_args(argv)
     try:
