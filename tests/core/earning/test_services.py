@@ -335,3 +335,20 @@ async def test_loaded_terms_are_the_active_rules_and_score_a_purchase(
         (double.id, 10, 2),
     ]
     assert scoring.points_earned == 30
+
+
+async def test_campaigns_of_a_family_the_plan_dropped_are_not_loaded(
+    campaigns: CampaignService, vendor: Vendor, db: AsyncSession
+) -> None:
+    """Spec, Plan limits 5: a feature outside the plan is not used; a downgrade stops moment campaigns paying."""
+    await campaigns.create(vendor.id, DOUBLE)
+    birthday = CampaignData(
+        name="Birthday", kind="fixed_points", points=50, family="customer_moment", moment="birthday"
+    )
+    await campaigns.create(vendor.id, birthday)
+    plan = await db.get(Plan, vendor.plan_id)
+    assert plan is not None
+    plan.feature_customer_moments = False
+    await db.flush()
+    _, offers = await load_terms(db, vendor.id)
+    assert [c.name for c in offers] == ["Double"]

@@ -164,9 +164,18 @@ class CampaignService:
 async def load_terms(
     session: AsyncSession, vendor_id: int
 ) -> tuple[tuple[EarnRuleTerms, ...], tuple[CampaignTerms, ...]]:
-    """A vendor's active earn rules and campaigns as the engine takes them (two indexed reads)."""
-    rules = await session.scalars(select(EarnRule).where(EarnRule.vendor_id == vendor_id, EarnRule.active))
-    campaigns = await session.scalars(select(Campaign).where(Campaign.vendor_id == vendor_id, Campaign.active))
+    """A vendor's active earn rules and campaigns as the engine takes them. Campaigns of a family the
+    plan no longer has are left out: a downgraded plan stops paying them without editing them."""
+    plan = await _vendor(session, vendor_id)
+    families = [family for family, feature in FEATURE_OF_FAMILY.items() if getattr(plan, feature)]
+    rules = await session.scalars(
+        select(EarnRule).where(EarnRule.vendor_id == vendor_id, EarnRule.active).order_by(EarnRule.id)
+    )
+    campaigns = await session.scalars(
+        select(Campaign)
+        .where(Campaign.vendor_id == vendor_id, Campaign.active, Campaign.family.in_(families))
+        .order_by(Campaign.id)
+    )
     return tuple(earn_rule_terms(rule) for rule in rules), tuple(campaign_terms(c) for c in campaigns)
 
 
