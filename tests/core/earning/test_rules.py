@@ -394,7 +394,7 @@ def test_a_moment_at_another_branch_fires_but_pays_nothing() -> None:
 def test_every_entry_has_exactly_the_ten_keys_of_the_spec() -> None:
     """Spec, Resources > Transaction: a rules_applied entry always carries these ten keys."""
     scoring = score(Purchase(1000), NOBODY, [EURO], [fixed(10, 5, version=3)], NOW)
-    base, campaign = (entry.as_dict() for entry in scoring.rules_applied)
+    base, campaign = scoring.entries()
     assert base == {
         "rule_id": 1,
         "rule_name": "Euro",

@@ -67,6 +67,10 @@ class Scoring:
     moments_paid: frozenset[MomentKey] = frozenset()
     """Moment occurrences this purchase pays, for the caller to record so they pay once."""
 
+    def entries(self) -> list[dict[str, object]]:
+        """``rules_applied`` as stored with the transaction and answered on every replay."""
+        return [entry.as_dict() for entry in self.rules_applied]
+
 
 @dataclass(frozen=True, slots=True)
 class _Offer:
