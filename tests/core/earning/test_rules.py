@@ -419,3 +419,68 @@ def test_every_entry_has_exactly_the_ten_keys_of_the_spec() -> None:
         "reason": None,
         "line_breakdown": None,
     }
+
+
+COMBINATION_CASES = [
+    pytest.param(
+        [
+            moment(30, "birthday", 50),
+            per_sku(31, 10, "A", max_points_per_transaction=30),
+            times(32, "2", combinable=True),
+        ],
+        (10 + 50 + 10, [(1, 10, None, None), (30, 50, None, None), (31, 0, SUPPRESSED, 30), (32, 10, None, None)]),
+        id="moment-outranks-capped-product-multiplier-combinable",
+    ),
+    pytest.param(
+        [per_sku(10, 10, "A", max_points_per_transaction=20), fixed(11, 20)],
+        (10 + 20, [(1, 10, None, None), (10, 20, None, None), (11, 0, SUPPRESSED, 10)]),
+        id="capped-product-ties-and-wins-on-lower-id",
+    ),
+    pytest.param(
+        [times(10, "9", max_points_per_transaction=15), fixed(11, 16)],
+        (10 + 16, [(1, 10, None, None), (10, 0, SUPPRESSED, 11), (11, 16, None, None)]),
+        id="ceiling-makes-the-multiplier-lose",
+    ),
+    pytest.param(
+        [moment(30, "birthday", 50, combinable=True), moment(31, "win_back", 40, inactive_days=30), fixed(32, 45)],
+        (10 + 50 + 45, [(1, 10, None, None), (30, 50, None, None), (31, 0, SUPPRESSED, 32), (32, 45, None, None)]),
+        id="combinable-moment-pays-exclusive-moment-outranked",
+    ),
+    pytest.param(
+        [moment(30, "anniversary", 500), per_sku(31, 10, "A", branches=frozenset({"UTR"}))],
+        (10, [(1, 10, None, None), (30, 0, None, None), (31, 0, None, None)]),
+        id="moment-not-due-and-product-at-other-branch-pay-nothing",
+    ),
+]
+
+
+@pytest.mark.parametrize(("campaigns", "expected"), COMBINATION_CASES)
+def test_combinations_of_suppression_ceilings_products_and_moments(
+    campaigns: list[CampaignTerms], expected: object
+) -> None:
+    """Earning rules 2 to 5 together with contract 5's "strongest" and the Moments decisions: a purchase of
+    10 euros at AMS with 5 units of A, on the customer's birthday, 40 days after the last purchase."""
+    facts = CustomerFacts(date_of_birth=BORN, last_purchase_on=date(2026, 1, 20), customer_since=date(2020, 6, 1))
+    purchase = Purchase(1000, branch="AMS", items=(LineItem(5, "A"),))
+    assert outcome(purchase, [EURO], campaigns, facts) == expected
+
+
+def test_a_capped_product_winner_reports_its_whole_breakdown() -> None:
+    """Earning rule 5: the ceiling applies to the total, so the breakdown sum can exceed points_earned."""
+    purchase = Purchase(1000, items=(LineItem(5, "A"),))
+    winner, _ = score(
+        purchase, NOBODY, [], [per_sku(10, 10, "A", max_points_per_transaction=20), fixed(11, 20)], NOW
+    ).rules_applied
+    assert (winner.points_earned, winner.line_breakdown) == (20, (LineAward("A", 5, 50),))
+
+
+def test_two_moments_paid_by_one_purchase_are_both_reported() -> None:
+    facts = CustomerFacts(date_of_birth=BORN, last_purchase_on=date(2026, 1, 20))
+    campaigns = [
+        moment(30, "birthday", 5, combinable=True),
+        moment(31, "win_back", 4, inactive_days=30, combinable=True),
+    ]
+    scoring = score(Purchase(100), facts, [], campaigns, NOW)
+    assert scoring.moments_paid == frozenset(
+        {MomentKey("birthday", date(2026, 3, 1)), MomentKey("win_back", date(2026, 1, 20))}
+    )
