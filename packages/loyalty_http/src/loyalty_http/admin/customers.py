@@ -12,10 +12,11 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.accounts.enrolment import ImportOutcome
 from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
 from loyalty_core.customers import errors as ce
-from loyalty_core.customers.services import CustomerService, ImportOutcome
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_http.admin import customers_schemas as s

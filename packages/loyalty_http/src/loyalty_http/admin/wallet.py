@@ -10,10 +10,11 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.accounts.merge import MergeService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
-from loyalty_core.customers.services import CustomerService
-from loyalty_core.wallet.services import Causer, WalletService
+from loyalty_core.wallet.services import Causer
 from loyalty_http.admin.tenancy import vendor_id_of
 from loyalty_http.customers import schemas as cs
 from loyalty_http.envelope import Envelope
@@ -47,7 +48,7 @@ class AdminWalletController(Controller):
         """The customer in the path closes; ``into_customer_id`` stays."""
         vendor = vendor_id_of(vendor_id)
         closing = parse_id(customer_id, CustomerNotFound, "No customer with this id.", customer_id=customer_id)
-        await WalletService(db, clock).merge(vendor, closing, payload.into_customer_id, causer=PORTAL)
+        await MergeService(db, clock).merge(vendor, closing, payload.into_customer_id, causer=PORTAL)
         customers = CustomerService(db, clock)
         return Envelope(
             Merged(

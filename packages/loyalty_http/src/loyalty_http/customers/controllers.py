@@ -12,10 +12,10 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
 from loyalty_core.customers import errors as ce
-from loyalty_core.customers.services import CustomerService
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_http.customers import schemas as s
 from loyalty_http.envelope import Envelope

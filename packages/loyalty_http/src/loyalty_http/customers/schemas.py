@@ -11,7 +11,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.customers import cards
-from loyalty_core.customers.services import CustomerView, IdentifierInput, Profile
+from loyalty_core.customers.profiles import IdentifierInput, Profile
+from loyalty_core.customers.views import CustomerView
 from loyalty_http.validation import NUL_MESSAGE, UTF8_MESSAGE
 
 Name = Annotated[str, msgspec.Meta(max_length=255)]
