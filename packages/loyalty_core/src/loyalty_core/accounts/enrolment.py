@@ -23,7 +23,7 @@ from loyalty_core.customers.services.consent import apply_decision, event_of
 from loyalty_core.customers.services.identifiers import IdentifierWrites
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.tenancy.models import Plan, Vendor
+from loyalty_core.tenancy import ceilings
 from loyalty_core.wallet.models import Wallet
 
 
@@ -100,7 +100,9 @@ class Enrolment(IdentifierWrites):
         check_birth_date(profile.date_of_birth, now)
         if profile.marketing_consent and consent.too_young(profile.date_of_birth, now.date()):
             raise e.MarketingConsentUnderAge("A customer younger than 13 cannot have marketing consent recorded.")
-        await self._check_room(vendor_id, ceiling)
+        held = select(func.count()).select_from(Customer)
+        held = held.where(Customer.vendor_id == vendor_id, Customer.status != ANONYMIZED)
+        await ceilings.ensure_room(self._session, ceiling, held, ceilings.CUSTOMERS)
         customer = Customer(
             vendor_id=vendor_id,
             first_name=profile.first_name,
@@ -151,26 +153,7 @@ class Enrolment(IdentifierWrites):
         running is lost in the race (409, in ``_claim``)."""
         if claim is not None:
             await self._check_free_card(vendor_id, claim)
-        found = await self._session.scalar(
-            select(Plan.max_customers).join(Vendor, Vendor.plan_id == Plan.id).where(Vendor.id == vendor_id)
-        )
-        ceiling = int(found or 0)
+        ceiling = (await ceilings.plan_of(self._session, vendor_id)).max_customers
         if ceiling:
-            # NO KEY UPDATE: inserts elsewhere that reference the vendor (KEY SHARE) are not blocked
-            await self._session.execute(select(Vendor.id).where(Vendor.id == vendor_id).with_for_update(key_share=True))
+            await ceilings.lock_vendor(self._session, vendor_id)
         return ceiling
-
-    async def _check_room(self, vendor_id: int, ceiling: int) -> None:
-        """The plan's ``max_customers`` counts every customer not anonymized; zero means unlimited."""
-        if not ceiling:
-            return
-        held = await self._session.scalar(
-            select(func.count())
-            .select_from(Customer)
-            .where(Customer.vendor_id == vendor_id, Customer.status != ANONYMIZED)
-        )
-        if (held or 0) >= ceiling:
-            raise ValidationFailed(
-                "The plan's customer ceiling is reached.",
-                {"plan": [f"The plan allows at most {ceiling} customers; upgrade the plan or anonymize customers."]},
-            )
