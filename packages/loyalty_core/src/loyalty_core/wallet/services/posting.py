@@ -113,10 +113,11 @@ class Posting:
                     select(PointLot).where(PointLot.wallet_id == wallet.id, PointLot.remaining > 0)
                 )
             ).all()
-            by_id = {lot.id: lot for lot in open_lots}
-            takes = ledger.take([ledger.Lot(lot.id, lot.expires_at, lot.remaining) for lot in open_lots], -amount)
-            for t in takes:
-                by_id[t.lot_id].remaining -= t.points
+            values = [ledger.Lot(lot.id, lot.expires_at, lot.remaining) for lot in open_lots]
+            takes = ledger.take(values, -amount)
+            left = ledger.remaining_after(values, takes)
+            for lot in open_lots:
+                lot.remaining = left[lot.id]
         wallet.balance = balance
         wallet.updated_at = now
         await self._session.flush()
