@@ -16,9 +16,9 @@ from sqlalchemy import func, insert, select
 from loyalty_core.customers import cards, consent
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.consent import Provenance
-from loyalty_core.customers.models import Customer
+from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.profiles import IdentifierInput, Profile
-from loyalty_core.customers.services.base import ACTIVE, ANONYMIZED, check_birth_date
+from loyalty_core.customers.services.base import check_birth_date
 from loyalty_core.customers.services.consent import apply_decision, event_of
 from loyalty_core.customers.services.identifiers import IdentifierWrites
 from loyalty_core.customers.views import CustomerView
@@ -101,7 +101,7 @@ class Enrolment(IdentifierWrites):
         if profile.marketing_consent and consent.too_young(profile.date_of_birth, now.date()):
             raise e.MarketingConsentUnderAge("A customer younger than 13 cannot have marketing consent recorded.")
         held = select(func.count()).select_from(Customer)
-        held = held.where(Customer.vendor_id == vendor_id, Customer.status != ANONYMIZED)
+        held = held.where(Customer.vendor_id == vendor_id, Customer.status != CustomerStatus.ANONYMIZED)
         await ceilings.ensure_room(self._session, ceiling, held, ceilings.CUSTOMERS)
         customer = Customer(
             vendor_id=vendor_id,
@@ -113,7 +113,7 @@ class Enrolment(IdentifierWrites):
             customer_since=profile.customer_since,
             external_id=profile.external_id,
             locale=profile.locale,
-            status=ACTIVE,
+            status=CustomerStatus.ACTIVE,
             marketing_consent=False,
             created_at=now,
             updated_at=now,

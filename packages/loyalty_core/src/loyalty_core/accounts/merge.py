@@ -12,10 +12,9 @@ from sqlalchemy import func, select, update
 
 from loyalty_core.customers import cards
 from loyalty_core.customers.errors import CustomerDeactivated
-from loyalty_core.customers.models import Customer, CustomerIdentifier
-from loyalty_core.customers.services.base import DEACTIVATED
+from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.wallet.models import PointLot
+from loyalty_core.wallet.models import EntryType, PointLot
 from loyalty_core.wallet.services.posting import Causer, Posting
 
 MERGE_REASON = "merge"
@@ -60,13 +59,15 @@ class MergeService(Posting):
                     )
                 ).all()
             }
-            _, takes = await self.post(source, -source.balance, kind="adjust", causer=causer, reason=MERGE_REASON)
+            _, takes = await self.post(
+                source, -source.balance, kind=EntryType.ADJUST, causer=causer, reason=MERGE_REASON
+            )
             moved = [(t.points, open_lots[t.lot_id].expires_at) for t in takes]
             await self.post(
-                target, sum(p for p, _ in moved), kind="adjust", causer=causer, reason=MERGE_REASON, lots=moved
+                target, sum(p for p, _ in moved), kind=EntryType.ADJUST, causer=causer, reason=MERGE_REASON, lots=moved
             )
         await self._move_identifiers(vendor_id, closing, kept)
-        closing.status = DEACTIVATED
+        closing.status = CustomerStatus.DEACTIVATED
         closing.merged_into_id = kept.id
         await self._session.flush()
         return closing, kept

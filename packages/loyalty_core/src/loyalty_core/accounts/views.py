@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy import Select, and_, func, select
 
 from loyalty_core.customers import errors as e
-from loyalty_core.customers.models import Customer, CustomerIdentifier
-from loyalty_core.customers.services.base import ANONYMIZED, CustomerWrites
+from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.services.base import CustomerWrites
 from loyalty_core.customers.views import IDENTIFIER_LIST, CustomerView, view_of
 from loyalty_core.wallet.models import Wallet
 
@@ -24,7 +24,7 @@ _VIEW = (
     select(*_C, func.coalesce(_W.balance, 0).label("balance"), IDENTIFIER_LIST)
     .select_from(Customer.__table__)
     .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
-    .where(_C.status != ANONYMIZED)
+    .where(_C.status != CustomerStatus.ANONYMIZED)
 )
 
 VIEW_BY_IDENTIFIER = _VIEW.join(_Found, and_(_Found.c.vendor_id == _C.vendor_id, _Found.c.customer_id == _C.id))

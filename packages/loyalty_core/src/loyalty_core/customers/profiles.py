@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from loyalty_core.customers.models import DEFAULT_LOCALE
+
 
 @dataclass(frozen=True, slots=True)
 class IdentifierInput:
@@ -23,7 +25,7 @@ class Profile:
     date_of_birth: date | None = None
     customer_since: date | None = None
     external_id: str | None = None
-    locale: str = "nl"
+    locale: str = DEFAULT_LOCALE
     marketing_consent: bool | None = None
     statement_version: str | None = None
     identifiers: tuple[IdentifierInput, ...] = ()

@@ -13,9 +13,7 @@ from sqlalchemy import RowMapping, func, literal_column, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from loyalty_core.customers import cards
-from loyalty_core.customers.models import Customer, CustomerIdentifier
-
-DEACTIVATED = "deactivated"
+from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +53,7 @@ class CustomerView:
 
     @property
     def is_deactivated(self) -> bool:
-        return self.status == DEACTIVATED
+        return self.status == CustomerStatus.DEACTIVATED
 
 
 @dataclass(frozen=True, slots=True)

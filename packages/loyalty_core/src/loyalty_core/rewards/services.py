@@ -12,7 +12,7 @@ from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
 from loyalty_core.rewards import errors as e
-from loyalty_core.rewards.models import Reward
+from loyalty_core.rewards.models import Reward, RewardStatus
 from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.models import Vendor
@@ -75,10 +75,12 @@ class RewardService:
                     )
                 return MadeReward(earlier, replayed=True)
         _check_window(terms.available_from, terms.available_until)
-        status = terms.status or "active"
-        if status == "active":
+        status = terms.status or RewardStatus.ACTIVE
+        if status == RewardStatus.ACTIVE:
             active = select(func.count()).select_from(Reward)
-            active = active.where(Reward.vendor_id == vendor_id, Reward.status == "active", Reward.deleted_at.is_(None))
+            active = active.where(
+                Reward.vendor_id == vendor_id, Reward.status == RewardStatus.ACTIVE, Reward.deleted_at.is_(None)
+            )
             await ceilings.ensure_room(self._session, max_rewards, active, ceilings.REWARDS)
         now = self._clock.now()
         reward = Reward(

@@ -15,13 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers import errors as e
-from loyalty_core.customers.models import Customer
+from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import ValidationFailed
-
-ACTIVE = "active"
-DEACTIVATED = "deactivated"
-ANONYMIZED = "anonymized"
 
 
 class CustomerWrites:
@@ -40,7 +36,11 @@ class CustomerWrites:
     async def _customer_for_update(self, vendor_id: int, customer_id: int) -> Customer:
         customer = await self._session.scalar(
             select(Customer)
-            .where(Customer.vendor_id == vendor_id, Customer.id == customer_id, Customer.status != ANONYMIZED)
+            .where(
+                Customer.vendor_id == vendor_id,
+                Customer.id == customer_id,
+                Customer.status != CustomerStatus.ANONYMIZED,
+            )
             .with_for_update(key_share=True)
         )
         if customer is None:

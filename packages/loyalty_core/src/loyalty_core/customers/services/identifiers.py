@@ -14,9 +14,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from loyalty_core.customers import cards
 from loyalty_core.customers import errors as e
-from loyalty_core.customers.models import CustomerIdentifier
+from loyalty_core.customers.models import CustomerIdentifier, CustomerStatus
 from loyalty_core.customers.profiles import IdentifierInput
-from loyalty_core.customers.services.base import DEACTIVATED, CustomerWrites
+from loyalty_core.customers.services.base import CustomerWrites
 from loyalty_core.customers.views import CardView, CustomerView
 from loyalty_core.errors import ValidationFailed
 
@@ -135,7 +135,7 @@ class IdentifierWrites(CustomerWrites):
     async def add_card(self, vendor_id: int, customer_id: int, code: str | None) -> CustomerView:
         """Contract 5: a further card, free pre-printed or issued; it becomes the card scanned."""
         customer = await self._customer_for_update(vendor_id, customer_id)
-        if customer.status == DEACTIVATED:
+        if customer.status == CustomerStatus.DEACTIVATED:
             raise e.CustomerDeactivated("The customer is deactivated, so no card is added.")
         held, last = (
             await self._session.execute(

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from sqlalchemy import delete
 
-from loyalty_core.customers.models import ConsentEvent, CustomerIdentifier
-from loyalty_core.customers.services.base import ANONYMIZED, DEACTIVATED, CustomerWrites
+from loyalty_core.customers.models import DEFAULT_LOCALE, ConsentEvent, CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.services.base import CustomerWrites
 from loyalty_core.customers.views import CustomerView
 
 
@@ -16,8 +16,8 @@ class StatusWrites(CustomerWrites):
     async def deactivate(self, vendor_id: int, customer_id: int) -> CustomerView:
         """Spec, Customer status: active -> deactivated; later issues refuse its transactions."""
         customer = await self._customer_for_update(vendor_id, customer_id)
-        if customer.status != DEACTIVATED:
-            customer.status = DEACTIVATED
+        if customer.status != CustomerStatus.DEACTIVATED:
+            customer.status = CustomerStatus.DEACTIVATED
             customer.updated_at = self._clock.now()
             await self._session.flush()
         return await self.get(vendor_id, customer_id)
@@ -37,8 +37,8 @@ class StatusWrites(CustomerWrites):
         )
         for name in ("first_name", "last_name", "email", "phone", "date_of_birth", "customer_since", "external_id"):
             setattr(customer, name, None)
-        customer.locale = "nl"
-        customer.status = ANONYMIZED
+        customer.locale = DEFAULT_LOCALE
+        customer.status = CustomerStatus.ANONYMIZED
         customer.marketing_consent = False
         customer.marketing_consent_statement_version = None
         customer.marketing_consent_granted_at = None

@@ -14,8 +14,8 @@ from sqlalchemy import delete, select
 from loyalty_core.customers import cards, consent
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.consent import Provenance
-from loyalty_core.customers.models import Customer, CustomerIdentifier
-from loyalty_core.customers.services.base import ANONYMIZED, check_birth_date
+from loyalty_core.customers.models import DEFAULT_LOCALE, Customer, CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.services.base import check_birth_date
 from loyalty_core.customers.services.consent import ConsentWrites
 from loyalty_core.customers.services.identifiers import IdentifierWrites
 from loyalty_core.customers.views import CustomerView
@@ -37,7 +37,7 @@ class ProfileWrites(IdentifierWrites, ConsentWrites):
             .where(
                 Customer.vendor_id == vendor_id,
                 Customer.external_id == external_id,
-                Customer.status != ANONYMIZED,
+                Customer.status != CustomerStatus.ANONYMIZED,
                 Customer.merged_into_id.is_(None),
             )
             .with_for_update(key_share=True)
@@ -55,7 +55,7 @@ class ProfileWrites(IdentifierWrites, ConsentWrites):
         for name in _PROFILE_FIELDS:
             if name in changes:
                 value = changes[name]
-                setattr(customer, name, "nl" if name == "locale" and value is None else value)
+                setattr(customer, name, DEFAULT_LOCALE if name == "locale" and value is None else value)
         if "email" in changes:
             await self._change_email(customer, changes["email"], now)
         if granted is not None:

@@ -9,11 +9,11 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.exc import OperationalError
 
 from loyalty_core.customers.errors import CustomerDeactivated
-from loyalty_core.customers.models import Customer
+from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.wallet.errors import WalletNotFound
-from loyalty_core.wallet.models import LedgerEntry, Wallet
+from loyalty_core.wallet.models import EntryType, LedgerEntry, Wallet
 from loyalty_core.wallet.services.posting import Causer, Posting, _busy
 
 
@@ -63,7 +63,7 @@ class Adjustments(Posting):
         entry, _ = await self.post(
             wallet,
             amount,
-            kind="adjust",
+            kind=EntryType.ADJUST,
             causer=causer,
             reason=reason,
             key=key,
@@ -108,7 +108,7 @@ _CUSTOMER_AND_LOCKED_WALLET = (
     .where(
         Customer.vendor_id == bindparam("vendor_id"),
         Customer.id == bindparam("customer_id"),
-        Customer.status != "anonymized",
+        Customer.status != CustomerStatus.ANONYMIZED,
     )
     .with_for_update(of=Wallet)
 )
@@ -134,7 +134,7 @@ _ADJUSTMENT_BY_KEY: Any = (
     select(LedgerEntry)
     .where(
         LedgerEntry.wallet_id.in_(_key_scope()),
-        LedgerEntry.type == "adjust",
+        LedgerEntry.type == EntryType.ADJUST,
         LedgerEntry.idempotency_key == bindparam("key"),
     )
     .order_by(LedgerEntry.id)

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 
-from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet
+from loyalty_core.wallet.models import EntryType, LedgerEntry, PointLot, Wallet
 from loyalty_core.wallet.services.posting import SYSTEM, Posting
 
 
@@ -36,5 +36,5 @@ class Expiry(Posting):
         if not expired:
             return None
         # soonest-ending lots go first, so the points taken are exactly those that ran out
-        entry, _ = await self.post(wallet, -int(expired), kind="expire", causer=SYSTEM, reason="expired")
+        entry, _ = await self.post(wallet, -int(expired), kind=EntryType.EXPIRE, causer=SYSTEM, reason="expired")
         return entry

@@ -20,10 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
-from loyalty_core.customers.models import Customer
+from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
-from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet
+from loyalty_core.wallet.models import CauserType, LedgerEntry, PointLot, Wallet
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,7 @@ class Causer:
     id: str | None = None
 
 
-SYSTEM = Causer("system")
+SYSTEM = Causer(CauserType.SYSTEM)
 
 
 class Posting:
@@ -42,7 +42,9 @@ class Posting:
     async def customer(self, vendor_id: int, customer_id: int) -> Customer:
         found: Customer | None = await self._session.scalar(
             select(Customer).where(
-                Customer.vendor_id == vendor_id, Customer.id == customer_id, Customer.status != "anonymized"
+                Customer.vendor_id == vendor_id,
+                Customer.id == customer_id,
+                Customer.status != CustomerStatus.ANONYMIZED,
             )
         )
         if found is None:
