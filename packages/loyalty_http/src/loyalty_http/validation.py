@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 import msgspec
 from msgspec import inspect as mi
 
+from loyalty_core.clock import midnight_utc
+from loyalty_core.text import EMAIL, SURROGATE
 from loyalty_http.body import indexed_list
 from loyalty_http.errors import InputInvalid
 
@@ -34,14 +36,12 @@ TRIMMED = " \t\n\r\x0b\x0c\x00"
 NUL_MESSAGE = "The value must not contain NUL bytes."
 UTF8_MESSAGE = "The value is not valid UTF-8."
 
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _INT_DIGITS = 12
 """More digits than any 32-bit integer needs (leading zeros aside): such a number is out of range
 without converting it, which Python refuses past 4,300 digits."""
-_SURROGATE = re.compile("[\udc80-\udcff]")
 
 _FAIL = object()
 
@@ -156,7 +156,7 @@ def _check_str(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
     if not isinstance(value, str):
         return _fail(errors, path, "validation.string")
     value = value.strip(TRIMMED)
-    if _SURROGATE.search(value):
+    if SURROGATE.search(value):
         return _fail(errors, path, UTF8_MESSAGE)
     if "\x00" in value:
         return _fail(errors, path, NUL_MESSAGE)
@@ -166,7 +166,7 @@ def _check_str(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
         return _fail(errors, path, "validation.min.string")
     if t.pattern is not None and not re.search(t.pattern, value):
         return _fail(errors, path, "validation.regex")
-    if slot.rule == "email" and not _EMAIL.fullmatch(value):
+    if slot.rule == "email" and not EMAIL.fullmatch(value):
         return _fail(errors, path, "validation.email")
     if slot.rule == "url" and not _is_web_url(value):
         return _fail(errors, path, "validation.url")
@@ -283,9 +283,7 @@ def _check_datetime(slot: _Slot, value: Any, path: str, errors: dict[str, list[s
     parsed = parse_datetime_or_date(value) if isinstance(value, str) else None
     if parsed is None:
         return _fail(errors, path, "validation.date")
-    if not isinstance(parsed, datetime):
-        return datetime(parsed.year, parsed.month, parsed.day, tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    return midnight_utc(parsed).astimezone(UTC)
 
 
 def _check_literal(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
@@ -362,7 +360,7 @@ def _free_text_problem(value: Any) -> str | None:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE.search(item):
+            if SURROGATE.search(item):
                 return UTF8_MESSAGE
             if "\x00" in item:
                 return NUL_MESSAGE

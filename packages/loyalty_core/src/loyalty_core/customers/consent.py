@@ -63,6 +63,13 @@ def changes(current_granted: bool, current_version: str | None, granted: bool, v
     return current_granted
 
 
+def unsubscribe_key(secret: str) -> bytes:
+    """The unsubscribe links' key, derived from the service's token secret so that no further
+    setting is needed and neither key can be computed from the other's use. The HTTP layer and the
+    mail job both sign with it."""
+    return hmac.new(secret.encode(), b"unsubscribe", hashlib.sha256).digest()
+
+
 def unsubscribe_token(key: bytes, vendor_id: int, customer_id: int) -> str:
     """Rule 4: the link's token, signed and without expiry; only the key's holder can make one."""
     return f"{vendor_id}.{customer_id}.{_signature(key, vendor_id, customer_id)}"

@@ -5,14 +5,13 @@ Registered only when test mode is on, so every path here answers 404 otherwise.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
 from typing import Any
 
 from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from loyalty_core.clock import SettableClock
+from loyalty_core.clock import SettableClock, midnight_utc
 from loyalty_http.admin import schemas as s
 from loyalty_http.envelope import Envelope
 from loyalty_http.errors import JobNotFound
@@ -41,8 +40,8 @@ class TestModeController(Controller):
         self, request: Request[Any, Any, Any], payload: NamedDependency[s.TestClockSet]
     ) -> Envelope[s.TestClock]:
         at = parse_datetime_or_date(payload.now)
-        if isinstance(at, date) and not isinstance(at, datetime):
-            at = datetime.combine(at, time(0), tzinfo=UTC)
+        if at is not None:
+            at = midnight_utc(at)
         assert at is not None  # validated by the struct's rule
         clock = _clock(request)
         clock.freeze(at)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from typing import Any
 
 from litestar import Controller, Request, get, post, route
@@ -28,10 +26,8 @@ Vendor = NamedDependency[VendorContext]
 
 
 def unsubscribe_key(request: Request[Any, Any, Any]) -> bytes:
-    """The unsubscribe links' key, derived from the JWT secret so that no further setting is needed
-    and neither key can be computed from the other's use."""
     secret: str = request.app.state.loyalty.jwt_secret
-    return hmac.new(secret.encode(), b"unsubscribe", hashlib.sha256).digest()
+    return consent.unsubscribe_key(secret)
 
 
 def unsubscribe_path(request: Request[Any, Any, Any], vendor_id: int, customer_id: int) -> str:

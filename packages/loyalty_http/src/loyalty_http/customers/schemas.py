@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
@@ -13,6 +12,7 @@ from msgspec import UNSET, UnsetType
 from loyalty_core.customers import cards
 from loyalty_core.customers.profiles import IdentifierInput, Profile
 from loyalty_core.customers.views import CustomerView
+from loyalty_core.text import EMAIL, SURROGATE
 from loyalty_http.validation import NUL_MESSAGE, UTF8_MESSAGE
 
 Name = Annotated[str, msgspec.Meta(max_length=255)]
@@ -26,9 +26,6 @@ Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
 TEXT_MAX = 255
 MAX_IDENTIFIERS = 10
 
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")  # the `email` rule of loyalty_http.validation
-_SURROGATE = re.compile("[\udc80-\udcff]")
-
 
 def text_problems(value: Any, *, required: bool) -> list[str]:
     """The checks a text field gets, for a field validated only when read (already trimmed)."""
@@ -38,7 +35,7 @@ def text_problems(value: Any, *, required: bool) -> list[str]:
         return ["validation.string", "validation.required"] if required else []
     if not isinstance(value, str):
         return ["validation.string"]
-    if _SURROGATE.search(value):
+    if SURROGATE.search(value):
         return [UTF8_MESSAGE]
     if "\x00" in value:
         return [NUL_MESSAGE]
@@ -71,7 +68,7 @@ def identifier_problems(
             if not cards.is_code(item.value):
                 errors[f"{at}.value"] = [cards.CODE_MESSAGE]
         elif item.type == cards.EMAIL:
-            if not _EMAIL.fullmatch(item.value) or len(item.value) > TEXT_MAX:
+            if not EMAIL.fullmatch(item.value) or len(item.value) > TEXT_MAX:
                 errors[f"{at}.value"] = ["validation.email"]
             elif held_email is None:
                 held_email = item.value.lower()
