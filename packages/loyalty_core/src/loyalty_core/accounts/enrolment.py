@@ -14,12 +14,11 @@ from datetime import date, timedelta
 from sqlalchemy import func, insert, select
 
 from loyalty_core.customers import cards, consent
-from loyalty_core.customers import errors as e
 from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.profiles import IdentifierInput, Profile
 from loyalty_core.customers.services.base import check_birth_date
-from loyalty_core.customers.services.consent import apply_decision, event_of
+from loyalty_core.customers.services.consent import apply_decision, event_of, refuse_under_age
 from loyalty_core.customers.services.identifiers import IdentifierWrites
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import DomainError, ValidationFailed
@@ -98,8 +97,7 @@ class Enrolment(IdentifierWrites):
     ) -> CustomerView:
         now = self._clock.now()
         check_birth_date(profile.date_of_birth, now)
-        if profile.marketing_consent and consent.too_young(profile.date_of_birth, now.date()):
-            raise e.MarketingConsentUnderAge("A customer younger than 13 cannot have marketing consent recorded.")
+        refuse_under_age(profile.marketing_consent, profile.date_of_birth, now.date())
         held = select(func.count()).select_from(Customer)
         held = held.where(Customer.vendor_id == vendor_id, Customer.status != CustomerStatus.ANONYMIZED)
         await ceilings.ensure_room(self._session, ceiling, held, ceilings.CUSTOMERS)

@@ -5,7 +5,7 @@ Spec: Resources > Customer, Marketing consent rules 1 to 7.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 from sqlalchemy import select
 
@@ -52,6 +52,12 @@ def event_of(customer: Customer, at: datetime) -> ConsentEvent:
     )
 
 
+def refuse_under_age(granted: bool | None, date_of_birth: date | None, today: date) -> None:
+    """Rule 7: a grant for someone under 13 is refused, whoever records it."""
+    if granted and consent.too_young(date_of_birth, today):
+        raise e.MarketingConsentUnderAge("A customer younger than 13 cannot have marketing consent recorded.")
+
+
 class ConsentWrites(CustomerWrites):
     async def consent_history(self, vendor_id: int, customer_id: int) -> list[ConsentEvent]:
         found = await self._session.scalars(
@@ -74,8 +80,7 @@ class ConsentWrites(CustomerWrites):
         """A decision recorded by a vendor user in the admin portal (source ``portal``)."""
         customer = await self._customer_for_update(vendor_id, customer_id)
         now = self._clock.now()
-        if granted and consent.too_young(customer.date_of_birth, now.date()):
-            raise e.MarketingConsentUnderAge("A customer younger than 13 cannot have marketing consent recorded.")
+        refuse_under_age(granted, customer.date_of_birth, now.date())
         await self._decide(customer, granted, version, provenance, now)
         return await self.get(vendor_id, customer_id)
 

@@ -11,12 +11,12 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from loyalty_core.customers import cards, consent
+from loyalty_core.customers import cards
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import DEFAULT_LOCALE, Customer, CustomerIdentifier, CustomerStatus
 from loyalty_core.customers.services.base import check_birth_date
-from loyalty_core.customers.services.consent import ConsentWrites
+from loyalty_core.customers.services.consent import ConsentWrites, refuse_under_age
 from loyalty_core.customers.services.identifiers import IdentifierWrites
 from loyalty_core.customers.views import CustomerView
 
@@ -50,8 +50,7 @@ class ProfileWrites(IdentifierWrites, ConsentWrites):
         if "date_of_birth" in changes:
             check_birth_date(date_of_birth, now)
         keeps_consent = granted if granted is not None else customer.marketing_consent
-        if keeps_consent and consent.too_young(date_of_birth, now.date()):
-            raise e.MarketingConsentUnderAge("A customer younger than 13 cannot have marketing consent recorded.")
+        refuse_under_age(keeps_consent, date_of_birth, now.date())
         for name in _PROFILE_FIELDS:
             if name in changes:
                 value = changes[name]
