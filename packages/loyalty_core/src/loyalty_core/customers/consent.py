@@ -13,12 +13,14 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from loyalty_core.customers.models import ConsentSource
+
 MINIMUM_AGE = 13
 
-PORTAL = "portal"
-API = "api"
-EMAIL = "email"
-IMPORT = "import"
+PORTAL = ConsentSource.PORTAL
+API = ConsentSource.API
+EMAIL = ConsentSource.EMAIL
+IMPORT = ConsentSource.IMPORT
 
 PORTAL_USER = "portal_user"
 """Recorder of portal and import decisions: the admin API carries no user identity of its own."""

@@ -14,6 +14,7 @@ from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.merge import MergeService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer
 from loyalty_http.admin.tenancy import vendor_id_of
 from loyalty_http.customers import schemas as cs
@@ -21,7 +22,7 @@ from loyalty_http.envelope import Envelope
 from loyalty_http.ids import parse_id
 from loyalty_http.routes import reads
 
-PORTAL = Causer("portal_user", "admin")
+PORTAL = Causer(CauserType.PORTAL_USER, "admin")
 
 
 class MergeBody(msgspec.Struct):
