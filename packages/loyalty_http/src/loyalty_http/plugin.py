@@ -17,14 +17,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock, SettableClock
 from loyalty_core.tenancy.services import AccessService
+from loyalty_http.access.auth import admin_authenticator, nobody, vendor_authenticator
+from loyalty_http.access.rate_limit import MemoryBackend, RateLimiter, RedisBackend
+from loyalty_http.access.tokens import TokenCodec
 from loyalty_http.admin.test_mode import TestModeController
-from loyalty_http.auth import admin_authenticator, nobody, vendor_authenticator
-from loyalty_http.controllers import ROUTE_HANDLERS
-from loyalty_http.deps import DEPENDENCIES
-from loyalty_http.envelope import EXCEPTION_HANDLERS
+from loyalty_http.mounted import ROUTE_HANDLERS
+from loyalty_http.params import DEPENDENCIES
 from loyalty_http.pipeline import Authenticator, before_send, make_prepare
-from loyalty_http.rate_limit import MemoryBackend, RateLimiter, RedisBackend
-from loyalty_http.tokens import TokenCodec
+from loyalty_http.wire.envelope import EXCEPTION_HANDLERS
 
 Job = Callable[[], Awaitable[Mapping[str, Any]]]
 

@@ -13,9 +13,9 @@ from loyalty_core.clock import Clock
 from loyalty_core.tenancy import errors as te
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_http.admin import tenancy_schemas as s
-from loyalty_http.envelope import Envelope
-from loyalty_http.ids import parse_id
-from loyalty_http.routes import reads
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.paths import parse_id
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]

@@ -13,11 +13,11 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.clock import SettableClock
-from loyalty_http.admin import schemas as s
-from loyalty_http.envelope import Envelope
-from loyalty_http.errors import JobNotFound
-from loyalty_http.routes import reads
-from loyalty_http.validation import parse_datetime_or_date
+from loyalty_http.admin import test_mode_schemas as s
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.errors import JobNotFound
+from loyalty_http.wire.validation import parse_datetime_or_date
 
 
 def _clock(request: Request[Any, Any, Any]) -> SettableClock:

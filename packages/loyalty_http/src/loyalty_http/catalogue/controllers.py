@@ -17,12 +17,12 @@ from loyalty_core.clock import Clock
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_http.catalogue import schemas as s
-from loyalty_http.envelope import Envelope
-from loyalty_http.errors import InputInvalid
-from loyalty_http.pagination import Page, page_number, paginate
-from loyalty_http.path_ids import path_key, refuse_encoded_slash
-from loyalty_http.routes import reads
-from loyalty_http.validation import TRIMMED, validate
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.errors import InputInvalid
+from loyalty_http.wire.pagination import Page, page_number, paginate
+from loyalty_http.wire.paths import path_key, refuse_encoded_slash
+from loyalty_http.wire.validation import TRIMMED, validate
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]

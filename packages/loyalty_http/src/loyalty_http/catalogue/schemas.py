@@ -15,7 +15,7 @@ from loyalty_core.catalogue.services import ProductData
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS
 from loyalty_core.rewards.models import Reward as RewardModel
 from loyalty_core.rewards.services import FreeProductTerms
-from loyalty_http.pagination import DEFAULT_PER_PAGE, PerPage
+from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 ExternalId = Annotated[str, msgspec.Meta(max_length=255)]
 Name = Annotated[str, msgspec.Meta(max_length=255)]

@@ -18,9 +18,9 @@ from loyalty_core.customers import errors as ce
 from loyalty_core.customers.services import CustomerService
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_http.customers import schemas as s
-from loyalty_http.envelope import Envelope
-from loyalty_http.path_ids import refuse_encoded_slash
-from loyalty_http.routes import reads
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.paths import refuse_encoded_slash
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]

@@ -12,7 +12,7 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.customers import cards
 from loyalty_core.customers.services import CustomerView, IdentifierInput, Profile
-from loyalty_http.validation import NUL_MESSAGE, UTF8_MESSAGE
+from loyalty_http.wire.validation import NUL_MESSAGE, UTF8_MESSAGE
 
 Name = Annotated[str, msgspec.Meta(max_length=255)]
 Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
@@ -25,7 +25,7 @@ Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
 TEXT_MAX = 255
 MAX_IDENTIFIERS = 10
 
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")  # the `email` rule of loyalty_http.validation
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")  # the `email` rule of loyalty_http.wire.validation
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, Response, get
 
-from loyalty_http.routes import reads
+from loyalty_http.route_options import reads
 
 
 class HealthController(Controller):

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.tenancy import errors as te
 from loyalty_core.tenancy.services import TenancyService
-from loyalty_http.routes import reads
+from loyalty_http.route_options import reads
 
 Text = Annotated[str, msgspec.Meta(max_length=255)]
 

@@ -13,12 +13,12 @@ from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.wallet.services import Causer, LedgerFilter, WalletService
-from loyalty_http.envelope import Envelope
-from loyalty_http.ids import parse_id
-from loyalty_http.pagination import Page, offset_of, page_number, paginate
-from loyalty_http.routes import reads
-from loyalty_http.validation import parse_datetime_or_date
+from loyalty_http.route_options import reads
 from loyalty_http.wallet import schemas as s
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate
+from loyalty_http.wire.paths import parse_id
+from loyalty_http.wire.validation import parse_datetime_or_date
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]

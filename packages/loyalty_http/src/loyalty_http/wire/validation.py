@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import msgspec
 from msgspec import inspect as mi
 
-from loyalty_http.errors import InputInvalid
+from loyalty_http.wire.errors import InputInvalid
 
 S = TypeVar("S", bound=msgspec.Struct)
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import msgspec
 from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
@@ -15,21 +12,13 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.services import CustomerService
 from loyalty_core.wallet.services import Causer, WalletService
 from loyalty_http.admin.tenancy import vendor_id_of
-from loyalty_http.customers import schemas as cs
-from loyalty_http.envelope import Envelope
-from loyalty_http.ids import parse_id
-from loyalty_http.routes import reads
+from loyalty_http.customers.schemas import Customer
+from loyalty_http.route_options import reads
+from loyalty_http.wallet.schemas import MergeBody, Merged
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.paths import parse_id
 
 PORTAL = Causer("portal_user", "admin")
-
-
-class MergeBody(msgspec.Struct):
-    into_customer_id: Annotated[int, msgspec.Meta(ge=1)]
-
-
-class Merged(msgspec.Struct):
-    kept: cs.Customer
-    closed: cs.Customer
 
 
 class AdminWalletController(Controller):
@@ -51,7 +40,7 @@ class AdminWalletController(Controller):
         customers = CustomerService(db, clock)
         return Envelope(
             Merged(
-                kept=cs.Customer.from_view(await customers.get(vendor, payload.into_customer_id)),
-                closed=cs.Customer.from_view(await customers.get(vendor, closing)),
+                kept=Customer.from_view(await customers.get(vendor, payload.into_customer_id)),
+                closed=Customer.from_view(await customers.get(vendor, closing)),
             )
         )

@@ -11,8 +11,8 @@ from loyalty_core.clock import Clock
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.services import RewardService
 from loyalty_http.admin.tenancy import vendor_id_of
-from loyalty_http.ids import parse_id
-from loyalty_http.routes import reads
+from loyalty_http.route_options import reads
+from loyalty_http.wire.paths import parse_id
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]

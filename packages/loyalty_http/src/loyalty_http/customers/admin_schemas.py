@@ -24,8 +24,8 @@ from loyalty_http.customers.schemas import (
     resource_fields,
     text_problems,
 )
-from loyalty_http.errors import InputInvalid
-from loyalty_http.validation import validate
+from loyalty_http.wire.errors import InputInvalid
+from loyalty_http.wire.validation import validate
 
 MAX_IMPORT = 1000
 

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 import msgspec
 from litestar import Request
 
-from loyalty_http.errors import InputInvalid, InvalidJson, PayloadTooLarge, UnsupportedMediaType
+from loyalty_http.wire.errors import InputInvalid, InvalidJson, PayloadTooLarge, UnsupportedMediaType
 
 MAX_JSON_DEPTH = 64
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")

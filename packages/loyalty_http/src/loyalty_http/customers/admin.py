@@ -18,13 +18,13 @@ from loyalty_core.customers import errors as ce
 from loyalty_core.customers.services import CustomerService, ImportOutcome
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.tenancy.services import TenancyService
-from loyalty_http.admin import customers_schemas as s
 from loyalty_http.admin.tenancy import vendor_id_of
+from loyalty_http.customers import admin_schemas as s
 from loyalty_http.customers.controllers import unsubscribe_path
 from loyalty_http.customers.schemas import Customer
-from loyalty_http.envelope import Envelope
-from loyalty_http.ids import parse_id
-from loyalty_http.routes import reads
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.paths import parse_id
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]
