@@ -18,12 +18,12 @@ from loyalty_http.customers.schemas import (
     IdentifierIn,
     ProfileFields,
     Unchecked,
-    given,
     identifier_problems,
     profile_email,
     resource_fields,
     text_problems,
 )
+from loyalty_http.params import given
 from loyalty_http.wire.errors import InputInvalid
 from loyalty_http.wire.validation import validate
 

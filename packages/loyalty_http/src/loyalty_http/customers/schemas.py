@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
@@ -12,7 +11,8 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.customers import cards
 from loyalty_core.customers.services import CustomerView, IdentifierInput, Profile
-from loyalty_http.wire.validation import NUL_MESSAGE, UTF8_MESSAGE
+from loyalty_http.params import given, present
+from loyalty_http.wire.validation import EMAIL, NUL_MESSAGE, SURROGATE, UTF8_MESSAGE
 
 Name = Annotated[str, msgspec.Meta(max_length=255)]
 Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
@@ -25,9 +25,6 @@ Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
 TEXT_MAX = 255
 MAX_IDENTIFIERS = 10
 
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")  # the `email` rule of loyalty_http.wire.validation
-_SURROGATE = re.compile("[\udc80-\udcff]")
-
 
 def text_problems(value: Any, *, required: bool) -> list[str]:
     """The checks a text field gets, for a field validated only when read (already trimmed)."""
@@ -37,7 +34,7 @@ def text_problems(value: Any, *, required: bool) -> list[str]:
         return ["validation.string", "validation.required"] if required else []
     if not isinstance(value, str):
         return ["validation.string"]
-    if _SURROGATE.search(value):
+    if SURROGATE.search(value):
         return [UTF8_MESSAGE]
     if "\x00" in value:
         return [NUL_MESSAGE]
@@ -70,7 +67,7 @@ def identifier_problems(
             if not cards.is_code(item.value):
                 errors[f"{at}.value"] = [cards.CODE_MESSAGE]
         elif item.type == cards.EMAIL:
-            if not _EMAIL.fullmatch(item.value) or len(item.value) > TEXT_MAX:
+            if not EMAIL.fullmatch(item.value) or len(item.value) > TEXT_MAX:
                 errors[f"{at}.value"] = ["validation.email"]
             elif held_email is None:
                 held_email = item.value.lower()
@@ -91,11 +88,6 @@ def profile_email(email: str | UnsetType | None, identifiers: list[IdentifierIn]
     if isinstance(email, str):
         return email
     return next((i.value for i in identifiers or [] if i.type == cards.EMAIL), None)
-
-
-def given(value: Any) -> Any:
-    """A field's value, with an omitted field read as None."""
-    return None if value is UNSET else value
 
 
 class ProfileFields(msgspec.Struct):
@@ -165,14 +157,10 @@ class CustomerUpdate(msgspec.Struct):
         return {}
 
     def changes(self) -> dict[str, Any]:
-        present = {
-            f: v
-            for f in self.__struct_fields__
-            if (v := getattr(self, f)) is not UNSET and f != "marketing_consent_statement_version"
-        }
+        changes = present(self, leaving=frozenset({"marketing_consent_statement_version"}))
         if self.marketing_consent is True:
-            present["marketing_consent_statement_version"] = str(self.marketing_consent_statement_version)
-        return present
+            changes["marketing_consent_statement_version"] = str(self.marketing_consent_statement_version)
+        return changes
 
 
 class CustomerLookup(msgspec.Struct):

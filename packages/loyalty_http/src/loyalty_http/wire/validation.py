@@ -33,11 +33,11 @@ TRIMMED = " \t\n\r\x0b\x0c\x00"
 NUL_MESSAGE = "The value must not contain NUL bytes."
 UTF8_MESSAGE = "The value is not valid UTF-8."
 
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _INT = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-_SURROGATE = re.compile("[\udc80-\udcff]")
+SURROGATE = re.compile("[\udc80-\udcff]")
 
 _FAIL = object()
 
@@ -152,7 +152,7 @@ def _check_str(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
     if not isinstance(value, str):
         return _fail(errors, path, "validation.string")
     value = value.strip(TRIMMED)
-    if _SURROGATE.search(value):
+    if SURROGATE.search(value):
         return _fail(errors, path, UTF8_MESSAGE)
     if "\x00" in value:
         return _fail(errors, path, NUL_MESSAGE)
@@ -162,7 +162,7 @@ def _check_str(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
         return _fail(errors, path, "validation.min.string")
     if t.pattern is not None and not re.search(t.pattern, value):
         return _fail(errors, path, "validation.regex")
-    if slot.rule == "email" and not _EMAIL.fullmatch(value):
+    if slot.rule == "email" and not EMAIL.fullmatch(value):
         return _fail(errors, path, "validation.email")
     if slot.rule == "url" and not _is_web_url(value):
         return _fail(errors, path, "validation.url")
@@ -352,7 +352,7 @@ def _free_text_problem(value: Any) -> str | None:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE.search(item):
+            if SURROGATE.search(item):
                 return UTF8_MESSAGE
             if "\x00" in item:
                 return NUL_MESSAGE
