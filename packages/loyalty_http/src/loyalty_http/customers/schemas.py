@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
@@ -103,6 +103,27 @@ class ProfileFields(msgspec.Struct):
     locale: Locale | UnsetType | None = UNSET
     marketing_consent: bool | UnsetType | None = UNSET
 
+    def profile_of(
+        self,
+        identifiers: list[IdentifierIn] | UnsetType | None,
+        kept: Callable[[str], bool],
+        statement_version: str | None = None,
+    ) -> Profile:
+        """The profile these fields describe; ``kept`` picks the identifier types stored with it."""
+        return Profile(
+            first_name=given(self.first_name),
+            last_name=given(self.last_name),
+            email=profile_email(self.email, identifiers),
+            phone=given(self.phone),
+            date_of_birth=given(self.date_of_birth),
+            customer_since=given(self.customer_since),
+            external_id=given(self.external_id),
+            locale=given(self.locale) or "nl",
+            marketing_consent=given(self.marketing_consent),
+            statement_version=statement_version,
+            identifiers=tuple(IdentifierInput(i.type, i.value) for i in identifiers or [] if kept(i.type)),
+        )
+
 
 class CustomerCreate(ProfileFields):
     marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
@@ -117,22 +138,9 @@ class CustomerCreate(ProfileFields):
         return errors
 
     def profile(self) -> Profile:
-        consent = given(self.marketing_consent)
-        return Profile(
-            first_name=given(self.first_name),
-            last_name=given(self.last_name),
-            email=profile_email(self.email, self.identifiers),
-            phone=given(self.phone),
-            date_of_birth=given(self.date_of_birth),
-            customer_since=given(self.customer_since),
-            external_id=given(self.external_id),
-            locale=given(self.locale) or "nl",
-            marketing_consent=consent,
-            statement_version=str(self.marketing_consent_statement_version) if consent else None,
-            identifiers=tuple(
-                IdentifierInput(i.type, i.value) for i in self.identifiers or [] if i.type == cards.LOYALTY_CARD
-            ),
-        )
+        """A registration keeps its loyalty card; an email identifier only names the email."""
+        version = str(self.marketing_consent_statement_version) if self.marketing_consent else None
+        return self.profile_of(self.identifiers, lambda kind: kind == cards.LOYALTY_CARD, version)
 
 
 class CustomerUpdate(msgspec.Struct):
