@@ -1,4 +1,4 @@
-"""The order every request goes through (ARCHITECTURE.md, "Data flow of a request").
+"""The order every request goes through:
 
 rate limiter -> body/encoding checks -> auth -> query and body validation -> controller.
 """
