@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ BASE = PassCard(
 )
 
 
-def card(**changes: object) -> PassCard:
+def card(**changes: Any) -> PassCard:
     return replace(BASE, **changes)
 
 

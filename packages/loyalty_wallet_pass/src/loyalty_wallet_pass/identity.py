@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
@@ -63,7 +64,7 @@ class SigningIdentity:
             raise InvalidIdentity("private key does not belong to the pass certificate")
         try:
             self.certificate.verify_directly_issued_by(self.intermediate)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, InvalidSignature) as exc:
             raise InvalidIdentity(f"pass certificate is not issued by the intermediate: {exc}") from exc
         if self.pass_type_identifier is None or self.team_identifier is None:
             raise InvalidIdentity("pass certificate names no pass type (subject UID) or team (subject OU)")
