@@ -1,11 +1,7 @@
 """Shared by the wallet-pass tests: one stand-in platform (its CA takes a moment to make), a shop's
-identity issued by it, a platform_b issuer, and ``openssl`` as the independent verifier."""
+identity issued by it, a platform_b issuer and a card."""
 
 from __future__ import annotations
-
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -44,10 +40,3 @@ def card() -> PassCard:
         branding=PassBranding(shop_name="Bakkerij Zoet"),
         program_id="v1",
     )
-
-
-def openssl(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """Run the openssl command line; its verdict is the exit status."""
-    binary = shutil.which("openssl")
-    assert binary is not None, "the wallet-pass tests verify with the openssl command line tool"
-    return subprocess.run([binary, *map(str, args)], capture_output=True, text=True, check=False)

@@ -4,11 +4,8 @@ platform's root, one flipped byte fails) and the pass.json a wallet reads."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import zipfile
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.serialization import pkcs7
@@ -18,37 +15,11 @@ from loyalty_wallet_pass.authority import CertificateAuthority
 from loyalty_wallet_pass.card import PassBranding, PassCard, Rgb
 from loyalty_wallet_pass.identity import SigningIdentity
 from loyalty_wallet_pass.images import check_png, encode_png
-from tests.wallet_pass.conftest import openssl
+from loyalty_wallet_pass.manifest import manifest_mismatches
+from tests.wallet_pass.openssl import pkpass_members as members
+from tests.wallet_pass.openssl import signature_verifies as verify
 
 REQUIRED = {"pass.json", "manifest.json", "signature", "icon.png", "icon@2x.png", "logo.png", "logo@2x.png"}
-
-
-def members(pkpass: bytes) -> dict[str, bytes]:
-    with zipfile.ZipFile(io.BytesIO(pkpass)) as archive:
-        return {name: archive.read(name) for name in archive.namelist()}
-
-
-def verify(files: dict[str, bytes], root_pem: bytes, folder: Path, *, tool: str = "smime") -> bool:
-    """``openssl smime|cms -verify`` of the detached signature over the manifest's bytes as zipped."""
-    (folder / "manifest.json").write_bytes(files["manifest.json"])
-    (folder / "signature").write_bytes(files["signature"])
-    (folder / "root.pem").write_bytes(root_pem)
-    result = openssl(
-        tool,
-        "-verify",
-        "-binary",
-        "-inform",
-        "DER",
-        "-in",
-        folder / "signature",
-        "-content",
-        folder / "manifest.json",
-        "-CAfile",
-        folder / "root.pem",
-        "-out",
-        folder / "verified",
-    )
-    return result.returncode == 0
 
 
 @pytest.fixture
@@ -58,28 +29,25 @@ def pkpass(card: PassCard, identity: SigningIdentity) -> bytes:
 
 @pytest.mark.parametrize("tool", ["smime", "cms"])
 def test_signature_verifies_against_the_platform_root(
-    pkpass: bytes, authority: CertificateAuthority, tmp_path: Path, tool: str
+    pkpass: bytes, authority: CertificateAuthority, tool: str
 ) -> None:
     """W1: openssl verifies the exact bytes in the zip, trusting only the root (the chain comes along)."""
     files = members(pkpass)
-    assert verify(files, authority.root_pem(), tmp_path, tool=tool)
-    assert (tmp_path / "verified").read_bytes() == files["manifest.json"]
+    assert verify(files, authority.root_pem(), tool=tool)
 
 
-def test_one_flipped_manifest_byte_fails_verification(
-    pkpass: bytes, authority: CertificateAuthority, tmp_path: Path
-) -> None:
+def test_one_flipped_manifest_byte_fails_verification(pkpass: bytes, authority: CertificateAuthority) -> None:
     """W1: a single changed byte of the signed manifest is caught."""
     files = members(pkpass)
     manifest = bytearray(files["manifest.json"])
     manifest[len(manifest) // 2] ^= 0x01
-    assert not verify({**files, "manifest.json": bytes(manifest)}, authority.root_pem(), tmp_path)
+    assert not verify({**files, "manifest.json": bytes(manifest)}, authority.root_pem())
 
 
-def test_another_platforms_root_does_not_verify(pkpass: bytes, tmp_path: Path) -> None:
+def test_another_platforms_root_does_not_verify(pkpass: bytes) -> None:
     """W1: verification means 'signed under this platform', not merely 'well formed'."""
     stranger = CertificateAuthority.create()
-    assert not verify(members(pkpass), stranger.root_pem(), tmp_path)
+    assert not verify(members(pkpass), stranger.root_pem())
 
 
 def test_every_manifest_hash_matches_its_zip_member(pkpass: bytes) -> None:
@@ -150,7 +118,7 @@ def test_default_images_have_the_sizes_wallets_expect(pkpass: bytes) -> None:
 
 
 def test_shop_images_replace_the_default(
-    card: PassCard, identity: SigningIdentity, authority: CertificateAuthority, tmp_path: Path
+    card: PassCard, identity: SigningIdentity, authority: CertificateAuthority
 ) -> None:
     logo, icon = encode_png(2, 1, bytes(range(8))), encode_png(1, 1, b"\x10\x20\x30\xff")
     branding = PassBranding(shop_name="Bakkerij Zoet", logo_png=logo, icon_png=icon)
@@ -161,4 +129,17 @@ def test_shop_images_replace_the_default(
         icon,
         icon,
     )
-    assert verify(files, authority.root_pem(), tmp_path)
+    assert verify(files, authority.root_pem())
+
+
+def test_one_flipped_byte_of_a_member_is_caught_by_the_signed_manifest(
+    pkpass: bytes, authority: CertificateAuthority
+) -> None:
+    """W1: a changed pass.json keeps a valid signature, so the signed manifest is what catches it."""
+    files = members(pkpass)
+    document = bytearray(files["pass.json"])
+    document[10] ^= 0x01
+    tampered = {**files, "pass.json": bytes(document)}
+    assert verify(tampered, authority.root_pem())
+    assert manifest_mismatches(tampered, tampered["manifest.json"]) == ["pass.json"]
+    assert manifest_mismatches(files, files["manifest.json"]) == []

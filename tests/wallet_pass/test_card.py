@@ -81,3 +81,15 @@ def test_branding_refuses_an_oversized_image() -> None:
 def test_default_icon_is_a_png_of_the_size_asked() -> None:
     icon = default_icon(58, (0, 0, 0), (255, 255, 255))
     assert check_png(icon, what="icon") == (58, 58)
+
+
+def test_branding_refuses_a_damaged_png() -> None:
+    """Hostile input: a cut or altered upload is refused, not shown blank in the wallet."""
+    good = encode_png(4, 4, bytes(64))
+    altered = bytearray(good)
+    altered[-20] ^= 0x01
+    for damaged in (good[:-12], bytes(altered)):
+        with pytest.raises(InvalidImage, match="damaged PNG"):
+            PassBranding(shop_name="Shop", icon_png=damaged)
+    with pytest.raises(InvalidImage, match="not a PNG"):
+        PassBranding(shop_name="Shop", icon_png=good[:8] + good[33:])

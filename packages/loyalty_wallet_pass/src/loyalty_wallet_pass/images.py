@@ -23,13 +23,35 @@ Colour = tuple[int, int, int]
 
 
 def check_png(data: bytes, *, what: str) -> tuple[int, int]:
-    """The width and height of a PNG, or ``InvalidImage`` when it is none or too large to show."""
+    """The width and height of a PNG, or ``InvalidImage`` when it is none, is damaged or too large.
+
+    Walks the chunks and checks each CRC, so a truncated or altered upload is refused here
+    rather than shown as a blank square in the wallet; the pixels themselves are not decoded.
+    """
     if len(data) > MAX_IMAGE_BYTES:
         raise InvalidImage(f"{what} image is {len(data)} bytes, more than {MAX_IMAGE_BYTES}")
-    # a PNG opens with its signature and the IHDR chunk: length 13, type, width, height
-    if len(data) < 24 or not data.startswith(PNG_SIGNATURE) or data[12:16] != b"IHDR":
+    if not data.startswith(PNG_SIGNATURE):
         raise InvalidImage(f"{what} image is not a PNG")
-    width, height = struct.unpack(">II", data[16:24])
+    kinds: list[bytes] = []
+    offset, width, height = len(PNG_SIGNATURE), 0, 0
+    while offset < len(data):
+        if offset + 12 > len(data):
+            raise InvalidImage(f"{what} image is a damaged PNG (cut short)")
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind, body = data[offset + 4 : offset + 8], data[offset + 8 : offset + 8 + length]
+        end = offset + 8 + length
+        if end + 4 > len(data) or struct.unpack(">I", data[end : end + 4])[0] != zlib.crc32(kind + body):
+            raise InvalidImage(f"{what} image is a damaged PNG (chunk {kind!r})")
+        if not kinds and (kind != b"IHDR" or length != 13):
+            raise InvalidImage(f"{what} image is not a PNG")
+        if kind == b"IHDR":
+            width, height = struct.unpack(">II", body[:8])
+        kinds.append(kind)
+        if kind == b"IEND":
+            break  # some editors append bytes after the end; readers ignore them
+        offset = end + 4
+    if not kinds or kinds[-1] != b"IEND" or b"IDAT" not in kinds:
+        raise InvalidImage(f"{what} image is a damaged PNG (no image data or end)")
     if not (0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE):
         raise InvalidImage(f"{what} image is {width}x{height}, outside 1-{MAX_SIDE} pixels a side")
     return width, height
