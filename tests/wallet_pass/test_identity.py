@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding
 
+from loyalty_wallet_pass.apple import build_pkpass
 from loyalty_wallet_pass.authority import CertificateAuthority
+from loyalty_wallet_pass.card import PassCard
 from loyalty_wallet_pass.errors import InvalidIdentity
 from loyalty_wallet_pass.identity import SigningIdentity, new_rsa_key, private_key_pem
 from loyalty_wallet_pass.sealing import decrypt, encrypt
+from tests.wallet_pass.openssl import pkpass_members, signature_verifies
 
 SECRET = "a-settings-key-of-at-least-32-bytes!"
 
@@ -49,7 +52,7 @@ def test_unreadable_pem_is_an_invalid_identity(identity: SigningIdentity, part: 
     }
     parts[part] = b"-----BEGIN NOTHING-----\nAAAA\n-----END NOTHING-----\n"
     with pytest.raises(InvalidIdentity, match="cannot be read"):
-        SigningIdentity.from_pem(**parts)
+        SigningIdentity.from_pem(parts["certificate"], parts["private_key"], parts["intermediate"])
 
 
 def test_authority_round_trips_through_pem(authority: CertificateAuthority) -> None:
@@ -95,3 +98,27 @@ def test_an_unknown_sealing_format_is_refused() -> None:
 def test_a_short_settings_key_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 32 bytes"):
         encrypt(b"key material", "short")
+
+
+def test_identity_read_back_from_sealed_storage_signs_the_same(
+    identity: SigningIdentity, authority: CertificateAuthority, card: PassCard
+) -> None:
+    """An identity stored sealed and loaded without the slow key check still signs verifiable passes."""
+    sealed = encrypt(identity.private_key_pem(), SECRET, context=b"vendor:1")
+    again = SigningIdentity.from_pem(
+        identity.certificate_pem(),
+        decrypt(sealed, SECRET, context=b"vendor:1"),
+        identity.intermediate_pem(),
+        checked_before=True,
+    )
+    assert signature_verifies(pkpass_members(build_pkpass(card, again)), authority.root_pem())
+
+
+def test_a_foreign_key_is_refused_even_when_said_checked_before(identity: SigningIdentity) -> None:
+    with pytest.raises(InvalidIdentity, match="does not belong"):
+        SigningIdentity.from_pem(
+            identity.certificate_pem(),
+            private_key_pem(new_rsa_key()),
+            identity.intermediate_pem(),
+            checked_before=True,
+        )
