@@ -10,10 +10,12 @@ from datetime import UTC, datetime
 
 import jwt
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from loyalty_wallet_pass.card import PassBranding, PassCard, Rgb
+from loyalty_wallet_pass.errors import InvalidIdentity
 from loyalty_wallet_pass.google import SAVE_URL_PREFIX, SaveLinkIssuer, build_save_link, read_save_link
-from loyalty_wallet_pass.identity import new_rsa_key
+from loyalty_wallet_pass.identity import new_rsa_key, private_key_pem
 
 AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -111,3 +113,15 @@ def test_web_origins_are_listed_when_given(card: PassCard, issuer: SaveLinkIssue
     )
     claims = read_save_link(build_save_link(card, with_origins, issued_at=AT), issuer.private_key.public_key())
     assert claims["origins"] == ["https://shop.example"]
+
+
+def test_issuer_reads_its_key_from_pem(card: PassCard, issuer: SaveLinkIssuer) -> None:
+    again = SaveLinkIssuer.from_pem(issuer.issuer_id, issuer.service_account_email, private_key_pem(issuer.private_key))
+    url = build_save_link(card, again, issued_at=AT)
+    assert read_save_link(url, issuer.private_key.public_key())["iss"] == issuer.service_account_email
+
+
+def test_issuer_key_must_be_rsa() -> None:
+    elliptic = private_key_pem(ec.generate_private_key(ec.SECP256R1()))
+    with pytest.raises(InvalidIdentity, match="RSA"):
+        SaveLinkIssuer.from_pem("1", "a@example.com", elliptic)

@@ -14,6 +14,8 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from loyalty_wallet_pass.card import LABELS, PassCard
+from loyalty_wallet_pass.errors import InvalidIdentity
+from loyalty_wallet_pass.identity import load_private_key
 
 SAVE_URL_PREFIX = "https://pay.google.com/gp/v/save/"
 AUDIENCE = "google"
@@ -29,6 +31,16 @@ class SaveLinkIssuer:
     private_key: rsa.RSAPrivateKey
     origins: tuple[str, ...] = ()
     """Web origins allowed to show the save button; empty for links in mails and apps."""
+
+    @classmethod
+    def from_pem(
+        cls, issuer_id: str, service_account_email: str, private_key: bytes, *, origins: tuple[str, ...] = ()
+    ) -> SaveLinkIssuer:
+        """The issuer with its service-account key read from PEM (``InvalidIdentity`` unless RSA)."""
+        key = load_private_key(private_key)
+        if not isinstance(key, rsa.RSAPrivateKey):
+            raise InvalidIdentity("the save-link issuer key must be RSA (RS256)")
+        return cls(issuer_id, service_account_email, key, origins)
 
 
 def class_id(card: PassCard, issuer: SaveLinkIssuer) -> str:
