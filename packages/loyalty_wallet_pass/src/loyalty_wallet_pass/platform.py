@@ -87,8 +87,8 @@ class LocalPassPlatform:
         self.requests: list[IdentityRequest] = []
         """Every request in order, so tests can count how often the service asked."""
 
-    def script(self, shop_id: str, outcome: Outcome) -> None:
-        """Set this shop's answer from now on."""
+    def script(self, shop_id: str, outcome: Outcome | str) -> None:
+        """Set this shop's answer from now on; a text other than the three answers is a ``ValueError``."""
         self._scripts[shop_id] = Outcome(outcome)
 
     def scripted(self, shop_id: str) -> Outcome:
