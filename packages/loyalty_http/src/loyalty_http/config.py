@@ -37,6 +37,8 @@ class HttpConfig:
     max_rate_per_minute: int = 6000
     redis_url: str | None = None
     """The rate limiter's shared store. None: each process counts on its own."""
+    trusted_proxies: Sequence[str] = ()
+    """Addresses or networks of reverse proxies whose X-Forwarded-For names the client."""
     test_clock: SettableClock | None = None
     """Set only in test mode; then the test-mode admin endpoints exist."""
     jobs: Mapping[str, Job] = field(default_factory=dict)

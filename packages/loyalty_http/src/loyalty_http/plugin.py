@@ -37,11 +37,13 @@ class LoyaltyHttp(InitPluginProtocol):
             cfg.clock,
             anon_per_minute=cfg.anon_rate_per_minute,
             max_per_minute=cfg.max_rate_per_minute,
+            token_ttl_seconds=cfg.token_ttl_seconds,
+            trusted_proxies=cfg.trusted_proxies,
         )
         authenticators: dict[str, Authenticator] = {
             "none": nobody,
             "admin": admin_authenticator(cfg.admin_token),
-            "vendor": vendor_authenticator(codec, cfg.sessionmaker, cfg.clock, on_revoked=limiter.revoke),
+            "vendor": vendor_authenticator(codec, cfg.sessionmaker, cfg.clock, limiter),
         }
         app_config.route_handlers.extend([*ROUTE_HANDLERS, *cfg.route_handlers])
         if cfg.test_clock is not None:

@@ -18,6 +18,7 @@ from loyalty_core.tenancy.access import VendorContext
 from loyalty_http.catalogue import schemas as s
 from loyalty_http.params import Products, Rewards, given
 from loyalty_http.route_options import reads
+from loyalty_http.wire.body import printable
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.errors import InputInvalid
 from loyalty_http.wire.pagination import Page, page_number, paginate
@@ -167,4 +168,6 @@ def _usable_key(item: Any) -> str | None:
 
 
 def _failed(index: int, item: Any, errors: dict[str, list[str]]) -> s.BatchResult:
-    return s.BatchResult(index=index, external_id=_sent_key(item), status="error", product=None, errors=errors)
+    return s.BatchResult(
+        index=index, external_id=printable(_sent_key(item)), status="error", product=None, errors=printable(errors)
+    )

@@ -16,6 +16,7 @@ from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS
 from loyalty_core.rewards.models import Reward as RewardModel
 from loyalty_core.rewards.services import FreeProductTerms
 from loyalty_http.params import given, present
+from loyalty_http.wire.body import indexed_list
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 ExternalId = Annotated[str, msgspec.Meta(max_length=255)]
@@ -136,9 +137,7 @@ class ProductBatch(msgspec.Struct):
             return value
         if value is None or value is UNSET:
             return []
-        if isinstance(value, Mapping) and all(isinstance(k, str) and k.isdigit() for k in value):
-            return [value[k] for k in sorted(value, key=int)]
-        return None
+        return indexed_list(value)
 
 
 class Product(msgspec.Struct):
