@@ -5,8 +5,6 @@ Registered only when test mode is on, so every path here answers 404 otherwise.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
-
 from litestar import Controller, delete, get, post, put
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
@@ -17,7 +15,7 @@ from loyalty_http.params import Config
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.errors import JobNotFound
-from loyalty_http.wire.validation import parse_datetime_or_date
+from loyalty_http.wire.validation import as_instant, parse_datetime_or_date
 
 
 def provide_test_clock(config: Config) -> SettableClock:
@@ -46,10 +44,8 @@ class TestModeController(Controller):
         self, test_clock: Settable, payload: NamedDependency[s.TestClockSet]
     ) -> Envelope[s.TestClock]:
         at = parse_datetime_or_date(payload.now)
-        if isinstance(at, date) and not isinstance(at, datetime):
-            at = datetime.combine(at, time(0), tzinfo=UTC)
         assert at is not None  # validated by the struct's rule
-        test_clock.freeze(at)
+        test_clock.freeze(as_instant(at))
         return Envelope(_state(test_clock))
 
     @delete("/test-clock", opt=reads(auth="admin"), status_code=200)

@@ -183,6 +183,13 @@ def _is_web_url(value: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc) and " " not in value
 
 
+def as_instant(value: datetime | date) -> datetime:
+    """A timestamp as it is; a bare date is midnight UTC of that day."""
+    if isinstance(value, datetime):
+        return value
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
+
+
 def parse_datetime_or_date(value: str) -> datetime | date | None:
     """A bare ``YYYY-MM-DD`` date, or an ISO 8601 timestamp with an offset; a 5-digit year fails."""
     if _DATE.fullmatch(value):
@@ -283,9 +290,7 @@ def _check_datetime(slot: _Slot, value: Any, path: str, errors: dict[str, list[s
     parsed = parse_datetime_or_date(value) if isinstance(value, str) else None
     if parsed is None:
         return _fail(errors, path, "validation.date")
-    if not isinstance(parsed, datetime):
-        return datetime(parsed.year, parsed.month, parsed.day, tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    return as_instant(parsed).astimezone(UTC)
 
 
 def _check_literal(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
