@@ -1,8 +1,9 @@
 """What a handler may ask for by name, and the small helpers every area uses to read a request.
 
 Dependencies: ``db`` (one session, one transaction per request), ``clock``, ``vendor`` (the
-authenticated vendor of a vendor route), ``payload`` and ``params`` (the validated body and query),
-``config``, ``codec`` and ``limiter`` (built once per app), and the core services by area
+authenticated vendor of a vendor route), ``known_vendor`` (the id of an admin path's vendor, which
+exists), ``payload`` and ``params`` (the validated body and query), ``config``, ``codec`` and
+``limiter`` (built once per app), and the core services by area
 (``tenancy``, ``products``, ``customers``, ``wallets``, ``rewards``), ready-made over ``db`` and
 ``clock``.
 
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 import msgspec
 from litestar import Request
 from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath
 from msgspec import UNSET
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -49,6 +51,7 @@ Products = NamedDependency[ProductService]
 Customers = NamedDependency[CustomerService]
 Wallets = NamedDependency[WalletService]
 Rewards = NamedDependency[RewardService]
+KnownVendor = NamedDependency[int]
 
 
 async def provide_db(config: Config) -> AsyncGenerator[AsyncSession, None]:
@@ -80,6 +83,11 @@ def provide_vendor(request: Request[Any, Any, Any]) -> Any:
     return request.scope["state"].get("principal")
 
 
+async def provide_known_vendor(vendor_id: FromPath[str], tenancy: Tenancy) -> int:
+    """The vendor of an admin path, refused with VENDOR_NOT_FOUND when no vendor has that id."""
+    return (await tenancy.get_vendor(vendor_id_of(vendor_id))).id
+
+
 def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) -> dict[str, Provide]:
     """The app-wide dependencies, over the objects the plugin built once."""
 
@@ -101,6 +109,7 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "payload": Provide(provide_payload, sync_to_thread=False),
         "params": Provide(provide_params, sync_to_thread=False),
         "vendor": Provide(provide_vendor, sync_to_thread=False),
+        "known_vendor": Provide(provide_known_vendor),
         # the core services, each over the request's session and clock: a new area adds its own
         "tenancy": service(TenancyService),
         "products": service(ProductService),

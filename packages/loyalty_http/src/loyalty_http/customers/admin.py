@@ -15,11 +15,10 @@ from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
 from loyalty_core.customers.services import CustomerService, ImportOutcome
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.tenancy.services import TenancyService
 from loyalty_http.customers import admin_schemas as s
 from loyalty_http.customers.controllers import unsubscribe_path
 from loyalty_http.customers.schemas import Customer
-from loyalty_http.params import Config, Customers, Tenancy, customer_id_of, vendor_id_of
+from loyalty_http.params import Config, Customers, KnownVendor, customer_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 
@@ -42,112 +41,100 @@ class AdminCustomersController(Controller):
     @post("/card-batches", opt=reads(auth="admin", body=s.CardBatchCreate))
     async def create_card_batch(
         self,
-        vendor_id: FromPath[str],
         payload: NamedDependency[s.CardBatchCreate],
         customers: Customers,
-        tenancy: Tenancy,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.CardBatch]:
-        vid = await _existing_vendor(tenancy, vendor_id)
-        return Envelope(s.CardBatch(codes=await customers.issue_card_batch(vid, payload.count)))
+        return Envelope(s.CardBatch(codes=await customers.issue_card_batch(known_vendor, payload.count)))
 
     @patch("/cards/{code:str}", opt=reads(auth="admin", body=s.ActiveSet))
     async def set_card_active(
         self,
-        vendor_id: FromPath[str],
         code: FromPath[str],
         payload: NamedDependency[s.ActiveSet],
         customers: Customers,
-        tenancy: Tenancy,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.Card]:
-        vid = await _existing_vendor(tenancy, vendor_id)
-        return Envelope(s.Card.from_view(await customers.set_card_active(vid, code, payload.active)))
+        return Envelope(s.Card.from_view(await customers.set_card_active(known_vendor, code, payload.active)))
 
     @get("/customers/{customer_id:str}", opt=reads(auth="admin"))
     async def get_customer(
         self,
         config: Config,
-        vendor_id: FromPath[str],
         customer_id: FromPath[str],
         customers: Customers,
-        tenancy: Tenancy,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.AdminCustomer]:
-        vid = await _existing_vendor(tenancy, vendor_id)
-        return Envelope(await _admin_view(config, customers, vid, customer_id_of(customer_id)))
+        return Envelope(await _admin_view(config, customers, known_vendor, customer_id_of(customer_id)))
 
     @post("/customers/{customer_id:str}/cards", opt=reads(auth="admin", body=s.CardAdd))
     async def add_card(
         self,
-        vendor_id: FromPath[str],
         customer_id: FromPath[str],
         payload: NamedDependency[s.CardAdd],
         customers: Customers,
-        tenancy: Tenancy,
+        known_vendor: KnownVendor,
     ) -> Envelope[Customer]:
-        vid = await _existing_vendor(tenancy, vendor_id)
         code = payload.code if isinstance(payload.code, str) else None
-        return Envelope(Customer.from_view(await customers.add_card(vid, customer_id_of(customer_id), code)))
+        return Envelope(Customer.from_view(await customers.add_card(known_vendor, customer_id_of(customer_id), code)))
 
     @patch("/customers/{customer_id:str}/identifiers/{value:str}", opt=reads(auth="admin", body=s.ActiveSet))
     async def set_identifier_active(
         self,
-        vendor_id: FromPath[str],
         customer_id: FromPath[str],
         value: FromPath[str],
         payload: NamedDependency[s.ActiveSet],
         customers: Customers,
-        tenancy: Tenancy,
+        known_vendor: KnownVendor,
     ) -> Envelope[Customer]:
-        vid = await _existing_vendor(tenancy, vendor_id)
-        view = await customers.set_identifier_active(vid, customer_id_of(customer_id), value, payload.active)
+        view = await customers.set_identifier_active(known_vendor, customer_id_of(customer_id), value, payload.active)
         return Envelope(Customer.from_view(view))
 
     @post("/customers/{customer_id:str}/deactivate", opt=reads(auth="admin"), status_code=200)
     async def deactivate_customer(
-        self, vendor_id: FromPath[str], customer_id: FromPath[str], customers: Customers, tenancy: Tenancy
+        self, customer_id: FromPath[str], customers: Customers, known_vendor: KnownVendor
     ) -> Envelope[Customer]:
-        vid = await _existing_vendor(tenancy, vendor_id)
-        return Envelope(Customer.from_view(await customers.deactivate(vid, customer_id_of(customer_id))))
+        return Envelope(Customer.from_view(await customers.deactivate(known_vendor, customer_id_of(customer_id))))
 
     @post("/customers/{customer_id:str}/anonymize", opt=reads(auth="admin"), status_code=200)
     async def anonymize_customer(
-        self, vendor_id: FromPath[str], customer_id: FromPath[str], customers: Customers, tenancy: Tenancy
+        self, customer_id: FromPath[str], customers: Customers, known_vendor: KnownVendor
     ) -> Envelope[s.Anonymized]:
-        vid = await _existing_vendor(tenancy, vendor_id)
         cid = customer_id_of(customer_id)
-        await customers.anonymize(vid, cid)
+        await customers.anonymize(known_vendor, cid)
         return Envelope(s.Anonymized(id=cid, status="anonymized"))
 
     @put("/customers/{customer_id:str}/consent", opt=reads(auth="admin", body=s.ConsentSet))
     async def record_consent(
         self,
         config: Config,
-        vendor_id: FromPath[str],
         customer_id: FromPath[str],
         payload: NamedDependency[s.ConsentSet],
         customers: Customers,
-        tenancy: Tenancy,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.AdminCustomer]:
-        vid = await _existing_vendor(tenancy, vendor_id)
         cid = customer_id_of(customer_id)
         version = payload.marketing_consent_statement_version
         await customers.record_consent(
-            vid, cid, payload.marketing_consent, str(version) if payload.marketing_consent else None, provenance=PORTAL
+            known_vendor,
+            cid,
+            payload.marketing_consent,
+            str(version) if payload.marketing_consent else None,
+            provenance=PORTAL,
         )
-        return Envelope(await _admin_view(config, customers, vid, cid))
+        return Envelope(await _admin_view(config, customers, known_vendor, cid))
 
     @post("/customers/import", opt=reads(auth="admin", body=s.CustomerImport), status_code=200)
     async def import_customers(
         self,
-        vendor_id: FromPath[str],
         payload: NamedDependency[s.CustomerImport],
         customers: Customers,
-        tenancy: Tenancy,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.ImportResults]:
-        vid = await _existing_vendor(tenancy, vendor_id)
         checked = payload.items()
         valid = [(index, item) for index, item in enumerate(checked) if isinstance(item, s.ImportItem)]
         outcomes = await customers.import_customers(
-            vid,
+            known_vendor,
             importer=payload.importer if isinstance(payload.importer, str) else None,
             attested_on=payload.attested_on if isinstance(payload.attested_on, date) else None,
             items=[item.profile() for _, item in valid],
@@ -160,11 +147,6 @@ class AdminCustomersController(Controller):
         results.extend(_result(index, outcome) for (index, _), outcome in zip(valid, outcomes, strict=True))
         results.sort(key=lambda r: r.index)
         return Envelope(s.ImportResults(results=results))
-
-
-async def _existing_vendor(tenancy: TenancyService, raw: str) -> int:
-    """The path's vendor, refused with VENDOR_NOT_FOUND when there is none."""
-    return (await tenancy.get_vendor(vendor_id_of(raw))).id
 
 
 async def _admin_view(config: Config, customers: CustomerService, vendor_id: int, customer_id: int) -> s.AdminCustomer:
