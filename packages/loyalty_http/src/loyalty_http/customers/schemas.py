@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
@@ -13,7 +13,8 @@ from loyalty_core.customers import cards
 from loyalty_core.customers.profiles import IdentifierInput, Profile
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.text import EMAIL, SURROGATE
-from loyalty_http.validation import NUL_MESSAGE, UTF8_MESSAGE
+from loyalty_http.params import given, present
+from loyalty_http.wire.validation import NUL_MESSAGE, UTF8_MESSAGE
 
 Name = Annotated[str, msgspec.Meta(max_length=255)]
 Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
@@ -91,11 +92,6 @@ def profile_email(email: str | UnsetType | None, identifiers: list[IdentifierIn]
     return next((i.value for i in identifiers or [] if i.type == cards.EMAIL), None)
 
 
-def given(value: Any) -> Any:
-    """A field's value, with an omitted field read as None."""
-    return None if value is UNSET else value
-
-
 class ProfileFields(msgspec.Struct):
     """The profile a registration and an attested import both carry."""
 
@@ -108,6 +104,27 @@ class ProfileFields(msgspec.Struct):
     external_id: ExternalId | UnsetType | None = UNSET
     locale: Locale | UnsetType | None = UNSET
     marketing_consent: bool | UnsetType | None = UNSET
+
+    def profile_of(
+        self,
+        identifiers: list[IdentifierIn] | UnsetType | None,
+        kept: Callable[[str], bool],
+        statement_version: str | None = None,
+    ) -> Profile:
+        """The profile these fields describe; ``kept`` picks the identifier types stored with it."""
+        return Profile(
+            first_name=given(self.first_name),
+            last_name=given(self.last_name),
+            email=profile_email(self.email, identifiers),
+            phone=given(self.phone),
+            date_of_birth=given(self.date_of_birth),
+            customer_since=given(self.customer_since),
+            external_id=given(self.external_id),
+            locale=given(self.locale) or "nl",
+            marketing_consent=given(self.marketing_consent),
+            statement_version=statement_version,
+            identifiers=tuple(IdentifierInput(i.type, i.value) for i in identifiers or [] if kept(i.type)),
+        )
 
 
 class CustomerCreate(ProfileFields):
@@ -123,22 +140,9 @@ class CustomerCreate(ProfileFields):
         return errors
 
     def profile(self) -> Profile:
-        consent = given(self.marketing_consent)
-        return Profile(
-            first_name=given(self.first_name),
-            last_name=given(self.last_name),
-            email=profile_email(self.email, self.identifiers),
-            phone=given(self.phone),
-            date_of_birth=given(self.date_of_birth),
-            customer_since=given(self.customer_since),
-            external_id=given(self.external_id),
-            locale=given(self.locale) or "nl",
-            marketing_consent=consent,
-            statement_version=str(self.marketing_consent_statement_version) if consent else None,
-            identifiers=tuple(
-                IdentifierInput(i.type, i.value) for i in self.identifiers or [] if i.type == cards.LOYALTY_CARD
-            ),
-        )
+        """A registration keeps its loyalty card; an email identifier only names the email."""
+        version = str(self.marketing_consent_statement_version) if self.marketing_consent else None
+        return self.profile_of(self.identifiers, lambda kind: kind == cards.LOYALTY_CARD, version)
 
 
 class CustomerUpdate(msgspec.Struct):
@@ -163,14 +167,10 @@ class CustomerUpdate(msgspec.Struct):
         return {}
 
     def changes(self) -> dict[str, Any]:
-        present = {
-            f: v
-            for f in self.__struct_fields__
-            if (v := getattr(self, f)) is not UNSET and f != "marketing_consent_statement_version"
-        }
+        changes = present(self, leaving=frozenset({"marketing_consent_statement_version"}))
         if self.marketing_consent is True:
-            present["marketing_consent_statement_version"] = str(self.marketing_consent_statement_version)
-        return present
+            changes["marketing_consent_statement_version"] = str(self.marketing_consent_statement_version)
+        return changes
 
 
 class CustomerLookup(msgspec.Struct):

@@ -24,8 +24,8 @@ from msgspec import inspect as mi
 
 from loyalty_core.clock import midnight_utc
 from loyalty_core.text import EMAIL, SURROGATE
-from loyalty_http.body import indexed_list
-from loyalty_http.errors import InputInvalid
+from loyalty_http.wire.body import indexed_list
+from loyalty_http.wire.errors import InputInvalid
 
 S = TypeVar("S", bound=msgspec.Struct)
 
