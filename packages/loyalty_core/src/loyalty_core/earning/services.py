@@ -19,14 +19,17 @@ from loyalty_core.clock import Clock
 from loyalty_core.earning import errors as e
 from loyalty_core.earning import validation
 from loyalty_core.earning.models import Campaign, EarnRule
-from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms
+from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms, Family
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import BranchNotFound
 from loyalty_core.tenancy.models import Branch, Plan
 
 T = TypeVar("T", EarnRule, Campaign)
-FEATURE_OF_FAMILY = {"transaction": "feature_campaigns", "customer_moment": "feature_customer_moments"}
+FEATURE_OF_FAMILY: dict[str, str] = {
+    Family.TRANSACTION: "feature_campaigns",
+    Family.CUSTOMER_MOMENT: "feature_customer_moments",
+}
 """Spec, Plan limits 5: campaigns, and customer-moment campaigns, are features of a plan."""
 
 
@@ -45,7 +48,7 @@ class CampaignData:
 
     name: str
     kind: str
-    family: str = "transaction"
+    family: str = Family.TRANSACTION
     moment: str | None = None
     multiplier: Decimal | None = None
     points: int | None = None
