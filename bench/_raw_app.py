@@ -58,8 +58,8 @@ SELECT id, amount FROM ledger_entries
 
 INSERT_ENTRY = """
 INSERT INTO ledger_entries (vendor_id, wallet_id, type, amount, running_balance, reason, causer_type,
-                            idempotency_key, created_at, updated_at)
-VALUES (%(vendor)s, %(wallet)s, 'adjust', %(amount)s, %(balance)s, %(reason)s, 'api_client', %(key)s,
+                            causer_id, idempotency_key, created_at, updated_at)
+VALUES (%(vendor)s, %(wallet)s, 'adjust', %(amount)s, %(balance)s, %(reason)s, 'api_client', 'raw', %(key)s,
         %(now)s, %(now)s)
 RETURNING id
 """
@@ -107,6 +107,12 @@ async def lookup(identifier: str) -> tuple[int, object]:
     identifiers = [{"type": t, "value": v, "active": a} for t, v, a in row.pop("identifier_list")]
     cards = [i["value"] for i in identifiers if i["type"] == "loyalty_card" and i["active"]]
     row["customer_since"] = row["customer_since"] or row["created_at"].date()
+    # the resource's wire names (contract 5 "Customers"); a merged account alone carries merged_into_id
+    row["marketingConsent"] = row.pop("marketing_consent")
+    row["marketingConsentStatementVersion"] = row.pop("marketing_consent_statement_version")
+    row["is_deactivated"] = row["status"] == "deactivated"
+    if row["merged_into_id"] is None:
+        del row["merged_into_id"]
     return 200, {"data": {**row, "loyalty_card_code": cards[-1] if cards else None, "identifiers": identifiers}}
 
 
@@ -137,11 +143,13 @@ async def adjust(customer: int, payload: Adjust) -> tuple[int, object]:
     return 201, {
         "data": {
             "id": entry[0],
+            "wallet_id": wallet,
             "type": "adjust",
             "amount": payload.amount,
             "running_balance": balance,
             "reason": payload.reason,
-            "idempotency_key": payload.idempotency_key,
+            "causer_type": "api_client",
+            "causer_id": "raw",
             "created_at": now,
         }
     }
