@@ -24,7 +24,8 @@ class WrkResult:
     seconds: float
     p50_ms: float
     p99_ms: float
-    errors: int
+    errors: dict[str, int]
+    """wrk's error counts by kind: connect, read, write, timeout, status (replies of 400 and above)."""
 
     @property
     def rate(self) -> float:
@@ -39,6 +40,8 @@ class Measured:
     database_cpu: float
     """Percent of one core, the bench database's backends together."""
     new_sessions: int
+    peak_backends: int
+    """The most backends of the bench database seen at once (sampled twice a second)."""
     load1: float
 
 
@@ -50,7 +53,7 @@ def wrk(url: str, call: str, customers: Path, token: str, prefix: str, seconds: 
     if line is None:
         raise RuntimeError(f"wrk gave no summary:\n{done.stdout}\n{done.stderr}")
     raw = json.loads(line.removeprefix("WRK_JSON "))
-    errors = sum(raw[k] for k in ("connect", "read", "write", "status", "timeout"))
+    errors = {k: raw[k] for k in ("connect", "read", "write", "timeout", "status") if raw[k]}
     return WrkResult(raw["requests"], raw["duration_us"] / 1e6, raw["p50_us"] / 1000, raw["p99_us"] / 1000, errors)
 
 
@@ -90,6 +93,7 @@ class CpuWatch:
         self._own = conn.info.backend_pid
         self._first: dict[tuple[str, int], int] = {}
         self._last: dict[tuple[str, int], int] = {}
+        self.peak_backends = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -100,7 +104,9 @@ class CpuWatch:
         return [int(str(r[0])) for r in rows]
 
     def _sample(self, *, baseline: bool) -> None:
-        for kind, pids in (("server", process_tree(self._server_pid)), ("database", self._backends())):
+        backends = self._backends()
+        self.peak_backends = max(self.peak_backends, len(backends))
+        for kind, pids in (("server", process_tree(self._server_pid)), ("database", backends)):
             for pid in pids:
                 ticks = _ticks(pid)
                 if ticks is None:
@@ -159,4 +165,4 @@ def measure(
         result = wrk(url, call, customers, token, prefix, seconds, connections)
     time.sleep(STATS_FLUSH_SECONDS)
     opened = sessions(stats, database) - before
-    return Measured(result, cpu.percent("server"), cpu.percent("database"), opened, load1)
+    return Measured(result, cpu.percent("server"), cpu.percent("database"), opened, cpu.peak_backends, load1)

@@ -24,6 +24,7 @@ import platform
 import statistics
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -74,12 +75,20 @@ def _version(argv: list[str]) -> str:
     return (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr) else "?"
 
 
+def _max_connections() -> str:
+    with psycopg.connect(SERVER) as conn:
+        row = conn.execute("SHOW max_connections").fetchone()
+    return str(row[0]) if row else "?"
+
+
 Runs = dict[tuple[str, str], list[_load.Measured]]
 
 
 def _rounds(
-    options: argparse.Namespace, servers: dict[str, _servers.Server], seeded: _servers.Seeded, work: Path
+    options: argparse.Namespace, servers: dict[str, Callable[[], _servers.Server]], seeded: _servers.Seeded, work: Path
 ) -> Runs:
+    """Each run has its server to itself: the other one is stopped, so its connections take no
+    share of PostgreSQL's ``max_connections`` (shared with whatever else runs on the machine)."""
     customers = work / "customers.txt"
     customers.write_text("".join(f"{cid} {card}\n" for cid, card in seeded.customers))
     head, _, query = SERVER.partition("?")
@@ -90,54 +99,77 @@ def _rounds(
             order = ["service", "raw"] if round_no % 2 == 0 else ["raw", "service"]
             for call in options.calls:
                 for name in order:
-                    server = servers[name]
-                    prefix = f"r{round_no}-{name}"
                     print(f"bench: round {round_no + 1}, {call}, {name}", flush=True)
-                    if options.warmup > 0:
-                        _load.wrk(
-                            server.url,
-                            call,
-                            customers,
-                            seeded.token,
-                            prefix + "-w",
-                            options.warmup,
-                            options.connections,
+                    server = servers[name]()
+                    prefix = f"r{round_no}-{name}"
+                    try:
+                        runs.setdefault((call, name), []).append(
+                            _run(options, server, stats, call, customers, seeded.token, prefix)
                         )
-                    measured = _load.measure(
-                        server.url,
-                        server.process.pid,
-                        stats,
-                        DATABASE,
-                        call,
-                        customers,
-                        seeded.token,
-                        prefix,
-                        options.duration,
-                        options.connections,
-                    )
-                    runs.setdefault((call, name), []).append(measured)
+                    finally:
+                        server.stop()
     return runs
 
 
-def _profiles(options: argparse.Namespace, service: _servers.Server, seeded: _servers.Seeded, work: Path) -> list[str]:
+def _run(
+    options: argparse.Namespace,
+    server: _servers.Server,
+    stats: psycopg.Connection[tuple[object, ...]],
+    call: str,
+    customers: Path,
+    token: str,
+    prefix: str,
+) -> _load.Measured:
+    if options.warmup > 0:
+        _load.wrk(server.url, call, customers, token, prefix + "-w", options.warmup, options.connections)
+    return _load.measure(
+        server.url,
+        server.process.pid,
+        stats,
+        DATABASE,
+        call,
+        customers,
+        token,
+        prefix,
+        options.duration,
+        options.connections,
+    )
+
+
+def _profiles(
+    options: argparse.Namespace, start: Callable[[], _servers.Server], seeded: _servers.Seeded, work: Path
+) -> list[str]:
     customers = work / "customers.txt"
-    workers = [pid for pid in _load.process_tree(service.process.pid) if pid != service.process.pid]
-    target = workers[0] if workers else service.process.pid
     lines = ["## Where the time goes (py-spy, one service worker)", ""]
     for call in options.calls:
         print(f"bench: profiling the service on {call}", flush=True)
-        out = RESULTS / f"request-path-{call}.collapsed.txt"
-        recording = _profile.record(target, options.duration, out)
-        _load.wrk(service.url, call, customers, seeded.token, f"profile-{call}", options.duration, options.connections)
-        _profile.finish(recording, options.duration)
+        service = start()
+        try:
+            workers = [pid for pid in _load.process_tree(service.process.pid) if pid != service.process.pid]
+            out = RESULTS / f"request-path-{call}.collapsed.txt"
+            _load.wrk(service.url, call, customers, seeded.token, f"pw-{call}", options.warmup, options.connections)
+            recording = _profile.record(workers[0] if workers else service.process.pid, options.duration, out)
+            _load.wrk(service.url, call, customers, seeded.token, f"p-{call}", options.duration, options.connections)
+            _profile.finish(recording, options.duration)
+        finally:
+            service.stop()
         lines += _profile.markdown(f"{call}: {CALLS[call]}", _profile.summarise(out), f"bench/results/{out.name}")
     return lines
 
 
+def _errors(runs: list[_load.Measured]) -> str:
+    total: dict[str, int] = {}
+    for m in runs:
+        for kind, n in m.wrk.errors.items():
+            total[kind] = total.get(kind, 0) + n
+    return ", ".join(f"{n} {kind}" for kind, n in total.items()) or "0"
+
+
 def _table(options: argparse.Namespace, runs: Runs) -> list[str]:
     lines = [
-        "| call | server | req/s | p50 ms | p99 ms | server CPU % | PostgreSQL CPU % | new sessions | errors |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| call | server | req/s | p50 ms | p99 ms | server CPU % | PostgreSQL CPU % | new sessions | peak backends"
+        " | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for call in options.calls:
         for name in ("service", "raw"):
@@ -146,7 +178,7 @@ def _table(options: argparse.Namespace, runs: Runs) -> list[str]:
                 f"| {call} | {name} | {_median([m.wrk.rate for m in got]):,.0f}"
                 f" | {_median([m.wrk.p50_ms for m in got]):.1f} | {_median([m.wrk.p99_ms for m in got]):.1f}"
                 f" | {_median([m.server_cpu for m in got]):.0f} | {_median([m.database_cpu for m in got]):.0f}"
-                f" | {max(m.new_sessions for m in got)} | {sum(m.wrk.errors for m in got)} |"
+                f" | {max(m.new_sessions for m in got)} | {max(m.peak_backends for m in got)} | {_errors(got)} |"
             )
     lines += ["", "Ratios (service / raw, medians of the rounds) against the issue's targets:", ""]
     lines += ["| call | throughput ratio (target >= 0.50) | p99 ratio (target <= 2.0) |", "|---|---|---|"]
@@ -156,8 +188,10 @@ def _table(options: argparse.Namespace, runs: Runs) -> list[str]:
         p99 = _median([m.wrk.p99_ms for m in service]) / _median([m.wrk.p99_ms for m in raw])
         lines.append(f"| {call} | {rate:.2f} | {p99:.1f} |")
     lines += ["", "Every run, in the order run (load1: the 1-minute load average as the run began):", ""]
-    lines += ["| round | call | server | req/s | p50 ms | p99 ms | server CPU % | PG CPU % | sessions | load1 |"]
-    lines += ["|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "| round | call | server | req/s | p50 ms | p99 ms | server CPU % | PG CPU % | sessions | backends | load1 |"
+    ]
+    lines += ["|---|---|---|---|---|---|---|---|---|---|---|"]
     for round_no in range(options.rounds):
         order = ["service", "raw"] if round_no % 2 == 0 else ["raw", "service"]
         for call in options.calls:
@@ -165,7 +199,8 @@ def _table(options: argparse.Namespace, runs: Runs) -> list[str]:
                 m = runs[(call, name)][round_no]
                 lines.append(
                     f"| {round_no + 1} | {call} | {name} | {m.wrk.rate:,.0f} | {m.wrk.p50_ms:.1f} | {m.wrk.p99_ms:.1f}"
-                    f" | {m.server_cpu:.0f} | {m.database_cpu:.0f} | {m.new_sessions} | {m.load1:.2f} |"
+                    f" | {m.server_cpu:.0f} | {m.database_cpu:.0f} | {m.new_sessions} | {m.peak_backends}"
+                    f" | {m.load1:.2f} |"
                 )
     return lines
 
@@ -175,22 +210,27 @@ def run(argv: list[str] | None = None) -> str:
     started = dt.datetime.now(dt.UTC)
     load_before = os.getloadavg()
     database_url = scratch_database(DATABASE)
-    with tempfile.TemporaryDirectory(prefix="bench-request-path-") as tmp:
-        work = Path(tmp)
-        service = _servers.start_service(database_url, options.workers, work)
-        raw = None
-        try:
-            print(f"bench: registering {options.customers} customers through the API", flush=True)
-            seeded = _servers.seed(service, options.customers)
-            _servers.settle_statistics(database_url, analyse=not options.stale_stats)
-            pool = -(-options.connections // options.workers)
-            raw = _servers.start_raw(database_url, seeded.vendor_id, options.workers, pool, work)
-            runs = _rounds(options, {"service": service, "raw": raw}, seeded, work)
-            profile = _profiles(options, service, seeded, work) if options.profile else []
-        finally:
-            for server in (raw, service):
-                if server is not None:
-                    server.stop()
+    # kept after the run: the servers' logs explain any error wrk counted
+    work = Path(tempfile.mkdtemp(prefix="bench-request-path-"))
+    print(f"bench: servers' logs in {work}", flush=True)
+    pool = -(-options.connections // options.workers)
+
+    def service() -> _servers.Server:
+        return _servers.start_service(database_url, options.workers, work)
+
+    first = service()
+    try:
+        print(f"bench: registering {options.customers} customers through the API", flush=True)
+        seeded = _servers.seed(first, options.customers)
+    finally:
+        first.stop()
+    _servers.settle_statistics(database_url, analyse=not options.stale_stats)
+
+    def raw() -> _servers.Server:
+        return _servers.start_raw(database_url, seeded.vendor_id, options.workers, pool, work)
+
+    runs = _rounds(options, {"service": service, "raw": raw}, seeded, work)
+    profile = _profiles(options, service, seeded, work) if options.profile else []
     print("bench: measuring auth + limiter in process", flush=True)
     in_process = asyncio.run(auth._measure(None))
     added = in_process["auth + limiter"][0] - in_process["bare"][0]
@@ -219,7 +259,10 @@ def run(argv: list[str] | None = None) -> str:
         f" a random customer and a new idempotency key per request; {options.rounds} round(s), the order"
         " of service and raw alternating. CPU is percent of one core over the window, read from /proc: every"
         " process of the server, and every backend of the bench database (pg_stat_activity). New sessions:"
-        " the change of `pg_stat_database.sessions` over the measured window.",
+        " the change of `pg_stat_database.sessions` over the measured window; peak backends: the most"
+        f" backends of the bench database seen at once (PostgreSQL's `max_connections` is {_max_connections()},"
+        " shared with everything else on the server). Each run starts its server afresh with the other one"
+        " stopped, so the idle pool of one takes no connection from the other.",
         "",
         "Calls: " + "; ".join(f"{call} = {CALLS[call]}" for call in options.calls) + ".",
         "",
