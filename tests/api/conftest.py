@@ -13,7 +13,7 @@ from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
 from tests.support.database import database_name, fresh_database, redis_url
 
-ADMIN_TOKEN = "api-test-admin-token"
+ADMIN_TOKEN = "api-test-admin-token-of-32-bytes-or-more"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
@@ -29,7 +29,7 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
     return Settings(
         database_url=database_url,
         admin_token=ADMIN_TOKEN,
-        jwt_secret="api-test-jwt-secret",
+        jwt_secret="api-test-jwt-secret-of-32-bytes-or-more",
         test_mode=True,
         home=Path(tmp_path_factory.mktemp("home")),
     )
