@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
-ADMIN_TOKEN = "bench-admin-token"
+ADMIN_TOKEN = "bench-admin-token-" + "a" * 32  # the service refuses secrets under 32 bytes
 UNLIMITED_RATE = 10_000_000
 
 
@@ -83,8 +83,9 @@ def _spawn(name: str, argv: list[str], env: dict[str, str], port: int, ready_pat
     return server
 
 
-def start_service(database_url: str, workers: int, logs: Path) -> Server:
-    """``loyalty serve`` as deployed; the limits out of the way of the load (contract section 1)."""
+def start_service(database_url: str, workers: int, logs: Path, redis_url: str | None = None) -> Server:
+    """``loyalty serve`` as deployed; the limits out of the way of the load (contract section 1).
+    With ``redis_url`` the processes share the rate limiter's counts through Redis."""
     port = free_port()
     env = {
         **os.environ,
@@ -100,6 +101,8 @@ def start_service(database_url: str, workers: int, logs: Path) -> Server:
         "LOYALTY_LOG_LEVEL": "WARNING",
     }
     env.pop("REDIS_URL", None)
+    if redis_url:
+        env["REDIS_URL"] = redis_url
     argv = [sys.executable, "-m", "loyalty_api.cli", "serve", "--workers", str(workers)]
     return _spawn("service", argv, env, port, "/health/live", logs)
 

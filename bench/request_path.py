@@ -49,6 +49,9 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="server processes of each server")
     parser.add_argument("--customers", type=int, default=1000)
     parser.add_argument("--calls", default="lookup,adjust", help="comma-separated: lookup, adjust")
+    parser.add_argument(
+        "--redis-url", help="give the service this REDIS_URL (a limiter shared by its processes); default: none"
+    )
     parser.add_argument("--profile", action="store_true", help="py-spy one service worker per call, after the rounds")
     parser.add_argument(
         "--stale-stats",
@@ -216,7 +219,7 @@ def run(argv: list[str] | None = None) -> str:
     pool = -(-options.connections // options.workers)
 
     def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work)
+        return _servers.start_service(database_url, options.workers, work, options.redis_url)
 
     first = service()
     try:
@@ -250,7 +253,9 @@ def run(argv: list[str] | None = None) -> str:
         "back to back are the figures to read.",
         "",
         f"Setup: `loyalty serve --workers {options.workers}` (granian, uvloop, test mode off, log level WARNING,"
-        " in-process job worker, memory rate limiter; plan limit 10,000,000/min) and the raw app"
+        " in-process job worker, rate limiter "
+        + ("in Redis" if options.redis_url else "in process memory")
+        + "; plan limit 10,000,000/min) and the raw app"
         f" (`bench/_raw_app.py`: granian {options.workers} workers, uvloop, psycopg `AsyncConnectionPool` of"
         f" {pool} connections per process, no auth). {options.customers:,} customers of one vendor registered"
         " through `POST /api/v1/customers`; then "
