@@ -170,17 +170,20 @@ def _errors(runs: list[_load.Measured]) -> str:
 
 def _table(options: argparse.Namespace, runs: Runs) -> list[str]:
     lines = [
-        "| call | server | req/s | p50 ms | p99 ms | server CPU % | PostgreSQL CPU % | new sessions | peak backends"
-        " | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| call | server | req/s | p50 ms | p99 ms | server CPU % | PostgreSQL CPU % | server CPU ms/req"
+        " | PostgreSQL CPU ms/req | new sessions | peak backends | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for call in options.calls:
         for name in ("service", "raw"):
             got = runs[(call, name)]
+            # CPU time per request is the figure least moved by what else runs on the machine
             lines.append(
                 f"| {call} | {name} | {_median([m.wrk.rate for m in got]):,.0f}"
                 f" | {_median([m.wrk.p50_ms for m in got]):.1f} | {_median([m.wrk.p99_ms for m in got]):.1f}"
                 f" | {_median([m.server_cpu for m in got]):.0f} | {_median([m.database_cpu for m in got]):.0f}"
+                f" | {_median([10 * m.server_cpu / m.wrk.rate for m in got]):.2f}"
+                f" | {_median([10 * m.database_cpu / m.wrk.rate for m in got]):.2f}"
                 f" | {max(m.new_sessions for m in got)} | {max(m.peak_backends for m in got)} | {_errors(got)} |"
             )
     lines += ["", "Ratios (service / raw, medians of the rounds) against the issue's targets:", ""]
