@@ -32,6 +32,8 @@ def finish(recording: subprocess.Popen[bytes], seconds: float) -> None:
         raise RuntimeError(f"py-spy failed: {err.decode(errors='replace')}")
 
 
+NO_FRAME = "(no Python frame)"
+
 # frames every request sits under: the process start, granian's worker and the service's CLI
 TRUNK = frozenset({"runpy", "granian", "multiprocessing", "loyalty_api/cli"})
 
@@ -71,13 +73,17 @@ def summarise(collapsed: Path, top: int = 15) -> Profile:
     samples = 0
     for line in collapsed.read_text().splitlines():
         stack, _, count_text = line.rpartition(" ")
-        if not stack:
-            continue
         count = int(count_text)
+        samples += count
+        if not stack:
+            # the worker's thread on a CPU with no Python frame: granian's Rust side, or runnable
+            # and waiting for a core on a busy machine
+            own[NO_FRAME] += count
+            libraries[NO_FRAME] += count
+            continue
         frames = [_label(f) for f in stack.split(";") if f]
         # the thread name py-spy puts first is not a frame
         frames = [f for f in frames if f[1] != "?"] or frames
-        samples += count
         leaf, library = frames[-1]
         own[leaf] += count
         libraries[library] += count
