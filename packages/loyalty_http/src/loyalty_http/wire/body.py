@@ -24,6 +24,9 @@ DEPTH_MESSAGE = f"The field is nested deeper than {MAX_JSON_DEPTH} levels."
 MAX_PARTS = 1000
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 UNREAD_FIELD = "This endpoint does not read this field."
+JSON_AS_FORM = (
+    "The body looks like JSON but was sent with a form content type; send it with Content-Type: application/json."
+)
 
 _BRACKETS = re.compile(r"\[([^\]]*)\]")
 
@@ -62,7 +65,7 @@ async def read_body(request: Request[Any, Any, Any], fields: frozenset[str], max
     if is_json_type(media):
         return decode_json(raw)
     if media == "application/x-www-form-urlencoded":
-        pairs = parse_pairs(raw)
+        return nest_form(parse_pairs(raw), fields, looks_json=raw.lstrip()[:1] in (b"{", b"["))
     elif media == "multipart/form-data":
         pairs = parse_multipart(raw, request.headers.get("content-type", ""))
     else:
@@ -149,9 +152,10 @@ def _text(latin: str) -> str:
     return latin.encode("latin-1", "replace").decode("utf-8", "surrogateescape")
 
 
-def nest_form(pairs: Iterable[tuple[str, str]], fields: frozenset[str]) -> dict[str, Any]:
+def nest_form(pairs: Iterable[tuple[str, str]], fields: frozenset[str], *, looks_json: bool = False) -> dict[str, Any]:
     """Form keys such as ``identifiers[0][type]`` become nested values; a form reading none of the
-    endpoint's fields is refused with each key it held (spec: Validation details, rule 7)."""
+    endpoint's fields is refused with each key it held (spec: Validation details, rule 7). When the
+    body ``looks_json`` (curl without ``Content-Type: application/json``), the message says so."""
     out: dict[str, Any] = {}
     too_deep: dict[str, list[str]] = {}
     for key, value in pairs:
@@ -164,7 +168,8 @@ def nest_form(pairs: Iterable[tuple[str, str]], fields: frozenset[str]) -> dict[
     if too_deep:
         raise InputInvalid(too_deep)
     if out and not (out.keys() & fields):
-        raise InputInvalid({key: [UNREAD_FIELD] for key in out})
+        details = {key: [UNREAD_FIELD] for key in out}
+        raise InputInvalid(details, JSON_AS_FORM) if looks_json else InputInvalid(details)
     return out
 
 
