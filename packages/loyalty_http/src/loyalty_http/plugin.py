@@ -47,6 +47,8 @@ class LoyaltyHttp(InitPluginProtocol):
             "admin": admin_authenticator(cfg.admin_token),
             "vendor": vendor_authenticator(codec, cfg.clock, limiter),
         }
+        # the service writes its own documents (loyalty_http.openapi): Litestar's cannot see the pipeline's bodies
+        app_config.openapi_config = None
         app_config.route_handlers.extend([*ROUTE_HANDLERS, *cfg.route_handlers])
         if cfg.test_clock is not None:
             app_config.route_handlers.append(TestModeController)

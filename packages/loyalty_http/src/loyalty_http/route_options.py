@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
@@ -16,12 +17,16 @@ def reads(
     body: type[msgspec.Struct] | None = None,
     query: type[msgspec.Struct] | None = None,
     limit: Limit | bool | None = True,
+    errors: Iterable[type[Exception] | str] = (),
 ) -> dict[str, Any]:
     """Route options for :func:`loyalty_http.pipeline.make_prepare`.
 
     ``limit``: which rate-limit window the request counts in. By default vendor routes count by
     their token (the vendor's window, or the per-address one), other routes are not limited.
+    ``errors``: the domain errors (classes with a ``code``, or codes) the handler can answer with
+    beyond those its auth, body, query and path parameters imply; the OpenAPI documents list them.
     """
     if limit is True:
         limit = "token" if auth == "vendor" else None
-    return {"auth": auth, "body": body, "query": query, "limit": limit or None}
+    codes = tuple(e if isinstance(e, str) else str(getattr(e, "code")) for e in errors)  # noqa: B009
+    return {"auth": auth, "body": body, "query": query, "limit": limit or None, "errors": codes}

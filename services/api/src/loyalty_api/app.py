@@ -10,10 +10,8 @@ from typing import Any
 
 import structlog
 from litestar import Litestar
-from litestar.openapi import OpenAPIConfig
 from sqlalchemy import text
 
-from loyalty_api import __version__
 from loyalty_api.jobs import SCHEDULED
 from loyalty_api.settings import Settings, SettingsError
 from loyalty_api.worker import drain, make_queue, make_worker, within
@@ -114,7 +112,7 @@ def create_app(settings: Settings, *, served: bool = False) -> Litestar:
         plugins=[http],
         lifespan=[lifespan],
         logging_config=None,
-        openapi_config=OpenAPIConfig(title="Loyalty API", version=__version__, path="/api/v1/openapi"),
+        openapi_config=None,
     )
 
 

@@ -1,0 +1,192 @@
+"""``build_document(app, audience)``: the public (/api/v1 and the unversioned token, health and
+unsubscribe routes) or the admin (/admin/v1) OpenAPI 3.1 document of a composed app."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args, get_origin
+
+import msgspec
+from litestar import Litestar, Response
+from litestar.routes import HTTPRoute
+
+from loyalty_http.openapi.errors import error_responses, route_codes
+from loyalty_http.wire.envelope import ErrorEnvelope
+from loyalty_http.wire.pagination import Page
+
+Audience = Literal["public", "admin"]
+ADMIN_PREFIX = "/admin/v1"
+REF = "#/components/schemas/{name}"
+BODY_TYPES = ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
+RATE_HEADERS = {
+    "X-RateLimit-Limit": {"description": "Requests allowed per minute.", "schema": {"type": "integer"}},
+    "X-RateLimit-Remaining": {"description": "Requests left this minute.", "schema": {"type": "integer"}},
+}
+SECURITY: dict[str, dict[str, Any]] = {
+    "public": {
+        "oauth2": {
+            "type": "oauth2",
+            "description": "OAuth 2 client credentials: POST /oauth/token with client_id and client_secret.",
+            "flows": {"clientCredentials": {"tokenUrl": "/oauth/token", "scopes": {}}},
+        }
+    },
+    "admin": {"adminToken": {"type": "http", "scheme": "bearer", "description": "The admin token."}},
+}
+INFO = {
+    "public": ("Loyalty API", "The vendor API: catalogue, customers, wallets. Errors answer in one envelope."),
+    "admin": ("Loyalty admin API", "The back office: plans, vendors, clients, customer care. Admin token."),
+}
+
+
+def audience_of(path: str) -> Audience:
+    return "admin" if path.startswith(ADMIN_PREFIX) else "public"
+
+
+def documented(app: Litestar, audience: Audience) -> list[tuple[HTTPRoute, Any, str]]:
+    """(route, handler, method) of every operation the audience's document holds; OPTIONS answers
+    Litestar adds itself are left out."""
+    out: list[tuple[HTTPRoute, Any, str]] = []
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute) or audience_of(route.path) != audience:
+            continue
+        for handler in route.route_handlers:
+            if "auth" not in handler.opt:
+                continue
+            out.extend((route, handler, method) for method in sorted(handler.http_methods))
+    return out
+
+
+def build_document(app: Litestar, audience: Audience, version: str = "1") -> dict[str, Any]:
+    operations = documented(app, audience)
+    types_seen: list[Any] = [ErrorEnvelope]
+    for _, handler, _ in operations:
+        found = (handler.opt.get("body"), handler.opt.get("query"), _success(handler))
+        types_seen.extend(t for t in found if t is not None and t not in (str, bytes))
+    schemas, components = msgspec.json.schema_components(types_seen, ref_template=REF)
+    refs = dict(zip(map(_key, types_seen), schemas, strict=True))
+    refs[_key(str)] = refs[_key(bytes)] = {"type": "string"}
+    components = _fix_nullable(components)
+    paths: dict[str, dict[str, Any]] = {}
+    used_ids: set[str] = set()
+    for route, handler, method in operations:
+        path = _openapi_path(route.path)
+        op = _operation(route, handler, method, audience, refs, components)
+        op_id = handler.handler_name if handler.handler_name not in used_ids else f"{handler.handler_name}_{method}"
+        op_id = op_id if op_id not in used_ids else f"{op_id}_{len(used_ids)}"
+        used_ids.add(op_id)
+        op["operationId"] = op_id
+        paths.setdefault(path, {})[method.lower()] = op
+    title, description = INFO[audience]
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": title, "version": version, "description": description},
+        "servers": [{"url": "/"}],
+        "paths": dict(sorted(paths.items())),
+        "components": {"schemas": dict(sorted(components.items())), "securitySchemes": SECURITY[audience]},
+    }
+
+
+def _key(t: Any) -> str:
+    return repr(t)
+
+
+def _success(handler: Any) -> Any:
+    """The body type the handler answers with: ``Response[X]`` is X; None for an empty answer."""
+    annotation = handler.parsed_fn_signature.return_type.annotation
+    if get_origin(annotation) is Response or annotation is Response:
+        args = get_args(annotation)
+        annotation = args[0] if args else Any
+    if annotation in (None, type(None)):
+        return None
+    return annotation
+
+
+def _openapi_path(path: str) -> str:
+    for part in path.split("/"):
+        if part.startswith("{") and ":" in part:
+            path = path.replace(part, part.split(":", 1)[0] + "}")
+    return path
+
+
+def _operation(
+    route: HTTPRoute, handler: Any, method: str, audience: Audience, refs: dict[str, Any], comps: dict[str, Any]
+) -> dict[str, Any]:
+    opt = handler.opt
+    params = list(route.path_parameters)
+    op: dict[str, Any] = {"summary": _summary(handler), "tags": [_tag(route.path)]}
+    doc = (handler.fn.__doc__ or "").strip()
+    if doc:
+        op["description"] = doc
+    parameters: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}} for name in params
+    ]
+    query = opt.get("query")
+    if query is not None:
+        parameters.extend(_query_parameters(comps[query.__name__]))
+    success = _success(handler)
+    if _is_paged(success):
+        parameters.append(
+            {
+                "name": "page",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "integer", "minimum": 1, "default": 1},
+            }
+        )
+    if parameters:
+        op["parameters"] = parameters
+    body = opt.get("body")
+    if body is not None:
+        schema = refs[_key(body)]
+        op["requestBody"] = {"required": True, "content": {media: {"schema": schema} for media in BODY_TYPES}}
+    status = str(handler.status_code)
+    ok: dict[str, Any] = {"description": "Success."}
+    media = str(handler.media_type)
+    if success is not None and handler.status_code != 204:
+        if media == "application/json":
+            ok["content"] = {media: {"schema": _fix_nullable(refs[_key(success)])}}
+        else:
+            ok["content"] = {media: {"schema": {"type": "string"}}}
+    if opt.get("limit") is not None:
+        ok["headers"] = RATE_HEADERS
+    responses = {status: ok, **error_responses(route_codes(opt, params, route.path))}
+    op["responses"] = responses
+    auth = opt.get("auth", "vendor")
+    op["security"] = [] if auth == "none" else [{next(iter(SECURITY[audience])): []}]
+    return op
+
+
+def _summary(handler: Any) -> str:
+    return str(handler.handler_name).replace("_", " ").capitalize()
+
+
+def _tag(path: str) -> str:
+    parts = [p for p in path.split("/") if p and not p.startswith("{")]
+    if parts[:2] in (["api", "v1"], ["admin", "v1"]):
+        parts = parts[2:]
+    return parts[0] if parts else "service"
+
+
+def _is_paged(t: Any) -> bool:
+    args = get_args(t)
+    return bool(args) and get_origin(args[0]) is Page
+
+
+def _query_parameters(component: dict[str, Any]) -> list[dict[str, Any]]:
+    required = set(component.get("required", []))
+    return [
+        {"name": name, "in": "query", "required": name in required, "schema": schema}
+        for name, schema in component.get("properties", {}).items()
+    ]
+
+
+def _fix_nullable(node: Any) -> Any:
+    """``oneOf`` whose branches both accept null (``{}`` and ``null``) would refuse null: anyOf."""
+    if isinstance(node, dict):
+        fixed = {k: _fix_nullable(v) for k, v in node.items()}
+        branches = fixed.get("oneOf")
+        if isinstance(branches, list) and {"type": "null"} in branches:
+            fixed["anyOf"] = fixed.pop("oneOf")
+        return fixed
+    if isinstance(node, list):
+        return [_fix_nullable(v) for v in node]
+    return node
