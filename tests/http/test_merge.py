@@ -215,3 +215,97 @@ async def test_encoded_slash_in_an_external_id_path_reaches_no_customer(client: 
     )
     assert response.status_code == 404
     assert error_of(response)["code"] == "ROUTE_NOT_FOUND"
+
+
+async def _state(engine: AsyncEngine, ids: list[int]) -> dict[int, tuple[int | None, int]]:
+    """customer id -> (merged_into_id, wallet balance)."""
+    from sqlalchemy import text
+
+    async with engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                text(
+                    "SELECT c.id, c.merged_into_id, w.balance FROM customers c "
+                    "JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id WHERE c.id = ANY(:ids)"
+                ),
+                {"ids": ids},
+            )
+        ).all()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def _merge_outcome_holds(state: dict[int, tuple[int | None, int]]) -> None:
+    """Merged customers rule 1: a closed account holds 0 points and is merged into an open one."""
+    for merged_into, balance in state.values():
+        if merged_into is not None:
+            assert balance == 0
+            assert state[merged_into][0] is None, "an account is merged into a closed one"
+
+
+async def test_opposite_merges_racing_exactly_one_succeeds(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """Contract 5 "Merge, secrets, operations": of A into B racing B into A, exactly one succeeds; the
+    other answers 422 CUSTOMER_DEACTIVATED (its closing account is closed) or VALIDATION_ERROR (its kept
+    account is closed), decided on rows read under the locks."""
+    tenant = await make_tenant(client)
+    for round_ in range(5):
+        a, b = (await register(client, tenant))["id"], (await register(client, tenant))["id"]
+        await adjust(client, tenant, a, 30, f"opp-a-{round_}")
+        await adjust(client, tenant, b, 12, f"opp-b-{round_}")
+        async with racing_client(engine) as racing:
+            answers = await asyncio.gather(merge(racing, tenant, a, b), merge(racing, tenant, b, a))
+        assert sorted(r.status_code for r in answers) == [200, 422], [r.text for r in answers]
+        refused = next(r for r in answers if r.status_code == 422)
+        assert error_of(refused)["code"] in {"CUSTOMER_DEACTIVATED", "VALIDATION_ERROR"}
+        state = await _state(engine, [a, b])
+        _merge_outcome_holds(state)
+        assert sum(balance for _, balance in state.values()) == 42
+        assert sum(1 for merged_into, _ in state.values() if merged_into is not None) == 1
+
+
+async def test_a_chain_of_merges_racing_never_merges_into_a_closed_account(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """A into B racing C into A: if A closes first, C into A is refused (422 VALIDATION_ERROR on
+    into_customer_id); if C into A lands first, A into B then carries C's points along."""
+    tenant = await make_tenant(client)
+    for round_ in range(5):
+        a, b, c = [(await register(client, tenant))["id"] for _ in range(3)]
+        for person, points in ((a, 5), (b, 7), (c, 11)):
+            await adjust(client, tenant, person, points, f"chain-{person}-{round_}")
+        async with racing_client(engine) as racing:
+            first, second = await asyncio.gather(merge(racing, tenant, a, b), merge(racing, tenant, c, a))
+        assert first.status_code == 200, first.text
+        if second.status_code != 200:
+            assert (second.status_code, error_of(second)["code"]) == (422, "VALIDATION_ERROR")
+            assert "into_customer_id" in error_of(second)["details"]
+        state = await _state(engine, [a, b, c])
+        _merge_outcome_holds(state)
+        assert sum(balance for _, balance in state.values()) == 23
+    async with engine.connect() as conn:
+        assert await ledger_violations(conn) == []
+
+
+async def test_an_adjustment_racing_a_merge_never_lands_on_the_closed_account(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """Merged customers rule 1: an adjustment of the closing account that waited for the merge's lock
+    is decided on the account as the merge left it (422 CUSTOMER_DEACTIVATED), never credited to it."""
+    tenant = await make_tenant(client)
+    for round_ in range(5):
+        a, b = (await register(client, tenant))["id"], (await register(client, tenant))["id"]
+        await adjust(client, tenant, a, 10, f"ram-a-{round_}")
+        async with racing_client(engine) as racing:
+            answers = await asyncio.gather(
+                merge(racing, tenant, a, b), *[adjust(racing, tenant, a, 3, f"ram-{round_}-{i}") for i in range(4)]
+            )
+        assert answers[0].status_code == 200, answers[0].text
+        for late in answers[1:]:
+            assert late.status_code in (201, 422), late.text
+            if late.status_code == 422:
+                assert error_of(late)["code"] == "CUSTOMER_DEACTIVATED"
+        credited = 3 * sum(1 for r in answers[1:] if r.status_code == 201)
+        state = await _state(engine, [a, b])
+        _merge_outcome_holds(state)
+        assert state[b][1] == 10 + credited

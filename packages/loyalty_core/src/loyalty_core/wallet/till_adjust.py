@@ -50,26 +50,32 @@ class Adjusted:
 _ENTRY_COLUMNS = "id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id, created_at"
 
 _LOCK = """
-SELECT c.merged_into_id, w.id, w.balance
+SELECT w.id, w.balance
 FROM customers c
 JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
 WHERE c.vendor_id = %(v)s AND c.id = %(c)s AND c.status <> 'anonymized'
 FOR UPDATE OF w
 """
 
-# the keys of the customer and of every account merged into it, at any depth; UNION (not UNION ALL)
-# ends the recursion even if merges ever formed a cycle
-_BY_KEY = f"""
+# Run after the wallet lock is held, so in a snapshot taken after any write that held it (a merge
+# commits before the lock is granted): the customer's merged state as it is now, and the entry of
+# this key among the keys of the customer and of every account merged into it, at any depth. UNION
+# (not UNION ALL) ends the recursion even if merges ever formed a cycle.
+_STATE_AND_KEY = f"""
 WITH RECURSIVE family(id) AS (
     SELECT %(c)s::bigint
     UNION
     SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
 )
-SELECT {_ENTRY_COLUMNS}
-FROM ledger_entries
-WHERE type = 'adjust' AND idempotency_key = %(k)s
-  AND wallet_id IN (SELECT w.id FROM wallets w JOIN family f ON w.vendor_id = %(v)s AND w.customer_id = f.id)
-ORDER BY id LIMIT 1
+SELECT m.merged_into_id, e.*
+FROM (SELECT merged_into_id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s) m
+LEFT JOIN LATERAL (
+    SELECT {_ENTRY_COLUMNS}
+    FROM ledger_entries
+    WHERE type = 'adjust' AND idempotency_key = %(k)s
+      AND wallet_id IN (SELECT w.id FROM wallets w JOIN family f ON w.vendor_id = %(v)s AND w.customer_id = f.id)
+    ORDER BY id LIMIT 1
+) e ON true
 """
 
 _CREDIT = f"""
@@ -136,9 +142,11 @@ async def till_adjust(
             if await (await conn.execute(_WHICH_IS_MISSING, params, prepare=True)).fetchone() is None:
                 raise CustomerNotFound("No customer with this id.", customer_id=customer_id)
             raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
-        merged_into, wallet_id, balance = locked
-        previous = await (await conn.execute(_BY_KEY, params, prepare=True)).fetchone()
-        if previous is not None:
+        wallet_id, balance = locked
+        state = await (await conn.execute(_STATE_AND_KEY, params, prepare=True)).fetchone()
+        assert state is not None  # the customer row exists: its wallet was just locked
+        merged_into, previous = state[0], state[1:]
+        if previous[0] is not None:
             if previous[3] != amount:
                 raise IdempotencyKeyConflict("This key was used for a different amount.", idempotency_key=key)
             return Adjusted(EntryRow(*previous), created=False)
