@@ -8,7 +8,7 @@ from litestar.testing import AsyncTestClient
 
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
-from tests.api.conftest import ADMIN, with_redis
+from tests.support.service import ADMIN, with_redis
 
 
 async def test_unknown_route_answers_the_envelope(client: AsyncTestClient[Litestar]) -> None:

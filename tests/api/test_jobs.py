@@ -14,10 +14,10 @@ from loyalty_api.settings import Settings
 from loyalty_api.worker import make_queue, make_worker
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
-from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.wallet.models import LedgerEntry
-from tests.api.conftest import ADMIN
-from tests.http.wallets import earn, new_customer
+from tests.support.service import ADMIN
+from tests.support.vendors import make_vendor
+from tests.support.wallets import earn, new_customer
 
 EARNED = datetime(2032, 1, 10, 8, 0, tzinfo=UTC)
 
@@ -37,13 +37,7 @@ async def test_expire_points_runs_from_test_mode_once_per_moment(
     engine = make_engine(database_url)
     try:
         async with make_sessionmaker(engine).begin() as db:
-            plan = Plan(name="p", feature_point_expiry=True)
-            db.add(plan)
-            await db.flush()
-            vendor = Vendor(name="v", plan_id=plan.id, status="active", points_expire_after_days=30)
-            db.add(vendor)
-            await db.flush()
-            vendor_id = vendor.id
+            vendor_id = (await make_vendor(db, expire_after_days=30, feature_point_expiry=True)).id
         customer = await new_customer(engine, vendor_id)
         await earn(engine, vendor_id, customer, 12, at=EARNED, days=30)
         await earn(engine, vendor_id, customer, 3, at=EARNED, days=None)

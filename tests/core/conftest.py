@@ -1,8 +1,9 @@
+"""Fixtures of the core suite: its database, a session rolled back after each test, a fixed clock."""
+
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -35,16 +36,6 @@ async def db(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
         finally:
             await session.close()
             await outer.rollback()
-
-
-@pytest.fixture
-def save(db: AsyncSession) -> Callable[[Any], Awaitable[Any]]:
-    async def save(instance: Any) -> Any:
-        db.add(instance)
-        await db.flush()
-        return instance
-
-    return save
 
 
 @pytest.fixture
