@@ -36,7 +36,7 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
 
 @pytest.fixture(scope="module", autouse=True)
 async def ledger_holds_after_module(database_url: str) -> AsyncIterator[None]:
-    """RELIABILITY.md L1 after every test module."""
+    """The ledger invariant (tests/support/invariants.py) after every test module."""
     yield
     from loyalty_core.db import make_engine
     from tests.support.invariants import ledger_violations

@@ -31,7 +31,7 @@ async def db(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
         session = AsyncSession(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
         try:
             yield session
-            # RELIABILITY.md L1 after every test that used the database, before its rollback
+            # the ledger invariant after every test that used the database, before its rollback
             assert await ledger_violations(session) == []
         finally:
             await session.close()

@@ -44,7 +44,7 @@ async def client(app: Litestar) -> AsyncIterator[AsyncTestClient[Litestar]]:
 
 @pytest.fixture(scope="module", autouse=True)
 async def ledger_holds_after_module(engine: AsyncEngine) -> AsyncIterator[None]:
-    """RELIABILITY.md L1 after every test module: every wallet's balance = sum of its entries =
+    """The ledger invariant after every test module: every wallet's balance = sum of its entries =
     last running balance >= 0, and its open lots hold the balance."""
     yield
     async with engine.connect() as conn:

@@ -1,4 +1,4 @@
-"""RELIABILITY.md W1: the manifest lists every other file with a matching SHA-1."""
+"""A pass is only accepted when its manifest is right: the manifest lists every other file with a matching SHA-1."""
 
 from __future__ import annotations
 

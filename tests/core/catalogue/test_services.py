@@ -177,7 +177,7 @@ async def test_list_reads_its_order_from_the_name_index(db: AsyncSession, clock:
 
 
 async def test_tenancy_one_vendor_never_reads_anothers_products(db: AsyncSession, clock: FixedClock) -> None:
-    """ARCHITECTURE.md, Tenancy: every query takes the vendor from the caller."""
+    """Tenancy: every query takes the vendor from the caller."""
     vendor_a, vendor_b = await make_vendor(db), await make_vendor(db)
     service = ProductService(db, clock)
     await service.create(vendor_a.id, ProductData("A", "a"))

@@ -1,4 +1,4 @@
-"""The lot arithmetic of wallet/ledger.py (ARCHITECTURE.md "Money-like writes" 4; spec, Ledger entry:
+"""The lot arithmetic of wallet/ledger.py (FIFO lots; spec, Ledger entry:
 "Added points expire like earned points; deducted points come out of the points that expire first")."""
 
 from __future__ import annotations

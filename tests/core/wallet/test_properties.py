@@ -1,4 +1,4 @@
-"""Property test (issue: wallet and ledger; RELIABILITY.md L2 in part): random sequences of earn,
+"""Property test (issue: wallet and ledger): random sequences of earn,
 adjust, redeem, expire and clock moves, checked after every step against a reference model of
 FIFO lots. The balance equals the model's, refused steps change nothing, lots never go negative,
 and expired points are exactly the unspent remainders; L1 holds at the end of every example."""

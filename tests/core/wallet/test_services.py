@@ -84,7 +84,7 @@ async def test_same_key_with_another_amount_conflicts_and_writes_nothing(db: Asy
 
 
 async def test_deduction_below_zero_is_refused_and_leaves_the_key_free(db: AsyncSession, clock: FixedClock) -> None:
-    """Adjust rule 5; RELIABILITY.md Decisions: a refused request records nothing, its key stays free."""
+    """Adjust rule 5: a refused request records nothing, its key stays free."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     service = WalletService(db, clock)

@@ -1,5 +1,5 @@
-"""Vendor B's token never reaches vendor A's customers (spec: What the service does, 3; ARCHITECTURE.md,
-Tenancy)."""
+"""Vendor B's token never reaches vendor A's customers (spec: What the service does, 3;
+Authentication 3)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ async def test_another_vendors_free_card_is_not_free_for_you(client: AsyncTestCl
 
 
 async def test_portal_actions_are_scoped_to_the_vendor_in_the_path(client: AsyncTestClient[Litestar]) -> None:
-    """ARCHITECTURE.md, Tenancy: the vendor comes from the path of the admin API; another's customer is not found."""
+    """Tenancy on the admin API: the vendor comes from the path of the admin API; another's customer is not found."""
     vendor_a = await make_tenant(client)
     vendor_b = await make_tenant(client)
     made = await register(client, vendor_a)

@@ -1,5 +1,5 @@
 """Merging two accounts of one person: spec, Merged customers rules 1 to 6; contract 2 and 5
-"Customers"; adjust rule 4; RELIABILITY.md C6."""
+"Customers"; adjust rule 4; one lock order for merges and adjustments."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ async def test_merge_refusals(client: AsyncTestClient[Litestar]) -> None:
 async def test_merges_and_adjustments_racing_never_answer_5xx(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """RELIABILITY.md C6: merges and adjustments in opposite lock orders, all at once: no 5xx, L1 holds."""
+    """Lock order: merges and adjustments in opposite lock orders, all at once: no 5xx, L1 holds."""
     tenant = await make_tenant(client)
     people = [await register(client, tenant) for _ in range(6)]
     for n, person in enumerate(people):

@@ -1,4 +1,4 @@
-"""Spec, Limits > Rate limit, rules 1 to 6; contract 5 "Access"; RELIABILITY.md R1 to R3.
+"""Spec, Limits > Rate limit, rules 1 to 6; contract 5 "Access".
 
 Each test builds its own app (its own in-process counts) and freezes the test clock at a minute
 of its own, so windows never leak between tests, also on the shared Redis.
@@ -252,7 +252,7 @@ async def test_redis_sees_a_revocation_made_by_another_process(
 async def test_limiter_keeps_answering_while_redis_is_down(
     engine: AsyncEngine, test_clock: SettableClock, minute: datetime
 ) -> None:
-    """RELIABILITY.md Decisions, K3: with Redis down every request is still answered, no 5xx, headers present."""
+    """With Redis down every request is still answered, no 5xx, headers present."""
     app = build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, redis_url="redis://127.0.0.1:1/0")
     async with AsyncTestClient(app=app) as client:
         tenant = await make_tenant(client, plan={"rate_limit_per_minute": 2})

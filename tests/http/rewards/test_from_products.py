@@ -304,7 +304,7 @@ async def test_keys_are_unique_per_vendor_not_across_vendors(client: AsyncTestCl
 async def test_concurrent_calls_with_one_key_make_one_reward(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """ARCHITECTURE.md, Money-like writes 1: concurrent duplicates must not both write, and neither
+    """Exactly-once writes: concurrent duplicates must not both write, and neither
     may answer 500."""
     tenant, _ = await shop(client)
     body = {"point_cost": 10, "idempotency_key": "race"}

@@ -1,5 +1,5 @@
 """Spec, Endpoints > Wallet and ledger (wallet, ledger, adjust rules 1 to 5); contract 5 "Ledger, plans";
-RELIABILITY.md Decisions and L3-L5 for adjustments."""
+the exactly-once rules for adjustments."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ T0 = datetime(2031, 5, 1, 12, 0, tzinfo=UTC)
 
 @pytest.fixture(autouse=True)
 async def ledger_holds(engine: AsyncEngine) -> AsyncIterator[None]:
-    """RELIABILITY.md L1 after each test of this module, not only after the module."""
+    """The ledger invariant after each test of this module, not only after the module."""
     yield
     async with engine.connect() as conn:
         assert await ledger_violations(conn) == []
@@ -141,7 +141,7 @@ async def test_replay_answers_even_when_the_balance_could_not_absorb_it(
 async def test_deduction_below_zero_answers_insufficient_balance_and_frees_the_key(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Adjust rule 5; RELIABILITY.md Decisions: the refused key succeeds once the cause is gone."""
+    """Adjust rule 5: the refused key succeeds once the cause is gone."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     path = f"/api/v1/customers/{customer}/wallet/adjust"
@@ -207,7 +207,7 @@ async def test_edges_of_the_amount_are_accepted(client: AsyncTestClient[Litestar
 async def test_vendors_using_one_key_get_independent_writes(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """RELIABILITY.md L5."""
+    """Adjust rule 1: the key is unique per customer, so two vendors using one key each write."""
     a, b = await make_tenant(client), await make_tenant(client)
     ca, cb = await new_customer(engine, a.vendor_id), await new_customer(engine, b.vendor_id)
     ra = await client.post(f"/api/v1/customers/{ca}/wallet/adjust", json=adjust_body(3, "same"), headers=a.headers)
@@ -236,7 +236,7 @@ async def test_fifty_concurrent_deductions_of_one_on_ten_points(
 
 
 async def test_fifty_concurrent_replays_write_one_entry(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Issue and RELIABILITY.md Decisions: a duplicate that arrives while the first runs waits and answers the
+    """Adjust rule 2 under concurrency: a duplicate that arrives while the first runs waits and answers the
     replay: one entry, one 201, identical bodies, no 409 or 5xx."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
