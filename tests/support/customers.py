@@ -6,6 +6,8 @@ from typing import Any
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.app import ADMIN
 from tests.support.tenants import Tenant, admin
@@ -61,3 +63,9 @@ async def admin_view(client: AsyncTestClient[Litestar], tenant: Tenant, customer
     assert response.status_code == 200, response.text
     data: dict[str, Any] = response.json()["data"]
     return data
+
+
+async def count_customers(engine: AsyncEngine, vendor_id: int) -> int:
+    async with engine.connect() as conn:
+        found = await conn.scalar(text("SELECT count(*) FROM customers WHERE vendor_id = :v"), {"v": vendor_id})
+    return int(found or 0)
