@@ -10,7 +10,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from tests.support.envelope import error_of
+from tests.support.envelope import details_of, error_of
 from tests.support.products import PRODUCT_FIELDS, PRODUCTS, create, listed
 from tests.support.tenants import make_tenant
 
@@ -25,14 +25,6 @@ FULL = {
     "status": "inactive",
     "metadata": {"origin": "Brazil", "roast": {"level": 3}},
 }
-
-
-def details_of(response: Any) -> dict[str, list[str]]:
-    assert response.status_code == 422, response.text
-    error = error_of(response)
-    assert error["code"] == "VALIDATION_ERROR"
-    details: dict[str, list[str]] = error["details"]
-    return details
 
 
 # --- POST ------------------------------------------------------------------------------------------

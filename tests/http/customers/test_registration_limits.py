@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
@@ -112,27 +113,17 @@ async def test_two_registrations_racing_for_one_free_card_give_201_and_409(
     assert await count_customers(engine, tenant.vendor_id) == 1
 
 
-async def test_two_registrations_racing_for_one_email_give_201_and_409(
-    client: AsyncTestClient[Litestar], engine: AsyncEngine
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [({"email": "race@example.nl"}, "IDENTIFIER_DUPLICATE"), ({"external_id": "RACE-1"}, "EXTERNAL_ID_DUPLICATE")],
+)
+async def test_registrations_racing_for_one_value_give_one_201_and_409s(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, body: dict[str, str], code: str
 ) -> None:
-    """Validation details 3: a concurrent duplicate email is 409 IDENTIFIER_DUPLICATE, never 500."""
+    """Validation details 3 and Errors: a concurrent duplicate email is 409 IDENTIFIER_DUPLICATE, a
+    concurrent duplicate external_id 409 EXTERNAL_ID_DUPLICATE, never 500."""
     tenant = await make_tenant(client)
     async with racing_client(engine) as racing:
-        responses = await asyncio.gather(
-            *(racing.post(CUSTOMERS, json={"email": "race@example.nl"}, headers=tenant.headers) for _ in range(3))
-        )
+        responses = await asyncio.gather(*(racing.post(CUSTOMERS, json=body, headers=tenant.headers) for _ in range(3)))
     assert sorted(r.status_code for r in responses) == [201, 409, 409]
-    assert {error_of(r)["code"] for r in responses if r.status_code == 409} == {"IDENTIFIER_DUPLICATE"}
-
-
-async def test_two_registrations_racing_for_one_external_id_give_201_and_409(
-    client: AsyncTestClient[Litestar], engine: AsyncEngine
-) -> None:
-    """Spec, Errors: a concurrent duplicate external_id is 409 EXTERNAL_ID_DUPLICATE, never 500."""
-    tenant = await make_tenant(client)
-    async with racing_client(engine) as racing:
-        responses = await asyncio.gather(
-            *(racing.post(CUSTOMERS, json={"external_id": "RACE-1"}, headers=tenant.headers) for _ in range(3))
-        )
-    assert sorted(r.status_code for r in responses) == [201, 409, 409]
-    assert {error_of(r)["code"] for r in responses if r.status_code == 409} == {"EXTERNAL_ID_DUPLICATE"}
+    assert {error_of(r)["code"] for r in responses if r.status_code == 409} == {code}

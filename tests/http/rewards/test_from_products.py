@@ -14,7 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.app import ADMIN
-from tests.support.envelope import error_of
+from tests.support.envelope import details_of, error_of
 from tests.support.products import PRODUCTS, create
 from tests.support.racing import racing_client
 from tests.support.tenants import Tenant, make_tenant
@@ -67,14 +67,6 @@ async def make_reward(
 
 async def delete_reward(client: AsyncTestClient[Litestar], vendor_id: int | str, reward_id: int | str) -> Any:
     return await client.delete(f"/admin/v1/vendors/{vendor_id}/rewards/{reward_id}", headers=ADMIN)
-
-
-def details_of(response: Any) -> dict[str, list[str]]:
-    assert response.status_code == 422, response.text
-    error = error_of(response)
-    assert error["code"] == "VALIDATION_ERROR"
-    details: dict[str, list[str]] = error["details"]
-    return details
 
 
 # --- creation -----------------------------------------------------------------------------------------
