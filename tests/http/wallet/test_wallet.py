@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.clock import SettableClock
 from tests.support.envelope import error_of
 from tests.support.invariants import ledger_violations
+from tests.support.racing import racing_client
 from tests.support.tenants import make_tenant
 from tests.support.wallets import earn, new_customer
 
@@ -226,9 +227,10 @@ async def test_fifty_concurrent_deductions_of_one_on_ten_points(
     customer = await new_customer(engine, tenant.vendor_id)
     path = f"/api/v1/customers/{customer}/wallet/adjust"
     await client.post(path, json=adjust_body(10, "fill"), headers=tenant.headers)
-    answers = await asyncio.gather(
-        *(client.post(path, json=adjust_body(-1, f"d{n}"), headers=tenant.headers) for n in range(50))
-    )
+    async with racing_client(engine) as racing:
+        answers = await asyncio.gather(
+            *(racing.post(path, json=adjust_body(-1, f"d{n}"), headers=tenant.headers) for n in range(50))
+        )
     assert sorted(a.status_code for a in answers) == [201] * 10 + [422] * 40
     assert {error_of(a)["code"] for a in answers if a.status_code == 422} == {"INSUFFICIENT_BALANCE"}
     wallet = (await client.get(f"/api/v1/customers/{customer}/wallet", headers=tenant.headers)).json()["data"]
@@ -241,9 +243,10 @@ async def test_fifty_concurrent_replays_write_one_entry(client: AsyncTestClient[
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     path = f"/api/v1/customers/{customer}/wallet/adjust"
-    answers = await asyncio.gather(
-        *(client.post(path, json=adjust_body(7, "once"), headers=tenant.headers) for _ in range(50))
-    )
+    async with racing_client(engine) as racing:
+        answers = await asyncio.gather(
+            *(racing.post(path, json=adjust_body(7, "once"), headers=tenant.headers) for _ in range(50))
+        )
     assert sorted(a.status_code for a in answers) == [200] * 49 + [201]
     assert len({a.text for a in answers}) == 1
     ledger = (await client.get(f"/api/v1/customers/{customer}/ledger", headers=tenant.headers)).json()["data"]
