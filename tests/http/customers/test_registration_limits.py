@@ -55,11 +55,12 @@ async def test_anonymized_customers_do_not_count_against_the_ceiling(client: Asy
     assert (await client.post(CUSTOMERS, headers=tenant.headers)).status_code == 201
 
 
-async def test_zero_ceiling_means_unlimited(client: AsyncTestClient[Litestar]) -> None:
-    """Plan limits: zero means unlimited."""
+async def test_zero_ceiling_means_unlimited(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
+    """Plan limits: zero means unlimited (each registration answers 201)."""
     tenant = await make_tenant(client, plan={"max_customers": 0})
     for _ in range(3):
         await register(client, tenant)
+    assert await count_customers(engine, tenant.vendor_id) == 3
 
 
 async def test_registrations_racing_for_the_last_place_admit_exactly_one(
