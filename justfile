@@ -22,22 +22,23 @@ db-revision MESSAGE:
     uv run --frozen loyalty db revision -m "{{MESSAGE}}"
 
 # every package's tests alone in its own environment, then the composed service
+# (VIRTUAL_ENV is dropped for the package environments: uv would warn that it names another one)
 test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS)
 
 # loyalty_core alone: no litestar, saq or redis installed
 test-core *ARGS:
     @echo "== loyalty_core (alone)"
-    UV_PROJECT_ENVIRONMENT=.venvs/core uv run --frozen --exact --package loyalty-core pytest tests/core {{ARGS}}
+    env -u VIRTUAL_ENV UV_PROJECT_ENVIRONMENT=.venvs/core uv run --frozen --exact --package loyalty-core pytest tests/core {{ARGS}}
 
 # loyalty_wallet_pass alone: neither of the other packages installed
 test-wallet-pass *ARGS:
     @echo "== loyalty_wallet_pass (alone)"
-    UV_PROJECT_ENVIRONMENT=.venvs/wallet-pass uv run --frozen --exact --package loyalty-wallet-pass pytest tests/wallet_pass {{ARGS}}
+    env -u VIRTUAL_ENV UV_PROJECT_ENVIRONMENT=.venvs/wallet-pass uv run --frozen --exact --package loyalty-wallet-pass pytest tests/wallet_pass {{ARGS}}
 
 # loyalty_http with loyalty_core, no service
 test-http *ARGS:
     @echo "== loyalty_http (with loyalty_core)"
-    UV_PROJECT_ENVIRONMENT=.venvs/http uv run --frozen --exact --package loyalty-http pytest tests/http {{ARGS}}
+    env -u VIRTUAL_ENV UV_PROJECT_ENVIRONMENT=.venvs/http uv run --frozen --exact --package loyalty-http pytest tests/http {{ARGS}}
 
 # the composed service, end to end
 test-api *ARGS:

@@ -28,7 +28,7 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
     return Settings(
         database_url=database_url,
         admin_token=ADMIN_TOKEN,
-        jwt_secret="api-test-jwt-secret",
+        jwt_secret="api-test-jwt-secret-of-32-bytes-or-more",
         test_mode=True,
         home=Path(tmp_path_factory.mktemp("home")),
     )

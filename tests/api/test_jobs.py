@@ -49,7 +49,7 @@ async def test_expire_points_runs_from_test_mode_once_per_moment(
         assert first.json()["data"]["name"] == "expire-points"
         assert first.json()["data"]["result"]["points"] >= 12
         again = await client.post("/admin/v1/jobs/expire-points/run", headers=ADMIN)
-        assert again.json()["data"]["result"] == {"wallets": 0, "points": 0}
+        assert again.json()["data"]["result"] == {"wallets": 0, "points": 0, "failed": 0}
 
         async with make_sessionmaker(engine)() as db:
             entries = (
@@ -62,4 +62,40 @@ async def test_expire_points_runs_from_test_mode_once_per_moment(
         ]
     finally:
         await client.delete("/admin/v1/test-clock", headers=ADMIN)
+        await engine.dispose()
+
+
+async def test_a_locked_wallet_does_not_stop_the_run(database_url: str) -> None:
+    """Hardening 9: each wallet is its own unit of work; a wallet locked elsewhere is retried and, still
+    locked, left to the next run, while every other wallet expires."""
+    from sqlalchemy import text
+
+    from loyalty_api.jobs.expire_points import expire_points
+    from loyalty_core.clock import SettableClock
+    from loyalty_core.wallet.models import Wallet
+
+    engine = make_engine(database_url)
+    try:
+        async with make_sessionmaker(engine).begin() as db:
+            vendor_id = (await make_vendor(db, expire_after_days=30)).id
+        customers = [await new_customer(engine, vendor_id) for _ in range(3)]
+        for customer in customers:
+            await earn(engine, vendor_id, customer, 7, at=EARNED, days=30)
+        clock = SettableClock()
+        clock.freeze(datetime(2032, 2, 9, 8, 0, tzinfo=UTC))
+        ctx = {"sessionmaker": make_sessionmaker(engine), "clock": clock}
+        async with engine.connect() as holder:
+            await holder.execute(
+                text("SELECT id FROM wallets WHERE vendor_id = :v AND customer_id = :c FOR UPDATE"),
+                {"v": vendor_id, "c": customers[1]},
+            )
+            first = await expire_points(ctx)
+            await holder.rollback()
+        assert (first["wallets"], first["failed"]) == (2, 1)
+        second = await expire_points(ctx)
+        assert (second["wallets"], second["failed"]) == (1, 0)
+        async with make_sessionmaker(engine)() as db:
+            balances = (await db.scalars(select(Wallet.balance).where(Wallet.vendor_id == vendor_id))).all()
+        assert balances == [0, 0, 0]
+    finally:
         await engine.dispose()

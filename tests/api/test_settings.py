@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from loyalty_api.settings import Settings, SettingsError
+from loyalty_api.settings import MIN_SECRET_BYTES, Settings, SettingsError
+
+ADMIN = "a" * MIN_SECRET_BYTES
+JWT = "j" * MIN_SECRET_BYTES
 
 
 def test_defaults_follow_the_contract() -> None:
@@ -31,8 +35,8 @@ def test_every_variable_is_read() -> None:
             "REDIS_URL": "redis://cache:6379/0",
             "LOYALTY_HOST": "0.0.0.0",
             "LOYALTY_PORT": "9000",
-            "LOYALTY_ADMIN_TOKEN": "adm",
-            "LOYALTY_JWT_SECRET": "jwt",
+            "LOYALTY_ADMIN_TOKEN": ADMIN,
+            "LOYALTY_JWT_SECRET": JWT,
             "LOYALTY_TOKEN_TTL_SECONDS": "60",
             "LOYALTY_ANON_RATE_PER_MINUTE": "5",
             "LOYALTY_MAX_RATE_PER_MINUTE": "100",
@@ -47,7 +51,7 @@ def test_every_variable_is_read() -> None:
     )
     assert s.database_url == "postgresql+psycopg://u@db:5432/loyalty"
     assert s.redis_url == "redis://cache:6379/0"
-    assert (s.host, s.port, s.admin_token, s.jwt_secret) == ("0.0.0.0", 9000, "adm", "jwt")
+    assert (s.host, s.port, s.admin_token, s.jwt_secret) == ("0.0.0.0", 9000, ADMIN, JWT)
     assert (s.token_ttl_seconds, s.anon_rate_per_minute, s.max_rate_per_minute, s.max_body_bytes) == (60, 5, 100, 4096)
     assert (s.smtp_host, s.smtp_port, s.mail_from) == ("mail", 2525, "shop@example.com")
     assert s.public_url == "https://loyalty.example.com"
@@ -96,6 +100,47 @@ def test_secrets_are_generated_once_stored_and_reused(tmp_path: Path) -> None:
 
 def test_configured_secrets_win(tmp_path: Path) -> None:
     s, notices = Settings.from_env(
-        {"LOYALTY_HOME": str(tmp_path), "LOYALTY_ADMIN_TOKEN": "mine", "LOYALTY_JWT_SECRET": "also-mine"}
+        {"LOYALTY_HOME": str(tmp_path), "LOYALTY_ADMIN_TOKEN": ADMIN, "LOYALTY_JWT_SECRET": JWT}
     ).with_secrets()
-    assert (s.admin_token, s.jwt_secret, notices) == ("mine", "also-mine", [])
+    assert (s.admin_token, s.jwt_secret, notices) == (ADMIN, JWT, [])
+
+
+@pytest.mark.parametrize("name", ["LOYALTY_ADMIN_TOKEN", "LOYALTY_JWT_SECRET", "LOYALTY_ENCRYPTION_KEY"])
+def test_a_secret_shorter_than_32_bytes_stops_the_start(name: str) -> None:
+    """Contract 5 "Merge, secrets, operations": secrets shorter than 32 bytes stop the start, named."""
+    with pytest.raises(SettingsError, match=f"{name} must be at least 32 bytes"):
+        Settings.from_env({name: "x" * 31})
+    assert getattr(Settings.from_env({name: "x" * 32}), name.removeprefix("LOYALTY_").lower()) == "x" * 32
+
+
+@pytest.mark.parametrize("content", ["", "\n", "short-secret\n"])
+def test_a_short_stored_secret_stops_the_start_naming_the_file(tmp_path: Path, content: str) -> None:
+    """An empty or short stored JWT secret file was accepted; it now stops the start, naming the file."""
+    (tmp_path / "jwt-secret").write_text(content)
+    with pytest.raises(SettingsError, match=r"jwt-secret must be at least 32 bytes"):
+        Settings.from_env({"LOYALTY_HOME": str(tmp_path)}).with_secrets()
+
+
+def test_serve_refuses_a_short_secret_with_a_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loyalty_api.cli import main
+
+    monkeypatch.setenv("LOYALTY_JWT_SECRET", "too-short")
+    assert main(["serve"]) == 2
+    assert "LOYALTY_JWT_SECRET must be at least 32 bytes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("env", "workers"),
+    [
+        ({}, 1),
+        ({"REDIS_URL": "redis://127.0.0.1:6379/0"}, os.cpu_count() or 1),
+        ({"REDIS_URL": "redis://127.0.0.1:6379/0", "LOYALTY_TEST_MODE": "1"}, 1),
+        ({"LOYALTY_WORKERS": "4", "LOYALTY_TEST_MODE": "1"}, 1),
+        ({"LOYALTY_WORKERS": "3"}, 3),
+    ],
+)
+def test_process_count_follows_the_contract(env: dict[str, str], workers: int) -> None:
+    """Contract 5: one process by default; one per core with REDIS_URL (a shared limiter); test mode one."""
+    assert Settings.from_env(env).workers == workers

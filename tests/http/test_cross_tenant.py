@@ -233,6 +233,8 @@ NOT_SWEPT: dict[str, str] = {
     "GET /health/ready": "no tenant data",
     "GET /unsubscribe/{token}": "no bearer token: the signed token in the path is the customer's own key",
     "GET /api/v1/probe/boom": "test-only probe controller, not part of the service",
+    "GET /api/v1/probe/db-boom": "test-only probe controller, not part of the service",
+    "GET /api/v1/probe/sqlstate/{code}": "test-only probe controller, not part of the service",
     "POST /api/v1/probe/echo": "test-only probe controller, not part of the service",
     "GET /api/v1/probe/items": "test-only probe controller, not part of the service",
     "GET /api/v1/probe/missing": "test-only probe controller, not part of the service",

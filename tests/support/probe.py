@@ -11,6 +11,8 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 from msgspec import UNSET, UnsetType
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.errors import NotFound
 from loyalty_core.tenancy.access import VendorContext
@@ -73,6 +75,18 @@ class ProbeController(Controller):
     @get("/boom", opt=reads(auth="admin"))
     async def boom(self) -> None:
         raise RuntimeError("password=hunter2 at db-internal-host")
+
+    @get("/db-boom", opt=reads(auth="admin"))
+    async def db_boom(self, db: NamedDependency[AsyncSession]) -> None:
+        # PostgreSQL quotes the value it could not read; SQLAlchemy would add the bind parameters
+        await db.execute(text("SELECT CAST(:email AS integer)"), {"email": "jane.doe@example.com"})
+
+    @get("/sqlstate/{code:str}", opt=reads(auth="admin"))
+    async def sqlstate(self, code: FromPath[str], db: NamedDependency[AsyncSession]) -> None:
+        """Fails the way PostgreSQL would with ``code`` (a deadlock, a serialization failure, ...)."""
+        if not code.isalnum() or len(code) != 5:
+            raise ProbeMissing("Not a SQLSTATE.")
+        await db.execute(text(f"DO $$ BEGIN RAISE EXCEPTION 'induced' USING ERRCODE = '{code}'; END $$"))
 
     @get("/missing", opt=reads(auth="admin"))
     async def missing(self) -> None:

@@ -8,7 +8,7 @@ import pytest
 from loyalty_api.settings import Settings
 from tests.support.database import redis_url
 
-ADMIN_TOKEN = "api-test-admin-token"
+ADMIN_TOKEN = "api-test-admin-token-of-32-bytes-or-more"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 

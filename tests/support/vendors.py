@@ -7,17 +7,26 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.tenancy.models import Plan, Vendor
+from loyalty_core.tenancy.models import Branch, Plan, Vendor
+
+FEATURES = {"feature_point_expiry": True, "feature_campaigns": True, "feature_customer_moments": True}
 
 
 async def make_vendor(db: AsyncSession, *, expire_after_days: int | None = None, **plan: Any) -> Vendor:
     """An active vendor on a plan of its own; ``plan`` sets the plan's columns (ceilings, features).
-    Point expiry is a plan feature on by default here, so ``expire_after_days`` takes effect unless
-    a test turns the feature off."""
-    made_plan = Plan(name="p", **{"feature_point_expiry": True, **plan})
+    Every plan feature is on unless a test turns it off, so ``expire_after_days`` takes effect and
+    campaigns of both families are allowed."""
+    made_plan = Plan(name="p", **(FEATURES | plan))
     db.add(made_plan)
     await db.flush()
     vendor = Vendor(name="v", plan_id=made_plan.id, status="active", points_expire_after_days=expire_after_days)
     db.add(vendor)
     await db.flush()
     return vendor
+
+
+async def make_branch(db: AsyncSession, vendor_id: int, external_id: str, *, name: str, active: bool = True) -> Branch:
+    branch = Branch(vendor_id=vendor_id, external_id=external_id, name=name, active=active)
+    db.add(branch)
+    await db.flush()
+    return branch

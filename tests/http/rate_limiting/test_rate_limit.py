@@ -91,16 +91,33 @@ async def test_every_response_carries_the_limit_headers(limited: AsyncTestClient
 async def test_exceeding_the_plan_limit_answers_429_with_retry_after(
     limited: AsyncTestClient[Litestar], test_clock: SettableClock, minute: datetime
 ) -> None:
-    """Rule 1: exceeding rate_limit_per_minute answers 429 RATE_LIMITED with a Retry-After header."""
+    """Rule 1: exceeding rate_limit_per_minute answers 429 RATE_LIMITED with a Retry-After header that
+    says when the oldest request of the last 60 seconds leaves it."""
     tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 2})
     test_clock.freeze(minute + timedelta(seconds=15))
     assert (await limited.get(READ, headers=tenant.headers)).status_code == 200
     assert (await limited.get(READ, headers=tenant.headers)).status_code == 200
+    test_clock.freeze(minute + timedelta(seconds=50))
     refused = await limited.get(READ, headers=tenant.headers)
     assert refused.status_code == 429
     assert error_of(refused)["code"] == "RATE_LIMITED"
-    assert refused.headers["retry-after"] == "45"
+    assert refused.headers["retry-after"] == "25"
     assert limits(refused) == (2, 0)
+    test_clock.freeze(minute + timedelta(seconds=75))
+    again = await limited.get(READ, headers=tenant.headers)
+    assert (again.status_code, limits(again)) == (200, (2, 1))
+
+
+async def test_no_sixty_seconds_admit_more_than_the_limit_across_a_minute_boundary(
+    limited: AsyncTestClient[Litestar], test_clock: SettableClock, minute: datetime
+) -> None:
+    """R1: exactly L in any minute. A fixed window let 2L through around a boundary (L at :59, L at :01)."""
+    tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 3})
+    answers = []
+    for second in (59, 61, 62, 63, 118, 119, 120, 121):
+        test_clock.freeze(minute + timedelta(seconds=second))
+        answers.append((await limited.get(READ, headers=tenant.headers)).status_code)
+    assert answers == [200, 200, 200, 429, 429, 200, 429, 200]
 
 
 async def test_two_credentials_of_one_vendor_share_one_window(limited: AsyncTestClient[Litestar]) -> None:
@@ -186,6 +203,77 @@ async def test_requests_without_a_usable_vendor_use_the_address_allowance(
     assert limits(response) == (ANON, ANON - 1)
 
 
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        ("suspended", "VENDOR_SUSPENDED"),
+        ("pending", "VENDOR_PENDING"),
+        ("inactive", "VENDOR_INACTIVE"),
+        ("deactivated", "VENDOR_DEACTIVATED"),
+    ],
+)
+async def test_a_refusing_vendor_counts_on_the_address_even_while_the_cache_says_active(
+    limited: AsyncTestClient[Litestar],
+    test_clock: SettableClock,
+    status: str,
+    code: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 5; hardening 10: once authentication finds the vendor refuses access, the request is counted
+    on the per-address allowance and the vendor's window is untouched, whatever the limiter's cache said."""
+    tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 10})
+    next_window(test_clock)
+    first = await limited.get(READ, headers=tenant.headers)  # caches the vendor as active
+    assert limits(first) == (10, 9)
+    await admin(limited, "PATCH", f"/admin/v1/vendors/{tenant.vendor_id}", {"status": status})
+    refused = [await limited.get(READ, headers=tenant.headers) for _ in range(ANON + 1)]
+    assert [r.status_code for r in refused] == [403] * ANON + [429]
+    assert {error_of(r)["code"] for r in refused[:ANON]} == {code}
+    assert [limits(r) for r in refused] == [(ANON, n) for n in range(ANON - 1, -1, -1)] + [(ANON, 0)]
+    await admin(limited, "PATCH", f"/admin/v1/vendors/{tenant.vendor_id}", {"status": "active"})
+    monkeypatch.setattr("loyalty_http.rate_limit.STATE_TTL", 0.0)  # the refusing state was cached since
+    back = await limited.get(READ, headers=tenant.headers)
+    assert (back.status_code, limits(back)) == (200, (10, 8))
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "expected"),
+    [
+        ("10.0.0.5", "203.0.113.7", "203.0.113.7"),
+        ("10.0.0.5", "198.51.100.1, 203.0.113.7", "203.0.113.7"),
+        ("10.0.0.5", "203.0.113.7, 10.0.0.9", "203.0.113.7"),
+        ("10.0.0.5", "", "10.0.0.5"),
+        ("10.0.0.5", "not-an-address", "not-an-address"),
+        ("192.0.2.1", "203.0.113.7", "192.0.2.1"),
+    ],
+)
+def test_behind_a_trusted_proxy_the_forwarded_client_is_the_address(peer: str, forwarded: str, expected: str) -> None:
+    """LOYALTY_TRUSTED_PROXIES: callers behind a reverse proxy get their own per-address allowance. The
+    address is the nearest forwarded one that is no trusted proxy; an untrusted peer's header is ignored
+    (it could be forged), and so is everything left of the first untrusted hop."""
+    from litestar import Request
+
+    from loyalty_http.rate_limit import MemoryBackend, RateLimiter
+    from loyalty_http.tokens import TokenCodec
+
+    async def no_state(vendor_id: int) -> None:
+        return None
+
+    clock = SettableClock()
+    limiter = RateLimiter(
+        MemoryBackend(),
+        TokenCodec("x" * 32, clock),
+        no_state,
+        clock,
+        anon_per_minute=1,
+        max_per_minute=1,
+        trusted_proxies=["10.0.0.0/8"],
+    )
+    headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded else []
+    request: Request[Any, Any, Any] = Request({"type": "http", "client": (peer, 1234), "headers": headers})  # type: ignore[typeddict-item]
+    assert limiter.client_address(request) == expected
+
+
 async def test_token_endpoint_uses_the_address_allowance(limited: AsyncTestClient[Litestar]) -> None:
     response = await limited.post(
         "/oauth/token", json={"grant_type": "client_credentials", "client_id": "cl_x", "client_secret": "y"}
@@ -259,3 +347,15 @@ async def test_limiter_keeps_answering_while_redis_is_down(
         answers = [await client.get(READ, headers=tenant.headers) for _ in range(3)]
     assert [a.status_code for a in answers] == [200, 200, 429]
     assert [limits(a) for a in answers] == [(2, 1), (2, 0), (2, 0)]
+
+
+async def test_a_revocation_mark_lapses_once_its_tokens_have_expired() -> None:
+    """The limiter's revoked set no longer grows forever: a mark routes to the address allowance only
+    until every token it could match has expired (then such tokens are refused unread anyway)."""
+    from loyalty_http.rate_limit import MemoryBackend
+
+    backend = MemoryBackend()
+    await backend.revoke(("jti:a",), now=0.0, until=100.0)
+    during = await backend.hit(("v", 10), ("a", 10), ("jti:a",), 50.0, "m1")
+    after = await backend.hit(("v", 10), ("a", 10), ("jti:a",), 150.0, "m2")
+    assert (during.used_address, after.used_address) == (True, False)

@@ -205,6 +205,22 @@ async def test_edges_of_the_amount_are_accepted(client: AsyncTestClient[Litestar
     ).status_code == 201
 
 
+async def test_balances_grow_past_32_bits(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
+    """Contract 5 "Merge, secrets, operations": balances and running balances are 64-bit, amounts sent
+    stay 32-bit; a balance past 2,147,483,647 is answered, not a 500."""
+    tenant = await make_tenant(client)
+    customer = await new_customer(engine, tenant.vendor_id)
+    path = f"/api/v1/customers/{customer}/wallet/adjust"
+    for key in ("first", "second"):
+        response = await client.post(path, json=adjust_body(2**31 - 1, key), headers=tenant.headers)
+        assert response.status_code == 201
+    assert response.json()["data"]["running_balance"] == 2 * (2**31 - 1)
+    wallet = await client.get(f"/api/v1/customers/{customer}/wallet", headers=tenant.headers)
+    assert wallet.json()["data"]["balance"] == 2 * (2**31 - 1)
+    spent = await client.post(path, json=adjust_body(-(2**31 - 1), "third"), headers=tenant.headers)
+    assert (spent.status_code, spent.json()["data"]["running_balance"]) == (201, 2**31 - 1)
+
+
 async def test_vendors_using_one_key_get_independent_writes(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:

@@ -16,7 +16,9 @@ LOCK_TIMEOUT_MS = 5000
 (RELIABILITY.md, "Decisions"); set per connection, so no statement per transaction pays for it."""
 
 
-def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
+def make_engine(
+    url: str, *, pool_size: int = 10, echo: bool = False, lock_timeout_ms: int = LOCK_TIMEOUT_MS
+) -> AsyncEngine:
     """An async engine on psycopg 3. ``url`` is ``postgresql+psycopg://...``.
 
     No pre-ping: it costs a round trip on every checkout, and SQLAlchemy already invalidates the
@@ -28,7 +30,9 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEn
         max_overflow=pool_size,
         pool_recycle=300,
         echo=echo,
-        connect_args={"options": f"-c lock_timeout={LOCK_TIMEOUT_MS}"},
+        # bind parameters carry customer data: keep them out of every exception text
+        hide_parameters=True,
+        connect_args={"options": f"-c lock_timeout={lock_timeout_ms}"},
     )
 
 

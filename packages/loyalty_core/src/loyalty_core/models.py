@@ -5,6 +5,7 @@ from __future__ import annotations
 from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
+from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.wallet.models import Wallet
@@ -13,9 +14,11 @@ __all__ = [
     "ApiClient",
     "Base",
     "Branch",
+    "Campaign",
     "ConsentEvent",
     "Customer",
     "CustomerIdentifier",
+    "EarnRule",
     "IssuedToken",
     "Plan",
     "Product",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from litestar import Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -48,11 +48,31 @@ def admin_authenticator(admin_token: str) -> Callable[[Request[Any, Any, Any]], 
     return authenticate
 
 
+UNATTRIBUTED = (
+    te.Unauthenticated,
+    te.InvalidClient,
+    te.VendorContextRequired,
+    te.VendorContextMissing,
+    te.VendorPending,
+    te.VendorInactive,
+    te.VendorSuspended,
+    te.VendorDeactivated,
+)
+"""Refusals meaning the request belongs to no usable vendor: it counts on the calling address (Rate
+limit rule 5). A scope or subscription refusal still belongs to a usable vendor's window."""
+
+
+class Limiter(Protocol):
+    async def revoke(self, *marks: str) -> None: ...
+
+    async def reattribute(self, request: Request[Any, Any, Any], vendor_id: int | None) -> None: ...
+
+
 def vendor_authenticator(
     codec: TokenCodec,
     sessionmaker: async_sessionmaker[AsyncSession],
     clock: Clock,
-    on_revoked: Callable[..., Awaitable[None]] | None = None,
+    limiter: Limiter | None = None,
 ) -> Callable[[Request[Any, Any, Any]], Awaitable[VendorContext]]:
     # a read-only lookup: autocommit spares the BEGIN and ROLLBACK round trips
     engine = sessionmaker.kw["bind"].execution_options(isolation_level="AUTOCOMMIT")
@@ -68,9 +88,11 @@ def vendor_authenticator(
         async with engine.connect() as conn:
             try:
                 return await AccessService(conn, clock).resolve(claims.jti, vendor_id=claims.vendor_id, write=write)
-            except te.Unauthenticated:
-                if on_revoked is not None:
-                    await on_revoked(f"jti:{claims.jti}")
+            except UNATTRIBUTED as refused:
+                if limiter is not None:
+                    if isinstance(refused, te.Unauthenticated):
+                        await limiter.revoke(f"jti:{claims.jti}")
+                    await limiter.reattribute(request, claims.vendor_id)
                 raise
 
     return authenticate

@@ -14,10 +14,14 @@ from urllib.parse import parse_qsl
 
 import msgspec
 from litestar import Request
+from multipart import MultipartSegment, ParserError, ParserLimitReached, PushMultipartParser
 
 from loyalty_http.errors import InputInvalid, InvalidJson, PayloadTooLarge, UnsupportedMediaType
 
 MAX_JSON_DEPTH = 64
+"""Also the deepest a form or multipart key may nest (``a[b][c]`` is three levels)."""
+DEPTH_MESSAGE = f"The field is nested deeper than {MAX_JSON_DEPTH} levels."
+MAX_PARTS = 1000
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 UNREAD_FIELD = "This endpoint does not read this field."
 
@@ -60,8 +64,7 @@ async def read_body(request: Request[Any, Any, Any], fields: frozenset[str], max
     if media == "application/x-www-form-urlencoded":
         pairs = parse_pairs(raw)
     elif media == "multipart/form-data":
-        form = await request.form()
-        pairs = [(k, v if isinstance(v, str) else getattr(v, "filename", "")) for k, v in form.multi_items()]
+        pairs = parse_multipart(raw, request.headers.get("content-type", ""))
     else:
         raise UnsupportedMediaType("The body's Content-Type cannot be read; send JSON, a form or multipart.")
     return nest_form(pairs, fields)
@@ -99,14 +102,67 @@ def parse_pairs(raw: bytes) -> list[tuple[str, str]]:
     return parse_qsl(text, keep_blank_values=True, encoding="utf-8", errors="surrogateescape")
 
 
+def parse_multipart(raw: bytes, content_type: str) -> list[tuple[str, str]]:
+    """Names and values of a multipart body, read like a urlencoded form: bytes that are not UTF-8, in
+    a name as in a value, survive as lone surrogates for validation to name (Validation details 5);
+    a file part contributes its file name."""
+    boundary = (
+        dict(p.strip().split("=", 1) for p in content_type.split(";")[1:] if "=" in p).get("boundary", "").strip('"')
+    )
+    if not boundary:
+        raise InvalidJson("The multipart body names no boundary.")
+    pairs: list[tuple[str, str]] = []
+    try:
+        with PushMultipartParser(boundary, header_charset="latin-1", max_segment_count=MAX_PARTS) as parser:
+            segment: MultipartSegment | None = None
+            data = bytearray()
+            for chunk in (raw, b""):
+                for part in parser.parse(chunk):
+                    if isinstance(part, MultipartSegment):
+                        segment, data = part, bytearray()
+                    elif part:
+                        data.extend(part)
+                    elif segment is not None:
+                        value = _text(segment.filename) if segment.filename else data.decode("utf-8", "surrogateescape")
+                        pairs.append((_text(segment.name), value))
+                        segment = None
+            if not parser.closed:
+                raise ParserError("the body ends inside a part")
+    except (ParserError, ParserLimitReached) as exc:
+        raise InvalidJson("The multipart body is malformed; nothing was changed.") from exc
+    return pairs
+
+
+def printable(value: Any) -> Any:
+    """``value`` (text, or lists and mappings of it) with bytes that were not UTF-8 shown as U+FFFD,
+    for echoing what a caller sent back in an answer."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(value, Mapping):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [printable(v) for v in value]
+    return value
+
+
+def _text(latin: str) -> str:
+    return latin.encode("latin-1", "replace").decode("utf-8", "surrogateescape")
+
+
 def nest_form(pairs: Iterable[tuple[str, str]], fields: frozenset[str]) -> dict[str, Any]:
     """Form keys such as ``identifiers[0][type]`` become nested values; a form reading none of the
     endpoint's fields is refused with each key it held (spec: Validation details, rule 7)."""
     out: dict[str, Any] = {}
+    too_deep: dict[str, list[str]] = {}
     for key, value in pairs:
         head, _, rest = key.partition("[")
         path = [head] + (_BRACKETS.findall("[" + rest) if rest else [])
+        if len(path) > MAX_JSON_DEPTH:
+            too_deep[head] = [DEPTH_MESSAGE]
+            continue
         _place(out, path, value)
+    if too_deep:
+        raise InputInvalid(too_deep)
     if out and not (out.keys() & fields):
         raise InputInvalid({key: [UNREAD_FIELD] for key in out})
     return out
@@ -125,6 +181,16 @@ def _place(target: dict[str, Any], path: list[str], value: str) -> None:
             if not isinstance(nxt, dict):
                 nxt = node[part] = {}
             node = nxt
+
+
+def indexed_list(value: Any) -> list[Any] | None:
+    """A form's ``items[0][name]`` keys arrive as a mapping of indexes: its values in index order.
+    Only ASCII digits index (``²`` or ``٣`` are no index); None when the mapping is not a list."""
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and k.isascii() and k.isdigit() and len(k) <= 9 for k in value
+    ):
+        return None
+    return [value[k] for k in sorted(value, key=int)]
 
 
 def query_values(query_string: bytes, fields: frozenset[str]) -> dict[str, Any]:

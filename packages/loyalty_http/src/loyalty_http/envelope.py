@@ -8,10 +8,13 @@ import msgspec
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
+from sqlalchemy.exc import DBAPIError
 
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_http.body import printable
 from loyalty_http.error_status import CODE_BY_FRAMEWORK_STATUS, STATUS_BY_CODE
 from loyalty_http.errors import HttpError
+from loyalty_http.log_safety import error_fields, loggable_path
 from loyalty_http.request_id import request_id_of
 
 T = TypeVar("T")
@@ -39,7 +42,12 @@ _encoder = msgspec.json.Encoder()
 
 def error_bytes(status: int, code: str, message: str, request_id: str, details: dict[str, Any] | None = None) -> bytes:
     body = ErrorBody(code=code, message=message, status=status, request_id=request_id, details=details or None)
-    return _encoder.encode(ErrorEnvelope(body))
+    try:
+        return _encoder.encode(ErrorEnvelope(body))
+    except (UnicodeEncodeError, msgspec.EncodeError):
+        # a field name the caller sent is not valid UTF-8: name it with U+FFFD where bytes were broken
+        body.details = printable(body.details)
+        return _encoder.encode(ErrorEnvelope(body))
 
 
 def error_response(
@@ -85,8 +93,29 @@ def on_framework_error(request: Request[Any, Any, Any], exc: HTTPException) -> R
     return error_response(request, status, code, _FRAMEWORK_MESSAGES.get(code, exc.detail), headers=headers)
 
 
+TRANSIENT_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
+"""lock_not_available (a wait past lock_timeout), deadlock_detected, serialization_failure: the
+request's transaction was rolled back whole, so the caller may simply send it again."""
+RETRY_AFTER_SECONDS = 1
+
+
+def on_database_error(request: Request[Any, Any, Any], exc: DBAPIError) -> Response[bytes]:
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    if sqlstate not in TRANSIENT_SQLSTATES:
+        return on_unexpected_error(request, exc)
+    log.warning("database busy", route=loggable_path(request.scope), sqlstate=sqlstate)
+    return error_response(
+        request,
+        503,
+        "SERVICE_UNAVAILABLE",
+        "Another write holds what this request needs; nothing was changed, retry in a moment.",
+        details={"retry_after": RETRY_AFTER_SECONDS},
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
 def on_unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
-    log.exception("unhandled error", exc_info=exc, path=request.url.path)
+    log.error("unhandled error", route=loggable_path(request.scope), **error_fields(exc))
     return error_response(
         request, 500, "INTERNAL_ERROR", "Something failed on the service side; retry and quote the request id."
     )
@@ -96,5 +125,6 @@ EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
     DomainError: on_domain_error,
     HttpError: on_http_error,
     HTTPException: on_framework_error,
+    DBAPIError: on_database_error,
     Exception: on_unexpected_error,
 }

@@ -16,7 +16,7 @@ T = TypeVar("T")
 PerPage = Annotated[int, msgspec.Meta(ge=1, le=100)]
 DEFAULT_PER_PAGE = 15
 
-_WHOLE = re.compile(r"\s*\+?\d+\s*")
+_WHOLE = re.compile(r"\s*\+?[0-9]+\s*")
 
 
 class Links(msgspec.Struct):
@@ -44,7 +44,9 @@ def page_number(request: Request[Any, Any, Any]) -> int:
     raw = request.query_params.get("page")
     if raw is None or not _WHOLE.fullmatch(raw):
         return 1
-    return max(1, min(int(raw), 2**31 - 1))
+    digits = raw.strip().lstrip("+").lstrip("0")
+    # past ten digits the page is beyond any list: no conversion (Python refuses 4,300+ digits)
+    return max(1, min(int(digits or "0"), 2**31 - 1)) if len(digits) <= 10 else 2**31 - 1
 
 
 def offset_of(page: int, per_page: int) -> int:

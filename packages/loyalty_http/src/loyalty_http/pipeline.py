@@ -18,6 +18,7 @@ from litestar.types import Message, Scope
 
 from loyalty_http.body import query_values, read_body
 from loyalty_http.errors import RouteNotFound
+from loyalty_http.log_safety import loggable_path
 from loyalty_http.request_id import request_id_of
 from loyalty_http.validation import field_names, validate
 
@@ -82,7 +83,7 @@ async def before_send(message: Message, scope: Scope) -> None:
     access_log.info(
         "request",
         method=scope.get("method"),
-        path=scope.get("path"),
+        path=loggable_path(scope),
         status=message["status"],
         ms=round((time.perf_counter() - started) * 1000, 2) if started else None,
     )

@@ -48,6 +48,8 @@ class HttpConfig:
     max_rate_per_minute: int = 6000
     redis_url: str | None = None
     """The rate limiter's shared store. None: each process counts on its own."""
+    trusted_proxies: Sequence[str] = ()
+    """Addresses or networks of reverse proxies whose X-Forwarded-For names the client."""
     test_clock: SettableClock | None = None
     """Set only in test mode; then the test-mode admin endpoints exist."""
     jobs: Mapping[str, Job] = field(default_factory=dict)
@@ -68,11 +70,13 @@ class LoyaltyHttp(InitPluginProtocol):
             cfg.clock,
             anon_per_minute=cfg.anon_rate_per_minute,
             max_per_minute=cfg.max_rate_per_minute,
+            token_ttl_seconds=cfg.token_ttl_seconds,
+            trusted_proxies=cfg.trusted_proxies,
         )
         authenticators: dict[str, Authenticator] = {
             "none": nobody,
             "admin": admin_authenticator(cfg.admin_token),
-            "vendor": vendor_authenticator(codec, cfg.sessionmaker, cfg.clock, on_revoked=limiter.revoke),
+            "vendor": vendor_authenticator(codec, cfg.sessionmaker, cfg.clock, limiter),
         }
         app_config.route_handlers.extend([*ROUTE_HANDLERS, *cfg.route_handlers])
         if cfg.test_clock is not None:

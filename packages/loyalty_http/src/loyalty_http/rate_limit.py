@@ -1,22 +1,28 @@
 """The rate limiter (spec Limits > Rate limit, rules 1 to 6; contract 5 "Access").
 
-Fixed one-minute windows read from the service Clock. A request whose valid token names a usable
-vendor counts in that vendor's window, shared by all its credentials; every other request (no
-token, an unreadable, expired or revoked one, a vendor-less client, a vendor whose state refuses
-access, and ``/oauth/token``) counts in a smaller allowance keyed on the calling address.
-Attribution decodes the token without a database query; a vendor's state and plan limit are
-cached for ``STATE_TTL`` seconds per process; revocations are never cached, they live in the
-limiter's own store (a Redis set, or this process's memory without Redis).
+A sliding log over the last 60 seconds of the service Clock: a request is admitted while fewer than
+L requests were admitted in the 60 seconds before it, so no 60-second span ever admits more than L,
+across window boundaries too (a fixed window let up to 2L through around a boundary). A request
+whose valid token names a usable vendor counts in that vendor's log, shared by all its credentials;
+every other request (no token, an unreadable, expired or revoked one, a vendor-less client, a vendor
+whose state refuses access, and ``/oauth/token``) counts in a smaller allowance keyed on the calling
+address. Attribution decodes the token without a database query and trusts a per-process cache of
+vendor states for ``STATE_TTL`` seconds; when authentication then finds that the request belongs to
+no usable vendor, ``reattribute`` moves it from the vendor's log to the address's.
 
-On Redis every process shares one count per window, atomically (one Lua script per request);
-without Redis, or while it is down, each process counts on its own and one warning is logged
-per outage.
+On Redis every process shares one log per key, atomically (one Lua script per request); without
+Redis, or while it is down, each process counts on its own and one warning is logged per outage.
+Revocation marks live until every token they could match has expired, then are pruned.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import time
-from collections.abc import Awaitable, Callable
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,58 +41,117 @@ WINDOW_SECONDS = 60
 STATE_TTL = 5.0
 REDIS_RETRY_SECONDS = 5.0
 REVOKED_KEY = "loyalty:rl:revoked"
+SWEEP_EVERY = 10_000
 
 VendorStateLoader = Callable[[int], Awaitable[tuple[VendorState, int] | None]]
 
 
-class Backend(Protocol):
-    async def hit(self, vendor_key: str | None, address_key: str, marks: tuple[str, ...], ttl: int) -> tuple[int, bool]:
-        """Count one request; answers (count in the window used, whether the address window was used).
-        The vendor window is used unless ``vendor_key`` is None or one of ``marks`` is revoked."""
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One request's place in a log: where it was counted and what the caller is told."""
 
-    async def revoke(self, *marks: str) -> None: ...
+    key: str
+    member: str
+    count: int
+    limit: int
+    used_address: bool
+    admitted: bool
+    oldest: float
+    """When the log is full, the time of its oldest entry: the request after it may retry then."""
+
+
+class Backend(Protocol):
+    async def hit(
+        self,
+        vendor: tuple[str, int] | None,
+        address: tuple[str, int],
+        marks: tuple[str, ...],
+        now: float,
+        member: str,
+    ) -> Hit:
+        """Count one request in the vendor's log unless ``vendor`` is None or one of ``marks`` is revoked,
+        else in the address's; a full log refuses it and keeps it out."""
+
+    async def release(self, key: str, member: str) -> None:
+        """Take one admitted request out of a log (it turned out to belong elsewhere)."""
+
+    async def revoke(self, marks: tuple[str, ...], now: float, until: float) -> None: ...
 
 
 class MemoryBackend:
     def __init__(self) -> None:
-        self._counts: dict[str, int] = {}
-        self._window: str | None = None
-        self._revoked: set[str] = set()
+        self._logs: dict[str, deque[tuple[float, str]]] = {}
+        self._revoked: dict[str, float] = {}
+        self._hits = 0
 
-    async def hit(self, vendor_key: str | None, address_key: str, marks: tuple[str, ...], ttl: int) -> tuple[int, bool]:
-        window = address_key.rsplit(":", 1)[1]
-        if window != self._window:
-            self._counts.clear()
-            self._window = window
-        use_address = vendor_key is None or any(m in self._revoked for m in marks)
-        key = address_key if use_address else vendor_key
-        assert key is not None
-        self._counts[key] = count = self._counts.get(key, 0) + 1
-        return count, use_address
+    async def hit(
+        self, vendor: tuple[str, int] | None, address: tuple[str, int], marks: tuple[str, ...], now: float, member: str
+    ) -> Hit:
+        self._hits += 1
+        if self._hits % SWEEP_EVERY == 0:
+            self._sweep(now)
+        use_address = vendor is None or any(self._revoked.get(m, 0.0) > now for m in marks)
+        key, limit = address if use_address or vendor is None else vendor
+        entries = self._logs.setdefault(key, deque())
+        while entries and entries[0][0] <= now - WINDOW_SECONDS:
+            entries.popleft()
+        if len(entries) < limit:
+            entries.append((now, member))
+            return Hit(key, member, len(entries), limit, use_address, True, now)
+        return Hit(key, member, len(entries), limit, use_address, False, entries[0][0] if entries else now)
 
-    async def revoke(self, *marks: str) -> None:
-        self._revoked.update(marks)
+    async def release(self, key: str, member: str) -> None:
+        entries = self._logs.get(key)
+        if entries is not None:
+            self._logs[key] = deque(e for e in entries if e[1] != member)
+
+    async def revoke(self, marks: tuple[str, ...], now: float, until: float) -> None:
+        for mark in marks:
+            self._revoked[mark] = max(until, self._revoked.get(mark, 0.0))
+
+    def _sweep(self, now: float) -> None:
+        """Drop logs with nothing in the last window and revocations no token can match any more."""
+        self._logs = {k: v for k, v in self._logs.items() if v and v[-1][0] > now - WINDOW_SECONDS}
+        self._revoked = {m: until for m, until in self._revoked.items() if until > now}
 
 
 _HIT_SCRIPT = """
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
 local key = KEYS[1]
+local limit = tonumber(ARGV[3])
 local use_address = 0
 if key == '' then
   use_address = 1
 else
-  for i = 3, #ARGV do
-    if redis.call('SISMEMBER', KEYS[3], ARGV[i]) == 1 then use_address = 1 end
+  for i = 6, #ARGV do
+    local until_ = redis.call('ZSCORE', KEYS[3], ARGV[i])
+    if until_ and tonumber(until_) > now then use_address = 1 end
   end
 end
-if use_address == 1 then key = KEYS[2] end
-local n = redis.call('INCR', key)
-if n == 1 then redis.call('EXPIRE', key, tonumber(ARGV[1])) end
-return {n, use_address}
+if use_address == 1 then
+  key = KEYS[2]
+  limit = tonumber(ARGV[4])
+end
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local n = redis.call('ZCARD', key)
+local admitted = 0
+local oldest = ARGV[1]
+if n < limit then
+  redis.call('ZADD', key, now, ARGV[5])
+  n = n + 1
+  admitted = 1
+else
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if first[2] then oldest = first[2] end
+end
+redis.call('PEXPIRE', key, math.ceil(window * 1000) + 1000)
+return {n, use_address, admitted, oldest, key, limit}
 """
 
 
 class RedisBackend:
-    """Shared counts on Redis; falls back to process memory while Redis does not answer.
+    """Shared logs on Redis; falls back to process memory while Redis does not answer.
 
     The client is made on the app's start, in the loop that serves requests, and closed on its stop.
     """
@@ -110,35 +175,57 @@ class RedisBackend:
             await self._redis.aclose()
             self._redis = None
 
-    async def hit(self, vendor_key: str | None, address_key: str, marks: tuple[str, ...], ttl: int) -> tuple[int, bool]:
-        if self._redis is not None and time.monotonic() >= self._down_until:
+    def _up(self) -> bool:
+        return self._redis is not None and time.monotonic() >= self._down_until
+
+    async def hit(
+        self, vendor: tuple[str, int] | None, address: tuple[str, int], marks: tuple[str, ...], now: float, member: str
+    ) -> Hit:
+        if self._up():
+            vendor_key, vendor_limit = vendor if vendor is not None else ("", 0)
             try:
-                n, used_address = await self._script(
-                    keys=[vendor_key or "", address_key, REVOKED_KEY], args=[ttl, "", *marks]
+                n, used_address, admitted, oldest, key, limit = await self._script(
+                    keys=[vendor_key, address[0], REVOKED_KEY],
+                    args=[repr(now), WINDOW_SECONDS, vendor_limit, address[1], member, *marks],
                 )
             except Exception as exc:  # any Redis failure: keep answering on the local count
                 self._outage(exc)
             else:
-                if self._warned:
-                    log.warning("rate limiter back on Redis")
-                    self._warned = False
-                return int(n), bool(used_address)
-        return await self._fallback.hit(vendor_key, address_key, marks, ttl)
+                self._recovered()
+                key = key.decode() if isinstance(key, bytes) else str(key)
+                return Hit(key, member, int(n), int(limit), bool(used_address), bool(admitted), float(oldest))
+        return await self._fallback.hit(vendor, address, marks, now, member)
 
-    async def revoke(self, *marks: str) -> None:
-        await self._fallback.revoke(*marks)
+    async def release(self, key: str, member: str) -> None:
+        await self._fallback.release(key, member)
+        if self._up():
+            try:
+                await self._redis.zrem(key, member)
+            except Exception as exc:  # the request stays counted once too often; nothing else is lost
+                self._outage(exc)
+
+    async def revoke(self, marks: tuple[str, ...], now: float, until: float) -> None:
+        await self._fallback.revoke(marks, now, until)
         if self._redis is None:
             return
         try:
-            await self._redis.sadd(REVOKED_KEY, *marks)
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.zadd(REVOKED_KEY, dict.fromkeys(marks, until), gt=True)
+                pipe.zremrangebyscore(REVOKED_KEY, "-inf", now)
+                await pipe.execute()
         except Exception as exc:  # the database stays the authority; the limiter only miscounts
             self._outage(exc)
 
     def _outage(self, exc: Exception) -> None:
         self._down_until = time.monotonic() + REDIS_RETRY_SECONDS
         if not self._warned:
-            log.warning("rate limiter cannot reach Redis; counting per process", error=str(exc))
+            log.warning("rate limiter cannot reach Redis; counting per process", error=type(exc).__name__)
             self._warned = True
+
+    def _recovered(self) -> None:
+        if self._warned:
+            log.warning("rate limiter back on Redis")
+            self._warned = False
 
 
 @dataclass
@@ -158,13 +245,19 @@ class RateLimiter:
         *,
         anon_per_minute: int,
         max_per_minute: int,
+        token_ttl_seconds: int = 3600,
+        trusted_proxies: Sequence[str] = (),
     ) -> None:
         self._backend, self._codec, self._load, self._clock = backend, codec, load_state, clock
-        self._anon, self._max = anon_per_minute, max_per_minute
+        self._anon, self._max, self._token_ttl = anon_per_minute, max_per_minute, token_ttl_seconds
+        self._proxies = tuple(ipaddress.ip_network(p, strict=False) for p in trusted_proxies)
         self._states: dict[int, _Cached] = {}
 
     async def revoke(self, *marks: str) -> None:
-        await self._backend.revoke(*marks)
+        """Marks (``jti:...``, ``client:...``) whose tokens count per address from now on, until every
+        token they could match has expired."""
+        now = self._clock.now().timestamp()
+        await self._backend.revoke(marks, now, now + self._token_ttl)
 
     async def start(self) -> None:
         if isinstance(self._backend, RedisBackend):
@@ -175,31 +268,65 @@ class RateLimiter:
             await self._backend.stop()
 
     async def __call__(self, request: Request[Any, Any, Any], *, by_address: bool = False) -> None:
-        now = self._clock.now()
-        window = int(now.timestamp()) // WINDOW_SECONDS
-        address = request.client.host if request.client else "unknown"
-        address_key = f"loyalty:rl:a:{address}:{window}"
-        vendor_key: str | None = None
-        vendor_limit = 0
+        now = self._clock.now().timestamp()
+        vendor: tuple[str, int] | None = None
         marks: tuple[str, ...] = ()
         claims = None if by_address else request_claims(request.scope, bearer_token(request), self._codec)
         if claims is not None and claims.vendor_id is not None:
             cached = await self._state(claims.vendor_id)
-            if cached.state is not None and vendor_usable(cached.state, now):
-                vendor_key = f"loyalty:rl:v:{claims.vendor_id}:{window}"
-                vendor_limit = cached.rate or self._max
+            if cached.state is not None and vendor_usable(cached.state, self._clock.now()):
+                vendor = (f"loyalty:rl:v:{claims.vendor_id}", cached.rate or self._max)
                 marks = (f"jti:{claims.jti}", f"client:{claims.client_id}")
-        count, used_address = await self._backend.hit(vendor_key, address_key, marks, 2 * WINDOW_SECONDS)
-        limit = self._anon if used_address else vendor_limit
-        headers = request.scope["state"].setdefault("response_headers", {})
-        headers["X-RateLimit-Limit"] = str(limit)
-        headers["X-RateLimit-Remaining"] = str(max(0, limit - count))
-        if count > limit:
-            retry_after = max(1, (window + 1) * WINDOW_SECONDS - int(now.timestamp()))
+        hit = await self._backend.hit(vendor, self._address(request), marks, now, uuid.uuid4().hex)
+        self._answer(request, hit, now)
+
+    async def reattribute(self, request: Request[Any, Any, Any], vendor_id: int | None) -> None:
+        """Authentication found that this request belongs to no usable vendor: take it out of the
+        vendor's log and count it on the calling address (Rate limit rule 5), whatever the cache said."""
+        if vendor_id is not None:
+            self._states.pop(vendor_id, None)
+        counted: Hit | None = request.scope["state"].get("rate_limit")
+        if counted is None or counted.used_address:
+            return
+        await self._backend.release(counted.key, counted.member)
+        now = self._clock.now().timestamp()
+        hit = await self._backend.hit(None, self._address(request), (), now, counted.member)
+        self._answer(request, hit, now)
+
+    def _answer(self, request: Request[Any, Any, Any], hit: Hit, now: float) -> None:
+        state = request.scope["state"]
+        state["rate_limit"] = hit
+        headers = state.setdefault("response_headers", {})
+        headers["X-RateLimit-Limit"] = str(hit.limit)
+        headers["X-RateLimit-Remaining"] = str(max(0, hit.limit - hit.count))
+        if not hit.admitted:
+            retry_after = max(1, math.ceil(hit.oldest + WINDOW_SECONDS - now))
             raise TooManyRequests(
-                "Too many requests in this window; retry after the Retry-After seconds.",
+                "Too many requests in the last minute; retry after the Retry-After seconds.",
                 headers={"Retry-After": str(retry_after)},
             )
+
+    def _address(self, request: Request[Any, Any, Any]) -> tuple[str, int]:
+        return f"loyalty:rl:a:{self.client_address(request)}", self._anon
+
+    def client_address(self, request: Request[Any, Any, Any]) -> str:
+        """The peer's address; behind a trusted proxy, the nearest address in X-Forwarded-For that
+        is not itself a trusted proxy (a client cannot forge its way past the proxies it went through)."""
+        peer = request.client.host if request.client else "unknown"
+        if not self._proxies or not self._trusted(peer):
+            return peer
+        forwarded = [a.strip() for a in request.headers.get("x-forwarded-for", "").split(",") if a.strip()]
+        for candidate in reversed(forwarded):
+            if not self._trusted(candidate):
+                return candidate
+        return forwarded[0] if forwarded else peer
+
+    def _trusted(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in self._proxies)
 
     async def _state(self, vendor_id: int) -> _Cached:
         cached = self._states.get(vendor_id)

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import msgspec
 from msgspec import inspect as mi
 
+from loyalty_http.body import indexed_list
 from loyalty_http.errors import InputInvalid
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -35,8 +36,11 @@ UTF8_MESSAGE = "The value is not valid UTF-8."
 
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_INT = re.compile(r"[+-]?\d+")
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_INT = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_INT_DIGITS = 12
+"""More digits than any 32-bit integer needs (leading zeros aside): such a number is out of range
+without converting it, which Python refuses past 4,300 digits."""
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 _FAIL = object()
@@ -190,7 +194,9 @@ def parse_datetime_or_date(value: str) -> datetime | date | None:
         return None
     try:
         parsed = datetime.fromisoformat(value.replace("z", "Z"))
-    except ValueError:
+        # an offset at either end of the calendar puts the UTC instant outside it
+        parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
     return parsed if parsed.tzinfo is not None else None
 
@@ -209,7 +215,11 @@ def _check_int(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
     elif isinstance(value, str):
         text = value.strip(TRIMMED)
         if _INT.fullmatch(text):
-            number = int(text)
+            sign, digits = ("-", text[1:]) if text[0] == "-" else ("", text.lstrip("+"))
+            digits = digits.lstrip("0") or "0"
+            if len(digits) > _INT_DIGITS:
+                return _fail(errors, path, "validation.min.numeric" if sign else "validation.max.numeric")
+            number = int(sign + digits)
         elif _NUMBER.fullmatch(text):
             return _fail(errors, path, "validation.integer")
         else:
@@ -290,8 +300,8 @@ def _check_literal(slot: _Slot, value: Any, path: str, errors: dict[str, list[st
 
 def _check_list(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     t = slot.type
-    if isinstance(value, Mapping) and all(isinstance(k, str) and k.isdigit() for k in value):
-        value = [value[k] for k in sorted(value, key=int)]
+    if isinstance(value, Mapping):
+        value = indexed_list(value)
     if not isinstance(value, list):
         return _fail(errors, path, "validation.array")
     if t.max_length is not None and len(value) > t.max_length:

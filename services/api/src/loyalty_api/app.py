@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -23,7 +24,8 @@ from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
 log = structlog.get_logger("loyalty.api")
 
 
-def create_app(settings: Settings) -> Litestar:
+def create_app(settings: Settings, *, served: bool = False) -> Litestar:
+    """The composed service. ``served``: running in a granian worker process (see ``leave_interrupt``)."""
     if settings.database_url is None:
         raise SettingsError("create_app needs a database URL; `loyalty serve` starts the embedded one")
     if settings.admin_token is None or settings.jwt_secret is None:
@@ -77,6 +79,7 @@ def create_app(settings: Settings) -> Litestar:
             anon_rate_per_minute=settings.anon_rate_per_minute,
             max_rate_per_minute=settings.max_rate_per_minute,
             redis_url=settings.redis_url,
+            trusted_proxies=settings.trusted_proxies,
             test_clock=test_clock,
             jobs={name: runner(fn) for name, (fn, _) in SCHEDULED.items()},
         )
@@ -84,6 +87,8 @@ def create_app(settings: Settings) -> Litestar:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        if served:
+            leave_interrupt()
         worker = None
         task = None
         if settings.worker == "in-process":
@@ -120,10 +125,19 @@ def _redis(settings: Settings) -> Any:
     return Redis.from_url(settings.redis_url)
 
 
+def leave_interrupt() -> None:
+    """A terminal's Ctrl-C signals every process of the group. granian's main process answers it by
+    stopping its workers; a worker that also handled the SIGINT itself sometimes never finished
+    serving and was killed after 30 seconds. So a worker leaves SIGINT to the main process (it still
+    stops on the SIGTERM the main process sends)."""
+    asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def app_from_env() -> Litestar:
     """Granian's factory target: each server worker builds its app from the environment."""
     from loyalty_api.logs import configure_logging
 
     settings, _ = Settings.from_env().with_secrets()
     configure_logging(settings.log_level)
-    return create_app(settings)
+    return create_app(settings, served=True)

@@ -1,4 +1,5 @@
-"""``loyalty``: serve the API, run the worker, migrate the database. ``--help`` on every verb."""
+"""``loyalty``: serve the API, run the worker, migrate the database, take the back office's first
+steps. ``--help`` on every verb."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from loyalty_api import migrate
+from loyalty_api import backoffice, migrate
 from loyalty_api.settings import Settings, SettingsError
 
 
@@ -53,13 +54,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     revision.add_argument("-m", "--message", required=True)
     revision.set_defaults(run=_db_revision)
 
+    backoffice.add_verbs(verbs)
+
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()
+        result: int = args.run(settings, args)
     except SettingsError as exc:
         print(f"loyalty: {exc}", file=sys.stderr)
         return 2
-    result: int = args.run(settings, args)
     return result
 
 
@@ -102,6 +105,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
                 "DATABASE_URL": settings.database_url,
                 "LOYALTY_ADMIN_TOKEN": settings.admin_token or "",
                 "LOYALTY_JWT_SECRET": settings.jwt_secret or "",
+                "LOYALTY_ENCRYPTION_KEY": settings.encryption_key or "",
                 "LOYALTY_HOST": settings.host,
                 "LOYALTY_PORT": str(settings.port),
             }

@@ -15,11 +15,13 @@ class EmbeddedPostgres:
         self._server: Any = None
 
     def start(self) -> str:
-        import pgserver
-
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        # pgserver's import asks platformdirs for a runtime directory, which warns where
+        # XDG_RUNTIME_DIR is unset (containers, CI); it falls back to /tmp and works
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            import pgserver
+
             self._server = pgserver.get_server(self.pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
         return "postgresql+psycopg://postgres@/postgres?host=" + str(self.pgdata)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from collections.abc import Mapping
@@ -15,6 +16,11 @@ class SettingsError(ValueError):
     """One or more environment variables hold a value the service cannot use."""
 
 
+MIN_SECRET_BYTES = 32
+"""Tokens are HS256-signed and unsubscribe links derive from the JWT secret: a short secret could be
+guessed offline, so the service refuses to start with one."""
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     database_url: str | None = None
     redis_url: str | None = None
@@ -22,6 +28,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     port: int = 8000
     admin_token: str | None = None
     jwt_secret: str | None = None
+    encryption_key: str | None = None
     token_ttl_seconds: int = 3600
     anon_rate_per_minute: int = 60
     max_rate_per_minute: int = 6000
@@ -34,6 +41,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     worker: Literal["in-process", "external"] = "in-process"
     home: Path = Path(".loyalty")
     workers: int = 1
+    trusted_proxies: tuple[str, ...] = ()
     log_level: str = "INFO"
 
     @classmethod
@@ -72,6 +80,20 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         worker = (text("LOYALTY_WORKER") or "in-process").lower()
         if worker not in ("in-process", "external"):
             problems.append(f"LOYALTY_WORKER={worker!r} must be 'external' or unset")
+        for name in ("LOYALTY_ADMIN_TOKEN", "LOYALTY_JWT_SECRET", "LOYALTY_ENCRYPTION_KEY"):
+            secret = text(name)
+            if secret is not None and len(secret.encode()) < MIN_SECRET_BYTES:
+                problems.append(f"{name} must be at least {MIN_SECRET_BYTES} bytes long")
+        test_mode = test_raw in ("1", "true", "yes", "on")
+        # one process by default: without a shared limiter each process would count on its own;
+        # with Redis, one per core; test mode keeps its clock in one process
+        default_workers = (os.cpu_count() or 1) if redis_url is not None and not test_mode else 1
+        proxies = tuple(p.strip() for p in (text("LOYALTY_TRUSTED_PROXIES") or "").split(",") if p.strip())
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                problems.append(f"LOYALTY_TRUSTED_PROXIES holds {proxy!r}, not an address or network")
         host = text("LOYALTY_HOST") or "127.0.0.1"
         port = whole("LOYALTY_PORT", 8000, 1, 65535)
         settings = cls(
@@ -81,6 +103,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             port=port,
             admin_token=text("LOYALTY_ADMIN_TOKEN"),
             jwt_secret=text("LOYALTY_JWT_SECRET"),
+            encryption_key=text("LOYALTY_ENCRYPTION_KEY"),
             token_ttl_seconds=whole("LOYALTY_TOKEN_TTL_SECONDS", 3600, 1, 31_536_000),
             anon_rate_per_minute=whole("LOYALTY_ANON_RATE_PER_MINUTE", 60, 1, 10_000_000),
             max_rate_per_minute=whole("LOYALTY_MAX_RATE_PER_MINUTE", 6000, 1, 10_000_000),
@@ -89,10 +112,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             smtp_port=whole("LOYALTY_SMTP_PORT", 25, 1, 65535),
             mail_from=text("LOYALTY_MAIL_FROM") or "loyalty@localhost",
             public_url=(text("LOYALTY_PUBLIC_URL") or f"http://{host}:{port}").rstrip("/"),
-            test_mode=test_raw in ("1", "true", "yes", "on"),
+            test_mode=test_mode,
             worker="external" if worker == "external" else "in-process",
             home=Path(text("LOYALTY_HOME") or ".loyalty"),
-            workers=whole("LOYALTY_WORKERS", 1, 1, 256),
+            workers=1 if test_mode else whole("LOYALTY_WORKERS", default_workers, 1, 256),
+            trusted_proxies=proxies,
             log_level=(text("LOYALTY_LOG_LEVEL") or "INFO").upper(),
         )
         if settings.log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
@@ -102,14 +126,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         return settings
 
     def with_secrets(self) -> tuple[Settings, list[str]]:
-        """Fill an unset admin token and JWT secret from ``home``, generating them at first start.
+        """Fill an unset admin token, JWT secret and encryption key from ``home``, generating them at
+        first start. A stored secret shorter than ``MIN_SECRET_BYTES`` (an empty file, say) stops the
+        start with a ``SettingsError`` naming the file.
 
         Returns the settings and the lines to print once (a newly generated admin token).
         """
         notices: list[str] = []
         admin = self.admin_token or _stored_secret(self.home / "admin-token", notices, "admin token")
         jwt = self.jwt_secret or _stored_secret(self.home / "jwt-secret", [], "JWT secret")
-        return msgspec.structs.replace(self, admin_token=admin, jwt_secret=jwt), notices
+        key = self.encryption_key or _stored_secret(self.home / "encryption-key", [], "encryption key")
+        return msgspec.structs.replace(self, admin_token=admin, jwt_secret=jwt, encryption_key=key), notices
 
 
 def normalize_database_url(url: str) -> str | None:
@@ -126,7 +153,10 @@ def libpq_url(url: str) -> str:
 
 def _stored_secret(path: Path, notices: list[str], what: str) -> str:
     if path.exists():
-        return path.read_text().strip()
+        value = path.read_text().strip()
+        if len(value.encode()) < MIN_SECRET_BYTES:
+            raise SettingsError(f"the {what} stored in {path} must be at least {MIN_SECRET_BYTES} bytes long")
+        return value
     path.parent.mkdir(parents=True, exist_ok=True)
     value = secrets.token_urlsafe(32)
     path.touch(mode=0o600)

@@ -12,7 +12,6 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Index,
-    Integer,
     String,
     UniqueConstraint,
     text,
@@ -30,11 +29,12 @@ class Wallet(Base):
         ForeignKeyConstraint(
             ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_wallets_customer"
         ),
+        CheckConstraint("balance >= 0", name="never_negative"),
     )
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
     customer_id: Mapped[int] = mapped_column(BigInteger)
-    balance: Mapped[int] = mapped_column(Integer, default=0)
+    balance: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 ENTRY_TYPES = ("earn", "adjust", "redeem", "expire")
@@ -68,8 +68,8 @@ class LedgerEntry(Base):
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
     wallet_id: Mapped[int] = mapped_column(BigInteger)
     type: Mapped[str] = mapped_column(String(8))
-    amount: Mapped[int] = mapped_column(Integer)
-    running_balance: Mapped[int] = mapped_column(Integer)
+    amount: Mapped[int] = mapped_column(BigInteger)
+    running_balance: Mapped[int] = mapped_column(BigInteger)
     reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
     causer_type: Mapped[str] = mapped_column(String(16))
     causer_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
@@ -95,6 +95,6 @@ class PointLot(Base):
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
     wallet_id: Mapped[int] = mapped_column(BigInteger)
     entry_id: Mapped[int] = mapped_column(BigInteger)
-    points: Mapped[int] = mapped_column(Integer)
-    remaining: Mapped[int] = mapped_column(Integer)
+    points: Mapped[int] = mapped_column(BigInteger)
+    remaining: Mapped[int] = mapped_column(BigInteger)
     expires_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)

@@ -16,6 +16,7 @@ from loyalty_core.catalogue.services import ProductData, ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.tenancy.access import VendorContext
+from loyalty_http.body import printable
 from loyalty_http.catalogue import schemas as s
 from loyalty_http.envelope import Envelope
 from loyalty_http.errors import InputInvalid
@@ -177,4 +178,6 @@ def _usable_key(item: Any) -> str | None:
 
 
 def _failed(index: int, item: Any, errors: dict[str, list[str]]) -> s.BatchResult:
-    return s.BatchResult(index=index, external_id=_sent_key(item), status="error", product=None, errors=errors)
+    return s.BatchResult(
+        index=index, external_id=printable(_sent_key(item)), status="error", product=None, errors=printable(errors)
+    )

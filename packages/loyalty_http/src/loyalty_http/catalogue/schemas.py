@@ -15,6 +15,7 @@ from loyalty_core.catalogue.services import ProductData
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS
 from loyalty_core.rewards.models import Reward as RewardModel
 from loyalty_core.rewards.services import FreeProductTerms
+from loyalty_http.body import indexed_list
 from loyalty_http.pagination import DEFAULT_PER_PAGE, PerPage
 
 ExternalId = Annotated[str, msgspec.Meta(max_length=255)]
@@ -139,9 +140,7 @@ class ProductBatch(msgspec.Struct):
             return value
         if value is None or value is UNSET:
             return []
-        if isinstance(value, Mapping) and all(isinstance(k, str) and k.isdigit() for k in value):
-            return [value[k] for k in sorted(value, key=int)]
-        return None
+        return indexed_list(value)
 
 
 class Product(msgspec.Struct):

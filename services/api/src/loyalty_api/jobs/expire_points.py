@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 import structlog
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
@@ -16,21 +18,49 @@ log = structlog.get_logger("loyalty.jobs.expire_points")
 CRON = "5 0 * * *"
 """Daily, five past midnight UTC."""
 
+ATTEMPTS = 3
+RETRY_DELAY_SECONDS = 0.5
+LOCK_TIMEOUT = "1s"
+"""A wallet busy with a till's write is skipped quickly and retried after the others, rather than
+holding the whole run behind one lock."""
+
 
 async def expire_points(ctx: Mapping[str, Any]) -> dict[str, int]:
-    """Each wallet in its own transaction, so one wallet's trouble leaves the others expired;
-    a second run for the same moment finds nothing left and writes nothing."""
+    """Each wallet in its own transaction, so one wallet's trouble (a lock held elsewhere, a deadlock)
+    leaves the others expired; the wallets that failed are retried after the rest, and those still
+    failing are logged and left to the next run. A second run for the same moment finds nothing left
+    and writes nothing."""
     sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
     clock: Clock = ctx["clock"]
     now = clock.now()
     async with sessionmaker() as session:
-        wallets = await WalletService(session, clock).wallets_with_expired_points(now)
+        pending = list(await WalletService(session, clock).wallets_with_expired_points(now))
     entries = points = 0
-    for vendor_id, wallet_id in wallets:
-        async with sessionmaker.begin() as session:
-            entry = await WalletService(session, clock).expire_wallet(vendor_id, wallet_id, now)
-        if entry is not None:
-            entries += 1
-            points -= entry.amount
-    log.info("points expired", wallets=entries, points=points, at=now.isoformat())
-    return {"wallets": entries, "points": points}
+    for attempt in range(1, ATTEMPTS + 1):
+        failed: list[tuple[int, int]] = []
+        for vendor_id, wallet_id in pending:
+            try:
+                async with sessionmaker.begin() as session:
+                    await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
+                    entry = await WalletService(session, clock).expire_wallet(vendor_id, wallet_id, now)
+            except Exception as exc:  # this wallet waits for a later attempt; the rest go on
+                log.warning(
+                    "wallet not expired yet",
+                    vendor_id=vendor_id,
+                    wallet_id=wallet_id,
+                    attempt=attempt,
+                    error=type(exc).__name__,
+                )
+                failed.append((vendor_id, wallet_id))
+                continue
+            if entry is not None:
+                entries += 1
+                points -= entry.amount
+        pending = failed
+        if not pending or attempt == ATTEMPTS:
+            break
+        await asyncio.sleep(RETRY_DELAY_SECONDS * attempt)
+    if pending:
+        log.error("wallets left for the next run", wallets=[w for _, w in pending])
+    log.info("points expired", wallets=entries, points=points, failed=len(pending), at=now.isoformat())
+    return {"wallets": entries, "points": points, "failed": len(pending)}

@@ -1,0 +1,1 @@
+"""Earning: earn rules, campaigns and the pure engine that scores a purchase under them."""

@@ -1,0 +1,23 @@
+"""Earning errors, each named for its code."""
+
+from __future__ import annotations
+
+from loyalty_core.errors import DomainError, NotFound
+
+
+class EarnRuleNotFound(NotFound):
+    """The admin API's 404 for an earn-rule path that names no rule of the vendor."""
+
+    code = "NOT_FOUND"
+
+
+class CampaignNotFound(NotFound):
+    """The admin API's 404 for a campaign path that names no campaign of the vendor."""
+
+    code = "NOT_FOUND"
+
+
+class PlanFeatureUnavailable(DomainError):
+    """Back-office contract, Campaigns: a campaign of a family the vendor's plan lacks (403)."""
+
+    code = "PLAN_FEATURE_UNAVAILABLE"

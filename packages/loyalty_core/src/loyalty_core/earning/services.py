@@ -1,0 +1,302 @@
+"""The admin API's earn rules and campaigns: create, list, get, update and delete, vendor first.
+
+Every update raises ``version`` by one. Campaign writes obey the vendor's plan: a family the plan
+lacks is refused, and the number of campaigns held is capped by ``max_campaigns``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from datetime import date
+from decimal import Decimal
+from typing import Generic, TypeVar
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.clock import Clock
+from loyalty_core.earning import errors as e
+from loyalty_core.earning import validation
+from loyalty_core.earning.models import Campaign, EarnRule
+from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms
+from loyalty_core.errors import ValidationFailed
+from loyalty_core.tenancy.errors import BranchNotFound, VendorNotFound
+from loyalty_core.tenancy.models import Branch, Plan, Vendor
+
+T = TypeVar("T", EarnRule, Campaign)
+FEATURE_OF_FAMILY = {"transaction": "feature_campaigns", "customer_moment": "feature_customer_moments"}
+"""Spec, Plan limits 5: campaigns, and customer-moment campaigns, are features of a plan."""
+
+
+@dataclass(frozen=True, slots=True)
+class EarnRuleData:
+    name: str
+    points_per_unit: int
+    unit_amount: int
+    min_transaction_amount: int = 0
+    active: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignData:
+    """A whole campaign as created; None leaves a field unset (the contract's defaults otherwise)."""
+
+    name: str
+    kind: str
+    family: str = "transaction"
+    moment: str | None = None
+    multiplier: Decimal | None = None
+    points: int | None = None
+    skus: tuple[str, ...] | None = None
+    max_points_per_transaction: int | None = None
+    window_days: int | None = None
+    inactive_days: int | None = None
+    combinable: bool = False
+    min_transaction_amount: int = 0
+    starts_on: date | None = None
+    ends_on: date | None = None
+    branches: tuple[str, ...] | None = None
+    active: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    items: list[T]
+    total: int
+
+
+class EarnRuleService:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
+    async def create(self, vendor_id: int, data: EarnRuleData) -> EarnRule:
+        await _vendor(self._session, vendor_id)
+        values = validation.earn_rule({f.name: getattr(data, f.name) for f in fields(data)})
+        now = self._clock.now()
+        rule = EarnRule(vendor_id=vendor_id, version=1, created_at=now, updated_at=now, **values)
+        self._session.add(rule)
+        await self._session.flush()
+        return rule
+
+    async def list_page(self, vendor_id: int, *, page: int, per_page: int) -> Page[EarnRule]:
+        return await _page(self._session, EarnRule, vendor_id, page=page, per_page=per_page)
+
+    async def get(self, vendor_id: int, rule_id: int) -> EarnRule:
+        return await _one(self._session, EarnRule, vendor_id, rule_id, for_update=False)
+
+    async def update(self, vendor_id: int, rule_id: int, changes: Mapping[str, object]) -> EarnRule:
+        """A partial update (``PATCH .../earn-rules/{id}``): the fields present change, ``version`` + 1."""
+        _known(changes, validation.EARN_RULE_FIELDS)
+        rule = await _one(self._session, EarnRule, vendor_id, rule_id, for_update=True)
+        current = {field: getattr(rule, field) for field in validation.EARN_RULE_FIELDS}
+        values = validation.earn_rule({**current, **changes})
+        return await _apply(self._session, self._clock, rule, values)
+
+    async def delete(self, vendor_id: int, rule_id: int) -> None:
+        await _delete(self._session, EarnRule, vendor_id, rule_id)
+
+
+class CampaignService:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
+    async def create(self, vendor_id: int, data: CampaignData) -> Campaign:
+        """Checks run in this order: the vendor, the fields, the plan's feature, its ceiling, the
+        branches. The vendor row is locked first, so concurrent creations meet the ceiling one by one."""
+        plan = await _vendor(self._session, vendor_id, lock=True)
+        values = validation.campaign({f.name: getattr(data, f.name) for f in fields(data)})
+        _check_feature(plan, str(values["family"]))
+        await self.check_campaign_ceiling(vendor_id, plan.max_campaigns)
+        await _check_branches(self._session, vendor_id, values["branches"])
+        now = self._clock.now()
+        campaign = Campaign(vendor_id=vendor_id, version=1, created_at=now, updated_at=now, **values)
+        self._session.add(campaign)
+        await self._session.flush()
+        return campaign
+
+    async def list_page(self, vendor_id: int, *, page: int, per_page: int) -> Page[Campaign]:
+        return await _page(self._session, Campaign, vendor_id, page=page, per_page=per_page)
+
+    async def get(self, vendor_id: int, campaign_id: int) -> Campaign:
+        return await _one(self._session, Campaign, vendor_id, campaign_id, for_update=False)
+
+    async def update(self, vendor_id: int, campaign_id: int, changes: Mapping[str, object]) -> Campaign:
+        """A partial update (``PATCH .../campaigns/{id}``) checked on the campaign as it would be after
+        it; ``version`` + 1. Moving to a family the plan lacks is refused like creating one."""
+        _known(changes, validation.CAMPAIGN_FIELDS)
+        campaign = await _one(self._session, Campaign, vendor_id, campaign_id, for_update=True)
+        current = {field: getattr(campaign, field) for field in validation.CAMPAIGN_FIELDS}
+        values = validation.campaign({**current, **changes})
+        if values["family"] != campaign.family:
+            _check_feature(await _vendor(self._session, vendor_id), str(values["family"]))
+        if "branches" in changes:
+            await _check_branches(self._session, vendor_id, values["branches"])
+        return await _apply(self._session, self._clock, campaign, values)
+
+    async def delete(self, vendor_id: int, campaign_id: int) -> None:
+        """Contract 5: a deleted campaign frees its place under ``max_campaigns``; transactions keep
+        their own copy of what it paid, so the row itself goes."""
+        await _delete(self._session, Campaign, vendor_id, campaign_id)
+
+    async def check_campaign_ceiling(self, vendor_id: int, max_campaigns: int) -> None:
+        """Spec, Plan limits 2: ``max_campaigns`` (0 = unlimited) counts the campaigns held.
+
+        Hook: meant to be replaced by the shared plan-ceiling helper once core has one; until then
+        a count under the vendor lock the caller took.
+        """
+        if not max_campaigns:
+            return
+        held = await self._session.scalar(
+            select(func.count()).select_from(Campaign).where(Campaign.vendor_id == vendor_id)
+        )
+        if (held or 0) >= max_campaigns:
+            raise ValidationFailed(
+                "The plan's campaign ceiling is reached.",
+                {
+                    "family": [
+                        f"The plan allows at most {max_campaigns} campaigns; upgrade the plan or delete a campaign."
+                    ]
+                },
+            )
+
+
+async def load_terms(
+    session: AsyncSession, vendor_id: int
+) -> tuple[tuple[EarnRuleTerms, ...], tuple[CampaignTerms, ...]]:
+    """A vendor's active earn rules and campaigns as the engine takes them. Campaigns of a family the
+    plan no longer has are left out: a downgraded plan stops paying them without editing them."""
+    plan = await _vendor(session, vendor_id)
+    families = [family for family, feature in FEATURE_OF_FAMILY.items() if getattr(plan, feature)]
+    rules = await session.scalars(
+        select(EarnRule).where(EarnRule.vendor_id == vendor_id, EarnRule.active).order_by(EarnRule.id)
+    )
+    campaigns = await session.scalars(
+        select(Campaign)
+        .where(Campaign.vendor_id == vendor_id, Campaign.active, Campaign.family.in_(families))
+        .order_by(Campaign.id)
+    )
+    return tuple(earn_rule_terms(rule) for rule in rules), tuple(campaign_terms(c) for c in campaigns)
+
+
+def earn_rule_terms(rule: EarnRule) -> EarnRuleTerms:
+    return EarnRuleTerms(
+        id=rule.id,
+        name=rule.name,
+        points_per_unit=rule.points_per_unit,
+        unit_amount=rule.unit_amount,
+        min_transaction_amount=rule.min_transaction_amount,
+        active=rule.active,
+    )
+
+
+def campaign_terms(campaign: Campaign) -> CampaignTerms:
+    return CampaignTerms(
+        id=campaign.id,
+        name=campaign.name,
+        kind=campaign.kind,
+        family=campaign.family,
+        moment=campaign.moment,
+        multiplier=campaign.multiplier,
+        points=campaign.points,
+        skus=frozenset(campaign.skus) if campaign.skus is not None else None,
+        max_points_per_transaction=campaign.max_points_per_transaction,
+        window_days=campaign.window_days,
+        inactive_days=campaign.inactive_days,
+        combinable=campaign.combinable,
+        min_transaction_amount=campaign.min_transaction_amount,
+        starts_on=campaign.starts_on,
+        ends_on=campaign.ends_on,
+        branches=frozenset(campaign.branches) if campaign.branches is not None else None,
+        active=campaign.active,
+        version=campaign.version,
+    )
+
+
+def _known(changes: Mapping[str, object], allowed: frozenset[str]) -> None:
+    unknown = sorted(set(changes) - allowed)
+    if unknown:
+        raise ValidationFailed("Unknown fields.", {field: ["This field cannot be changed."] for field in unknown})
+
+
+def _check_feature(plan: Plan, family: str) -> None:
+    feature = FEATURE_OF_FAMILY[family]
+    if not getattr(plan, feature):
+        raise e.PlanFeatureUnavailable(
+            f"The vendor's plan does not include {family} campaigns.", family=family, feature=feature
+        )
+
+
+async def _check_branches(session: AsyncSession, vendor_id: int, branches: object) -> None:
+    """Every listed key must name a branch of the vendor; a deactivated one still counts as found."""
+    if not isinstance(branches, list) or not branches:
+        return
+    found = set(
+        await session.scalars(
+            select(Branch.external_id).where(Branch.vendor_id == vendor_id, Branch.external_id.in_(branches))
+        )
+    )
+    missing = [key for key in branches if key not in found]
+    if missing:
+        raise BranchNotFound("No branch of the vendor has this key.", branches=missing)
+
+
+async def _vendor(session: AsyncSession, vendor_id: int, *, lock: bool = False) -> Plan:
+    """The vendor's plan; with ``lock``, the vendor row is held ``FOR NO KEY UPDATE`` until commit."""
+    stmt = select(Plan).join(Vendor, Vendor.plan_id == Plan.id).where(Vendor.id == vendor_id)
+    if lock:
+        stmt = stmt.with_for_update(of=Vendor, key_share=True)
+    plan = await session.scalar(stmt)
+    if plan is None:
+        raise VendorNotFound("No vendor has this id.", vendor_id=vendor_id)
+    return plan
+
+
+async def _one(session: AsyncSession, model: type[T], vendor_id: int, row_id: int, *, for_update: bool) -> T:
+    stmt = select(model).where(model.vendor_id == vendor_id, model.id == row_id)
+    if for_update:
+        stmt = stmt.with_for_update()
+    row = await session.scalar(stmt)
+    if row is None:
+        await _vendor(session, vendor_id)
+        raise _not_found(model, row_id)
+    return row
+
+
+async def _page(session: AsyncSession, model: type[T], vendor_id: int, *, page: int, per_page: int) -> Page[T]:
+    """Oldest first, by id, so pages never shift when a row is edited."""
+    await _vendor(session, vendor_id)
+    total = await session.scalar(select(func.count()).select_from(model).where(model.vendor_id == vendor_id)) or 0
+    rows = await session.scalars(
+        select(model)
+        .where(model.vendor_id == vendor_id)
+        .order_by(model.id)
+        .offset((page - 1) * per_page)
+        .limit(per_page)
+    )
+    return Page(list(rows), total)
+
+
+async def _apply(session: AsyncSession, clock: Clock, row: T, values: Mapping[str, object]) -> T:
+    for field, value in values.items():
+        setattr(row, field, value)
+    row.version += 1
+    row.updated_at = clock.now()
+    await session.flush()
+    return row
+
+
+async def _delete(session: AsyncSession, model: type[T], vendor_id: int, row_id: int) -> None:
+    deleted = await session.scalar(
+        delete(model).where(model.vendor_id == vendor_id, model.id == row_id).returning(model.id),
+        execution_options={"synchronize_session": False},
+    )
+    if deleted is None:
+        await _vendor(session, vendor_id)
+        raise _not_found(model, row_id)
+
+
+def _not_found(model: type[EarnRule] | type[Campaign], row_id: int) -> Exception:
+    if model is EarnRule:
+        return e.EarnRuleNotFound("The vendor has no earn rule with this id.", earn_rule_id=row_id)
+    return e.CampaignNotFound("The vendor has no campaign with this id.", campaign_id=row_id)

@@ -1,0 +1,96 @@
+"""The engine's inputs: a purchase, what is known of its customer, and the terms of each rule.
+
+Plain frozen values, so the engine can be called by any app without a database, and a rule's
+terms can be cached by their version and shared across requests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Final
+
+FAMILIES: Final = ("transaction", "customer_moment")
+MOMENTS: Final = ("birthday", "anniversary", "win_back")
+KINDS: Final = ("multiplier", "fixed_points", "product_points")
+
+
+@dataclass(frozen=True, slots=True)
+class LineItem:
+    """One line of the purchase; only what scoring needs."""
+
+    quantity: int
+    sku: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Purchase:
+    total_amount: int
+    """Euro cents."""
+    branch: str | None = None
+    """The branch's ``external_id`` after the branch chain; None for an unattributed purchase."""
+    items: tuple[LineItem, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MomentKey:
+    """One occurrence of a customer moment: the birthday of one year, one lapse of inactivity.
+
+    ``since`` is the day the occurrence is counted from: the birthday or anniversary in that year,
+    or, for ``win_back``, the day of the purchase (or ``customer_since``) that started the lapse.
+    """
+
+    moment: str
+    since: date
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerFacts:
+    """What the moments need to know of the customer (and of its whole merge family).
+
+    ``customer_since`` is the date in force: the caller substitutes the creation date when the
+    customer gave none. ``last_purchase_on`` is the UTC day of the latest earlier purchase.
+    ``moments_paid`` are the occurrences some purchase was already paid for.
+    """
+
+    date_of_birth: date | None = None
+    customer_since: date | None = None
+    last_purchase_on: date | None = None
+    moments_paid: frozenset[MomentKey] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class EarnRuleTerms:
+    id: int
+    name: str
+    points_per_unit: int
+    unit_amount: int
+    min_transaction_amount: int = 0
+    active: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignTerms:
+    """A campaign as the back-office contract describes it; the fields its kind and moment do
+    not use are None."""
+
+    id: int
+    name: str
+    kind: str
+    family: str = "transaction"
+    moment: str | None = None
+    multiplier: Decimal | None = None
+    points: int | None = None
+    skus: frozenset[str] | None = None
+    max_points_per_transaction: int | None = None
+    window_days: int | None = None
+    inactive_days: int | None = None
+    combinable: bool = False
+    min_transaction_amount: int = 0
+    starts_on: date | None = None
+    ends_on: date | None = None
+    branches: frozenset[str] | None = None
+    """Branch ``external_id``s; None means every branch."""
+    active: bool = True
+    version: int = 1

@@ -1,0 +1,168 @@
+"""The back office's first steps from a shell: ``loyalty admin token``, ``loyalty plans create``,
+``loyalty vendors create``, ``loyalty clients create``.
+
+The create verbs call the running service's admin API with the admin token, so they validate and
+answer exactly as the API does (and work against the embedded database that ``loyalty serve``
+holds open). They print the created ids as ``name=value`` lines a shell can read, and a client's
+secret once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from loyalty_api.settings import Settings
+
+Send = Callable[[str, str, dict[str, Any], str], tuple[int, dict[str, Any]]]
+"""(method, path, JSON body, admin token) -> (status, decoded answer)."""
+
+FEATURES = ("campaigns", "customer_moments", "point_expiry")
+
+
+def add_verbs(verbs: Any) -> None:
+    admin = verbs.add_parser("admin", help="the back office's admin token", description="The admin token.")
+    admin_verbs = admin.add_subparsers(dest="admin_verb", required=True, metavar="ACTION")
+    token = admin_verbs.add_parser(
+        "token",
+        help="print the admin token",
+        description="Print the admin token: LOYALTY_ADMIN_TOKEN, else the one stored in LOYALTY_HOME "
+        "(generated and stored now if there is none yet).",
+    )
+    token.set_defaults(run=_admin_token)
+
+    plans = _area(verbs, "plans", "plans: what a vendor may do")
+    plan = _create(plans, "a plan (zero means unlimited for every limit)", _create_plan)
+    plan.add_argument("--name", required=True)
+    for limit in ("max-transactions", "max-customers", "max-rewards", "max-campaigns", "max-locations"):
+        plan.add_argument(f"--{limit}", type=int, default=0, metavar="N")
+    plan.add_argument("--rate-limit-per-minute", type=int, default=0, metavar="N")
+    plan.add_argument("--overage-percent", type=int, default=0, metavar="N")
+    plan.add_argument("--feature", action="append", choices=FEATURES, default=[], help="repeat for several")
+
+    vendors = _area(verbs, "vendors", "vendors: the shops and chains")
+    vendor = _create(vendors, "a vendor on a plan", _create_vendor)
+    vendor.add_argument("--name", required=True)
+    vendor.add_argument("--plan-id", type=int, required=True)
+    vendor.add_argument("--status", default="active", choices=("pending", "active", "inactive"))
+    vendor.add_argument("--points-expire-after-days", type=int, metavar="DAYS")
+
+    clients = _area(verbs, "clients", "OAuth clients: a till's or webshop's credentials")
+    client = _create(clients, "an OAuth client of a vendor; its secret is printed once", _create_client)
+    client.add_argument("--vendor-id", type=int, required=True)
+    client.add_argument("--name", required=True)
+    client.add_argument("--scope", action="append", choices=("read", "write"), help="default: read and write")
+    client.add_argument("--default-branch", metavar="EXTERNAL_ID")
+
+
+def _area(verbs: Any, name: str, about: str) -> Any:
+    area = verbs.add_parser(name, help=about, description=about[0].upper() + about[1:] + ".")
+    return area.add_subparsers(dest=f"{name}_verb", required=True, metavar="ACTION")
+
+
+def _create(actions: Any, what: str, run: Callable[..., int]) -> argparse.ArgumentParser:
+    create: argparse.ArgumentParser = actions.add_parser(
+        "create",
+        help=f"create {what}",
+        description=f"Create {what}. Calls the running service's admin API with the admin token.",
+    )
+    create.add_argument("--url", help="the service's address (default LOYALTY_PUBLIC_URL)")
+    create.add_argument("--json", action="store_true", help="print the whole answer as JSON")
+    create.set_defaults(run=run)
+    return create
+
+
+def _admin_token(settings: Settings, args: argparse.Namespace) -> int:
+    filled, _ = settings.with_secrets()
+    print(filled.admin_token)
+    return 0
+
+
+def _create_plan(settings: Settings, args: argparse.Namespace, send: Send | None = None) -> int:
+    body: dict[str, Any] = {
+        "name": args.name,
+        "max_transactions": args.max_transactions,
+        "max_customers": args.max_customers,
+        "max_rewards": args.max_rewards,
+        "max_campaigns": args.max_campaigns,
+        "max_locations": args.max_locations,
+        "rate_limit_per_minute": args.rate_limit_per_minute,
+        "overage_percent": args.overage_percent,
+        "features": {f: f in args.feature for f in FEATURES},
+    }
+    return _call(settings, args, send, "/admin/v1/plans", body, ("id",), "plan_")
+
+
+def _create_vendor(settings: Settings, args: argparse.Namespace, send: Send | None = None) -> int:
+    body: dict[str, Any] = {"name": args.name, "plan_id": args.plan_id, "status": args.status}
+    if args.points_expire_after_days is not None:
+        body["points_expire_after_days"] = args.points_expire_after_days
+    return _call(settings, args, send, "/admin/v1/vendors", body, ("id",), "vendor_")
+
+
+def _create_client(settings: Settings, args: argparse.Namespace, send: Send | None = None) -> int:
+    body: dict[str, Any] = {"name": args.name}
+    if args.scope:
+        body["scopes"] = sorted(set(args.scope))
+    if args.default_branch:
+        body["default_branch"] = args.default_branch
+    path = f"/admin/v1/vendors/{args.vendor_id}/clients"
+    code = _call(settings, args, send, path, body, ("client_id", "client_secret"), "")
+    if code == 0:
+        print("loyalty: the client secret is shown this once; store it now", file=sys.stderr)
+    return code
+
+
+def _call(
+    settings: Settings,
+    args: argparse.Namespace,
+    send: Send | None,
+    path: str,
+    body: dict[str, Any],
+    shown: tuple[str, ...],
+    prefix: str,
+) -> int:
+    filled, _ = settings.with_secrets()
+    transport = send or http_sender((args.url or filled.public_url).rstrip("/"))
+    try:
+        status, answer = transport("POST", path, body, filled.admin_token or "")
+    except OSError as exc:
+        print(f"loyalty: cannot reach the service ({exc}); is `loyalty serve` running?", file=sys.stderr)
+        return 2
+    if status >= 300:
+        error = answer.get("error", {})
+        details = f" {json.dumps(error['details'])}" if error.get("details") else ""
+        print(f"loyalty: {status} {error.get('code', '')}: {error.get('message', '')}{details}", file=sys.stderr)
+        return 1
+    data = answer.get("data", {})
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        for name in shown:
+            print(f"{prefix}{name}={data.get(name)}")
+    return 0
+
+
+def http_sender(base_url: str) -> Send:
+    def send(method: str, path: str, body: dict[str, Any], token: str) -> tuple[int, dict[str, Any]]:
+        request = urllib.request.Request(
+            base_url + path,
+            data=json.dumps(body).encode(),
+            method=method,
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as refused:
+            try:
+                return refused.code, json.loads(refused.read() or b"{}")
+            except ValueError:
+                return refused.code, {}
+
+    return send
