@@ -1,4 +1,4 @@
-"""The ``manifest.json`` of a .pkpass bundle: every other file with its SHA-1 (RELIABILITY.md W1)."""
+"""The ``manifest.json`` of a .pkpass bundle: every other file with its SHA-1."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Balances grow without bound (a merge adds two of them); only the amounts a clien
 32-bit, and those are bounded by the request structs.
 
 Revision ID: 6a1f0c2b9d41
-Revises: f8e95377870e
+Revises: 533c302638b5
 Create Date: 2026-11-22 19:00:00+00:00
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "6a1f0c2b9d41"
-down_revision = "f8e95377870e"
+down_revision = "533c302638b5"
 branch_labels = None
 depends_on = None
 
