@@ -43,7 +43,8 @@ def bench_app(engine: Any, **config: Any) -> Any:
 
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_sessionmaker
-    from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
+    from loyalty_http.config import HttpConfig, Readiness
+    from loyalty_http.plugin import LoyaltyHttp
 
     async def ready() -> Readiness:
         return Readiness(database_ok=True, status="ok", checks={})

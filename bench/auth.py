@@ -21,7 +21,7 @@ async def _measure(redis_url: str | None) -> dict[str, tuple[float, float]]:
 
     from loyalty_core.db import make_engine
     from loyalty_core.models import metadata
-    from loyalty_http.routes import reads
+    from loyalty_http.route_options import reads
 
     class Bench(Controller):
         path = "/api/v1/bench"

@@ -99,3 +99,43 @@ async def test_a_locked_wallet_does_not_stop_the_run(database_url: str) -> None:
         assert balances == [0, 0, 0]
     finally:
         await engine.dispose()
+
+
+async def test_prune_tokens_deletes_only_tokens_ended_a_day_ago(
+    client: AsyncTestClient[Litestar], database_url: str
+) -> None:
+    """The issued_tokens table no longer grows forever: prune-tokens (scheduled daily, runnable from test
+    mode) deletes the rows of tokens that ended more than a day ago and keeps the rest."""
+    from datetime import timedelta
+
+    from loyalty_core.tenancy.models import ApiClient, IssuedToken
+
+    assert SCHEDULED["prune-tokens"][1] == "35 0 * * *"
+    now = datetime(2033, 3, 1, 12, 0, tzinfo=UTC)
+    engine = make_engine(database_url)
+    try:
+        async with make_sessionmaker(engine).begin() as db:
+            vendor = await make_vendor(db)
+            api_client = ApiClient(
+                vendor_id=vendor.id, name="till", client_id="cl_prune", secret_hash="x", scopes=["read"], grant_types=[]
+            )
+            db.add(api_client)
+            await db.flush()
+            for jti, ended in (
+                ("old", timedelta(days=2)),
+                ("recent", timedelta(hours=2)),
+                ("live", -timedelta(hours=1)),
+            ):
+                db.add(IssuedToken(jti=f"prune-{jti}", api_client_id=api_client.id, expires_at=now - ended))
+        assert (
+            await client.put("/admin/v1/test-clock", json={"now": now.isoformat()}, headers=ADMIN)
+        ).status_code == 200
+        ran = await client.post("/admin/v1/jobs/prune-tokens/run", headers=ADMIN)
+        assert ran.status_code == 200
+        assert ran.json()["data"]["result"]["tokens"] >= 1
+        async with make_sessionmaker(engine)() as db:
+            left = (await db.scalars(select(IssuedToken.jti).where(IssuedToken.jti.like("prune-%")))).all()
+        assert sorted(left) == ["prune-live", "prune-recent"]
+    finally:
+        await client.delete("/admin/v1/test-clock", headers=ADMIN)
+        await engine.dispose()

@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
 from loyalty_core.db import make_sessionmaker
-from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
+from loyalty_http.config import HttpConfig, Readiness
+from loyalty_http.plugin import LoyaltyHttp
 from tests.support.probe import ProbeController, probe_jobs
 
 ADMIN_TOKEN = "test-admin-token"

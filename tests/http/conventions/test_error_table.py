@@ -8,8 +8,8 @@ import pkgutil
 import loyalty_core
 import loyalty_http
 from loyalty_core.errors import DomainError
-from loyalty_http.error_status import STATUS_BY_CODE
-from loyalty_http.errors import HttpError
+from loyalty_http.wire.error_status import STATUS_BY_CODE
+from loyalty_http.wire.errors import HttpError
 
 
 def _load_all(package: object) -> None:

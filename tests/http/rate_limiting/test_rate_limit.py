@@ -231,7 +231,7 @@ async def test_a_refusing_vendor_counts_on_the_address_even_while_the_cache_says
     assert {error_of(r)["code"] for r in refused[:ANON]} == {code}
     assert [limits(r) for r in refused] == [(ANON, n) for n in range(ANON - 1, -1, -1)] + [(ANON, 0)]
     await admin(limited, "PATCH", f"/admin/v1/vendors/{tenant.vendor_id}", {"status": "active"})
-    monkeypatch.setattr("loyalty_http.rate_limit.STATE_TTL", 0.0)  # the refusing state was cached since
+    monkeypatch.setattr("loyalty_http.access.rate_limit.STATE_TTL", 0.0)  # the refusing state was cached since
     back = await limited.get(READ, headers=tenant.headers)
     assert (back.status_code, limits(back)) == (200, (10, 8))
 
@@ -253,8 +253,8 @@ def test_behind_a_trusted_proxy_the_forwarded_client_is_the_address(peer: str, f
     (it could be forged), and so is everything left of the first untrusted hop."""
     from litestar import Request
 
-    from loyalty_http.rate_limit import MemoryBackend, RateLimiter
-    from loyalty_http.tokens import TokenCodec
+    from loyalty_http.access.rate_limit import MemoryBackend, RateLimiter
+    from loyalty_http.access.tokens import TokenCodec
 
     async def no_state(vendor_id: int) -> None:
         return None
@@ -352,7 +352,7 @@ async def test_limiter_keeps_answering_while_redis_is_down(
 async def test_a_revocation_mark_lapses_once_its_tokens_have_expired() -> None:
     """The limiter's revoked set no longer grows forever: a mark routes to the address allowance only
     until every token it could match has expired (then such tokens are refused unread anyway)."""
-    from loyalty_http.rate_limit import MemoryBackend
+    from loyalty_http.access.rate_limit import MemoryBackend
 
     backend = MemoryBackend()
     await backend.revoke(("jti:a",), now=0.0, until=100.0)

@@ -1,4 +1,4 @@
-"""The order every request goes through (ARCHITECTURE.md, "Data flow of a request").
+"""The order every request goes through:
 
 rate limiter -> body/encoding checks -> auth -> query and body validation -> controller.
 """
@@ -16,11 +16,11 @@ from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.types import Message, Scope
 
-from loyalty_http.body import query_values, read_body
-from loyalty_http.errors import RouteNotFound
-from loyalty_http.log_safety import loggable_path
-from loyalty_http.request_id import request_id_of
-from loyalty_http.validation import field_names, validate
+from loyalty_http.wire.body import query_values, read_body
+from loyalty_http.wire.errors import RouteNotFound
+from loyalty_http.wire.log_safety import loggable_path
+from loyalty_http.wire.request_id import request_id_of
+from loyalty_http.wire.validation import field_names, validate
 
 Authenticator = Callable[[Request[Any, Any, Any]], Awaitable[object]]
 Limiter = Callable[..., Awaitable[None]]

@@ -19,7 +19,8 @@ from loyalty_api.settings import Settings, SettingsError
 from loyalty_api.worker import drain, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
-from loyalty_http.plugin import HttpConfig, LoyaltyHttp, Readiness
+from loyalty_http.config import HttpConfig, Readiness
+from loyalty_http.plugin import LoyaltyHttp
 
 log = structlog.get_logger("loyalty.api")
 

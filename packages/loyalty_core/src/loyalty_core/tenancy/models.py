@@ -97,5 +97,5 @@ class IssuedToken(Base):
 
     jti: Mapped[str] = mapped_column(String(64), unique=True)
     api_client_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("api_clients.id"), index=True)
-    expires_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True), index=True)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -175,8 +175,3 @@ class Branch(msgspec.Struct):
     @classmethod
     def from_model(cls, b: BranchModel) -> Branch:
         return msgspec.convert(b, cls, from_attributes=True)
-
-
-def present(struct: msgspec.Struct) -> dict[str, Any]:
-    """The fields a PATCH body carried (explicit nulls included), as a plain mapping."""
-    return {f: v for f in struct.__struct_fields__ if (v := getattr(struct, f)) is not UNSET}

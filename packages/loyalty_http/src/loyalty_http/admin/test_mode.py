@@ -5,24 +5,26 @@ Registered only when test mode is on, so every path here answers 404 otherwise.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
-from typing import Any
-
-from litestar import Controller, Request, delete, get, post, put
-from litestar.di import NamedDependency
+from litestar import Controller, delete, get, post, put
+from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
 
 from loyalty_core.clock import SettableClock
-from loyalty_http.admin import schemas as s
-from loyalty_http.envelope import Envelope
-from loyalty_http.errors import JobNotFound
-from loyalty_http.routes import reads
-from loyalty_http.validation import parse_datetime_or_date
+from loyalty_http.admin import test_mode_schemas as s
+from loyalty_http.params import Config
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.errors import JobNotFound
+from loyalty_http.wire.validation import as_instant, parse_datetime_or_date
 
 
-def _clock(request: Request[Any, Any, Any]) -> SettableClock:
-    clock: SettableClock = request.app.state.loyalty.test_clock
+def provide_test_clock(config: Config) -> SettableClock:
+    clock = config.test_clock
+    assert clock is not None  # the controller is mounted only in test mode
     return clock
+
+
+Settable = NamedDependency[SettableClock]
 
 
 def _state(clock: SettableClock) -> s.TestClock:
@@ -31,32 +33,29 @@ def _state(clock: SettableClock) -> s.TestClock:
 
 class TestModeController(Controller):
     path = "/admin/v1"
+    dependencies = {"test_clock": Provide(provide_test_clock, sync_to_thread=False)}  # noqa: RUF012
 
     @get("/test-clock", opt=reads(auth="admin"))
-    async def read_test_clock(self, request: Request[Any, Any, Any]) -> Envelope[s.TestClock]:
-        return Envelope(_state(_clock(request)))
+    async def read_test_clock(self, test_clock: Settable) -> Envelope[s.TestClock]:
+        return Envelope(_state(test_clock))
 
     @put("/test-clock", opt=reads(auth="admin", body=s.TestClockSet))
     async def set_test_clock(
-        self, request: Request[Any, Any, Any], payload: NamedDependency[s.TestClockSet]
+        self, test_clock: Settable, payload: NamedDependency[s.TestClockSet]
     ) -> Envelope[s.TestClock]:
         at = parse_datetime_or_date(payload.now)
-        if isinstance(at, date) and not isinstance(at, datetime):
-            at = datetime.combine(at, time(0), tzinfo=UTC)
         assert at is not None  # validated by the struct's rule
-        clock = _clock(request)
-        clock.freeze(at)
-        return Envelope(_state(clock))
+        test_clock.freeze(as_instant(at))
+        return Envelope(_state(test_clock))
 
     @delete("/test-clock", opt=reads(auth="admin"), status_code=200)
-    async def reset_test_clock(self, request: Request[Any, Any, Any]) -> Envelope[s.TestClock]:
-        clock = _clock(request)
-        clock.reset()
-        return Envelope(_state(clock))
+    async def reset_test_clock(self, test_clock: Settable) -> Envelope[s.TestClock]:
+        test_clock.reset()
+        return Envelope(_state(test_clock))
 
     @post("/jobs/{name:str}/run", opt=reads(auth="admin"), status_code=200)
-    async def run_job(self, request: Request[Any, Any, Any], name: FromPath[str]) -> Envelope[s.JobRun]:
-        jobs = request.app.state.loyalty.jobs
+    async def run_job(self, config: Config, name: FromPath[str]) -> Envelope[s.JobRun]:
+        jobs = config.jobs
         job = jobs.get(name)
         if job is None:
             raise JobNotFound(f"No scheduled job is named {name!r}.", {"jobs": sorted(jobs)})

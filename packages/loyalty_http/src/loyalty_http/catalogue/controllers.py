@@ -8,22 +8,22 @@ from typing import Any, cast
 from litestar import Controller, Request, Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath
-from msgspec import UNSET, UnsetType
+from msgspec import UnsetType
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.catalogue.batch import check_size, duplicate_message, later_duplicates
-from loyalty_core.catalogue.services import ProductData, ProductService
+from loyalty_core.catalogue.services import ProductData
 from loyalty_core.clock import Clock
-from loyalty_core.rewards.services import RewardService
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_http.body import printable
 from loyalty_http.catalogue import schemas as s
-from loyalty_http.envelope import Envelope
-from loyalty_http.errors import InputInvalid
-from loyalty_http.pagination import Page, page_number, paginate
-from loyalty_http.path_ids import path_key, refuse_encoded_slash
-from loyalty_http.routes import reads
-from loyalty_http.validation import TRIMMED, validate
+from loyalty_http.params import Products, Rewards, given
+from loyalty_http.route_options import reads
+from loyalty_http.wire.body import printable
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.errors import InputInvalid
+from loyalty_http.wire.pagination import Page, page_number, paginate
+from loyalty_http.wire.paths import path_key, refuse_encoded_slash
+from loyalty_http.wire.validation import TRIMMED, validate
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]
@@ -45,31 +45,30 @@ class ProductController(Controller):
         request: Request[Any, Any, Any],
         params: NamedDependency[s.ProductQuery],
         vendor: Caller,
-        db: Db,
-        clock: Clk,
+        products: Products,
     ) -> Envelope[Page[s.Product]]:
         page = page_number(request)
-        found = await ProductService(db, clock).list_page(
+        found = await products.list_page(
             vendor.vendor_id,
             page=page,
             per_page=params.per_page,
-            status=_given(params.status),
-            category=_given(params.category),
-            search=_given(params.search),
+            status=given(params.status),
+            category=given(params.category),
+            search=given(params.search),
         )
         items = [s.Product.from_model(p) for p in found.products]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
     @post("/", opt=reads(body=s.ProductCreate))
     async def create_product(
-        self, payload: NamedDependency[s.ProductCreate], vendor: Caller, db: Db, clock: Clk
+        self, payload: NamedDependency[s.ProductCreate], vendor: Caller, products: Products
     ) -> Envelope[s.Product]:
-        product = await ProductService(db, clock).create(vendor.vendor_id, payload.data())
+        product = await products.create(vendor.vendor_id, payload.data())
         return Envelope(s.Product.from_model(product))
 
     @post("/batch", opt=reads(body=s.ProductBatch), status_code=200)
     async def upsert_products(
-        self, payload: NamedDependency[s.ProductBatch], vendor: Caller, db: Db, clock: Clk
+        self, payload: NamedDependency[s.ProductBatch], vendor: Caller, products: Products
     ) -> Envelope[s.BatchOutcome]:
         """Each item is its own upsert; only the envelope can fail the call (contract 5 "Products")."""
         items = payload.items() or []
@@ -87,7 +86,7 @@ class ProductController(Controller):
                 results[index] = _failed(index, item, cast("dict[str, list[str]]", invalid.details))
                 continue
             accepted.append((index, product.data()))
-        saved = await ProductService(db, clock).upsert_many(vendor.vendor_id, [data for _, data in accepted])
+        saved = await products.upsert_many(vendor.vendor_id, [data for _, data in accepted])
         for (index, data), done in zip(accepted, saved, strict=True):
             results[index] = s.BatchResult(
                 index=index,
@@ -99,9 +98,9 @@ class ProductController(Controller):
 
     @get(ONE, opt=reads())
     async def get_product(
-        self, vendor: Caller, db: Db, clock: Clk, external_id: FromPath[str] = BATCH
+        self, vendor: Caller, products: Products, external_id: FromPath[str] = BATCH
     ) -> Envelope[s.Product]:
-        product = await ProductService(db, clock).get(vendor.vendor_id, path_key(external_id))
+        product = await products.get(vendor.vendor_id, path_key(external_id))
         return Envelope(s.Product.from_model(product))
 
     @put(ONE, opt=reads(body=s.ProductReplace))
@@ -109,13 +108,12 @@ class ProductController(Controller):
         self,
         payload: NamedDependency[s.ProductReplace],
         vendor: Caller,
-        db: Db,
-        clock: Clk,
+        products: Products,
         external_id: FromPath[str] = BATCH,
     ) -> Response[Envelope[s.Product]]:
         """201 when the PUT created the product, 200 when it replaced (or restored) one."""
         key = _writable_key(external_id, payload.external_id)
-        done = await ProductService(db, clock).put(vendor.vendor_id, payload.data(key))
+        done = await products.put(vendor.vendor_id, payload.data(key))
         return Response(Envelope(s.Product.from_model(done.product)), status_code=201 if done.created else 200)
 
     @patch(ONE, opt=reads(body=s.ProductPatch))
@@ -123,16 +121,15 @@ class ProductController(Controller):
         self,
         payload: NamedDependency[s.ProductPatch],
         vendor: Caller,
-        db: Db,
-        clock: Clk,
+        products: Products,
         external_id: FromPath[str] = BATCH,
     ) -> Envelope[s.Product]:
-        product = await ProductService(db, clock).patch(vendor.vendor_id, path_key(external_id), payload.changes())
+        product = await products.patch(vendor.vendor_id, path_key(external_id), payload.changes())
         return Envelope(s.Product.from_model(product))
 
     @delete(ONE, opt=reads(), status_code=204)
-    async def delete_product(self, vendor: Caller, db: Db, clock: Clk, external_id: FromPath[str] = BATCH) -> None:
-        await ProductService(db, clock).delete(vendor.vendor_id, path_key(external_id))
+    async def delete_product(self, vendor: Caller, products: Products, external_id: FromPath[str] = BATCH) -> None:
+        await products.delete(vendor.vendor_id, path_key(external_id))
 
     @post("/{external_id:str}/reward", opt=reads(body=s.RewardFromProduct), status_code=201)
     async def make_reward(
@@ -140,18 +137,11 @@ class ProductController(Controller):
         external_id: FromPath[str],
         payload: NamedDependency[s.RewardFromProduct],
         vendor: Caller,
-        db: Db,
-        clock: Clk,
+        rewards: Rewards,
     ) -> Envelope[s.RewardCreated]:
         """201 for a new reward and for a replay of its idempotency key (spec: idempotency rule 1)."""
-        made = await RewardService(db, clock).create_from_product(
-            vendor.vendor_id, path_key(external_id), payload.terms()
-        )
+        made = await rewards.create_from_product(vendor.vendor_id, path_key(external_id), payload.terms())
         return Envelope(s.RewardCreated.from_model(made.reward))
-
-
-def _given(value: Any) -> Any:
-    return None if value is UNSET else value
 
 
 def _writable_key(raw: str, in_body: str | UnsetType | None) -> str:

@@ -15,8 +15,9 @@ from loyalty_core.catalogue.services import ProductData
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS
 from loyalty_core.rewards.models import Reward as RewardModel
 from loyalty_core.rewards.services import FreeProductTerms
-from loyalty_http.body import indexed_list
-from loyalty_http.pagination import DEFAULT_PER_PAGE, PerPage
+from loyalty_http.params import given, present
+from loyalty_http.wire.body import indexed_list
+from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 ExternalId = Annotated[str, msgspec.Meta(max_length=255)]
 Name = Annotated[str, msgspec.Meta(max_length=255)]
@@ -36,11 +37,6 @@ def metadata_problems(metadata: Mapping[str, Any] | UnsetType | None) -> dict[st
     if isinstance(metadata, Mapping) and not fits(compact_json(metadata)):
         return {"metadata": [TOO_LARGE]}
     return {}
-
-
-def _clear(value: Any) -> Any:
-    """A whole-product write clears what it leaves out."""
-    return None if value is UNSET else value
 
 
 class _ProductFields(msgspec.Struct):
@@ -79,16 +75,17 @@ class ProductReplace(_ProductFields, kw_only=True):
 
 
 def _whole(external_id: str, body: ProductCreate | ProductReplace) -> ProductData:
+    """A whole-product write clears what it leaves out."""
     return ProductData(
         external_id=external_id,
         name=body.name,
-        description=_clear(body.description),
-        price_cents=_clear(body.price_cents),
-        image_url=_clear(body.image_url),
-        category=_clear(body.category),
-        stock=_clear(body.stock),
-        status=_clear(body.status),
-        metadata=_clear(body.metadata),
+        description=given(body.description),
+        price_cents=given(body.price_cents),
+        image_url=given(body.image_url),
+        category=given(body.category),
+        stock=given(body.stock),
+        status=given(body.status),
+        metadata=given(body.metadata),
     )
 
 
@@ -106,7 +103,7 @@ class ProductPatch(_ProductFields, kw_only=True):
         return problems
 
     def changes(self) -> dict[str, Any]:
-        return {f: v for f in self.__struct_fields__ if f != "external_id" and (v := getattr(self, f)) is not UNSET}
+        return present(self, leaving=frozenset({"external_id"}))
 
 
 class ProductQuery(msgspec.Struct):
@@ -228,16 +225,16 @@ class RewardFromProduct(msgspec.Struct, kw_only=True):
     def terms(self) -> FreeProductTerms:
         return FreeProductTerms(
             point_cost=self.point_cost,
-            name=_clear(self.name),
-            description=_clear(self.description),
-            total_stock=_clear(self.total_stock),
-            status=_clear(self.status),
-            available_from=_clear(self.available_from),
-            available_until=_clear(self.available_until),
-            code_valid_for_hours=_clear(self.code_valid_for_hours),
-            payment_amount=_clear(self.payment_amount),
-            idempotency_key=_clear(self.idempotency_key),
-            max_redemptions_per_customer=_clear(self.max_redemptions_per_customer),
+            name=given(self.name),
+            description=given(self.description),
+            total_stock=given(self.total_stock),
+            status=given(self.status),
+            available_from=given(self.available_from),
+            available_until=given(self.available_until),
+            code_valid_for_hours=given(self.code_valid_for_hours),
+            payment_amount=given(self.payment_amount),
+            idempotency_key=given(self.idempotency_key),
+            max_redemptions_per_customer=given(self.max_redemptions_per_customer),
         )
 
 

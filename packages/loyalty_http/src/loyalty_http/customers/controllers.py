@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Any
 
-from litestar import Controller, Request, get, post, route
+from litestar import Controller, get, post, route
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -15,27 +14,27 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
 from loyalty_core.customers import errors as ce
-from loyalty_core.customers.services import CustomerService
 from loyalty_core.tenancy.access import VendorContext
+from loyalty_http.config import HttpConfig
 from loyalty_http.customers import schemas as s
-from loyalty_http.envelope import Envelope
-from loyalty_http.path_ids import refuse_encoded_slash
-from loyalty_http.routes import reads
+from loyalty_http.params import Config, Customers
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.paths import refuse_encoded_slash
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]
 Vendor = NamedDependency[VendorContext]
 
 
-def unsubscribe_key(request: Request[Any, Any, Any]) -> bytes:
+def unsubscribe_key(config: HttpConfig) -> bytes:
     """The unsubscribe links' key, derived from the JWT secret so that no further setting is needed
     and neither key can be computed from the other's use."""
-    secret: str = request.app.state.loyalty.jwt_secret
-    return hmac.new(secret.encode(), b"unsubscribe", hashlib.sha256).digest()
+    return hmac.new(config.jwt_secret.encode(), b"unsubscribe", hashlib.sha256).digest()
 
 
-def unsubscribe_path(request: Request[Any, Any, Any], vendor_id: int, customer_id: int) -> str:
-    return f"/unsubscribe/{consent.unsubscribe_token(unsubscribe_key(request), vendor_id, customer_id)}"
+def unsubscribe_path(config: HttpConfig, vendor_id: int, customer_id: int) -> str:
+    return f"/unsubscribe/{consent.unsubscribe_token(unsubscribe_key(config), vendor_id, customer_id)}"
 
 
 def api_provenance(vendor: VendorContext) -> consent.Provenance:
@@ -48,18 +47,16 @@ class CustomerController(Controller):
 
     @post("/", opt=reads(body=s.CustomerCreate), status_code=201)
     async def register_customer(
-        self, payload: NamedDependency[s.CustomerCreate], vendor: Vendor, db: Db, clock: Clk
+        self, payload: NamedDependency[s.CustomerCreate], vendor: Vendor, customers: Customers
     ) -> Envelope[s.Customer]:
-        view = await CustomerService(db, clock).register(
-            vendor.vendor_id, payload.profile(), provenance=api_provenance(vendor)
-        )
+        view = await customers.register(vendor.vendor_id, payload.profile(), provenance=api_provenance(vendor))
         return Envelope(s.Customer.from_view(view))
 
     @get("/lookup", opt=reads(query=s.CustomerLookup))
     async def lookup_customer(
-        self, params: NamedDependency[s.CustomerLookup], vendor: Vendor, db: Db, clock: Clk
+        self, params: NamedDependency[s.CustomerLookup], vendor: Vendor, customers: Customers
     ) -> Envelope[s.Customer]:
-        service = CustomerService(db, clock)
+        service = customers
         if isinstance(params.external_id, str):
             view = await service.lookup(vendor.vendor_id, external_id=params.external_id)
         else:
@@ -68,9 +65,9 @@ class CustomerController(Controller):
 
     @post("/link-external-id", opt=reads(body=s.LinkExternalId), status_code=200)
     async def link_external_id(
-        self, payload: NamedDependency[s.LinkExternalId], vendor: Vendor, db: Db, clock: Clk
+        self, payload: NamedDependency[s.LinkExternalId], vendor: Vendor, customers: Customers
     ) -> Envelope[s.Customer]:
-        view = await CustomerService(db, clock).link_external_id(
+        view = await customers.link_external_id(
             vendor.vendor_id,
             payload.external_id,
             identifier=payload.identifier if isinstance(payload.identifier, str) else None,
@@ -90,10 +87,9 @@ class CustomerController(Controller):
         external_id: FromPath[str],
         payload: NamedDependency[s.CustomerUpdate],
         vendor: Vendor,
-        db: Db,
-        clock: Clk,
+        customers: Customers,
     ) -> Envelope[s.Customer]:
-        view = await CustomerService(db, clock).update_by_external_id(
+        view = await customers.update_by_external_id(
             vendor.vendor_id, external_id, payload.changes(), provenance=api_provenance(vendor)
         )
         return Envelope(s.Customer.from_view(view))
@@ -106,12 +102,10 @@ class UnsubscribeController(Controller):
 
     # unattributed, so it counts in the calling address's allowance (spec: Rate limit, rule 5)
     @get("/{token:str}", opt=reads(auth="none", limit="address"))
-    async def unsubscribe(
-        self, request: Request[Any, Any, Any], token: FromPath[str], db: Db, clock: Clk
-    ) -> Envelope[s.Unsubscribed]:
-        signed_for = consent.read_unsubscribe_token(unsubscribe_key(request), token)
+    async def unsubscribe(self, config: Config, token: FromPath[str], customers: Customers) -> Envelope[s.Unsubscribed]:
+        signed_for = consent.read_unsubscribe_token(unsubscribe_key(config), token)
         if signed_for is None:
             raise ce.CustomerNotFound("This unsubscribe link is not valid.")
         vendor_id, customer_id = signed_for
-        await CustomerService(db, clock).unsubscribe(vendor_id, customer_id)
+        await customers.unsubscribe(vendor_id, customer_id)
         return Envelope(s.Unsubscribed(unsubscribed=True))

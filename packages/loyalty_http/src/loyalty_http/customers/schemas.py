@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
@@ -12,7 +11,8 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.customers import cards
 from loyalty_core.customers.services import CustomerView, IdentifierInput, Profile
-from loyalty_http.validation import NUL_MESSAGE, UTF8_MESSAGE
+from loyalty_http.params import given, present
+from loyalty_http.wire.validation import EMAIL, NUL_MESSAGE, SURROGATE, UTF8_MESSAGE
 
 Name = Annotated[str, msgspec.Meta(max_length=255)]
 Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
@@ -25,9 +25,6 @@ Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
 TEXT_MAX = 255
 MAX_IDENTIFIERS = 10
 
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")  # the `email` rule of loyalty_http.validation
-_SURROGATE = re.compile("[\udc80-\udcff]")
-
 
 def text_problems(value: Any, *, required: bool) -> list[str]:
     """The checks a text field gets, for a field validated only when read (already trimmed)."""
@@ -37,7 +34,7 @@ def text_problems(value: Any, *, required: bool) -> list[str]:
         return ["validation.string", "validation.required"] if required else []
     if not isinstance(value, str):
         return ["validation.string"]
-    if _SURROGATE.search(value):
+    if SURROGATE.search(value):
         return [UTF8_MESSAGE]
     if "\x00" in value:
         return [NUL_MESSAGE]
@@ -70,7 +67,7 @@ def identifier_problems(
             if not cards.is_code(item.value):
                 errors[f"{at}.value"] = [cards.CODE_MESSAGE]
         elif item.type == cards.EMAIL:
-            if not _EMAIL.fullmatch(item.value) or len(item.value) > TEXT_MAX:
+            if not EMAIL.fullmatch(item.value) or len(item.value) > TEXT_MAX:
                 errors[f"{at}.value"] = ["validation.email"]
             elif held_email is None:
                 held_email = item.value.lower()
@@ -93,11 +90,6 @@ def profile_email(email: str | UnsetType | None, identifiers: list[IdentifierIn]
     return next((i.value for i in identifiers or [] if i.type == cards.EMAIL), None)
 
 
-def given(value: Any) -> Any:
-    """A field's value, with an omitted field read as None."""
-    return None if value is UNSET else value
-
-
 class ProfileFields(msgspec.Struct):
     """The profile a registration and an attested import both carry."""
 
@@ -110,6 +102,27 @@ class ProfileFields(msgspec.Struct):
     external_id: ExternalId | UnsetType | None = UNSET
     locale: Locale | UnsetType | None = UNSET
     marketing_consent: bool | UnsetType | None = UNSET
+
+    def profile_of(
+        self,
+        identifiers: list[IdentifierIn] | UnsetType | None,
+        kept: Callable[[str], bool],
+        statement_version: str | None = None,
+    ) -> Profile:
+        """The profile these fields describe; ``kept`` picks the identifier types stored with it."""
+        return Profile(
+            first_name=given(self.first_name),
+            last_name=given(self.last_name),
+            email=profile_email(self.email, identifiers),
+            phone=given(self.phone),
+            date_of_birth=given(self.date_of_birth),
+            customer_since=given(self.customer_since),
+            external_id=given(self.external_id),
+            locale=given(self.locale) or "nl",
+            marketing_consent=given(self.marketing_consent),
+            statement_version=statement_version,
+            identifiers=tuple(IdentifierInput(i.type, i.value) for i in identifiers or [] if kept(i.type)),
+        )
 
 
 class CustomerCreate(ProfileFields):
@@ -125,22 +138,9 @@ class CustomerCreate(ProfileFields):
         return errors
 
     def profile(self) -> Profile:
-        consent = given(self.marketing_consent)
-        return Profile(
-            first_name=given(self.first_name),
-            last_name=given(self.last_name),
-            email=profile_email(self.email, self.identifiers),
-            phone=given(self.phone),
-            date_of_birth=given(self.date_of_birth),
-            customer_since=given(self.customer_since),
-            external_id=given(self.external_id),
-            locale=given(self.locale) or "nl",
-            marketing_consent=consent,
-            statement_version=str(self.marketing_consent_statement_version) if consent else None,
-            identifiers=tuple(
-                IdentifierInput(i.type, i.value) for i in self.identifiers or [] if i.type == cards.LOYALTY_CARD
-            ),
-        )
+        """A registration keeps its loyalty card; an email identifier only names the email."""
+        version = str(self.marketing_consent_statement_version) if self.marketing_consent else None
+        return self.profile_of(self.identifiers, lambda kind: kind == cards.LOYALTY_CARD, version)
 
 
 class CustomerUpdate(msgspec.Struct):
@@ -165,14 +165,10 @@ class CustomerUpdate(msgspec.Struct):
         return {}
 
     def changes(self) -> dict[str, Any]:
-        present = {
-            f: v
-            for f in self.__struct_fields__
-            if (v := getattr(self, f)) is not UNSET and f != "marketing_consent_statement_version"
-        }
+        changes = present(self, leaving=frozenset({"marketing_consent_statement_version"}))
         if self.marketing_consent is True:
-            present["marketing_consent_statement_version"] = str(self.marketing_consent_statement_version)
-        return present
+            changes["marketing_consent_statement_version"] = str(self.marketing_consent_statement_version)
+        return changes
 
 
 class CustomerLookup(msgspec.Struct):

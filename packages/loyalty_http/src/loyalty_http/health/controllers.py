@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Response, get
 
-from loyalty_http.routes import reads
+from loyalty_http.params import Config
+from loyalty_http.route_options import reads
 
 
 class HealthController(Controller):
@@ -17,8 +18,8 @@ class HealthController(Controller):
         return {"status": "ok"}
 
     @get("/ready", opt=reads(auth="none"))
-    async def ready(self, request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
-        report = await request.app.state.loyalty.readiness()
+    async def ready(self, config: Config) -> Response[dict[str, Any]]:
+        report = await config.readiness()
         status = 200 if report.database_ok else 503
         body = {"status": report.status, "checks": report.checks}
         headers = {"Retry-After": "5"} if status == 503 else None

@@ -1,0 +1,1 @@
+"""The OAuth 2 client-credentials token endpoint."""

@@ -13,12 +13,13 @@ from urllib.parse import unquote
 import msgspec
 from litestar import Controller, Request, post
 from litestar.di import NamedDependency
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.clock import Clock
 from loyalty_core.tenancy import errors as te
 from loyalty_core.tenancy.services import TenancyService
-from loyalty_http.routes import reads
+from loyalty_http.access.tokens import TokenCodec
+from loyalty_http.config import HttpConfig
+from loyalty_http.params import Codec, Config, Tenancy
+from loyalty_http.route_options import reads
 
 Text = Annotated[str, msgspec.Meta(max_length=255)]
 
@@ -49,18 +50,20 @@ def _basic(request: Request[Any, Any, Any]) -> tuple[str, str] | None:
 
 
 async def issue_token(
-    request: Request[Any, Any, Any], payload: TokenRequest, db: AsyncSession, clock: Clock
+    request: Request[Any, Any, Any],
+    payload: TokenRequest,
+    tenancy: TenancyService,
+    config: HttpConfig,
+    codec: TokenCodec,
 ) -> TokenResponse:
     credentials = _basic(request) or (payload.client_id, payload.client_secret)
     client_id, secret = credentials
     if not client_id or not secret:
         raise te.InvalidClient("Client credentials are missing.")
-    cfg = request.app.state.loyalty
-    client, jti, expires_at = await TenancyService(db, clock).issue_token(
-        client_id, secret, ttl_seconds=cfg.token_ttl_seconds
-    )
-    token = cfg.codec.encode(client_id=client.client_id, vendor_id=client.vendor_id, jti=jti, expires_at=expires_at)
-    return TokenResponse(token_type="Bearer", access_token=token, expires_in=cfg.token_ttl_seconds)
+    ttl = config.token_ttl_seconds
+    client, jti, expires_at = await tenancy.issue_token(client_id, secret, ttl_seconds=ttl)
+    token = codec.encode(client_id=client.client_id, vendor_id=client.vendor_id, jti=jti, expires_at=expires_at)
+    return TokenResponse(token_type="Bearer", access_token=token, expires_in=ttl)
 
 
 _OPT = reads(auth="none", body=TokenRequest, limit="address")
@@ -74,10 +77,11 @@ class OAuthController(Controller):
         self,
         request: Request[Any, Any, Any],
         payload: NamedDependency[TokenRequest],
-        db: NamedDependency[AsyncSession],
-        clock: NamedDependency[Clock],
+        tenancy: Tenancy,
+        config: Config,
+        codec: Codec,
     ) -> TokenResponse:
-        return await issue_token(request, payload, db, clock)
+        return await issue_token(request, payload, tenancy, config, codec)
 
 
 class VersionedOAuthController(OAuthController):

@@ -10,31 +10,26 @@ from litestar.params import FromPath
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_core.wallet.services import Causer, LedgerFilter, WalletService
-from loyalty_http.envelope import Envelope
-from loyalty_http.ids import parse_id
-from loyalty_http.pagination import Page, offset_of, page_number, paginate
-from loyalty_http.routes import reads
-from loyalty_http.validation import parse_datetime_or_date
+from loyalty_core.wallet.services import Causer, LedgerFilter
+from loyalty_http.params import Wallets, customer_id_of
+from loyalty_http.route_options import reads
 from loyalty_http.wallet import schemas as s
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate
+from loyalty_http.wire.validation import parse_datetime_or_date
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]
 Vendor = NamedDependency[VendorContext]
 
 
-def customer_id_of(raw: str) -> int:
-    return parse_id(raw, CustomerNotFound, "No customer with this id.", customer_id=raw)
-
-
 class WalletController(Controller):
     path = "/api/v1/customers/{customer:str}"
 
     @get("/wallet", opt=reads())
-    async def read_wallet(self, customer: FromPath[str], vendor: Vendor, db: Db, clock: Clk) -> Envelope[s.Wallet]:
-        view = await WalletService(db, clock).read(vendor.vendor_id, customer_id_of(customer))
+    async def read_wallet(self, customer: FromPath[str], vendor: Vendor, wallets: Wallets) -> Envelope[s.Wallet]:
+        view = await wallets.read(vendor.vendor_id, customer_id_of(customer))
         return Envelope(s.Wallet.from_view(view))
 
     @get("/ledger", opt=reads(query=s.LedgerQuery))
@@ -44,8 +39,7 @@ class WalletController(Controller):
         customer: FromPath[str],
         params: NamedDependency[s.LedgerQuery],
         vendor: Vendor,
-        db: Db,
-        clock: Clk,
+        wallets: Wallets,
     ) -> Envelope[Page[s.LedgerEntry]]:
         page = page_number(request)
         filters = LedgerFilter(
@@ -53,7 +47,7 @@ class WalletController(Controller):
             date_to=parse_datetime_or_date(params.date_to) if isinstance(params.date_to, str) else None,
             type=params.type if isinstance(params.type, str) else None,
         )
-        entries, total = await WalletService(db, clock).entries(
+        entries, total = await wallets.entries(
             vendor.vendor_id,
             customer_id_of(customer),
             filters,
@@ -72,9 +66,9 @@ class WalletController(Controller):
 
     @post("/wallet/adjust", opt=reads(body=s.WalletAdjust))
     async def adjust_wallet(
-        self, customer: FromPath[str], payload: NamedDependency[s.WalletAdjust], vendor: Vendor, db: Db, clock: Clk
+        self, customer: FromPath[str], payload: NamedDependency[s.WalletAdjust], vendor: Vendor, wallets: Wallets
     ) -> Response[Envelope[s.LedgerEntry]]:
-        done = await WalletService(db, clock).adjust(
+        done = await wallets.adjust(
             vendor.vendor_id,
             customer_id_of(customer),
             amount=payload.amount,

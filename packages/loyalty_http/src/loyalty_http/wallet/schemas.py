@@ -1,4 +1,5 @@
-"""Wire structs of the wallet and ledger endpoints (spec: Resources > Wallet, Ledger entry)."""
+"""Wire structs of the wallet and ledger endpoints (spec: Resources > Wallet, Ledger entry) and of
+the admin merge of two accounts."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.wallet.models import LedgerEntry as LedgerEntryModel
 from loyalty_core.wallet.services import WalletView
-from loyalty_http.pagination import DEFAULT_PER_PAGE, PerPage
+from loyalty_http.customers.schemas import Customer
+from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 DateOrInstant = Annotated[str, msgspec.Meta(extra={"rule": "datetime_or_date"})]
 EntryType = Literal["earn", "adjust", "redeem", "expire"]
@@ -70,3 +72,12 @@ class LedgerEntry(msgspec.Struct):
     @classmethod
     def from_model(cls, e: LedgerEntryModel) -> LedgerEntry:
         return msgspec.convert(e, cls, from_attributes=True)
+
+
+class MergeBody(msgspec.Struct):
+    into_customer_id: Annotated[int, msgspec.Meta(ge=1)]
+
+
+class Merged(msgspec.Struct):
+    kept: Customer
+    closed: Customer

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from loyalty_api.jobs import expire_points
+from loyalty_api.jobs import expire_points, prune_tokens
 
 JobFunction = Callable[..., Awaitable[Mapping[str, Any]]]
 
 SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "expire-points": (expire_points.expire_points, expire_points.CRON),
+    "prune-tokens": (prune_tokens.prune_tokens, prune_tokens.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (contract, section 4)."""

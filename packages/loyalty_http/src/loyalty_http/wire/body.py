@@ -16,7 +16,7 @@ import msgspec
 from litestar import Request
 from multipart import MultipartSegment, ParserError, ParserLimitReached, PushMultipartParser
 
-from loyalty_http.errors import InputInvalid, InvalidJson, PayloadTooLarge, UnsupportedMediaType
+from loyalty_http.wire.errors import InputInvalid, InvalidJson, PayloadTooLarge, UnsupportedMediaType
 
 MAX_JSON_DEPTH = 64
 """Also the deepest a form or multipart key may nest (``a[b][c]`` is three levels)."""

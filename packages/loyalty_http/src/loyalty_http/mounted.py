@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from loyalty_http.admin.customers import AdminCustomersController
-from loyalty_http.admin.rewards import AdminRewardsController
 from loyalty_http.admin.tenancy import AdminTenancyController
-from loyalty_http.admin.wallet import AdminWalletController
 from loyalty_http.catalogue.controllers import ProductController
+from loyalty_http.customers.admin import AdminCustomersController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
 from loyalty_http.health.controllers import HealthController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
+from loyalty_http.rewards.admin import AdminRewardsController
+from loyalty_http.wallet.admin import AdminWalletController
 from loyalty_http.wallet.controllers import WalletController
 
 ROUTE_HANDLERS: list[Any] = [

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 import msgspec
 from msgspec import inspect as mi
 
-from loyalty_http.body import indexed_list
-from loyalty_http.errors import InputInvalid
+from loyalty_http.wire.body import indexed_list
+from loyalty_http.wire.errors import InputInvalid
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -34,14 +34,14 @@ TRIMMED = " \t\n\r\x0b\x0c\x00"
 NUL_MESSAGE = "The value must not contain NUL bytes."
 UTF8_MESSAGE = "The value is not valid UTF-8."
 
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _INT_DIGITS = 12
 """More digits than any 32-bit integer needs (leading zeros aside): such a number is out of range
 without converting it, which Python refuses past 4,300 digits."""
-_SURROGATE = re.compile("[\udc80-\udcff]")
+SURROGATE = re.compile("[\udc80-\udcff]")
 
 _FAIL = object()
 
@@ -156,7 +156,7 @@ def _check_str(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
     if not isinstance(value, str):
         return _fail(errors, path, "validation.string")
     value = value.strip(TRIMMED)
-    if _SURROGATE.search(value):
+    if SURROGATE.search(value):
         return _fail(errors, path, UTF8_MESSAGE)
     if "\x00" in value:
         return _fail(errors, path, NUL_MESSAGE)
@@ -166,7 +166,7 @@ def _check_str(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
         return _fail(errors, path, "validation.min.string")
     if t.pattern is not None and not re.search(t.pattern, value):
         return _fail(errors, path, "validation.regex")
-    if slot.rule == "email" and not _EMAIL.fullmatch(value):
+    if slot.rule == "email" and not EMAIL.fullmatch(value):
         return _fail(errors, path, "validation.email")
     if slot.rule == "url" and not _is_web_url(value):
         return _fail(errors, path, "validation.url")
@@ -181,6 +181,13 @@ def _is_web_url(value: str) -> bool:
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and bool(parts.netloc) and " " not in value
+
+
+def as_instant(value: datetime | date) -> datetime:
+    """A timestamp as it is; a bare date is midnight UTC of that day."""
+    if isinstance(value, datetime):
+        return value
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
 
 
 def parse_datetime_or_date(value: str) -> datetime | date | None:
@@ -283,9 +290,7 @@ def _check_datetime(slot: _Slot, value: Any, path: str, errors: dict[str, list[s
     parsed = parse_datetime_or_date(value) if isinstance(value, str) else None
     if parsed is None:
         return _fail(errors, path, "validation.date")
-    if not isinstance(parsed, datetime):
-        return datetime(parsed.year, parsed.month, parsed.day, tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    return as_instant(parsed).astimezone(UTC)
 
 
 def _check_literal(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
@@ -362,7 +367,7 @@ def _free_text_problem(value: Any) -> str | None:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE.search(item):
+            if SURROGATE.search(item):
                 return UTF8_MESSAGE
             if "\x00" in item:
                 return NUL_MESSAGE

@@ -11,11 +11,11 @@ from litestar.exceptions import HTTPException
 from sqlalchemy.exc import DBAPIError
 
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_http.body import printable
-from loyalty_http.error_status import CODE_BY_FRAMEWORK_STATUS, STATUS_BY_CODE
-from loyalty_http.errors import HttpError
-from loyalty_http.log_safety import error_fields, loggable_path
-from loyalty_http.request_id import request_id_of
+from loyalty_http.wire.body import printable
+from loyalty_http.wire.error_status import CODE_BY_FRAMEWORK_STATUS, STATUS_BY_CODE
+from loyalty_http.wire.errors import HttpError
+from loyalty_http.wire.log_safety import error_fields, loggable_path
+from loyalty_http.wire.request_id import request_id_of
 
 T = TypeVar("T")
 log = structlog.get_logger("loyalty.http")

@@ -5,26 +5,22 @@ consent a vendor user records, and the attested import."""
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
-from litestar import Controller, Request, get, patch, post, put
+from litestar import Controller, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
-from loyalty_core.customers import errors as ce
 from loyalty_core.customers.services import CustomerService, ImportOutcome
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.tenancy.services import TenancyService
-from loyalty_http.admin import customers_schemas as s
-from loyalty_http.admin.tenancy import vendor_id_of
+from loyalty_http.customers import admin_schemas as s
 from loyalty_http.customers.controllers import unsubscribe_path
 from loyalty_http.customers.schemas import Customer
-from loyalty_http.envelope import Envelope
-from loyalty_http.ids import parse_id
-from loyalty_http.routes import reads
+from loyalty_http.params import Config, Customers, KnownVendor, customer_id_of
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]
@@ -39,108 +35,106 @@ _FIELD_OF_CODE = {
 }
 
 
-def customer_id_of(raw: str) -> int:
-    return parse_id(raw, ce.CustomerNotFound, "No customer of the vendor has this id.", customer_id=raw)
-
-
 class AdminCustomersController(Controller):
     path = "/admin/v1/vendors/{vendor_id:str}"
 
-    async def _service(self, vendor_id: str, db: AsyncSession, clock: Clock) -> tuple[int, CustomerService]:
-        vendor = await TenancyService(db, clock).get_vendor(vendor_id_of(vendor_id))
-        return vendor.id, CustomerService(db, clock)
-
     @post("/card-batches", opt=reads(auth="admin", body=s.CardBatchCreate))
     async def create_card_batch(
-        self, vendor_id: FromPath[str], payload: NamedDependency[s.CardBatchCreate], db: Db, clock: Clk
+        self,
+        payload: NamedDependency[s.CardBatchCreate],
+        customers: Customers,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.CardBatch]:
-        vid, service = await self._service(vendor_id, db, clock)
-        return Envelope(s.CardBatch(codes=await service.issue_card_batch(vid, payload.count)))
+        return Envelope(s.CardBatch(codes=await customers.issue_card_batch(known_vendor, payload.count)))
 
     @patch("/cards/{code:str}", opt=reads(auth="admin", body=s.ActiveSet))
     async def set_card_active(
-        self, vendor_id: FromPath[str], code: FromPath[str], payload: NamedDependency[s.ActiveSet], db: Db, clock: Clk
+        self,
+        code: FromPath[str],
+        payload: NamedDependency[s.ActiveSet],
+        customers: Customers,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.Card]:
-        vid, service = await self._service(vendor_id, db, clock)
-        return Envelope(s.Card.from_view(await service.set_card_active(vid, code, payload.active)))
+        return Envelope(s.Card.from_view(await customers.set_card_active(known_vendor, code, payload.active)))
 
     @get("/customers/{customer_id:str}", opt=reads(auth="admin"))
     async def get_customer(
-        self, request: Request[Any, Any, Any], vendor_id: FromPath[str], customer_id: FromPath[str], db: Db, clock: Clk
+        self,
+        config: Config,
+        customer_id: FromPath[str],
+        customers: Customers,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.AdminCustomer]:
-        vid, service = await self._service(vendor_id, db, clock)
-        return Envelope(await _admin_view(request, service, vid, customer_id_of(customer_id)))
+        return Envelope(await _admin_view(config, customers, known_vendor, customer_id_of(customer_id)))
 
     @post("/customers/{customer_id:str}/cards", opt=reads(auth="admin", body=s.CardAdd))
     async def add_card(
         self,
-        vendor_id: FromPath[str],
         customer_id: FromPath[str],
         payload: NamedDependency[s.CardAdd],
-        db: Db,
-        clock: Clk,
+        customers: Customers,
+        known_vendor: KnownVendor,
     ) -> Envelope[Customer]:
-        vid, service = await self._service(vendor_id, db, clock)
         code = payload.code if isinstance(payload.code, str) else None
-        return Envelope(Customer.from_view(await service.add_card(vid, customer_id_of(customer_id), code)))
+        return Envelope(Customer.from_view(await customers.add_card(known_vendor, customer_id_of(customer_id), code)))
 
     @patch("/customers/{customer_id:str}/identifiers/{value:str}", opt=reads(auth="admin", body=s.ActiveSet))
     async def set_identifier_active(
         self,
-        vendor_id: FromPath[str],
         customer_id: FromPath[str],
         value: FromPath[str],
         payload: NamedDependency[s.ActiveSet],
-        db: Db,
-        clock: Clk,
+        customers: Customers,
+        known_vendor: KnownVendor,
     ) -> Envelope[Customer]:
-        vid, service = await self._service(vendor_id, db, clock)
-        view = await service.set_identifier_active(vid, customer_id_of(customer_id), value, payload.active)
+        view = await customers.set_identifier_active(known_vendor, customer_id_of(customer_id), value, payload.active)
         return Envelope(Customer.from_view(view))
 
     @post("/customers/{customer_id:str}/deactivate", opt=reads(auth="admin"), status_code=200)
     async def deactivate_customer(
-        self, vendor_id: FromPath[str], customer_id: FromPath[str], db: Db, clock: Clk
+        self, customer_id: FromPath[str], customers: Customers, known_vendor: KnownVendor
     ) -> Envelope[Customer]:
-        vid, service = await self._service(vendor_id, db, clock)
-        return Envelope(Customer.from_view(await service.deactivate(vid, customer_id_of(customer_id))))
+        return Envelope(Customer.from_view(await customers.deactivate(known_vendor, customer_id_of(customer_id))))
 
     @post("/customers/{customer_id:str}/anonymize", opt=reads(auth="admin"), status_code=200)
     async def anonymize_customer(
-        self, vendor_id: FromPath[str], customer_id: FromPath[str], db: Db, clock: Clk
+        self, customer_id: FromPath[str], customers: Customers, known_vendor: KnownVendor
     ) -> Envelope[s.Anonymized]:
-        vid, service = await self._service(vendor_id, db, clock)
         cid = customer_id_of(customer_id)
-        await service.anonymize(vid, cid)
+        await customers.anonymize(known_vendor, cid)
         return Envelope(s.Anonymized(id=cid, status="anonymized"))
 
     @put("/customers/{customer_id:str}/consent", opt=reads(auth="admin", body=s.ConsentSet))
     async def record_consent(
         self,
-        request: Request[Any, Any, Any],
-        vendor_id: FromPath[str],
+        config: Config,
         customer_id: FromPath[str],
         payload: NamedDependency[s.ConsentSet],
-        db: Db,
-        clock: Clk,
+        customers: Customers,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.AdminCustomer]:
-        vid, service = await self._service(vendor_id, db, clock)
         cid = customer_id_of(customer_id)
         version = payload.marketing_consent_statement_version
-        await service.record_consent(
-            vid, cid, payload.marketing_consent, str(version) if payload.marketing_consent else None, provenance=PORTAL
+        await customers.record_consent(
+            known_vendor,
+            cid,
+            payload.marketing_consent,
+            str(version) if payload.marketing_consent else None,
+            provenance=PORTAL,
         )
-        return Envelope(await _admin_view(request, service, vid, cid))
+        return Envelope(await _admin_view(config, customers, known_vendor, cid))
 
     @post("/customers/import", opt=reads(auth="admin", body=s.CustomerImport), status_code=200)
     async def import_customers(
-        self, vendor_id: FromPath[str], payload: NamedDependency[s.CustomerImport], db: Db, clock: Clk
+        self,
+        payload: NamedDependency[s.CustomerImport],
+        customers: Customers,
+        known_vendor: KnownVendor,
     ) -> Envelope[s.ImportResults]:
-        vid, service = await self._service(vendor_id, db, clock)
         checked = payload.items()
         valid = [(index, item) for index, item in enumerate(checked) if isinstance(item, s.ImportItem)]
-        outcomes = await service.import_customers(
-            vid,
+        outcomes = await customers.import_customers(
+            known_vendor,
             importer=payload.importer if isinstance(payload.importer, str) else None,
             attested_on=payload.attested_on if isinstance(payload.attested_on, date) else None,
             items=[item.profile() for _, item in valid],
@@ -155,12 +149,10 @@ class AdminCustomersController(Controller):
         return Envelope(s.ImportResults(results=results))
 
 
-async def _admin_view(
-    request: Request[Any, Any, Any], service: CustomerService, vendor_id: int, customer_id: int
-) -> s.AdminCustomer:
-    view = await service.get(vendor_id, customer_id)
-    events = await service.consent_history(vendor_id, customer_id)
-    return s.AdminCustomer.from_parts(view, events, unsubscribe_path(request, vendor_id, customer_id))
+async def _admin_view(config: Config, customers: CustomerService, vendor_id: int, customer_id: int) -> s.AdminCustomer:
+    view = await customers.get(vendor_id, customer_id)
+    events = await customers.consent_history(vendor_id, customer_id)
+    return s.AdminCustomer.from_parts(view, events, unsubscribe_path(config, vendor_id, customer_id))
 
 
 def _result(index: int, outcome: ImportOutcome) -> s.ImportResult:

@@ -13,8 +13,8 @@ from loyalty_core.clock import Clock
 from loyalty_core.tenancy import errors as te
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.services import AccessService
-from loyalty_http.errors import Unauthenticated
-from loyalty_http.tokens import TokenCodec, request_claims
+from loyalty_http.access.tokens import TokenCodec, request_claims
+from loyalty_http.wire.errors import Unauthenticated
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

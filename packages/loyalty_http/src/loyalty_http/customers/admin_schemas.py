@@ -12,20 +12,18 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.customers import cards
 from loyalty_core.customers.models import ConsentEvent as ConsentEventModel
-from loyalty_core.customers.services import CardView, CustomerView, IdentifierInput, Profile
+from loyalty_core.customers.services import CardView, CustomerView, Profile
 from loyalty_http.customers.schemas import (
     Customer,
     IdentifierIn,
     ProfileFields,
     Unchecked,
-    given,
     identifier_problems,
-    profile_email,
     resource_fields,
     text_problems,
 )
-from loyalty_http.errors import InputInvalid
-from loyalty_http.validation import validate
+from loyalty_http.wire.errors import InputInvalid
+from loyalty_http.wire.validation import validate
 
 MAX_IMPORT = 1000
 
@@ -138,20 +136,8 @@ class ImportItem(ProfileFields):
         return identifier_problems(self.identifiers, self.email, importing=True)
 
     def profile(self) -> Profile:
-        return Profile(
-            first_name=given(self.first_name),
-            last_name=given(self.last_name),
-            email=profile_email(self.email, self.identifiers),
-            phone=given(self.phone),
-            date_of_birth=given(self.date_of_birth),
-            customer_since=given(self.customer_since),
-            external_id=given(self.external_id),
-            locale=given(self.locale) or "nl",
-            marketing_consent=given(self.marketing_consent),
-            identifiers=tuple(
-                IdentifierInput(i.type, i.value) for i in self.identifiers or [] if i.type != cards.EMAIL
-            ),
-        )
+        """An import keeps every identifier but email, which only names the email."""
+        return self.profile_of(self.identifiers, lambda kind: kind != cards.EMAIL)
 
 
 class CustomerImport(msgspec.Struct):

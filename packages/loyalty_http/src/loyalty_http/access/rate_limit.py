@@ -31,9 +31,9 @@ from litestar import Request
 
 from loyalty_core.clock import Clock
 from loyalty_core.tenancy.access import VendorState, vendor_usable
-from loyalty_http.auth import bearer_token
-from loyalty_http.errors import TooManyRequests
-from loyalty_http.tokens import TokenCodec, request_claims
+from loyalty_http.access.auth import bearer_token
+from loyalty_http.access.tokens import TokenCodec, request_claims
+from loyalty_http.wire.errors import TooManyRequests
 
 log = structlog.get_logger("loyalty.rate_limit")
 

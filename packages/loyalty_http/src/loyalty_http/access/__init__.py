@@ -1,0 +1,1 @@
+"""Who may call: admin and vendor authentication, access tokens, and the rate limiter."""

@@ -1,0 +1,45 @@
+"""What the service hands the HTTP layer: ``HttpConfig``, plain values read from the settings.
+
+Handlers receive it, and the objects built from it once per app, as typed dependencies
+(``loyalty_http.params``), never through ``app.state``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from loyalty_core.clock import Clock, SettableClock
+
+Job = Callable[[], Awaitable[Mapping[str, Any]]]
+
+
+class Readiness(msgspec.Struct):
+    database_ok: bool
+    status: str
+    checks: dict[str, str]
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    sessionmaker: async_sessionmaker[AsyncSession]
+    clock: Clock
+    admin_token: str
+    jwt_secret: str
+    readiness: Callable[[], Awaitable[Readiness]]
+    max_body_bytes: int = 1_048_576
+    token_ttl_seconds: int = 3600
+    anon_rate_per_minute: int = 60
+    max_rate_per_minute: int = 6000
+    redis_url: str | None = None
+    """The rate limiter's shared store. None: each process counts on its own."""
+    trusted_proxies: Sequence[str] = ()
+    """Addresses or networks of reverse proxies whose X-Forwarded-For names the client."""
+    test_clock: SettableClock | None = None
+    """Set only in test mode; then the test-mode admin endpoints exist."""
+    jobs: Mapping[str, Job] = field(default_factory=dict)
+    route_handlers: Sequence[Any] = ()

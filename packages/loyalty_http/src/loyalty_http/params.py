@@ -1,0 +1,148 @@
+"""What a handler may ask for by name, and the small helpers every area uses to read a request.
+
+Dependencies: ``db`` (one session, one transaction per request), ``clock``, ``vendor`` (the
+authenticated vendor of a vendor route), ``known_vendor`` (the id of an admin path's vendor, which
+exists), ``payload`` and ``params`` (the validated body and query), ``config``, ``codec`` and
+``limiter`` (built once per app), and the core services by area
+(``tenancy``, ``products``, ``customers``, ``wallets``, ``rewards``), ready-made over ``db`` and
+``clock``.
+
+Helpers: numeric ids in paths (:func:`vendor_id_of`, :func:`customer_id_of`) and the fields a
+body carried (:func:`given`, :func:`present`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, TypeVar
+
+import msgspec
+from litestar import Request
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath
+from msgspec import UNSET
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.catalogue.services import ProductService
+from loyalty_core.clock import Clock
+from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.customers.services import CustomerService
+from loyalty_core.rewards.services import RewardService
+from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.errors import VendorNotFound
+from loyalty_core.tenancy.services import TenancyService
+from loyalty_core.wallet.services import WalletService
+from loyalty_http.access.rate_limit import RateLimiter
+from loyalty_http.access.tokens import TokenCodec
+from loyalty_http.config import HttpConfig
+from loyalty_http.wire.paths import parse_id
+
+S = TypeVar("S")
+
+Db = NamedDependency[AsyncSession]
+Clk = NamedDependency[Clock]
+Vendor = NamedDependency[VendorContext]
+Config = NamedDependency[HttpConfig]
+Limiter = NamedDependency[RateLimiter]
+Codec = NamedDependency[TokenCodec]
+
+Tenancy = NamedDependency[TenancyService]
+Products = NamedDependency[ProductService]
+Customers = NamedDependency[CustomerService]
+Wallets = NamedDependency[WalletService]
+Rewards = NamedDependency[RewardService]
+KnownVendor = NamedDependency[int]
+
+
+async def provide_db(config: Config) -> AsyncGenerator[AsyncSession, None]:
+    """One session, one transaction per request: committed when the handler returns, rolled back
+    when it raises, so a refused request leaves nothing half-written."""
+    async with config.sessionmaker() as session:
+        try:
+            yield session
+        except BaseException:
+            await session.rollback()
+            raise
+        await session.commit()
+
+
+def provide_clock(config: Config) -> Clock:
+    return config.clock
+
+
+def provide_payload(request: Request[Any, Any, Any]) -> Any:
+    return request.scope["state"].get("payload")
+
+
+def provide_params(request: Request[Any, Any, Any]) -> Any:
+    return request.scope["state"].get("params")
+
+
+def provide_vendor(request: Request[Any, Any, Any]) -> Any:
+    """The authenticated vendor context of a vendor route (a VendorContext)."""
+    return request.scope["state"].get("principal")
+
+
+async def provide_known_vendor(vendor_id: FromPath[str], tenancy: Tenancy) -> int:
+    """The vendor of an admin path, refused with VENDOR_NOT_FOUND when no vendor has that id."""
+    return (await tenancy.get_vendor(vendor_id_of(vendor_id))).id
+
+
+def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) -> dict[str, Provide]:
+    """The app-wide dependencies, over the objects the plugin built once."""
+
+    def provide_config() -> HttpConfig:
+        return config
+
+    def provide_codec() -> TokenCodec:
+        return codec
+
+    def provide_limiter() -> RateLimiter:
+        return limiter
+
+    return {
+        "config": Provide(provide_config, use_cache=True, sync_to_thread=False),
+        "codec": Provide(provide_codec, use_cache=True, sync_to_thread=False),
+        "limiter": Provide(provide_limiter, use_cache=True, sync_to_thread=False),
+        "db": Provide(provide_db),
+        "clock": Provide(provide_clock, sync_to_thread=False),
+        "payload": Provide(provide_payload, sync_to_thread=False),
+        "params": Provide(provide_params, sync_to_thread=False),
+        "vendor": Provide(provide_vendor, sync_to_thread=False),
+        "known_vendor": Provide(provide_known_vendor),
+        # the core services, each over the request's session and clock: a new area adds its own
+        "tenancy": service(TenancyService),
+        "products": service(ProductService),
+        "customers": service(CustomerService),
+        "wallets": service(WalletService),
+        "rewards": service(RewardService),
+    }
+
+
+def service(cls: Callable[[AsyncSession, Clock], S]) -> Provide:
+    """A core service over the request's session and clock."""
+
+    def build(db: Db, clock: Clk) -> S:
+        return cls(db, clock)
+
+    return Provide(build, sync_to_thread=False)
+
+
+def vendor_id_of(raw: str) -> int:
+    """The vendor id of an admin path; one that is no whole number is a vendor that does not exist."""
+    return parse_id(raw, VendorNotFound, "No vendor has this id.", vendor_id=raw)
+
+
+def customer_id_of(raw: str) -> int:
+    """A customer id in a path; one that is no whole number is a customer the vendor does not have."""
+    return parse_id(raw, CustomerNotFound, "No customer of the vendor has this id.", customer_id=raw)
+
+
+def given(value: Any) -> Any:
+    """An optional body field's value, None when the body left it out."""
+    return None if value is UNSET else value
+
+
+def present(struct: msgspec.Struct, *, leaving: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The fields a body carried (explicit nulls included), as a plain mapping, less ``leaving``."""
+    return {f: v for f in struct.__struct_fields__ if f not in leaving and (v := getattr(struct, f)) is not UNSET}

@@ -1,0 +1,1 @@
+"""HTTP layer of rewards: the admin-portal endpoints (public reward routes join here)."""

@@ -1,0 +1,41 @@
+"""Admin API: merging two accounts of one person (contract 2; spec, Merged customers)."""
+
+from __future__ import annotations
+
+from litestar import Controller, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+
+from loyalty_core.wallet.services import Causer
+from loyalty_http.customers.schemas import Customer
+from loyalty_http.params import Customers, Wallets, customer_id_of, vendor_id_of
+from loyalty_http.route_options import reads
+from loyalty_http.wallet.schemas import MergeBody, Merged
+from loyalty_http.wire.envelope import Envelope
+
+PORTAL = Causer("portal_user", "admin")
+
+
+class AdminWalletController(Controller):
+    path = "/admin/v1/vendors/{vendor_id:str}"
+
+    @post("/customers/{customer_id:str}/merge", opt=reads(auth="admin", body=MergeBody), status_code=200)
+    async def merge_customers(
+        self,
+        vendor_id: FromPath[str],
+        customer_id: FromPath[str],
+        payload: NamedDependency[MergeBody],
+        customers: Customers,
+        wallets: Wallets,
+    ) -> Envelope[Merged]:
+        """The customer in the path closes; ``into_customer_id`` stays."""
+        vendor = vendor_id_of(vendor_id)
+        closing = customer_id_of(customer_id)
+        await wallets.merge(vendor, closing, payload.into_customer_id, causer=PORTAL)
+        customers = customers
+        return Envelope(
+            Merged(
+                kept=Customer.from_view(await customers.get(vendor, payload.into_customer_id)),
+                closed=Customer.from_view(await customers.get(vendor, closing)),
+            )
+        )

@@ -1,0 +1,43 @@
+"""Ids in paths: numeric ids, vendor keys, and the encoded-slash guard.
+
+Numeric path ids: one that is not a whole number answers the route's not-found code (contract 5
+"Input").
+
+Vendor keys (spec: Endpoints > Slash in a path id): an ``external_id`` holding ``/`` is reachable
+by no ``/{externalId}`` route, and sending it as ``%2F`` does not help: the server decodes ``%2F``
+before routing, so ``/products/A%2F`` would otherwise reach product ``A`` and
+``/products/A%2Freward`` the reward route of ``A``. The guard answers every such path 404
+ROUTE_NOT_FOUND before anything else runs; a path that the decoded slash makes match a route of
+another verb keeps the router's 405 (``PUT /products/A%2Freward``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+
+from loyalty_core.errors import DomainError
+from loyalty_http.wire.errors import RouteNotFound
+from loyalty_http.wire.validation import TRIMMED
+
+_WHOLE = re.compile(r"[1-9][0-9]{0,17}")
+
+
+def parse_id(raw: str, not_found: type[DomainError], message: str, **details: object) -> int:
+    if not _WHOLE.fullmatch(raw):
+        raise not_found(message, **details)
+    return int(raw)
+
+
+def refuse_encoded_slash(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    raw = connection.scope.get("raw_path") or b""
+    if b"%2f" in raw.split(b"?", 1)[0].lower():
+        raise RouteNotFound("No endpoint at this path; an id holding '/' cannot be used in a path.")
+
+
+def path_key(raw: str) -> str:
+    """A path id read like a text field: trimmed of white space and NUL bytes at both ends."""
+    return raw.strip(TRIMMED)
