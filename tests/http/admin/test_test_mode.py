@@ -87,21 +87,3 @@ async def test_test_mode_paths_answer_404_when_test_mode_is_off(engine: Any, met
         response = await plain.request(method, path, headers=ADMIN, json={"now": "2030-01-01T00:00:00Z"})
         assert response.status_code == 404
         assert error_of(response)["code"] == "ROUTE_NOT_FOUND"
-
-
-async def test_health_live_and_ready_are_bare_json(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Operability": health answers are bare JSON, not wrapped in data."""
-    live = await client.get("/health/live")
-    assert live.status_code == 200
-    assert live.json() == {"status": "ok"}
-    ready = await client.get("/health/ready")
-    assert ready.status_code == 200
-    assert ready.json() == {"status": "ok", "checks": {"database": "ok", "redis": "not_configured"}}
-
-
-async def test_ready_answers_503_while_the_database_does_not(engine: Any) -> None:
-    async with AsyncTestClient(app=build_app(engine, test_clock=None, database_ok=False)) as down:
-        response = await down.get("/health/ready")
-        assert response.status_code == 503
-        assert response.json()["checks"]["database"] == "down"
-        assert response.headers["retry-after"] == "5"
