@@ -256,7 +256,7 @@ def test_behind_a_trusted_proxy_the_forwarded_client_is_the_address(peer: str, f
     from loyalty_http.access.rate_limit import MemoryBackend, RateLimiter
     from loyalty_http.access.tokens import TokenCodec
 
-    async def no_state(vendor_id: int) -> None:
+    async def no_state(request: object, vendor_id: int) -> None:
         return None
 
     clock = SettableClock()

@@ -16,19 +16,27 @@ LOCK_TIMEOUT_MS = 5000
 (RELIABILITY.md, "Decisions"); set per connection, so no statement per transaction pays for it."""
 
 
+DEFAULT_POOL_SIZE = 10
+POOL_TIMEOUT_SECONDS = 10
+
+
 def make_engine(
-    url: str, *, pool_size: int = 10, echo: bool = False, lock_timeout_ms: int = LOCK_TIMEOUT_MS
+    url: str, *, pool_size: int = DEFAULT_POOL_SIZE, echo: bool = False, lock_timeout_ms: int = LOCK_TIMEOUT_MS
 ) -> AsyncEngine:
     """An async engine on psycopg 3. ``url`` is ``postgresql+psycopg://...``.
 
+    A fixed pool and no overflow: an overflow connection is opened and closed again under load, each
+    paying a PostgreSQL backend start-up, while a request waiting a moment for a pooled one costs
+    nothing. A wait past ``POOL_TIMEOUT_SECONDS`` fails cleanly (the HTTP layer answers 503).
     No pre-ping: it costs a round trip on every checkout, and SQLAlchemy already invalidates the
     pool when a statement meets a dropped connection; ``pool_recycle`` retires idle ones.
     """
     return create_async_engine(
         url,
         pool_size=pool_size,
-        max_overflow=pool_size,
-        pool_recycle=300,
+        max_overflow=0,
+        pool_timeout=POOL_TIMEOUT_SECONDS,
+        pool_recycle=3600,
         echo=echo,
         # bind parameters carry customer data: keep them out of every exception text
         hide_parameters=True,

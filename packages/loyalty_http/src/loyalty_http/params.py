@@ -32,6 +32,7 @@ from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_core.wallet.services import WalletService
+from loyalty_http.access.connection import request_connection
 from loyalty_http.access.rate_limit import RateLimiter
 from loyalty_http.access.tokens import TokenCodec
 from loyalty_http.config import HttpConfig
@@ -54,10 +55,11 @@ Rewards = NamedDependency[RewardService]
 KnownVendor = NamedDependency[int]
 
 
-async def provide_db(config: Config) -> AsyncGenerator[AsyncSession, None]:
-    """One session, one transaction per request: committed when the handler returns, rolled back
-    when it raises, so a refused request leaves nothing half-written."""
-    async with config.sessionmaker() as session:
+async def provide_db(request: Request[Any, Any, Any], config: Config) -> AsyncGenerator[AsyncSession, None]:
+    """One session, one transaction per request, on the request's one connection (the token check's):
+    committed when the handler returns, rolled back when it raises, so a refused request leaves
+    nothing half-written."""
+    async with await request_connection(request.scope).session(config.sessionmaker) as session:
         try:
             yield session
         except BaseException:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from litestar import Request
 from litestar.config.app import AppConfig
 from litestar.plugins import InitPluginProtocol
 
-from loyalty_core.tenancy.services import AccessService
+from loyalty_core.tenancy.token_check import vendor_state
 from loyalty_http.access.auth import admin_authenticator, nobody, vendor_authenticator
+from loyalty_http.access.connection import one_connection_per_request, request_connection
 from loyalty_http.access.rate_limit import MemoryBackend, RateLimiter, RedisBackend
 from loyalty_http.access.tokens import TokenCodec
 from loyalty_http.admin.test_mode import TestModeController
@@ -43,7 +45,7 @@ class LoyaltyHttp(InitPluginProtocol):
         authenticators: dict[str, Authenticator] = {
             "none": nobody,
             "admin": admin_authenticator(cfg.admin_token),
-            "vendor": vendor_authenticator(codec, cfg.sessionmaker, cfg.clock, limiter),
+            "vendor": vendor_authenticator(codec, cfg.clock, limiter),
         }
         app_config.route_handlers.extend([*ROUTE_HANDLERS, *cfg.route_handlers])
         if cfg.test_clock is not None:
@@ -52,10 +54,11 @@ class LoyaltyHttp(InitPluginProtocol):
         app_config.exception_handlers.update(cast("Any", EXCEPTION_HANDLERS))
         app_config.before_request = make_prepare(authenticators, cfg.max_body_bytes, limiter)
         app_config.before_send.append(before_send)
+        app_config.middleware.insert(0, one_connection_per_request(cfg.sessionmaker.kw["bind"]))
         app_config.on_startup.extend([backtracking, limiter.start])
         app_config.on_shutdown.append(limiter.stop)
         return app_config
 
-    async def _load_vendor_state(self, vendor_id: int) -> Any:
-        async with self.config.sessionmaker() as session:
-            return await AccessService(session, self.config.clock).vendor_state(vendor_id)
+    async def _load_vendor_state(self, request: Request[Any, Any, Any], vendor_id: int) -> Any:
+        """On the request's one connection, which the token check then reuses."""
+        return await vendor_state(await request_connection(request.scope).reader(), vendor_id)

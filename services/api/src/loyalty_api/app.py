@@ -31,7 +31,7 @@ def create_app(settings: Settings, *, served: bool = False) -> Litestar:
         raise SettingsError("create_app needs a database URL; `loyalty serve` starts the embedded one")
     if settings.admin_token is None or settings.jwt_secret is None:
         raise SettingsError("create_app needs the admin token and JWT secret; see Settings.with_secrets")
-    engine = make_engine(settings.database_url)
+    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size)
     sessionmaker = make_sessionmaker(engine)
     test_clock = SettableClock() if settings.test_mode else None
     clock: Clock = test_clock or SystemClock()

@@ -41,6 +41,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     worker: Literal["in-process", "external"] = "in-process"
     home: Path = Path(".loyalty")
     workers: int = 1
+    db_pool_size: int = 10
     trusted_proxies: tuple[str, ...] = ()
     log_level: str = "INFO"
 
@@ -116,6 +117,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             worker="external" if worker == "external" else "in-process",
             home=Path(text("LOYALTY_HOME") or ".loyalty"),
             workers=1 if test_mode else whole("LOYALTY_WORKERS", default_workers, 1, 256),
+            db_pool_size=whole("LOYALTY_DB_POOL_SIZE", 10, 1, 1000),
             trusted_proxies=proxies,
             log_level=(text("LOYALTY_LOG_LEVEL") or "INFO").upper(),
         )

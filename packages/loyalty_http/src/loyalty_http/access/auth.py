@@ -7,12 +7,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from litestar import Request
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
 from loyalty_core.tenancy import errors as te
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_core.tenancy.services import AccessService
+from loyalty_core.tenancy.token_check import check_token
+from loyalty_http.access.connection import request_connection
 from loyalty_http.access.tokens import TokenCodec, request_claims
 from loyalty_http.wire.errors import Unauthenticated
 
@@ -69,14 +69,8 @@ class Limiter(Protocol):
 
 
 def vendor_authenticator(
-    codec: TokenCodec,
-    sessionmaker: async_sessionmaker[AsyncSession],
-    clock: Clock,
-    limiter: Limiter | None = None,
+    codec: TokenCodec, clock: Clock, limiter: Limiter | None = None
 ) -> Callable[[Request[Any, Any, Any]], Awaitable[VendorContext]]:
-    # a read-only lookup: autocommit spares the BEGIN and ROLLBACK round trips
-    engine = sessionmaker.kw["bind"].execution_options(isolation_level="AUTOCOMMIT")
-
     async def authenticate(request: Request[Any, Any, Any]) -> VendorContext:
         token = bearer_token(request)
         if token is None:
@@ -85,15 +79,15 @@ def vendor_authenticator(
         if claims is None:
             raise Unauthenticated("The access token is unreadable or expired.")
         write = request.method not in SAFE_METHODS
-        async with engine.connect() as conn:
-            try:
-                return await AccessService(conn, clock).resolve(claims.jti, vendor_id=claims.vendor_id, write=write)
-            except UNATTRIBUTED as refused:
-                if limiter is not None:
-                    if isinstance(refused, te.Unauthenticated):
-                        await limiter.revoke(f"jti:{claims.jti}")
-                    await limiter.reattribute(request, claims.vendor_id)
-                raise
+        conn = await request_connection(request.scope).reader()
+        try:
+            return await check_token(conn, claims.jti, vendor_id=claims.vendor_id, write=write, now=clock.now())
+        except UNATTRIBUTED as refused:
+            if limiter is not None:
+                if isinstance(refused, te.Unauthenticated):
+                    await limiter.revoke(f"jti:{claims.jti}")
+                await limiter.reattribute(request, claims.vendor_id)
+            raise
 
     return authenticate
 

@@ -43,7 +43,8 @@ REDIS_RETRY_SECONDS = 5.0
 REVOKED_KEY = "loyalty:rl:revoked"
 SWEEP_EVERY = 10_000
 
-VendorStateLoader = Callable[[int], Awaitable[tuple[VendorState, int] | None]]
+VendorStateLoader = Callable[[Request[Any, Any, Any], int], Awaitable[tuple[VendorState, int] | None]]
+"""(the request, whose one connection it may use; the vendor id) -> the vendor's state and rate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +274,7 @@ class RateLimiter:
         marks: tuple[str, ...] = ()
         claims = None if by_address else request_claims(request.scope, bearer_token(request), self._codec)
         if claims is not None and claims.vendor_id is not None:
-            cached = await self._state(claims.vendor_id)
+            cached = await self._state(request, claims.vendor_id)
             if cached.state is not None and vendor_usable(cached.state, self._clock.now()):
                 vendor = (f"loyalty:rl:v:{claims.vendor_id}", cached.rate or self._max)
                 marks = (f"jti:{claims.jti}", f"client:{claims.client_id}")
@@ -328,10 +329,10 @@ class RateLimiter:
             return False
         return any(ip in network for network in self._proxies)
 
-    async def _state(self, vendor_id: int) -> _Cached:
+    async def _state(self, request: Request[Any, Any, Any], vendor_id: int) -> _Cached:
         cached = self._states.get(vendor_id)
         if cached is None or time.monotonic() - cached.at > STATE_TTL:
-            loaded = await self._load(vendor_id)
+            loaded = await self._load(request, vendor_id)
             state, rate = loaded if loaded is not None else (None, 0)
             cached = self._states[vendor_id] = _Cached(state=state, rate=rate, at=time.monotonic())
         return cached

@@ -9,6 +9,7 @@ import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.wire.body import printable
@@ -104,11 +105,21 @@ def on_database_error(request: Request[Any, Any, Any], exc: DBAPIError) -> Respo
     if sqlstate not in TRANSIENT_SQLSTATES:
         return on_unexpected_error(request, exc)
     log.warning("database busy", route=loggable_path(request.scope), sqlstate=sqlstate)
+    return _busy(request, "Another write holds what this request needs; nothing was changed, retry in a moment.")
+
+
+def on_pool_timeout(request: Request[Any, Any, Any], exc: PoolTimeout) -> Response[bytes]:
+    """Every pooled connection stayed busy past the pool's timeout: the request did nothing yet."""
+    log.warning("no database connection free", route=loggable_path(request.scope))
+    return _busy(request, "The service is at capacity; nothing was changed, retry in a moment.")
+
+
+def _busy(request: Request[Any, Any, Any], message: str) -> Response[bytes]:
     return error_response(
         request,
         503,
         "SERVICE_UNAVAILABLE",
-        "Another write holds what this request needs; nothing was changed, retry in a moment.",
+        message,
         details={"retry_after": RETRY_AFTER_SECONDS},
         headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
     )
@@ -126,5 +137,6 @@ EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
     HttpError: on_http_error,
     HTTPException: on_framework_error,
     DBAPIError: on_database_error,
+    PoolTimeout: on_pool_timeout,
     Exception: on_unexpected_error,
 }
