@@ -8,8 +8,9 @@ from typing import Any
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.support.app import ADMIN
+from tests.support.app import ADMIN, build_app
 from tests.support.customers import CUSTOMERS, portal, register
 from tests.support.tenants import make_tenant
 
@@ -76,3 +77,14 @@ async def test_a_path_no_route_matches_stays_route_not_found(client: AsyncTestCl
         response = await client.request(method, f"{CUSTOMERS}/by-external-id/a/b/c", headers=tenant.headers)
         assert response.status_code == 404, method
         assert code_of(response) == "ROUTE_NOT_FOUND"
+
+
+async def test_an_app_started_again_keeps_one_route_matcher(engine: AsyncEngine) -> None:
+    """Every test client starts the app anew; the matcher must not wrap itself at each start, or
+    requests fail with a recursion error once enough clients have run."""
+    app = build_app(engine, test_clock=None)
+    async with AsyncTestClient(app=app):
+        matcher = app.asgi_router.handle_routing
+    async with AsyncTestClient(app=app) as again:
+        assert app.asgi_router.handle_routing is matcher
+        assert (await again.get("/health/live")).status_code == 200

@@ -12,9 +12,9 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.http.customers import register
-from tests.http.tenants import make_tenant
-from tests.http.wallets import new_customer
+from tests.support.customers import register
+from tests.support.tenants import make_tenant
+from tests.support.wallets import new_customer
 
 
 @pytest.fixture
