@@ -1,4 +1,7 @@
-"""``python -m bench [name ...]``: run the benchmarks and record their reports in bench/results/."""
+"""``python -m bench [name ...]``: run the benchmarks and record their reports in bench/results/.
+
+``python -m bench <name> --option ...`` runs one benchmark with its options (``request-path --help``).
+A name may be written with hyphens; the report is ``bench/results/<name-with-hyphens>.md``."""
 
 from __future__ import annotations
 
@@ -16,15 +19,21 @@ def main(names: list[str]) -> int:
 
     configure_logging("WARNING")
     modules = sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if not m.name.startswith("_"))
-    chosen = names or modules
+    first_option = next((n for n, arg in enumerate(names) if arg.startswith("-")), len(names))
+    names, options = names[:first_option], names[first_option:]
+    if options and len(names) != 1:
+        print("bench: options go with exactly one benchmark name", file=sys.stderr)
+        return 2
+    chosen = [name.replace("-", "_") for name in names] or modules
     unknown = sorted(set(chosen) - set(modules))
     if unknown:
         print(f"bench: no benchmark named {', '.join(unknown)}; have {', '.join(modules)}", file=sys.stderr)
         return 2
     for name in chosen:
         print(f"bench: running {name} ...", flush=True)
-        report = importlib.import_module(f"bench.{name}").run()
-        out = HERE / "results" / f"{name}.md"
+        module = importlib.import_module(f"bench.{name}")
+        report = module.run(options) if options else module.run()
+        out = HERE / "results" / f"{name.replace('_', '-')}.md"
         out.parent.mkdir(exist_ok=True)
         out.write_text(report)
         print(report)

@@ -25,9 +25,10 @@ async def _measure() -> tuple[str, str, tuple[float, float], float]:
     from sqlalchemy import text
     from sqlalchemy.dialects import postgresql
 
+    from loyalty_core.accounts.customers import CustomerService
+    from loyalty_core.accounts.views import lookup_by_identifier
     from loyalty_core.clock import SystemClock
     from loyalty_core.customers import cards
-    from loyalty_core.customers.services import CustomerService, lookup_by_identifier
     from loyalty_core.db import make_engine, make_sessionmaker
     from loyalty_core.models import metadata
 

@@ -14,9 +14,7 @@ from loyalty_core.wallet.ledger import (
     NotEnoughPoints,
     Take,
     consumption_order,
-    expiring_soon,
     lot_expiry,
-    ran_out,
     remaining_after,
     take,
 )
@@ -43,23 +41,6 @@ def test_equal_end_dates_give_the_older_lot_first() -> None:
 def test_taking_more_than_the_lots_hold_is_refused() -> None:
     with pytest.raises(NotEnoughPoints):
         take([Lot(1, None, 3)], 4)
-
-
-def test_expiring_soon_counts_the_next_thirty_days_only() -> None:
-    """Contract 5: expiring_soon counts lots with now < expires_at <= now + 30 days."""
-    lots = [
-        Lot(1, T0, 1),
-        Lot(2, T0 + timedelta(days=30), 2),
-        Lot(3, T0 + timedelta(days=30, seconds=1), 4),
-        Lot(4, None, 8),
-        Lot(5, T0 + timedelta(seconds=1), 16),
-    ]
-    assert expiring_soon(lots, T0) == 18
-
-
-def test_lots_that_ran_out_are_those_ended_with_points_left() -> None:
-    lots = [Lot(1, T0, 3), Lot(2, T0 - timedelta(days=1), 0), Lot(3, T0 + timedelta(seconds=1), 2), Lot(4, None, 1)]
-    assert ran_out(lots, T0) == [Lot(1, T0, 3)]
 
 
 lot_lists = st.lists(

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.accounts.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerIdentifier
@@ -230,7 +231,7 @@ async def test_merge_moves_points_as_two_adjustments_keeping_expiry(db: AsyncSes
     await earn(db, clock, vendor, closing, 6, days=None)
     await earn(db, clock, vendor, kept, 1, days=None)
     service = WalletService(db, clock)
-    closed, _ = await service.merge(vendor.id, closing.id, kept.id, causer=PORTAL)
+    closed, _ = await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
     assert (closed.status, closed.merged_into_id) == ("deactivated", kept.id)
     assert (await service.read(vendor.id, closing.id)).wallet.balance == 0
     kept_view = await service.read(vendor.id, kept.id)
@@ -252,7 +253,7 @@ async def test_merge_moves_active_cards_behind_the_kept_card(db: AsyncSession, c
     vendor = await make_vendor(db)
     kept = await make_customer(db, vendor.id, assigned_at=datetime(2026, 1, 1, tzinfo=UTC))
     closing = await make_customer(db, vendor.id, assigned_at=datetime(2026, 2, 1, tzinfo=UTC))
-    await WalletService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
+    await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
     cards = (
         await db.scalars(
             select(CustomerIdentifier)
@@ -269,7 +270,7 @@ async def test_merge_retires_the_closed_email_when_the_kept_has_one(db: AsyncSes
     vendor = await make_vendor(db)
     closing = await make_customer(db, vendor.id, email="old@example.com")
     kept = await make_customer(db, vendor.id, email="new@example.com")
-    await WalletService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
+    await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
     email = await db.scalar(
         select(CustomerIdentifier).where(
             CustomerIdentifier.value == "old@example.com", CustomerIdentifier.vendor_id == vendor.id
@@ -287,7 +288,7 @@ async def test_keys_of_merged_accounts_count_for_the_kept_one(db: AsyncSession, 
     closing, kept = await make_customer(db, vendor.id), await make_customer(db, vendor.id)
     service = WalletService(db, clock)
     before = await service.adjust(vendor.id, closing.id, amount=8, reason="x", key="old", causer=TILL)
-    await service.merge(vendor.id, closing.id, kept.id, causer=PORTAL)
+    await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
     via_kept = await service.adjust(vendor.id, kept.id, amount=8, reason="x", key="old", causer=TILL)
     assert via_kept.created is False
     assert via_kept.entry.id == before.entry.id
@@ -306,14 +307,13 @@ async def test_merge_refuses_itself_and_a_second_merge(db: AsyncSession, clock: 
 
     vendor = await make_vendor(db)
     one, two = await make_customer(db, vendor.id), await make_customer(db, vendor.id)
-    service = WalletService(db, clock)
     with pytest.raises(ValidationFailed):
-        await service.merge(vendor.id, one.id, one.id, causer=PORTAL)
-    await service.merge(vendor.id, one.id, two.id, causer=PORTAL)
+        await MergeService(db, clock).merge(vendor.id, one.id, one.id, causer=PORTAL)
+    await MergeService(db, clock).merge(vendor.id, one.id, two.id, causer=PORTAL)
     with pytest.raises(CustomerDeactivated):
-        await service.merge(vendor.id, one.id, two.id, causer=PORTAL)
+        await MergeService(db, clock).merge(vendor.id, one.id, two.id, causer=PORTAL)
     with pytest.raises(ValidationFailed):
-        await service.merge(vendor.id, two.id, one.id, causer=PORTAL)
+        await MergeService(db, clock).merge(vendor.id, two.id, one.id, causer=PORTAL)
 
 
 # --- ledger list ----------------------------------------------------------------------------------

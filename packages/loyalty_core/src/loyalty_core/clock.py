@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from typing import Protocol, runtime_checkable
 
 
@@ -60,3 +60,10 @@ def _as_utc(at: datetime) -> datetime:
     if at.tzinfo is None:
         raise ValueError("clock instants must carry a UTC offset")
     return at.astimezone(UTC)
+
+
+def midnight_utc(value: datetime | date) -> datetime:
+    """A bare date as 00:00 UTC of that day; an instant as given (spec: date filters)."""
+    if isinstance(value, datetime):
+        return value
+    return datetime.combine(value, time(0), tzinfo=UTC)

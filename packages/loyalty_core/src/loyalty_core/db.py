@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from advanced_alchemy.base import BigIntAuditBase
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
-__all__ = ["Base", "make_engine", "make_sessionmaker"]
+__all__ = ["Base", "make_engine", "make_sessionmaker", "one_of"]
 
 Base = BigIntAuditBase
 """Every model: a big-integer id and UTC ``created_at``/``updated_at`` audit columns."""
 
 
+def one_of(column: str, values: Iterable[str]) -> str:
+    """The text of a CHECK that ``column`` holds one of ``values`` (an enum's members, in order)."""
+    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
+
+
 LOCK_TIMEOUT_MS = 5000
 """A write that waits longer than this for a row lock fails cleanly instead of hanging
-(RELIABILITY.md, "Decisions"); set per connection, so no statement per transaction pays for it."""
+(docs/decisions.md); set per connection, so no statement per transaction pays for it."""
 
 
 DEFAULT_POOL_SIZE = 10

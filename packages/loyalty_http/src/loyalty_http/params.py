@@ -23,10 +23,11 @@ from litestar.params import FromPath
 from msgspec import UNSET
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.accounts.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
-from loyalty_core.customers.services import CustomerService
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import VendorNotFound
@@ -51,6 +52,7 @@ Tenancy = NamedDependency[TenancyService]
 Products = NamedDependency[ProductService]
 Customers = NamedDependency[CustomerService]
 Wallets = NamedDependency[WalletService]
+Merges = NamedDependency[MergeService]
 Rewards = NamedDependency[RewardService]
 KnownVendor = NamedDependency[int]
 
@@ -117,6 +119,7 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "products": service(ProductService),
         "customers": service(CustomerService),
         "wallets": service(WalletService),
+        "merges": service(MergeService),
         "rewards": service(RewardService),
     }
 

@@ -89,7 +89,7 @@ def _database(settings: Settings) -> Iterator[Settings]:
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
     import msgspec
     from granian import Granian
-    from granian.constants import Interfaces
+    from granian.constants import Interfaces, Loops
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
     settings = msgspec.structs.replace(settings, **overrides)
@@ -116,6 +116,8 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             address=settings.host,
             port=settings.port,
             interface=Interfaces.ASGI,
+            # named, not "auto": a missing uvloop fails the start instead of silently serving on asyncio's loop
+            loop=Loops.uvloop,
             workers=settings.workers,
             factory=True,
             log_access=False,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
@@ -19,9 +20,16 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from loyalty_core.catalogue.metadata import MAX_METADATA_BYTES
-from loyalty_core.db import Base
+from loyalty_core.db import Base, one_of
 
-PRODUCT_STATUSES = ("active", "inactive", "archived")
+
+class ProductStatus(StrEnum):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    ARCHIVED = "archived"
+
+
+PRODUCT_STATUSES = tuple(ProductStatus)
 
 
 class Product(Base):
@@ -33,7 +41,7 @@ class Product(Base):
         # covers deleted rows too: a POST of a deleted external_id is a duplicate, a PUT a restore
         UniqueConstraint("vendor_id", "external_id", name="uq_products_vendor_external_id"),
         UniqueConstraint("vendor_id", "id", name="uq_products_vendor_id_id"),
-        CheckConstraint(f"status IN {PRODUCT_STATUSES}", name="status_known"),
+        CheckConstraint(one_of("status", ProductStatus), name="status_known"),
         CheckConstraint("price_cents >= 0", name="price_cents_not_negative"),
         CheckConstraint("stock >= 0", name="stock_not_negative"),
         CheckConstraint(f"octet_length(metadata) <= {MAX_METADATA_BYTES}", name="metadata_size"),

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.catalogue import errors as e
 from loyalty_core.catalogue.batch import check_size
 from loyalty_core.catalogue.metadata import TOO_LARGE, compact_json, fits
-from loyalty_core.catalogue.models import PRODUCT_STATUSES, Product, ProductCount
+from loyalty_core.catalogue.models import PRODUCT_STATUSES, Product, ProductCount, ProductStatus
 from loyalty_core.catalogue.sorting import contains_pattern, sort_key
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
@@ -104,7 +104,7 @@ def metadata_text(value: Mapping[str, Any] | None) -> str | None:
 
 
 def _status(value: str | None) -> str:
-    status = value or "active"
+    status = value or ProductStatus.ACTIVE
     if status not in PRODUCT_STATUSES:
         raise ValidationFailed("Unknown product status.", {"status": ["validation.in"]})
     return status

@@ -1,1 +1,4 @@
-"""Customers: registration, identifiers and loyalty cards, lookup, consent, deactivation, anonymization."""
+"""Customers: the customer row, identifiers and loyalty cards, consent, status; the read shape in ``views``.
+
+Nothing here knows wallets: enrolment, the read with the balance and merge live in ``loyalty_core.accounts``.
+"""

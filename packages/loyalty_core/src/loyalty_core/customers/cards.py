@@ -10,15 +10,17 @@ import re
 import secrets
 import string
 
+from loyalty_core.customers.models import IdentifierType
+
 CODE_LENGTH = 8
 MAX_CARDS_PER_CUSTOMER = 5
 ALPHABET = string.ascii_uppercase + string.digits
 
-LOYALTY_CARD = "loyalty_card"
-EMAIL = "email"
+LOYALTY_CARD = IdentifierType.LOYALTY_CARD
+EMAIL = IdentifierType.EMAIL
 ACCEPTED_TYPES = (EMAIL, LOYALTY_CARD)
 """What a public write may create (spec: Identifiers rule 5)."""
-RETIRED_TYPES = ("barcode", "qr_code", "card_number")
+RETIRED_TYPES = (IdentifierType.BARCODE, IdentifierType.QR_CODE, IdentifierType.CARD_NUMBER)
 """Earlier scanning types: they still resolve on lookup and arrive only through the attested import."""
 
 CODE_MESSAGE = "A loyalty card code is 8 characters, letters A-Z and digits 0-9."

@@ -13,12 +13,14 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from loyalty_core.customers.models import ConsentSource
+
 MINIMUM_AGE = 13
 
-PORTAL = "portal"
-API = "api"
-EMAIL = "email"
-IMPORT = "import"
+PORTAL = ConsentSource.PORTAL
+API = ConsentSource.API
+EMAIL = ConsentSource.EMAIL
+IMPORT = ConsentSource.IMPORT
 
 PORTAL_USER = "portal_user"
 """Recorder of portal and import decisions: the admin API carries no user identity of its own."""
@@ -61,6 +63,13 @@ def changes(current_granted: bool, current_version: str | None, granted: bool, v
     if granted:
         return not current_granted or current_version != version
     return current_granted
+
+
+def unsubscribe_key(secret: str) -> bytes:
+    """The unsubscribe links' key, derived from the service's token secret so that no further
+    setting is needed and neither key can be computed from the other's use. The HTTP layer and the
+    mail job both sign with it."""
+    return hmac.new(secret.encode(), b"unsubscribe", hashlib.sha256).digest()
 
 
 def unsubscribe_token(key: bytes, vendor_id: int, customer_id: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from enum import StrEnum
 
 from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
@@ -19,12 +20,42 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base
+from loyalty_core.db import Base, one_of
 
-CUSTOMER_STATUSES = ("active", "deactivated", "anonymized")
-LOCALES = ("nl", "en")
-IDENTIFIER_TYPES = ("loyalty_card", "email", "barcode", "qr_code", "card_number")
-CONSENT_SOURCES = ("portal", "api", "email", "import")
+
+class CustomerStatus(StrEnum):
+    """Spec, Customer status: active -> deactivated; anonymized is irreversible."""
+
+    ACTIVE = "active"
+    DEACTIVATED = "deactivated"
+    ANONYMIZED = "anonymized"
+
+
+class Locale(StrEnum):
+    NL = "nl"
+    EN = "en"
+
+
+DEFAULT_LOCALE = Locale.NL
+
+
+class IdentifierType(StrEnum):
+    """Spec, Identifiers: the two a public write creates, then the retired scanning types."""
+
+    LOYALTY_CARD = "loyalty_card"
+    EMAIL = "email"
+    BARCODE = "barcode"
+    QR_CODE = "qr_code"
+    CARD_NUMBER = "card_number"
+
+
+class ConsentSource(StrEnum):
+    """Marketing consent rule 2: how a decision reached us."""
+
+    PORTAL = "portal"
+    API = "api"
+    EMAIL = "email"
+    IMPORT = "import"
 
 
 class Customer(Base):
@@ -35,9 +66,9 @@ class Customer(Base):
         ForeignKeyConstraint(
             ["vendor_id", "merged_into_id"], ["customers.vendor_id", "customers.id"], name="fk_customers_merged_into"
         ),
-        CheckConstraint(f"status IN {CUSTOMER_STATUSES}", name="status_known"),
-        CheckConstraint(f"locale IN {LOCALES}", name="locale_known"),
-        CheckConstraint(f"marketing_consent_source IN {CONSENT_SOURCES}", name="consent_source_known"),
+        CheckConstraint(one_of("status", CustomerStatus), name="status_known"),
+        CheckConstraint(one_of("locale", Locale), name="locale_known"),
+        CheckConstraint(one_of("marketing_consent_source", ConsentSource), name="consent_source_known"),
     )
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
@@ -50,8 +81,8 @@ class Customer(Base):
     customer_since: Mapped[date | None] = mapped_column(Date, nullable=True)
     """Null when not given: reads then answer the creation date."""
     external_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    locale: Mapped[str] = mapped_column(String(2), default="nl")
-    status: Mapped[str] = mapped_column(String(16), default="active")
+    locale: Mapped[str] = mapped_column(String(2), default=DEFAULT_LOCALE)
+    status: Mapped[str] = mapped_column(String(16), default=CustomerStatus.ACTIVE)
     merged_into_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     # the decision in force; every change is also a ConsentEvent
     marketing_consent: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -76,7 +107,7 @@ class CustomerIdentifier(Base):
             name="fk_customer_identifiers_customer",
         ),
         Index("ix_customer_identifiers_vendor_customer", "vendor_id", "customer_id"),
-        CheckConstraint(f"type IN {IDENTIFIER_TYPES}", name="type_known"),
+        CheckConstraint(one_of("type", IdentifierType), name="type_known"),
     )
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
@@ -106,7 +137,7 @@ class ConsentEvent(Base):
             ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_consent_events_customer"
         ),
         Index("ix_consent_events_vendor_customer", "vendor_id", "customer_id"),
-        CheckConstraint(f"source IN {CONSENT_SOURCES}", name="source_known"),
+        CheckConstraint(one_of("source", ConsentSource), name="source_known"),
     )
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))

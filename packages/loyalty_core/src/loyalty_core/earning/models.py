@@ -26,8 +26,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base
-from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS
+from loyalty_core.db import Base, one_of
+from loyalty_core.earning.terms import Family, Kind, Moment
 
 MAX_SKUS: Final = 100
 MULTIPLIER_PLACES: Final = 4
@@ -60,9 +60,9 @@ class Campaign(Base):
     __tablename__ = "campaigns"
     __table_args__ = (
         UniqueConstraint("vendor_id", "id", name="uq_campaigns_vendor_id_id"),
-        CheckConstraint(f"family IN {FAMILIES}", name="family_known"),
-        CheckConstraint(f"kind IN {KINDS}", name="kind_known"),
-        CheckConstraint(f"moment IN {MOMENTS}", name="moment_known"),
+        CheckConstraint(one_of("family", Family), name="family_known"),
+        CheckConstraint(one_of("kind", Kind), name="kind_known"),
+        CheckConstraint(one_of("moment", Moment), name="moment_known"),
         CheckConstraint(
             "(family = 'transaction' AND moment IS NULL AND window_days IS NULL AND inactive_days IS NULL) "
             "OR (family = 'customer_moment' AND ("
@@ -90,7 +90,7 @@ class Campaign(Base):
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
     name: Mapped[str] = mapped_column(String(255))
-    family: Mapped[str] = mapped_column(String(16), default="transaction")
+    family: Mapped[str] = mapped_column(String(16), default=Family.TRANSACTION)
     moment: Mapped[str | None] = mapped_column(String(16), nullable=True)
     kind: Mapped[str] = mapped_column(String(16))
     multiplier: Mapped[Decimal | None] = mapped_column(Numeric(10, MULTIPLIER_PLACES), nullable=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from calendar import isleap
 from datetime import date
 
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, MomentKey
+from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, Moment, MomentKey
 
 
 def anniversary_in(origin: date, year: int) -> date:
@@ -39,15 +39,15 @@ def due(campaign: CampaignTerms, facts: CustomerFacts, today: date) -> MomentKey
     already paid is not due again: once per moment per year, once per lapse.
     """
     key: MomentKey | None = None
-    if campaign.moment in ("birthday", "anniversary"):
-        origin = facts.date_of_birth if campaign.moment == "birthday" else facts.customer_since
+    if campaign.moment in (Moment.BIRTHDAY, Moment.ANNIVERSARY):
+        origin = facts.date_of_birth if campaign.moment == Moment.BIRTHDAY else facts.customer_since
         day = latest_occurrence(origin, today) if origin is not None else None
         if day is not None and (today - day).days <= (campaign.window_days or 0):
             key = MomentKey(campaign.moment, day)
-    elif campaign.moment == "win_back" and campaign.inactive_days is not None:
+    elif campaign.moment == Moment.WIN_BACK and campaign.inactive_days is not None:
         start = facts.last_purchase_on or facts.customer_since
         if start is not None and (today - start).days >= campaign.inactive_days:
-            key = MomentKey("win_back", start)
+            key = MomentKey(Moment.WIN_BACK, start)
     if key is None or key in facts.moments_paid:
         return None
     return key

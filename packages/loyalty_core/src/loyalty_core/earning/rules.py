@@ -13,7 +13,7 @@ from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Final
 
 from loyalty_core.earning.moments import due
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, MomentKey, Purchase
+from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, Family, Kind, MomentKey, Purchase
 
 SUPPRESSED: Final = "suppressed_by_stronger_campaign"
 
@@ -131,18 +131,18 @@ def _considered(campaign: CampaignTerms, today: date) -> bool:
 
 
 def _offer(campaign: CampaignTerms, purchase: Purchase, facts: CustomerFacts, base: int, today: date) -> _Offer:
-    moment = due(campaign, facts, today) if campaign.family == "customer_moment" else None
+    moment = due(campaign, facts, today) if campaign.family == Family.CUSTOMER_MOMENT else None
     nothing = _Offer(campaign, 0, moment, None)
-    if campaign.family == "customer_moment" and moment is None:
+    if campaign.family == Family.CUSTOMER_MOMENT and moment is None:
         return nothing
     if campaign.branches is not None and purchase.branch not in campaign.branches:
         return nothing
     if purchase.total_amount < campaign.min_transaction_amount:
         return nothing
     breakdown: tuple[LineAward, ...] | None = None
-    if campaign.kind == "multiplier":
+    if campaign.kind == Kind.MULTIPLIER:
         points = _bonus(base, campaign.multiplier)
-    elif campaign.kind == "fixed_points":
+    elif campaign.kind == Kind.FIXED_POINTS:
         points = campaign.points or 0
     else:
         breakdown = _lines(campaign, purchase)

@@ -19,13 +19,17 @@ from loyalty_core.clock import Clock
 from loyalty_core.earning import errors as e
 from loyalty_core.earning import validation
 from loyalty_core.earning.models import Campaign, EarnRule
-from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms
+from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms, Family
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.tenancy.errors import BranchNotFound, VendorNotFound
-from loyalty_core.tenancy.models import Branch, Plan, Vendor
+from loyalty_core.tenancy import ceilings
+from loyalty_core.tenancy.errors import BranchNotFound
+from loyalty_core.tenancy.models import Branch, Plan
 
 T = TypeVar("T", EarnRule, Campaign)
-FEATURE_OF_FAMILY = {"transaction": "feature_campaigns", "customer_moment": "feature_customer_moments"}
+FEATURE_OF_FAMILY: dict[str, str] = {
+    Family.TRANSACTION: "feature_campaigns",
+    Family.CUSTOMER_MOMENT: "feature_customer_moments",
+}
 """Spec, Plan limits 5: campaigns, and customer-moment campaigns, are features of a plan."""
 
 
@@ -44,7 +48,7 @@ class CampaignData:
 
     name: str
     kind: str
-    family: str = "transaction"
+    family: str = Family.TRANSACTION
     moment: str | None = None
     multiplier: Decimal | None = None
     points: int | None = None
@@ -71,7 +75,7 @@ class EarnRuleService:
         self._session, self._clock = session, clock
 
     async def create(self, vendor_id: int, data: EarnRuleData) -> EarnRule:
-        await _vendor(self._session, vendor_id)
+        await ceilings.plan_of(self._session, vendor_id)
         values = validation.earn_rule({f.name: getattr(data, f.name) for f in fields(data)})
         now = self._clock.now()
         rule = EarnRule(vendor_id=vendor_id, version=1, created_at=now, updated_at=now, **values)
@@ -104,10 +108,11 @@ class CampaignService:
     async def create(self, vendor_id: int, data: CampaignData) -> Campaign:
         """Checks run in this order: the vendor, the fields, the plan's feature, its ceiling, the
         branches. The vendor row is locked first, so concurrent creations meet the ceiling one by one."""
-        plan = await _vendor(self._session, vendor_id, lock=True)
+        plan = await ceilings.plan_of(self._session, vendor_id, lock=True)
         values = validation.campaign({f.name: getattr(data, f.name) for f in fields(data)})
         _check_feature(plan, str(values["family"]))
-        await self.check_campaign_ceiling(vendor_id, plan.max_campaigns)
+        held = select(func.count()).select_from(Campaign).where(Campaign.vendor_id == vendor_id)
+        await ceilings.ensure_room(self._session, plan.max_campaigns, held, ceilings.CAMPAIGNS)
         await _check_branches(self._session, vendor_id, values["branches"])
         now = self._clock.now()
         campaign = Campaign(vendor_id=vendor_id, version=1, created_at=now, updated_at=now, **values)
@@ -129,7 +134,7 @@ class CampaignService:
         current = {field: getattr(campaign, field) for field in validation.CAMPAIGN_FIELDS}
         values = validation.campaign({**current, **changes})
         if values["family"] != campaign.family:
-            _check_feature(await _vendor(self._session, vendor_id), str(values["family"]))
+            _check_feature(await ceilings.plan_of(self._session, vendor_id), str(values["family"]))
         if "branches" in changes:
             await _check_branches(self._session, vendor_id, values["branches"])
         return await _apply(self._session, self._clock, campaign, values)
@@ -139,34 +144,13 @@ class CampaignService:
         their own copy of what it paid, so the row itself goes."""
         await _delete(self._session, Campaign, vendor_id, campaign_id)
 
-    async def check_campaign_ceiling(self, vendor_id: int, max_campaigns: int) -> None:
-        """Spec, Plan limits 2: ``max_campaigns`` (0 = unlimited) counts the campaigns held.
-
-        Hook: meant to be replaced by the shared plan-ceiling helper once core has one; until then
-        a count under the vendor lock the caller took.
-        """
-        if not max_campaigns:
-            return
-        held = await self._session.scalar(
-            select(func.count()).select_from(Campaign).where(Campaign.vendor_id == vendor_id)
-        )
-        if (held or 0) >= max_campaigns:
-            raise ValidationFailed(
-                "The plan's campaign ceiling is reached.",
-                {
-                    "family": [
-                        f"The plan allows at most {max_campaigns} campaigns; upgrade the plan or delete a campaign."
-                    ]
-                },
-            )
-
 
 async def load_terms(
     session: AsyncSession, vendor_id: int
 ) -> tuple[tuple[EarnRuleTerms, ...], tuple[CampaignTerms, ...]]:
     """A vendor's active earn rules and campaigns as the engine takes them. Campaigns of a family the
     plan no longer has are left out: a downgraded plan stops paying them without editing them."""
-    plan = await _vendor(session, vendor_id)
+    plan = await ceilings.plan_of(session, vendor_id)
     families = [family for family, feature in FEATURE_OF_FAMILY.items() if getattr(plan, feature)]
     rules = await session.scalars(
         select(EarnRule).where(EarnRule.vendor_id == vendor_id, EarnRule.active).order_by(EarnRule.id)
@@ -241,31 +225,20 @@ async def _check_branches(session: AsyncSession, vendor_id: int, branches: objec
         raise BranchNotFound("No branch of the vendor has this key.", branches=missing)
 
 
-async def _vendor(session: AsyncSession, vendor_id: int, *, lock: bool = False) -> Plan:
-    """The vendor's plan; with ``lock``, the vendor row is held ``FOR NO KEY UPDATE`` until commit."""
-    stmt = select(Plan).join(Vendor, Vendor.plan_id == Plan.id).where(Vendor.id == vendor_id)
-    if lock:
-        stmt = stmt.with_for_update(of=Vendor, key_share=True)
-    plan = await session.scalar(stmt)
-    if plan is None:
-        raise VendorNotFound("No vendor has this id.", vendor_id=vendor_id)
-    return plan
-
-
 async def _one(session: AsyncSession, model: type[T], vendor_id: int, row_id: int, *, for_update: bool) -> T:
     stmt = select(model).where(model.vendor_id == vendor_id, model.id == row_id)
     if for_update:
         stmt = stmt.with_for_update()
     row = await session.scalar(stmt)
     if row is None:
-        await _vendor(session, vendor_id)
+        await ceilings.plan_of(session, vendor_id)
         raise _not_found(model, row_id)
     return row
 
 
 async def _page(session: AsyncSession, model: type[T], vendor_id: int, *, page: int, per_page: int) -> Page[T]:
     """Oldest first, by id, so pages never shift when a row is edited."""
-    await _vendor(session, vendor_id)
+    await ceilings.plan_of(session, vendor_id)
     total = await session.scalar(select(func.count()).select_from(model).where(model.vendor_id == vendor_id)) or 0
     rows = await session.scalars(
         select(model)
@@ -292,7 +265,7 @@ async def _delete(session: AsyncSession, model: type[T], vendor_id: int, row_id:
         execution_options={"synchronize_session": False},
     )
     if deleted is None:
-        await _vendor(session, vendor_id)
+        await ceilings.plan_of(session, vendor_id)
         raise _not_found(model, row_id)
 
 

@@ -9,11 +9,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from enum import StrEnum
 from typing import Final
 
-FAMILIES: Final = ("transaction", "customer_moment")
-MOMENTS: Final = ("birthday", "anniversary", "win_back")
-KINDS: Final = ("multiplier", "fixed_points", "product_points")
+
+class Family(StrEnum):
+    """Spec, Campaigns: paid on a purchase, or on a moment in the customer's life."""
+
+    TRANSACTION = "transaction"
+    CUSTOMER_MOMENT = "customer_moment"
+
+
+class Moment(StrEnum):
+    BIRTHDAY = "birthday"
+    ANNIVERSARY = "anniversary"
+    WIN_BACK = "win_back"
+
+
+class Kind(StrEnum):
+    MULTIPLIER = "multiplier"
+    FIXED_POINTS = "fixed_points"
+    PRODUCT_POINTS = "product_points"
+
+
+FAMILIES: Final = tuple(Family)
+MOMENTS: Final = tuple(Moment)
+KINDS: Final = tuple(Kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +99,7 @@ class CampaignTerms:
     id: int
     name: str
     kind: str
-    family: str = "transaction"
+    family: str = Family.TRANSACTION
     moment: str | None = None
     multiplier: Decimal | None = None
     points: int | None = None

@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Final
 
 from loyalty_core.earning.models import MAX_SKUS, MULTIPLIER_PLACES
-from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS
+from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS, Family
 from loyalty_core.errors import ValidationFailed
 
 INT32_MAX: Final = 2**31 - 1
@@ -143,12 +143,12 @@ def _kind_fields(problems: _Problems, values: Mapping[str, object], kind: object
 
 
 def _moment_fields(problems: _Problems, values: Mapping[str, object], family: object, moment: object) -> None:
-    if family == "transaction":
+    if family == Family.TRANSACTION:
         for field in ("moment", "window_days", "inactive_days"):
             if values.get(field) is not None:
                 problems.add(field, f"A transaction campaign takes no {field}; it is for customer_moment campaigns.")
         return
-    if family != "customer_moment":
+    if family != Family.CUSTOMER_MOMENT:
         return
     if moment not in MOMENTS:
         problems.add("moment", f"A customer_moment campaign needs a moment, one of: {', '.join(MOMENTS)}.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from enum import StrEnum
 
 from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
@@ -18,10 +19,19 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base
+from loyalty_core.db import Base, one_of
 
-REWARD_TYPES = ("discount", "free_product")
-REWARD_STATUSES = ("active", "inactive")
+
+class RewardType(StrEnum):
+    DISCOUNT = "discount"
+    FREE_PRODUCT = "free_product"
+
+
+class RewardStatus(StrEnum):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+
+
 DISCOUNT_TYPES = ("percentage", "fixed_amount")
 MAX_CODE_VALID_FOR_HOURS = 87600
 
@@ -38,8 +48,8 @@ class Reward(Base):
         ForeignKeyConstraint(
             ["vendor_id", "product_id"], ["products.vendor_id", "products.id"], name="fk_rewards_vendor_product"
         ),
-        CheckConstraint(f"type IN {REWARD_TYPES}", name="type_known"),
-        CheckConstraint(f"status IN {REWARD_STATUSES}", name="status_known"),
+        CheckConstraint(one_of("type", RewardType), name="type_known"),
+        CheckConstraint(one_of("status", RewardStatus), name="status_known"),
         CheckConstraint("point_cost >= 1", name="point_cost_positive"),
         CheckConstraint("payment_amount >= 0", name="payment_amount_not_negative"),
         CheckConstraint(

@@ -12,9 +12,10 @@ from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
 from loyalty_core.rewards import errors as e
-from loyalty_core.rewards.models import Reward
+from loyalty_core.rewards.models import Reward, RewardStatus
+from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import VendorNotFound
-from loyalty_core.tenancy.models import Plan, Vendor
+from loyalty_core.tenancy.models import Vendor
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,7 @@ class RewardService:
         product = await ProductService(self._session, self._clock).get(vendor_id, external_id)
         payment_amount = terms.payment_amount or 0
         key = terms.idempotency_key or None
-        max_rewards = await self._lock_vendor(vendor_id)
+        max_rewards = (await ceilings.plan_of(self._session, vendor_id, lock=True)).max_rewards
         if key is not None:
             earlier: Reward | None = await self._session.scalar(
                 select(Reward).where(Reward.vendor_id == vendor_id, Reward.idempotency_key == key)
@@ -74,9 +75,13 @@ class RewardService:
                     )
                 return MadeReward(earlier, replayed=True)
         _check_window(terms.available_from, terms.available_until)
-        status = terms.status or "active"
-        if status == "active" and max_rewards:
-            await self._check_ceiling(vendor_id, max_rewards)
+        status = terms.status or RewardStatus.ACTIVE
+        if status == RewardStatus.ACTIVE:
+            active = select(func.count()).select_from(Reward)
+            active = active.where(
+                Reward.vendor_id == vendor_id, Reward.status == RewardStatus.ACTIVE, Reward.deleted_at.is_(None)
+            )
+            await ceilings.ensure_room(self._session, max_rewards, active, ceilings.REWARDS)
         now = self._clock.now()
         reward = Reward(
             vendor_id=vendor_id,
@@ -120,40 +125,6 @@ class RewardService:
         )
         if deleted is None:
             raise e.RewardNotFound("The vendor has no reward with this id.", reward_id=reward_id)
-
-    async def _lock_vendor(self, vendor_id: int) -> int:
-        """Lock the vendor row and read its plan's ``max_rewards`` as it is now.
-
-        ``FOR NO KEY UPDATE`` serialises reward creation per vendor without blocking the inserts of
-        other rows that reference the vendor (their foreign-key checks take ``FOR KEY SHARE``).
-        """
-        max_rewards = await self._session.scalar(
-            select(Plan.max_rewards)
-            .join(Vendor, Vendor.plan_id == Plan.id)
-            .where(Vendor.id == vendor_id)
-            .with_for_update(of=Vendor, key_share=True)
-        )
-        if max_rewards is None:
-            raise VendorNotFound("No vendor has this id.", vendor_id=vendor_id)
-        return int(max_rewards)
-
-    async def _check_ceiling(self, vendor_id: int, max_rewards: int) -> None:
-        """Spec, Plan limits: ``max_rewards`` counts active rewards; reaching it is a 422, not a 429."""
-        active = await self._session.scalar(
-            select(func.count())
-            .select_from(Reward)
-            .where(Reward.vendor_id == vendor_id, Reward.status == "active", Reward.deleted_at.is_(None))
-        )
-        if (active or 0) >= max_rewards:
-            raise ValidationFailed(
-                "The plan's reward ceiling is reached.",
-                {
-                    "status": [
-                        f"The plan allows at most {max_rewards} active rewards; upgrade the plan, "
-                        "deactivate or delete a reward, or create this one inactive."
-                    ]
-                },
-            )
 
 
 def _check_window(available_from: date | None, available_until: date | None) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from loyalty_core.tenancy import errors as e
+from loyalty_core.tenancy.models import VendorStatus
 
 CLIENT_CREDENTIALS = "client_credentials"
 
@@ -65,7 +66,7 @@ class VendorState:
 
 def vendor_usable(state: VendorState, now: datetime) -> bool:
     """Whether the vendor's state lets API traffic through at all (the rate limiter's question)."""
-    if state.status == "active":
+    if state.status == VendorStatus.ACTIVE:
         return True
     return state.status == "suspended" and in_grace(state, now)
 
@@ -79,7 +80,7 @@ def check_vendor_state(state: VendorState, now: datetime, *, write: bool) -> Non
         raise e.VendorPending("The vendor account is not activated yet.")
     if state.status == "inactive":
         raise e.VendorInactive("The vendor account does not accept API traffic.")
-    if state.status == "deactivated":
+    if state.status == VendorStatus.DEACTIVATED:
         raise e.VendorDeactivated("The vendor account is permanently deactivated.")
     if state.status == "suspended" and not in_grace(state, now):
         raise e.VendorSuspended("The vendor account is suspended and its grace period is over.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
@@ -18,9 +19,17 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base
+from loyalty_core.db import Base, one_of
 
-VENDOR_STATUSES = ("pending", "active", "inactive", "suspended", "deactivated")
+
+class VendorStatus(StrEnum):
+    """Spec, Vendor status; only ``active`` serves requests."""
+
+    PENDING = "pending"
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    SUSPENDED = "suspended"
+    DEACTIVATED = "deactivated"
 
 
 class Plan(Base):
@@ -41,7 +50,7 @@ class Plan(Base):
 
 class Vendor(Base):
     __tablename__ = "vendors"
-    __table_args__ = (CheckConstraint(f"status IN {VENDOR_STATUSES}", name="status_known"),)
+    __table_args__ = (CheckConstraint(one_of("status", VendorStatus), name="status_known"),)
 
     name: Mapped[str] = mapped_column(String(200))
     plan_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("plans.id"))

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
+from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy import errors as e
 from loyalty_core.tenancy.access import (
     CLIENT_CREDENTIALS,
@@ -32,21 +33,6 @@ from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Ve
 def hash_secret(secret: str) -> str:
     """Client secrets are 256-bit random strings, so one SHA-256 is a sound, fast verifier."""
     return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def plan_limits(plan: Plan) -> PlanLimits:
-    return PlanLimits(
-        max_transactions=plan.max_transactions,
-        max_customers=plan.max_customers,
-        max_rewards=plan.max_rewards,
-        max_campaigns=plan.max_campaigns,
-        max_locations=plan.max_locations,
-        rate_limit_per_minute=plan.rate_limit_per_minute,
-        overage_percent=plan.overage_percent,
-        campaigns=plan.feature_campaigns,
-        customer_moments=plan.feature_customer_moments,
-        point_expiry=plan.feature_point_expiry,
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,23 +89,9 @@ class TenancyService:
     # --- branches ----------------------------------------------------------------------------
 
     async def create_branch(self, vendor_id: int, *, external_id: str, name: str, type: str) -> Branch:
-        # the vendor row lock serialises branch creation, so the plan's ceiling holds under races
-        vendor = await self.get_vendor(vendor_id, for_update=True)
-        plan = await self.get_plan(vendor.plan_id)
-        if plan.max_locations:
-            held = await self._session.scalar(
-                select(func.count()).select_from(Branch).where(Branch.vendor_id == vendor_id)
-            )
-            if (held or 0) >= plan.max_locations:
-                raise ValidationFailed(
-                    "The plan's branch ceiling is reached.",
-                    {
-                        "external_id": [
-                            f"The plan allows at most {plan.max_locations} branches; "
-                            "upgrade the plan or reuse a branch."
-                        ]
-                    },
-                )
+        plan = await ceilings.plan_of(self._session, vendor_id, lock=True)
+        held = select(func.count()).select_from(Branch).where(Branch.vendor_id == vendor_id)
+        await ceilings.ensure_room(self._session, plan.max_locations, held, ceilings.BRANCHES)
         branch = Branch(vendor_id=vendor_id, external_id=external_id, name=name, type=type, active=True)
         self._session.add(branch)
         try:

@@ -1,1 +1,1 @@
-"""Wallets and, later, their ledger: points per customer."""
+"""Wallets, the ledger and its expiry lots: every balance change goes through ``services.posting``."""

@@ -1,8 +1,10 @@
-"""The arithmetic of points: expiry lots consumed first-to-expire-first (ARCHITECTURE.md,
+"""The arithmetic of points: expiry lots consumed first-to-expire-first (docs/architecture.md,
 "Money-like writes", rule 4). Values in, values out: no database, no clock.
 
 Every positive entry opens a lot with its own end date (or none); every negative entry takes
 points from the lots that end soonest, never-ending lots last, older lots first among equals.
+Which points expire, or expire soon, is a question over many wallets and is answered in SQL by
+the wallet services (reads and expiry), not here.
 """
 
 from __future__ import annotations
@@ -59,18 +61,8 @@ def take(lots: Iterable[Lot], points: int) -> list[Take]:
     return takes
 
 
-def expiring_soon(lots: Iterable[Lot], now: datetime) -> int:
-    """Points whose end date falls in ``now < expires_at <= now + 30 days``."""
-    horizon = now + EXPIRING_SOON
-    return sum(lot.remaining for lot in lots if lot.expires_at is not None and now < lot.expires_at <= horizon)
-
-
-def ran_out(lots: Iterable[Lot], now: datetime) -> list[Lot]:
-    """Lots with points left whose end date has passed."""
-    return [lot for lot in lots if lot.expires_at is not None and lot.expires_at <= now and lot.remaining > 0]
-
-
 def remaining_after(lots: Sequence[Lot], takes: Iterable[Take]) -> dict[int, int]:
+    """What each lot holds once ``takes`` are applied: the amounts a deduction writes back."""
     left = {lot.id: lot.remaining for lot in lots}
     for t in takes:
         left[t.lot_id] -= t.points

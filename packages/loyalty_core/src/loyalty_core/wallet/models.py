@@ -4,6 +4,7 @@ each new customer and starts at 0 points"). The ledger, lots and their rules bui
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
@@ -18,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base
+from loyalty_core.db import Base, one_of
 
 
 class Wallet(Base):
@@ -37,8 +38,21 @@ class Wallet(Base):
     balance: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
-ENTRY_TYPES = ("earn", "adjust", "redeem", "expire")
-CAUSER_TYPES = ("api_client", "portal_user", "system")
+class EntryType(StrEnum):
+    """Spec, Ledger entry: what moved the points."""
+
+    EARN = "earn"
+    ADJUST = "adjust"
+    REDEEM = "redeem"
+    EXPIRE = "expire"
+
+
+class CauserType(StrEnum):
+    """Who caused an entry: a till's API client, a vendor user in the portal, or a job."""
+
+    API_CLIENT = "api_client"
+    PORTAL_USER = "portal_user"
+    SYSTEM = "system"
 
 
 class LedgerEntry(Base):
@@ -50,8 +64,8 @@ class LedgerEntry(Base):
             ["vendor_id", "wallet_id"], ["wallets.vendor_id", "wallets.id"], name="fk_ledger_entries_wallet"
         ),
         UniqueConstraint("vendor_id", "id", name="uq_ledger_entries_vendor_id_id"),
-        CheckConstraint(f"type IN {ENTRY_TYPES}", name="type_known"),
-        CheckConstraint(f"causer_type IN {CAUSER_TYPES}", name="causer_known"),
+        CheckConstraint(one_of("type", EntryType), name="type_known"),
+        CheckConstraint(one_of("causer_type", CauserType), name="causer_known"),
         CheckConstraint("running_balance >= 0", name="never_negative"),
         CheckConstraint("amount <> 0", name="moves_points"),
         Index("ix_ledger_entries_wallet_newest", "wallet_id", text("created_at DESC"), text("id DESC")),

@@ -9,13 +9,13 @@ from litestar import Controller, delete, get, post, put
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
 
-from loyalty_core.clock import SettableClock
+from loyalty_core.clock import SettableClock, midnight_utc
 from loyalty_http.admin import test_mode_schemas as s
 from loyalty_http.params import Config
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.errors import JobNotFound
-from loyalty_http.wire.validation import as_instant, parse_datetime_or_date
+from loyalty_http.wire.validation import parse_datetime_or_date
 
 
 def provide_test_clock(config: Config) -> SettableClock:
@@ -45,7 +45,7 @@ class TestModeController(Controller):
     ) -> Envelope[s.TestClock]:
         at = parse_datetime_or_date(payload.now)
         assert at is not None  # validated by the struct's rule
-        test_clock.freeze(as_instant(at))
+        test_clock.freeze(midnight_utc(at))
         return Envelope(_state(test_clock))
 
     @delete("/test-clock", opt=reads(auth="admin"), status_code=200)

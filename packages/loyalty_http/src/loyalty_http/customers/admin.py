@@ -11,9 +11,10 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.accounts.enrolment import ImportOutcome
 from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
-from loyalty_core.customers.services import CustomerService, ImportOutcome
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.customers import admin_schemas as s
 from loyalty_http.customers.controllers import unsubscribe_path

@@ -12,7 +12,8 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.customers import cards
 from loyalty_core.customers.models import ConsentEvent as ConsentEventModel
-from loyalty_core.customers.services import CardView, CustomerView, Profile
+from loyalty_core.customers.profiles import Profile
+from loyalty_core.customers.views import CardView, CustomerView
 from loyalty_http.customers.schemas import (
     Customer,
     IdentifierIn,

@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-
 from litestar import Controller, get, post, route
 from litestar.di import NamedDependency
 from litestar.params import FromPath
@@ -28,9 +25,7 @@ Vendor = NamedDependency[VendorContext]
 
 
 def unsubscribe_key(config: HttpConfig) -> bytes:
-    """The unsubscribe links' key, derived from the JWT secret so that no further setting is needed
-    and neither key can be computed from the other's use."""
-    return hmac.new(config.jwt_secret.encode(), b"unsubscribe", hashlib.sha256).digest()
+    return consent.unsubscribe_key(config.jwt_secret)
 
 
 def unsubscribe_path(config: HttpConfig, vendor_id: int, customer_id: int) -> str:

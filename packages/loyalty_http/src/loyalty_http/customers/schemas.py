@@ -10,9 +10,11 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.customers import cards
-from loyalty_core.customers.services import CustomerView, IdentifierInput, Profile
+from loyalty_core.customers.profiles import IdentifierInput, Profile
+from loyalty_core.customers.views import CustomerView
+from loyalty_core.text import EMAIL, SURROGATE
 from loyalty_http.params import given, present
-from loyalty_http.wire.validation import EMAIL, NUL_MESSAGE, SURROGATE, UTF8_MESSAGE
+from loyalty_http.wire.validation import NUL_MESSAGE, UTF8_MESSAGE
 
 Name = Annotated[str, msgspec.Meta(max_length=255)]
 Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]

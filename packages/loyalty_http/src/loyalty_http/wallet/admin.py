@@ -6,14 +6,15 @@ from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
+from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer
 from loyalty_http.customers.schemas import Customer
-from loyalty_http.params import Customers, Wallets, customer_id_of, vendor_id_of
+from loyalty_http.params import Customers, Merges, customer_id_of, vendor_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wallet.schemas import MergeBody, Merged
 from loyalty_http.wire.envelope import Envelope
 
-PORTAL = Causer("portal_user", "admin")
+PORTAL = Causer(CauserType.PORTAL_USER, "admin")
 
 
 class AdminWalletController(Controller):
@@ -26,12 +27,12 @@ class AdminWalletController(Controller):
         customer_id: FromPath[str],
         payload: NamedDependency[MergeBody],
         customers: Customers,
-        wallets: Wallets,
+        merges: Merges,
     ) -> Envelope[Merged]:
         """The customer in the path closes; ``into_customer_id`` stays."""
         vendor = vendor_id_of(vendor_id)
         closing = customer_id_of(customer_id)
-        await wallets.merge(vendor, closing, payload.into_customer_id, causer=PORTAL)
+        await merges.merge(vendor, closing, payload.into_customer_id, causer=PORTAL)
         customers = customers
         return Envelope(
             Merged(

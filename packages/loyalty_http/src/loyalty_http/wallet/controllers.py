@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer, LedgerFilter
 from loyalty_http.params import Wallets, customer_id_of
 from loyalty_http.route_options import reads
@@ -74,7 +75,7 @@ class WalletController(Controller):
             amount=payload.amount,
             reason=payload.reason,
             key=payload.idempotency_key,
-            causer=Causer("api_client", vendor.client_id),
+            causer=Causer(CauserType.API_CLIENT, vendor.client_id),
             expire_after_days=vendor.point_expiry_days,
         )
         # contract 5 "Ledger, plans": a new adjustment answers 201, its replay 200

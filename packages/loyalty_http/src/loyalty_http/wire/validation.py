@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 import msgspec
 from msgspec import inspect as mi
 
+from loyalty_core.clock import midnight_utc
+from loyalty_core.text import EMAIL, SURROGATE
 from loyalty_http.wire.body import indexed_list
 from loyalty_http.wire.errors import InputInvalid
 
@@ -34,14 +36,12 @@ TRIMMED = " \t\n\r\x0b\x0c\x00"
 NUL_MESSAGE = "The value must not contain NUL bytes."
 UTF8_MESSAGE = "The value is not valid UTF-8."
 
-EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _INT_DIGITS = 12
 """More digits than any 32-bit integer needs (leading zeros aside): such a number is out of range
 without converting it, which Python refuses past 4,300 digits."""
-SURROGATE = re.compile("[\udc80-\udcff]")
 
 _FAIL = object()
 
@@ -183,13 +183,6 @@ def _is_web_url(value: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc) and " " not in value
 
 
-def as_instant(value: datetime | date) -> datetime:
-    """A timestamp as it is; a bare date is midnight UTC of that day."""
-    if isinstance(value, datetime):
-        return value
-    return datetime(value.year, value.month, value.day, tzinfo=UTC)
-
-
 def parse_datetime_or_date(value: str) -> datetime | date | None:
     """A bare ``YYYY-MM-DD`` date, or an ISO 8601 timestamp with an offset; a 5-digit year fails."""
     if _DATE.fullmatch(value):
@@ -290,7 +283,7 @@ def _check_datetime(slot: _Slot, value: Any, path: str, errors: dict[str, list[s
     parsed = parse_datetime_or_date(value) if isinstance(value, str) else None
     if parsed is None:
         return _fail(errors, path, "validation.date")
-    return as_instant(parsed).astimezone(UTC)
+    return midnight_utc(parsed).astimezone(UTC)
 
 
 def _check_literal(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:

@@ -1,0 +1,168 @@
+"""Load and what it costs, for the request-path benchmark: a wrk run, the CPU the server processes and
+the database's backends spend meanwhile (from /proc), and the database sessions opened meanwhile
+(``pg_stat_database.sessions``, PostgreSQL 15)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+LUA = Path(__file__).parent / "wrk" / "request_path.lua"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class WrkResult:
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    errors: dict[str, int]
+    """wrk's error counts by kind: connect, read, write, timeout, status (replies of 400 and above)."""
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds
+
+
+@dataclass(frozen=True)
+class Measured:
+    wrk: WrkResult
+    server_cpu: float
+    """Percent of one core, all server processes together."""
+    database_cpu: float
+    """Percent of one core, the bench database's backends together."""
+    new_sessions: int
+    peak_backends: int
+    """The most backends of the bench database seen at once (sampled twice a second)."""
+    load1: float
+
+
+def wrk(url: str, call: str, customers: Path, token: str, prefix: str, seconds: float, connections: int) -> WrkResult:
+    argv = ["wrk", "-t2", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "10s", "-s", str(LUA), url]
+    argv += ["--", call, str(customers), token, prefix]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=seconds + 60)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("WRK_JSON ")), None)
+    if line is None:
+        raise RuntimeError(f"wrk gave no summary:\n{done.stdout}\n{done.stderr}")
+    raw = json.loads(line.removeprefix("WRK_JSON "))
+    errors = {k: raw[k] for k in ("connect", "read", "write", "timeout", "status") if raw[k]}
+    return WrkResult(raw["requests"], raw["duration_us"] / 1e6, raw["p50_us"] / 1000, raw["p99_us"] / 1000, errors)
+
+
+def _ticks(pid: int) -> int | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process below it."""
+    found, queue = [pid], [pid]
+    while queue:
+        parent = queue.pop()
+        try:
+            tasks = list(Path(f"/proc/{parent}/task").iterdir())
+        except FileNotFoundError:
+            continue
+        for task in tasks:
+            try:
+                children = [int(c) for c in (task / "children").read_text().split()]
+            except FileNotFoundError:
+                continue
+            found += children
+            queue += children
+    return found
+
+
+class CpuWatch:
+    """CPU ticks of the server's processes and of the database's backends, sampled twice a second so
+    a backend that starts and ends within the window is counted too (up to its last sample)."""
+
+    def __init__(self, server_pid: int, conn: psycopg.Connection[tuple[object, ...]], database: str) -> None:
+        self._server_pid, self._conn, self._database = server_pid, conn, database
+        self._own = conn.info.backend_pid
+        self._first: dict[tuple[str, int], int] = {}
+        self._last: dict[tuple[str, int], int] = {}
+        self.peak_backends = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _backends(self) -> list[int]:
+        rows = self._conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> %s", (self._database, self._own)
+        ).fetchall()
+        return [int(str(r[0])) for r in rows]
+
+    def _sample(self, *, baseline: bool) -> None:
+        backends = self._backends()
+        self.peak_backends = max(self.peak_backends, len(backends))
+        for kind, pids in (("server", process_tree(self._server_pid)), ("database", backends)):
+            for pid in pids:
+                ticks = _ticks(pid)
+                if ticks is None:
+                    continue
+                # a process first seen after the start was born in the window: all its time counts
+                self._first.setdefault((kind, pid), ticks if baseline else 0)
+                self._last[(kind, pid)] = ticks
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self._sample(baseline=False)
+
+    def __enter__(self) -> CpuWatch:
+        self._sample(baseline=True)
+        self._started = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample(baseline=False)
+        self.seconds = time.monotonic() - self._started
+
+    def percent(self, kind: str) -> float:
+        ticks = sum(last - self._first[key] for key, last in self._last.items() if key[0] == kind)
+        return 100 * ticks / TICK / self.seconds
+
+
+def sessions(conn: psycopg.Connection[tuple[object, ...]], database: str) -> int:
+    row = conn.execute("SELECT sessions FROM pg_stat_database WHERE datname = %s", (database,)).fetchone()
+    return int(str(row[0])) if row else 0
+
+
+# backends flush their statistics at most once a second when they go idle
+STATS_FLUSH_SECONDS = 1.2
+
+
+def measure(
+    url: str,
+    server_pid: int,
+    stats: psycopg.Connection[tuple[object, ...]],
+    database: str,
+    call: str,
+    customers: Path,
+    token: str,
+    prefix: str,
+    seconds: float,
+    connections: int,
+) -> Measured:
+    """One measured wrk run with its CPU and session counts (the warm-up is the caller's)."""
+    time.sleep(STATS_FLUSH_SECONDS)  # sessions of the warm-up are counted before the window opens
+    before = sessions(stats, database)
+    load1 = os.getloadavg()[0]
+    with CpuWatch(server_pid, stats, database) as cpu:
+        result = wrk(url, call, customers, token, prefix, seconds, connections)
+    time.sleep(STATS_FLUSH_SECONDS)
+    opened = sessions(stats, database) - before
+    return Measured(result, cpu.percent("server"), cpu.percent("database"), opened, cpu.peak_backends, load1)

@@ -1,0 +1,112 @@
+"""Where a server worker's time goes: py-spy records one process while the load runs, and its
+collapsed stacks are summed per function (own time: the function itself is running; total time: it
+is anywhere on the stack) and per library.
+
+py-spy is not a project dependency (a native profiler has no place in the service's lock); it runs
+through ``uvx py-spy``, which fetches it into uv's tool cache on first use. The collapsed-stack file
+it writes opens in https://www.speedscope.app (and in any flame-graph tool that reads Brendan
+Gregg's format).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+_FRAME = re.compile(r"^(?P<name>.*) \((?P<file>[^()]*)\)$")
+
+
+def record(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes]:
+    """Start recording ``pid`` for ``seconds``; the caller runs the load, then waits on the answer."""
+    argv = ["uvx", "py-spy", "record", "--pid", str(pid), "--duration", str(round(seconds))]
+    argv += ["--rate", "250", "--nonblocking", "--nolineno", "--format", "raw", "--output", str(out)]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def finish(recording: subprocess.Popen[bytes], seconds: float) -> None:
+    _, err = recording.communicate(timeout=seconds + 120)
+    if recording.returncode != 0:
+        raise RuntimeError(f"py-spy failed: {err.decode(errors='replace')}")
+
+
+NO_FRAME = "(no Python frame)"
+
+# frames every request sits under: the process start, granian's worker and the service's CLI
+TRUNK = frozenset({"runpy", "granian", "multiprocessing", "loyalty_api/cli"})
+
+
+def _library(file: str) -> str:
+    """The top-level package or module of a frame's file (py-spy names files from their sys.path
+    entry: ``psycopg/_cursor_base.py``, ``typing.py``, ``<frozen runpy>``)."""
+    file = file.strip("<>").removeprefix("frozen ")
+    if file == "loyalty_api/cli.py":
+        return "loyalty_api/cli"
+    return file.replace("\\", "/").split("/")[0].removesuffix(".py")
+
+
+def _label(frame: str) -> tuple[str, str]:
+    """``(function and file, library)`` of a py-spy frame ``name (file)``."""
+    found = _FRAME.match(frame)
+    if found is None:
+        return frame, "?"
+    return f"{found['name']} ({found['file']})", _library(found["file"])
+
+
+@dataclass(frozen=True)
+class Profile:
+    samples: int
+    own: list[tuple[str, int]]
+    total: list[tuple[str, int]]
+    libraries: list[tuple[str, int]]
+
+
+def summarise(collapsed: Path, top: int = 15) -> Profile:
+    """Top functions by own and by total samples; the ``TRUNK`` frames are left out of the total
+    list. SQLAlchemy's awaits run in greenlets, which py-spy shows as stacks of their own: a
+    function's total there counts the part of its time spent in its greenlet."""
+    own: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    libraries: Counter[str] = Counter()
+    samples = 0
+    for line in collapsed.read_text().splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        count = int(count_text)
+        samples += count
+        if not stack:
+            # the worker's thread on a CPU with no Python frame: granian's Rust side, or runnable
+            # and waiting for a core on a busy machine
+            own[NO_FRAME] += count
+            libraries[NO_FRAME] += count
+            continue
+        frames = [_label(f) for f in stack.split(";") if f]
+        # the thread name py-spy puts first is not a frame
+        frames = [f for f in frames if f[1] != "?"] or frames
+        leaf, library = frames[-1]
+        own[leaf] += count
+        libraries[library] += count
+        for name in {name for name, library in frames if library not in TRUNK}:
+            total[name] += count
+    return Profile(samples, own.most_common(top), total.most_common(top), libraries.most_common())
+
+
+def markdown(title: str, profile: Profile, file: str) -> list[str]:
+    def pct(n: int) -> str:
+        return f"{100 * n / max(profile.samples, 1):.1f}%"
+
+    lines = [f"#### {title}", "", f"{profile.samples} samples (250 Hz, CPU only); stacks in `{file}`.", ""]
+    lines += ["Own time by library:", "", "| library | own |", "|---|---|"]
+    lines += [f"| {name} | {pct(n)} |" for name, n in profile.libraries[:10]]
+    lines += ["", "Top functions by own time:", "", "| function | own |", "|---|---|"]
+    lines += [f"| `{name}` | {pct(n)} |" for name, n in profile.own]
+    lines += [
+        "",
+        "Top functions by total time (below the server's entry points):",
+        "",
+        "| function | total |",
+        "|---|---|",
+    ]
+    lines += [f"| `{name}` | {pct(n)} |" for name, n in profile.total]
+    return [*lines, ""]

@@ -1,0 +1,189 @@
+"""The two servers of the request-path benchmark and the data they serve.
+
+``loyalty serve`` runs exactly as deployed (granian, uvloop, test mode off) on a fresh database it
+migrates itself; the vendor, its client and the customers are then made through the service's own
+admin and public API, so each customer has what registration gives it: a wallet and a loyalty card.
+The raw app (``bench._raw_app``) is served by granian beside it, with the same worker count and loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import psycopg
+
+ADMIN_TOKEN = "bench-admin-token-" + "a" * 32  # the service refuses secrets under 32 bytes
+UNLIMITED_RATE = 10_000_000
+
+
+@dataclass
+class Server:
+    name: str
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@dataclass(frozen=True)
+class Seeded:
+    vendor_id: int
+    token: str
+    customers: list[tuple[int, str]]
+    """(customer id, loyalty card code) of every customer made."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_ready(server: Server, path: str, deadline_s: float = 60) -> None:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"{server.name} exited at start:\n{server.log.read_text()[-4000:]}")
+        try:
+            # any HTTP answer means the server listens and its lifespan has started
+            httpx.get(server.url + path, timeout=2)
+            return
+        except httpx.TransportError:
+            time.sleep(0.3)
+    raise RuntimeError(f"{server.name} did not answer within {deadline_s:.0f} s:\n{server.log.read_text()[-4000:]}")
+
+
+def _spawn(name: str, argv: list[str], env: dict[str, str], port: int, ready_path: str, logs: Path) -> Server:
+    log = logs / f"{name}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+    server = Server(name, f"http://127.0.0.1:{port}", process, log)
+    try:
+        _wait_ready(server, ready_path)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def start_service(database_url: str, workers: int, logs: Path, redis_url: str | None = None) -> Server:
+    """``loyalty serve`` as deployed; the limits out of the way of the load (contract section 1).
+    With ``redis_url`` the processes share the rate limiter's counts through Redis."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LOYALTY_PORT": str(port),
+        "LOYALTY_HOME": str(logs / "home"),
+        "LOYALTY_ADMIN_TOKEN": ADMIN_TOKEN,
+        "LOYALTY_JWT_SECRET": "bench-jwt-secret-" + "x" * 32,
+        "LOYALTY_TEST_MODE": "0",
+        "LOYALTY_MAX_RATE_PER_MINUTE": str(UNLIMITED_RATE),
+        "LOYALTY_TOKEN_TTL_SECONDS": "86400",
+        # no access line per request in the measured figures, as the other benchmarks
+        "LOYALTY_LOG_LEVEL": "WARNING",
+    }
+    env.pop("REDIS_URL", None)
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    argv = [sys.executable, "-m", "loyalty_api.cli", "serve", "--workers", str(workers)]
+    return _spawn("service", argv, env, port, "/health/live", logs)
+
+
+def start_raw(database_url: str, vendor_id: int, workers: int, pool: int, logs: Path) -> Server:
+    port = free_port()
+    env = {
+        **os.environ,
+        "BENCH_RAW_DATABASE_URL": database_url.replace("postgresql+psycopg://", "postgresql://", 1),
+        "BENCH_RAW_VENDOR_ID": str(vendor_id),
+        "BENCH_RAW_POOL": str(pool),
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "granian",
+        "--interface",
+        "asgi",
+        "--loop",
+        "uvloop",
+        "--workers",
+        str(workers),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-access-log",
+        "bench._raw_app:app",
+    ]
+    return _spawn("raw", argv, env, port, "/", logs)
+
+
+async def _seed(url: str, customers: int) -> Seeded:
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+
+        async def made(path: str, body: object, headers: dict[str, str]) -> dict[str, object]:
+            response = await client.post(path, json=body, headers=headers)
+            if response.status_code not in (200, 201):
+                raise RuntimeError(f"POST {path}: {response.status_code} {response.text}")
+            data: dict[str, object] = response.json().get("data", response.json())
+            return data
+
+        plan = await made("/admin/v1/plans", {"name": "bench", "rate_limit_per_minute": UNLIMITED_RATE}, admin)
+        vendor = await made("/admin/v1/vendors", {"name": "bench", "plan_id": plan["id"]}, admin)
+        vendor_id = int(str(vendor["id"]))
+        pair = await made(f"/admin/v1/vendors/{vendor_id}/clients", {"name": "bench"}, admin)
+        grant = {
+            "grant_type": "client_credentials",
+            "client_id": pair["client_id"],
+            "client_secret": pair["client_secret"],
+        }
+        token = str((await made("/oauth/token", grant, {}))["access_token"])
+        vendor_headers = {"Authorization": f"Bearer {token}"}
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for n in range(customers):
+            queue.put_nowait(n)
+        made_customers: list[tuple[int, str]] = []
+
+        async def register() -> None:
+            while not queue.empty():
+                n = queue.get_nowait()
+                body = {"first_name": f"First {n}", "last_name": f"Last {n}", "email": f"customer.{n}@bench.example"}
+                customer = await made("/api/v1/customers", body, vendor_headers)
+                made_customers.append((int(str(customer["id"])), str(customer["loyalty_card_code"])))
+
+        await asyncio.gather(*(register() for _ in range(8)))
+    return Seeded(vendor_id, token, sorted(made_customers))
+
+
+def seed(service: Server, customers: int) -> Seeded:
+    return asyncio.run(_seed(service.url, customers))
+
+
+def settle_statistics(database_url: str, *, analyse: bool) -> None:
+    """Fresh statistics for every table (the steady state), or none at all and no autovacuum to
+    bring them mid-run (the state right after a vendor registered its customers)."""
+    url = database_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(url, autocommit=True) as conn:
+        if analyse:
+            conn.execute("VACUUM ANALYZE")
+            return
+        for table in ("customers", "customer_identifiers", "wallets", "ledger_entries", "point_lots"):
+            conn.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = off)")

@@ -1,0 +1,157 @@
+"""Enrolment: a customer and its wallet at 0, created together, at registration or in the attested import.
+
+Spec: POST /customers; contract 2 (import), contract 5 (the plan's customer ceiling, exact under
+concurrency). This is the one place that creates both rows, so the customers area never writes
+a wallet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from sqlalchemy import func, insert, select
+
+from loyalty_core.customers import cards, consent
+from loyalty_core.customers.consent import Provenance
+from loyalty_core.customers.models import Customer, CustomerStatus
+from loyalty_core.customers.profiles import IdentifierInput, Profile
+from loyalty_core.customers.services.base import check_birth_date
+from loyalty_core.customers.services.consent import apply_decision, event_of, refuse_under_age
+from loyalty_core.customers.services.identifiers import IdentifierWrites
+from loyalty_core.customers.views import CustomerView
+from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.tenancy import ceilings
+from loyalty_core.wallet.models import Wallet
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOutcome:
+    index: int
+    customer: CustomerView | None = None
+    error: DomainError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Cards:
+    """What registration does about cards: claim a free one, or issue one; the import may also
+    bring cards and retired identifiers from the system it replaces."""
+
+    claim: str | None = None
+    imported: tuple[IdentifierInput, ...] = ()
+
+
+class Enrolment(IdentifierWrites):
+    async def register(self, vendor_id: int, profile: Profile, *, provenance: Provenance) -> CustomerView:
+        """Spec: POST /customers. A wallet at 0 comes with the customer, in the same transaction."""
+        card = next((i for i in profile.identifiers if i.type == cards.LOYALTY_CARD), None)
+        claim = cards.normalise_code(card.value) if card is not None else None
+        ceiling = await self._lock_for_ceiling(vendor_id, claim=claim)
+        return await self._register(
+            vendor_id, profile, _Cards(claim=claim), provenance, profile.statement_version, ceiling
+        )
+
+    async def import_customers(
+        self, vendor_id: int, *, importer: str | None, attested_on: date | None, items: Sequence[Profile]
+    ) -> list[ImportOutcome]:
+        """Contract 2: the attested import. Each item stands alone; the plan's ceiling holds for all."""
+        if attested_on is not None and attested_on > self._clock.now().date():
+            raise ValidationFailed(
+                "The attestation date is in the future.",
+                {"attested_on": ["The date the shop confirmed the mark must not be in the future."]},
+            )
+        version = consent.attestation_version(importer, attested_on) if importer and attested_on else None
+        provenance = Provenance(consent.IMPORT, consent.PORTAL_USER)
+        ceiling = await self._lock_for_ceiling(vendor_id)
+        outcomes: list[ImportOutcome] = []
+        for index, profile in enumerate(items):
+            if profile.marketing_consent and version is None:
+                # Marketing consent rule 1: subscribed only when the importer confirmed it can show the record
+                refused = ValidationFailed(
+                    "A subscribed customer needs the importer's attestation.",
+                    {"marketing_consent": ["A customer is imported as subscribed only with importer and attested_on."]},
+                )
+                outcomes.append(ImportOutcome(index=index, error=refused))
+                continue
+            brought = tuple(i for i in profile.identifiers if i.type != cards.EMAIL)
+            try:
+                async with self._session.begin_nested():
+                    view = await self._register(
+                        vendor_id, profile, _Cards(imported=brought), provenance, version, ceiling
+                    )
+            except DomainError as exc:
+                outcomes.append(ImportOutcome(index=index, error=exc))
+            else:
+                outcomes.append(ImportOutcome(index=index, customer=view))
+        return outcomes
+
+    async def _register(
+        self,
+        vendor_id: int,
+        profile: Profile,
+        how: _Cards,
+        provenance: Provenance,
+        version: str | None,
+        ceiling: int,
+    ) -> CustomerView:
+        now = self._clock.now()
+        check_birth_date(profile.date_of_birth, now)
+        refuse_under_age(profile.marketing_consent, profile.date_of_birth, now.date())
+        held = select(func.count()).select_from(Customer)
+        held = held.where(Customer.vendor_id == vendor_id, Customer.status != CustomerStatus.ANONYMIZED)
+        await ceilings.ensure_room(self._session, ceiling, held, ceilings.CUSTOMERS)
+        customer = Customer(
+            vendor_id=vendor_id,
+            first_name=profile.first_name,
+            last_name=profile.last_name,
+            email=profile.email,
+            phone=profile.phone,
+            date_of_birth=profile.date_of_birth,
+            customer_since=profile.customer_since,
+            external_id=profile.external_id,
+            locale=profile.locale,
+            status=CustomerStatus.ACTIVE,
+            marketing_consent=False,
+            created_at=now,
+            updated_at=now,
+        )
+        decided = profile.marketing_consent is not None and apply_decision(
+            customer, profile.marketing_consent, version, provenance, now
+        )
+        self._session.add(customer)
+        await self._flush_customer()
+        await self._session.execute(
+            insert(Wallet).values(
+                vendor_id=vendor_id, customer_id=customer.id, balance=0, created_at=now, updated_at=now
+            )
+        )
+        if profile.email is not None:
+            await self._add_identifier(vendor_id, customer.id, cards.EMAIL, profile.email, now)
+        if how.claim is not None:
+            await self._claim(vendor_id, how.claim, customer.id, now)
+        imported_cards = 0
+        for brought in how.imported:
+            await self._bring(vendor_id, customer.id, brought, now)
+            imported_cards += brought.type == cards.LOYALTY_CARD
+            now += timedelta(microseconds=1)
+        if how.claim is None and not imported_cards:
+            await self._issue(vendor_id, customer.id, now)
+        if decided:
+            self._session.add(event_of(customer, now))
+        await self._session.flush()
+        return await self.get(vendor_id, customer.id)
+
+    async def _lock_for_ceiling(self, vendor_id: int, *, claim: str | None = None) -> int:
+        """Serialise registrations of a vendor whose plan caps customers, so the count and the insert
+        that follows cannot interleave with another's (contract 5: exact under concurrency).
+
+        A scanned card is checked first, before the lock: a card taken by a registration that
+        committed earlier is simply not free (422), while one claimed by a registration still
+        running is lost in the race (409, in ``_claim``)."""
+        if claim is not None:
+            await self._check_free_card(vendor_id, claim)
+        ceiling = (await ceilings.plan_of(self._session, vendor_id)).max_customers
+        if ceiling:
+            await ceilings.lock_vendor(self._session, vendor_id)
+        return ceiling

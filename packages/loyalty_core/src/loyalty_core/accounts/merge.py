@@ -1,0 +1,104 @@
+"""Merge (admin portal; spec: Merged customers, rules 1 to 6): one account closes into another.
+
+It moves the points with their end dates through the wallet's one posting path, moves the
+identifiers, and closes the customer row; it sits above customers and wallet because it changes both.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import func, select, update
+
+from loyalty_core.customers import cards
+from loyalty_core.customers.errors import CustomerDeactivated
+from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
+from loyalty_core.errors import ValidationFailed
+from loyalty_core.wallet.models import EntryType, PointLot
+from loyalty_core.wallet.services.posting import Causer, Posting
+
+MERGE_REASON = "merge"
+
+
+class MergeService(Posting):
+    async def merge(
+        self, vendor_id: int, closing_id: int, into_id: int, *, causer: Causer
+    ) -> tuple[Customer, Customer]:
+        if closing_id == into_id:
+            raise ValidationFailed(
+                "A customer cannot be merged into itself.",
+                {"into_customer_id": ["The customer to keep must be another customer."]},
+            )
+        closing = await self.customer(vendor_id, closing_id)
+        kept = await self.customer(vendor_id, into_id)
+        if closing.merged_into_id is not None:
+            raise CustomerDeactivated(
+                "This account was already merged into another.", merged_into_id=closing.merged_into_id
+            )
+        if kept.merged_into_id is not None:
+            raise ValidationFailed(
+                "The account to keep was itself merged into another.",
+                {"into_customer_id": ["The customer to keep is a closed, merged account."]},
+            )
+        # both wallets in id order: a merge never waits on a writer that waits on it
+        first, second = sorted((closing_id, into_id))
+        locked = {
+            w.customer_id: w
+            for w in [
+                await self._locked(self.wallet_of(vendor_id, first, lock=True)),
+                await self._locked(self.wallet_of(vendor_id, second, lock=True)),
+            ]
+        }
+        source, target = locked[closing_id], locked[into_id]
+        if source.balance > 0:
+            open_lots = {
+                lot.id: lot
+                for lot in (
+                    await self._session.scalars(
+                        select(PointLot).where(PointLot.wallet_id == source.id, PointLot.remaining > 0)
+                    )
+                ).all()
+            }
+            _, takes = await self.post(
+                source, -source.balance, kind=EntryType.ADJUST, causer=causer, reason=MERGE_REASON
+            )
+            moved = [(t.points, open_lots[t.lot_id].expires_at) for t in takes]
+            await self.post(
+                target, sum(p for p, _ in moved), kind=EntryType.ADJUST, causer=causer, reason=MERGE_REASON, lots=moved
+            )
+        await self._move_identifiers(vendor_id, closing, kept)
+        closing.status = CustomerStatus.DEACTIVATED
+        closing.merged_into_id = kept.id
+        await self._session.flush()
+        return closing, kept
+
+    async def _move_identifiers(self, vendor_id: int, closing: Customer, kept: Customer) -> None:
+        """Active cards (and retired scanning values) go to the kept account, past five if need be,
+        behind its own cards so its ``loyalty_card_code`` does not change. The closed account's email
+        stops resolving when the kept account has its own (merge rule 3)."""
+        newest_kept = await self._session.scalar(
+            select(func.min(CustomerIdentifier.assigned_at)).where(
+                CustomerIdentifier.vendor_id == vendor_id, CustomerIdentifier.customer_id == kept.id
+            )
+        )
+        moved_at = (newest_kept or self._clock.now()) - timedelta(microseconds=1)
+        await self._session.execute(
+            update(CustomerIdentifier)
+            .where(
+                CustomerIdentifier.vendor_id == vendor_id,
+                CustomerIdentifier.customer_id == closing.id,
+                CustomerIdentifier.type != cards.EMAIL,
+                CustomerIdentifier.active.is_(True),
+            )
+            .values(customer_id=kept.id, assigned_at=func.least(CustomerIdentifier.assigned_at, moved_at))
+        )
+        if kept.email:
+            await self._session.execute(
+                update(CustomerIdentifier)
+                .where(
+                    CustomerIdentifier.vendor_id == vendor_id,
+                    CustomerIdentifier.customer_id == closing.id,
+                    CustomerIdentifier.type == cards.EMAIL,
+                )
+                .values(active=False)
+            )

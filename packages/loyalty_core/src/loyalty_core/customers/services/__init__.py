@@ -1,0 +1,1 @@
+"""Customer writes by concern: identifiers and cards, profile updates, consent, status changes."""

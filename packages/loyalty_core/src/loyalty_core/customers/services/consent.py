@@ -1,0 +1,90 @@
+"""Marketing-consent decisions: applied with provenance, kept as history, recorded from the portal or the link.
+
+Spec: Resources > Customer, Marketing consent rules 1 to 7.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import select
+
+from loyalty_core.customers import consent
+from loyalty_core.customers import errors as e
+from loyalty_core.customers.consent import Provenance
+from loyalty_core.customers.models import ConsentEvent, Customer
+from loyalty_core.customers.services.base import CustomerWrites
+from loyalty_core.customers.views import CustomerView
+
+
+def apply_decision(
+    customer: Customer, granted: bool, version: str | None, provenance: Provenance, at: datetime
+) -> bool:
+    """Store a decision in force with its provenance (Marketing consent rule 2); a withdrawal keeps
+    the grant's moment and wording version. Answers whether anything changed."""
+    if not consent.changes(customer.marketing_consent, customer.marketing_consent_statement_version, granted, version):
+        return False
+    if granted:
+        customer.marketing_consent_statement_version = version
+        customer.marketing_consent_granted_at = at
+        customer.marketing_consent_withdrawn_at = None
+    else:
+        customer.marketing_consent_withdrawn_at = at
+    customer.marketing_consent = granted
+    customer.marketing_consent_source = provenance.source
+    customer.marketing_consent_recorded_by = provenance.recorded_by
+    customer.updated_at = at
+    return True
+
+
+def event_of(customer: Customer, at: datetime) -> ConsentEvent:
+    """The history entry of the decision just applied to ``customer``."""
+    return ConsentEvent(
+        vendor_id=customer.vendor_id,
+        customer_id=customer.id,
+        granted=customer.marketing_consent,
+        moment=at,
+        source=customer.marketing_consent_source,
+        recorded_by=customer.marketing_consent_recorded_by,
+        statement_version=customer.marketing_consent_statement_version,
+        created_at=at,
+        updated_at=at,
+    )
+
+
+def refuse_under_age(granted: bool | None, date_of_birth: date | None, today: date) -> None:
+    """Rule 7: a grant for someone under 13 is refused, whoever records it."""
+    if granted and consent.too_young(date_of_birth, today):
+        raise e.MarketingConsentUnderAge("A customer younger than 13 cannot have marketing consent recorded.")
+
+
+class ConsentWrites(CustomerWrites):
+    async def consent_history(self, vendor_id: int, customer_id: int) -> list[ConsentEvent]:
+        found = await self._session.scalars(
+            select(ConsentEvent)
+            .where(ConsentEvent.vendor_id == vendor_id, ConsentEvent.customer_id == customer_id)
+            .order_by(ConsentEvent.moment, ConsentEvent.id)
+        )
+        return list(found)
+
+    async def _decide(
+        self, customer: Customer, granted: bool, version: str | None, provenance: Provenance, at: datetime
+    ) -> None:
+        if apply_decision(customer, granted, version, provenance, at):
+            self._session.add(event_of(customer, at))
+            await self._session.flush()
+
+    async def record_consent(
+        self, vendor_id: int, customer_id: int, granted: bool, version: str | None, *, provenance: Provenance
+    ) -> CustomerView:
+        """A decision recorded by a vendor user in the admin portal (source ``portal``)."""
+        customer = await self._customer_for_update(vendor_id, customer_id)
+        now = self._clock.now()
+        refuse_under_age(granted, customer.date_of_birth, now.date())
+        await self._decide(customer, granted, version, provenance, now)
+        return await self.get(vendor_id, customer_id)
+
+    async def unsubscribe(self, vendor_id: int, customer_id: int) -> None:
+        """The signed link (rule 4): a withdrawal by the customer, in force on the next request."""
+        customer = await self._customer_for_update(vendor_id, customer_id)
+        await self._decide(customer, False, None, Provenance(consent.EMAIL, consent.CUSTOMER), self._clock.now())

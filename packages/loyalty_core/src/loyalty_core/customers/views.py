@@ -1,0 +1,118 @@
+"""The customer read model: the resource of contract 5 "Customers" and how one row becomes it.
+
+The balance shown beside the profile lives in the wallet area; the statement that joins it is
+built in ``loyalty_core.accounts.views``, so this area never imports the wallet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from sqlalchemy import RowMapping, func, literal_column, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by
+
+from loyalty_core.customers import cards
+from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
+
+
+@dataclass(frozen=True, slots=True)
+class IdentifierView:
+    type: str
+    value: str
+    active: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerView:
+    """The customer resource of contract 5 "Customers", plus what the admin API shows of consent."""
+
+    id: int
+    vendor_id: int
+    first_name: str | None
+    last_name: str | None
+    email: str | None
+    phone: str | None
+    date_of_birth: date | None
+    customer_since: date
+    external_id: str | None
+    locale: str
+    status: str
+    marketing_consent: bool
+    marketing_consent_statement_version: str | None
+    loyalty_card_code: str | None
+    identifiers: tuple[IdentifierView, ...]
+    balance: int
+    merged_into_id: int | None
+    consent_granted_at: datetime | None
+    consent_withdrawn_at: datetime | None
+    consent_source: str | None
+    consent_recorded_by: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def is_deactivated(self) -> bool:
+        return self.status == CustomerStatus.DEACTIVATED
+
+
+@dataclass(frozen=True, slots=True)
+class CardView:
+    code: str
+    active: bool
+    customer_id: int | None
+    assigned_at: datetime | None
+
+
+_C = Customer.__table__.c
+_I = CustomerIdentifier.__table__.c
+
+IDENTIFIER_LIST = (
+    select(
+        func.coalesce(
+            func.json_agg(
+                aggregate_order_by(
+                    func.json_build_array(_I.type, _I.value, _I.active), _I.assigned_at.asc().nulls_first(), _I.id
+                )
+            ),
+            literal_column("'[]'::json"),
+        )
+    )
+    .where(_I.vendor_id == _C.vendor_id, _I.customer_id == _C.id)
+    .correlate(Customer.__table__)
+    .scalar_subquery()
+    .label("identifier_list")
+)
+"""The customer's identifiers, oldest first, as one JSON array beside the row."""
+
+
+def view_of(row: RowMapping) -> CustomerView:
+    """A row of the customers table with ``balance`` and ``identifier_list`` beside it."""
+    identifiers = tuple(IdentifierView(type=t, value=v, active=a) for t, v, a in row["identifier_list"])
+    scanned = [i.value for i in identifiers if i.type == cards.LOYALTY_CARD and i.active]
+    return CustomerView(
+        id=row["id"],
+        vendor_id=row["vendor_id"],
+        first_name=row["first_name"],
+        last_name=row["last_name"],
+        email=row["email"],
+        phone=row["phone"],
+        date_of_birth=row["date_of_birth"],
+        customer_since=row["customer_since"] or row["created_at"].date(),
+        external_id=row["external_id"],
+        locale=row["locale"],
+        status=row["status"],
+        marketing_consent=row["marketing_consent"],
+        marketing_consent_statement_version=row["marketing_consent_statement_version"],
+        # identifiers come oldest first: the card scanned is the last one assigned (Identifiers rule 4)
+        loyalty_card_code=scanned[-1] if scanned else None,
+        identifiers=identifiers,
+        balance=row["balance"],
+        merged_into_id=row["merged_into_id"],
+        consent_granted_at=row["marketing_consent_granted_at"],
+        consent_withdrawn_at=row["marketing_consent_withdrawn_at"],
+        consent_source=row["marketing_consent_source"],
+        consent_recorded_by=row["marketing_consent_recorded_by"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )

@@ -1,0 +1,142 @@
+"""Every change of a balance goes through ``Posting.post``, so one place keeps the invariant:
+balance = sum of ledger amounts = last running balance >= 0, and the open lots hold the balance.
+
+Writes follow docs/architecture.md "Money-like writes": the wallet row is locked first (``SELECT ...
+FOR UPDATE``; a merge locks both wallets in id order, so no two writers wait on each other in a
+circle), the idempotency key is looked up under that lock (a duplicate waits for the first and
+then answers its replay), then the entry, its lots and the balance are written together. A
+refusal raises before anything is written, so its key stays free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.clock import Clock
+from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.customers.models import Customer, CustomerStatus
+from loyalty_core.wallet import ledger
+from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
+from loyalty_core.wallet.models import CauserType, LedgerEntry, PointLot, Wallet
+
+
+@dataclass(frozen=True, slots=True)
+class Causer:
+    type: str
+    id: str | None = None
+
+
+SYSTEM = Causer(CauserType.SYSTEM)
+
+
+class Posting:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
+    async def customer(self, vendor_id: int, customer_id: int) -> Customer:
+        found: Customer | None = await self._session.scalar(
+            select(Customer).where(
+                Customer.vendor_id == vendor_id,
+                Customer.id == customer_id,
+                Customer.status != CustomerStatus.ANONYMIZED,
+            )
+        )
+        if found is None:
+            raise CustomerNotFound("No customer with this id.", customer_id=customer_id)
+        return found
+
+    async def wallet_of(self, vendor_id: int, customer_id: int, *, lock: bool = False) -> Wallet:
+        query = select(Wallet).where(Wallet.vendor_id == vendor_id, Wallet.customer_id == customer_id)
+        if lock:
+            query = query.with_for_update()
+        wallet: Wallet | None = await self._session.scalar(query)
+        if wallet is None:
+            raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
+        return wallet
+
+    async def post(
+        self,
+        wallet: Wallet,
+        amount: int,
+        *,
+        kind: str,
+        causer: Causer,
+        reason: str | None = None,
+        key: str | None = None,
+        expire_after_days: int | None = None,
+        lots: list[tuple[int, datetime | None]] | None = None,
+    ) -> tuple[LedgerEntry, list[ledger.Take]]:
+        """Write one entry on a wallet the caller has locked. A positive amount opens one lot ending
+        ``expire_after_days`` after now, or the given ``lots`` (points, end) when they carry their
+        own end dates (a merge); a negative one takes points soonest-ending first."""
+        now = self._clock.now()
+        balance = wallet.balance + amount
+        if balance < 0:
+            raise InsufficientBalance(
+                "The balance is too low for this deduction.", balance=wallet.balance, amount=amount
+            )
+        entry = LedgerEntry(
+            vendor_id=wallet.vendor_id,
+            wallet_id=wallet.id,
+            type=kind,
+            amount=amount,
+            running_balance=balance,
+            reason=reason,
+            causer_type=causer.type,
+            causer_id=causer.id,
+            idempotency_key=key,
+            created_at=now,
+            updated_at=now,
+        )
+        self._session.add(entry)
+        await self._session.flush()
+        takes: list[ledger.Take] = []
+        if amount > 0:
+            for points, expires_at in lots or [(amount, ledger.lot_expiry(now, expire_after_days))]:
+                self._session.add(
+                    PointLot(
+                        vendor_id=wallet.vendor_id,
+                        wallet_id=wallet.id,
+                        entry_id=entry.id,
+                        points=points,
+                        remaining=points,
+                        expires_at=expires_at,
+                    )
+                )
+        else:
+            open_lots = (
+                await self._session.scalars(
+                    select(PointLot).where(PointLot.wallet_id == wallet.id, PointLot.remaining > 0)
+                )
+            ).all()
+            values = [ledger.Lot(lot.id, lot.expires_at, lot.remaining) for lot in open_lots]
+            takes = ledger.take(values, -amount)
+            left = ledger.remaining_after(values, takes)
+            for lot in open_lots:
+                lot.remaining = left[lot.id]
+        wallet.balance = balance
+        wallet.updated_at = now
+        await self._session.flush()
+        return entry, takes
+
+    async def _locked(self, pending: Awaitable[Wallet | None]) -> Wallet:
+        try:
+            wallet = await pending
+        except OperationalError as exc:
+            raise _busy(exc) from exc
+        if wallet is None:
+            raise WalletNotFound("The wallet does not exist.")
+        return wallet
+
+
+def _busy(exc: OperationalError) -> Exception:
+    """A lock wait past the connection's lock_timeout is a clean, retryable refusal, not a 500."""
+    if "lock timeout" in str(exc).lower():
+        return WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1)
+    return exc

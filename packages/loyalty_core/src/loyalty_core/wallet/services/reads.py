@@ -1,0 +1,68 @@
+"""Wallet reads: the balance with what expires soon, and the ledger page (spec: GET .../wallet, .../ledger)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from sqlalchemy import func, select
+
+from loyalty_core.clock import midnight_utc
+from loyalty_core.wallet import ledger
+from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet
+from loyalty_core.wallet.services.posting import Posting
+
+
+@dataclass(frozen=True, slots=True)
+class WalletView:
+    wallet: Wallet
+    expiring_soon: int
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerFilter:
+    date_from: datetime | date | None = None
+    date_to: datetime | date | None = None
+    type: str | None = None
+
+
+class WalletReads(Posting):
+    async def read(self, vendor_id: int, customer_id: int) -> WalletView:
+        await self.customer(vendor_id, customer_id)
+        wallet = await self.wallet_of(vendor_id, customer_id)
+        now = self._clock.now()
+        soon = await self._session.scalar(
+            select(func.coalesce(func.sum(PointLot.remaining), 0)).where(
+                PointLot.wallet_id == wallet.id,
+                PointLot.remaining > 0,
+                PointLot.expires_at > now,
+                PointLot.expires_at <= now + ledger.EXPIRING_SOON,
+            )
+        )
+        return WalletView(wallet=wallet, expiring_soon=int(soon or 0))
+
+    async def entries(
+        self, vendor_id: int, customer_id: int, filters: LedgerFilter, *, offset: int, limit: int
+    ) -> tuple[list[LedgerEntry], int]:
+        """Newest first. A bare ``date_to`` keeps entries strictly before 00:00 UTC of that day."""
+        await self.customer(vendor_id, customer_id)
+        wallet = await self.wallet_of(vendor_id, customer_id)
+        conditions = [LedgerEntry.wallet_id == wallet.id]
+        if filters.date_from is not None:
+            conditions.append(LedgerEntry.created_at >= midnight_utc(filters.date_from))
+        if filters.date_to is not None:
+            if isinstance(filters.date_to, datetime):
+                conditions.append(LedgerEntry.created_at <= filters.date_to)
+            else:
+                conditions.append(LedgerEntry.created_at < midnight_utc(filters.date_to))
+        if filters.type is not None:
+            conditions.append(LedgerEntry.type == filters.type)
+        total = await self._session.scalar(select(func.count()).select_from(LedgerEntry).where(*conditions))
+        rows = await self._session.scalars(
+            select(LedgerEntry)
+            .where(*conditions)
+            .order_by(LedgerEntry.created_at.desc(), LedgerEntry.id.desc())
+            .offset(offset)
+            .limit(limit)
+        )
+        return list(rows), int(total or 0)
