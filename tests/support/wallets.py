@@ -11,10 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.models import Customer, CustomerIdentifier
 from loyalty_core.db import make_sessionmaker
-from loyalty_core.wallet.models import Wallet
+from loyalty_core.tenancy.models import Vendor
+from loyalty_core.wallet.models import LedgerEntry, Wallet
 from loyalty_core.wallet.services import Causer, WalletService
 
 _cards = itertools.count(1)
+TILL = Causer("api_client", "cl_till")
+PORTAL = Causer("portal_user", "admin")
 ASSIGNED = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -59,3 +62,13 @@ async def earn(
         service = WalletService(db, FixedClock(at))
         wallet = await service.wallet_of(vendor_id, customer_id, lock=True)
         await service.post(wallet, points, kind="earn", causer=Causer("api_client", "cl_earn"), expire_after_days=days)
+
+
+async def earned(
+    db: AsyncSession, clock: FixedClock, vendor: Vendor, customer: Customer, points: int, days: int | None = None
+) -> LedgerEntry:
+    """Earned points inside the test's own session, through ``WalletService.post`` as earning writes them."""
+    service = WalletService(db, clock)
+    wallet = await service.wallet_of(vendor.id, customer.id, lock=True)
+    entry, _ = await service.post(wallet, points, kind="earn", causer=TILL, expire_after_days=days)
+    return entry

@@ -11,33 +11,18 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.merge import MergeService
 from loyalty_core.clock import FixedClock
-from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
-from loyalty_core.customers.models import Customer, CustomerIdentifier
+from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.tenancy.models import Vendor
 from loyalty_core.wallet.errors import InsufficientBalance
 from loyalty_core.wallet.models import LedgerEntry, PointLot
-from loyalty_core.wallet.services import Causer, LedgerFilter, WalletService
+from loyalty_core.wallet.services import LedgerFilter, WalletService
 from tests.support.vendors import make_vendor
-from tests.support.wallets import make_customer
-
-TILL = Causer("api_client", "cl_till")
-PORTAL = Causer("portal_user", "admin")
+from tests.support.wallets import PORTAL, TILL, earned, make_customer
 
 
 async def count(db: AsyncSession, model: Any, *where: Any) -> int:
     return int(await db.scalar(select(func.count()).select_from(model).where(*where)) or 0)
-
-
-async def earn(
-    db: AsyncSession, clock: FixedClock, vendor: Vendor, customer: Customer, points: int, days: int | None = None
-) -> LedgerEntry:
-    service = WalletService(db, clock)
-    wallet = await service.wallet_of(vendor.id, customer.id, lock=True)
-    entry, _ = await service.post(wallet, points, kind="earn", causer=TILL, expire_after_days=days)
-    return entry
 
 
 # --- adjust -------------------------------------------------------------------------------------------
@@ -159,9 +144,9 @@ async def test_deductions_come_out_of_the_points_that_expire_first(db: AsyncSess
     """Spec, Ledger entry: deducted points come out of the points that expire first."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
-    never = await earn(db, clock, vendor, customer, 10, days=None)
-    late = await earn(db, clock, vendor, customer, 10, days=60)
-    soon = await earn(db, clock, vendor, customer, 10, days=20)
+    never = await earned(db, clock, vendor, customer, 10, days=None)
+    late = await earned(db, clock, vendor, customer, 10, days=60)
+    soon = await earned(db, clock, vendor, customer, 10, days=20)
     await WalletService(db, clock).adjust(vendor.id, customer.id, amount=-15, reason="x", key="k", causer=TILL)
     lots = {
         lot.entry_id: lot.remaining
@@ -175,9 +160,9 @@ async def test_expiring_soon_counts_lots_ending_within_thirty_days(db: AsyncSess
     """Spec, Wallet: every point that already has an end date counts, even after expiry was switched off."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
-    await earn(db, clock, vendor, customer, 3, days=30)
-    await earn(db, clock, vendor, customer, 5, days=31)
-    await earn(db, clock, vendor, customer, 7, days=None)
+    await earned(db, clock, vendor, customer, 3, days=30)
+    await earned(db, clock, vendor, customer, 5, days=31)
+    await earned(db, clock, vendor, customer, 7, days=None)
     vendor.points_expire_after_days = None
     await db.flush()
     view = await WalletService(db, clock).read(vendor.id, customer.id)
@@ -193,9 +178,9 @@ async def test_expiry_writes_one_entry_per_wallet_and_is_idempotent(db: AsyncSes
     """The expire-points job: one expire entry for the lots that ran out, causer system; run twice, one entry."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
-    await earn(db, clock, vendor, customer, 4, days=10)
-    await earn(db, clock, vendor, customer, 6, days=10)
-    await earn(db, clock, vendor, customer, 9, days=40)
+    await earned(db, clock, vendor, customer, 4, days=10)
+    await earned(db, clock, vendor, customer, 6, days=10)
+    await earned(db, clock, vendor, customer, 9, days=40)
     wallet = await WalletService(db, clock).wallet_of(vendor.id, customer.id)
     at = clock.now() + timedelta(days=10)
     service = WalletService(db, FixedClock(at))
@@ -210,110 +195,14 @@ async def test_expiry_writes_one_entry_per_wallet_and_is_idempotent(db: AsyncSes
 async def test_expired_points_are_exactly_the_unspent_remainders(db: AsyncSession, clock: FixedClock) -> None:
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
-    await earn(db, clock, vendor, customer, 10, days=5)
-    await earn(db, clock, vendor, customer, 10, days=50)
+    await earned(db, clock, vendor, customer, 10, days=5)
+    await earned(db, clock, vendor, customer, 10, days=50)
     await WalletService(db, clock).adjust(vendor.id, customer.id, amount=-7, reason="x", key="k", causer=TILL)
     wallet = await WalletService(db, clock).wallet_of(vendor.id, customer.id)
     at = clock.now() + timedelta(days=5)
     entry = await WalletService(db, FixedClock(at)).expire_wallet(vendor.id, wallet.id, at)
     assert entry is not None
     assert (entry.amount, entry.running_balance) == (-3, 10)
-
-
-# --- merge ----------------------------------------------------------------------------------------
-
-
-async def test_merge_moves_points_as_two_adjustments_keeping_expiry(db: AsyncSession, clock: FixedClock) -> None:
-    """Contract 5: two adjust entries (reason merge) that keep the lots' expiry dates; merge rule 1."""
-    vendor = await make_vendor(db)
-    closing, kept = await make_customer(db, vendor.id), await make_customer(db, vendor.id)
-    await earn(db, clock, vendor, closing, 4, days=10)
-    await earn(db, clock, vendor, closing, 6, days=None)
-    await earn(db, clock, vendor, kept, 1, days=None)
-    service = WalletService(db, clock)
-    closed, _ = await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
-    assert (closed.status, closed.merged_into_id) == ("deactivated", kept.id)
-    assert (await service.read(vendor.id, closing.id)).wallet.balance == 0
-    kept_view = await service.read(vendor.id, kept.id)
-    assert kept_view.wallet.balance == 11
-    merges = (await db.scalars(select(LedgerEntry).where(LedgerEntry.reason == "merge").order_by(LedgerEntry.id))).all()
-    assert [(e.type, e.amount, e.causer_type) for e in merges] == [
-        ("adjust", -10, "portal_user"),
-        ("adjust", 10, "portal_user"),
-    ]
-    moved = (await db.scalars(select(PointLot).where(PointLot.entry_id == merges[1].id))).all()
-    assert sorted((lot.points, lot.expires_at) for lot in moved if lot.expires_at) == [
-        (4, clock.now() + timedelta(days=10))
-    ]
-    assert sorted(lot.points for lot in moved) == [4, 6]
-
-
-async def test_merge_moves_active_cards_behind_the_kept_card(db: AsyncSession, clock: FixedClock) -> None:
-    """Contract 5: active cards move even past five; the kept account's loyalty_card_code does not change."""
-    vendor = await make_vendor(db)
-    kept = await make_customer(db, vendor.id, assigned_at=datetime(2026, 1, 1, tzinfo=UTC))
-    closing = await make_customer(db, vendor.id, assigned_at=datetime(2026, 2, 1, tzinfo=UTC))
-    await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
-    cards = (
-        await db.scalars(
-            select(CustomerIdentifier)
-            .where(CustomerIdentifier.customer_id == kept.id)
-            .order_by(CustomerIdentifier.assigned_at.desc())
-        )
-    ).all()
-    assert len(cards) == 2
-    assert cards[0].assigned_at == datetime(2026, 1, 1, tzinfo=UTC)
-
-
-async def test_merge_retires_the_closed_email_when_the_kept_has_one(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Merged customers 3."""
-    vendor = await make_vendor(db)
-    closing = await make_customer(db, vendor.id, email="old@example.com")
-    kept = await make_customer(db, vendor.id, email="new@example.com")
-    await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
-    email = await db.scalar(
-        select(CustomerIdentifier).where(
-            CustomerIdentifier.value == "old@example.com", CustomerIdentifier.vendor_id == vendor.id
-        )
-    )
-    assert email is not None
-    assert email.active is False
-
-
-async def test_keys_of_merged_accounts_count_for_the_kept_one(db: AsyncSession, clock: FixedClock) -> None:
-    """Adjust rules 1 and 4: the kept customer finds the closed account's adjustment, which keeps its
-    own wallet_id and running_balance; sent to the closed account, an old key replays and a new one
-    answers CUSTOMER_DEACTIVATED."""
-    vendor = await make_vendor(db)
-    closing, kept = await make_customer(db, vendor.id), await make_customer(db, vendor.id)
-    service = WalletService(db, clock)
-    before = await service.adjust(vendor.id, closing.id, amount=8, reason="x", key="old", causer=TILL)
-    await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
-    via_kept = await service.adjust(vendor.id, kept.id, amount=8, reason="x", key="old", causer=TILL)
-    assert via_kept.created is False
-    assert via_kept.entry.id == before.entry.id
-    closing_wallet = await service.wallet_of(vendor.id, closing.id)
-    assert (via_kept.entry.wallet_id, via_kept.entry.running_balance) == (closing_wallet.id, 8)
-    with pytest.raises(IdempotencyKeyConflict):
-        await service.adjust(vendor.id, kept.id, amount=9, reason="x", key="old", causer=TILL)
-    via_closed = await service.adjust(vendor.id, closing.id, amount=8, reason="x", key="old", causer=TILL)
-    assert via_closed.entry.id == before.entry.id
-    with pytest.raises(CustomerDeactivated):
-        await service.adjust(vendor.id, closing.id, amount=1, reason="x", key="new", causer=TILL)
-
-
-async def test_merge_refuses_itself_and_a_second_merge(db: AsyncSession, clock: FixedClock) -> None:
-    from loyalty_core.errors import ValidationFailed
-
-    vendor = await make_vendor(db)
-    one, two = await make_customer(db, vendor.id), await make_customer(db, vendor.id)
-    with pytest.raises(ValidationFailed):
-        await MergeService(db, clock).merge(vendor.id, one.id, one.id, causer=PORTAL)
-    await MergeService(db, clock).merge(vendor.id, one.id, two.id, causer=PORTAL)
-    with pytest.raises(CustomerDeactivated):
-        await MergeService(db, clock).merge(vendor.id, one.id, two.id, causer=PORTAL)
-    with pytest.raises(ValidationFailed):
-        await MergeService(db, clock).merge(vendor.id, two.id, one.id, causer=PORTAL)
 
 
 # --- ledger list ----------------------------------------------------------------------------------
