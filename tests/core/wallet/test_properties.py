@@ -124,7 +124,11 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int]], expire_after: int 
         wallet = await WalletService(db, clock).wallet_of(vendor.id, customer.id)
         await db.refresh(wallet)
         assert wallet.balance == model.balance >= 0
-        lots = (await db.scalars(select(PointLot).where(PointLot.wallet_id == wallet.id))).all()
+        lots = (
+            await db.scalars(
+                select(PointLot).where(PointLot.wallet_id == wallet.id).execution_options(populate_existing=True)
+            )
+        ).all()
         assert all(lot.remaining >= 0 for lot in lots)
         assert sum(lot.remaining for lot in lots) == model.balance
     assert await ledger_violations(db) == []
