@@ -310,3 +310,20 @@ async def test_an_adjustment_racing_a_merge_never_lands_on_the_closed_account(
         state = await _state(engine, [a, b])
         _merge_outcome_holds(state)
         assert state[b][1] == 10 + credited
+
+
+async def test_merging_an_account_that_others_were_merged_into_carries_them_along(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """C into A, then A into B: C now points at B, so no account stays merged into a closed one, and an
+    adjustment key used on C still replays through B (adjust rule 4 over the whole family)."""
+    tenant = await make_tenant(client)
+    a, b, c = [(await register(client, tenant))["id"] for _ in range(3)]
+    first = await adjust(client, tenant, c, 4, "carried-key")
+    assert first.status_code == 201
+    assert (await merge(client, tenant, c, a)).status_code == 200
+    assert (await merge(client, tenant, a, b)).status_code == 200
+    state = await _state(engine, [a, b, c])
+    assert (state[a][0], state[c][0], state[b]) == (b, b, (None, 4))
+    replay = await adjust(client, tenant, b, 4, "carried-key")
+    assert (replay.status_code, replay.json()["data"]["id"]) == (200, first.json()["data"]["id"])

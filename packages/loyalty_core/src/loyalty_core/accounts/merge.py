@@ -71,6 +71,13 @@ class MergeService(Posting):
         closing.status = CustomerStatus.DEACTIVATED
         closing.merged_into_id = kept.id
         await self._session.flush()
+        # accounts merged earlier into the one closing now follow it to the kept account, so no
+        # account ever stays merged into a closed one
+        await self._session.execute(
+            update(Customer)
+            .where(Customer.vendor_id == vendor_id, Customer.merged_into_id == closing.id)
+            .values(merged_into_id=kept.id)
+        )
         return closing, kept
 
     async def _lock_both(self, vendor_id: int, closing_id: int, into_id: int) -> tuple[Customer, Customer]:
