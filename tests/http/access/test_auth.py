@@ -340,3 +340,27 @@ async def test_admin_token_is_no_vendor_token(client: AsyncTestClient[Litestar])
     response = await client.get(READ, headers=ADMIN)
     assert response.status_code == 401
     assert error_of(response)["code"] == "UNAUTHENTICATED"
+
+
+def test_a_verified_token_is_kept_but_its_expiry_is_judged_every_time() -> None:
+    """The codec keeps a verified token's claims (a till reuses one token for an hour) and still
+    refuses it once its exp has passed on the service clock; a token differing in one signature
+    character is verified afresh and refused."""
+    from datetime import UTC, datetime, timedelta
+
+    from loyalty_core.clock import SettableClock
+    from loyalty_http.access.tokens import TokenCodec
+
+    clock = SettableClock()
+    start = datetime(2034, 1, 1, tzinfo=UTC)
+    clock.freeze(start)
+    codec = TokenCodec("k" * 32, clock)
+    token = codec.encode(client_id="cl_a", vendor_id=7, jti="j1", expires_at=start + timedelta(hours=1))
+    first = codec.decode(token)
+    assert first is not None
+    assert (first.client_id, first.vendor_id, first.jti) == ("cl_a", 7, "j1")
+    assert codec.decode(token) is first
+    tampered = token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1]
+    assert codec.decode(tampered) is None
+    clock.freeze(start + timedelta(hours=1))
+    assert codec.decode(token) is None
