@@ -78,20 +78,25 @@ LEFT JOIN LATERAL (
 ) e ON true
 """
 
-_CREDIT = f"""
-WITH e AS (
+_ENTRY = f"""
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
          idempotency_key, created_at, updated_at)
     VALUES (nextval('ledger_entries_id_seq'), %(v)s, %(w)s, 'adjust', %(a)s, %(b)s, %(r)s, %(ct)s, %(ci)s,
             %(k)s, %(now)s, %(now)s)
-    RETURNING {_ENTRY_COLUMNS}
+    RETURNING {_ENTRY_COLUMNS}"""
+
+_BALANCE = "UPDATE wallets SET balance = %(b)s, updated_at = %(now)s WHERE id = %(w)s"
+
+_CREDIT = f"""
+WITH e AS (
+{_ENTRY}
 ), lot AS (
     INSERT INTO point_lots
         (id, vendor_id, wallet_id, entry_id, points, remaining, expires_at, created_at, updated_at)
     SELECT nextval('point_lots_id_seq'), %(v)s, %(w)s, e.id, %(a)s, %(a)s, %(x)s, %(now)s, %(now)s FROM e
 ), bal AS (
-    UPDATE wallets SET balance = %(b)s, updated_at = %(now)s WHERE id = %(w)s
+    {_BALANCE}
 )
 SELECT * FROM e
 """
@@ -100,18 +105,13 @@ _OPEN_LOTS = "SELECT id, expires_at, remaining FROM point_lots WHERE wallet_id =
 
 _DEBIT = f"""
 WITH e AS (
-    INSERT INTO ledger_entries
-        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
-         idempotency_key, created_at, updated_at)
-    VALUES (nextval('ledger_entries_id_seq'), %(v)s, %(w)s, 'adjust', %(a)s, %(b)s, %(r)s, %(ct)s, %(ci)s,
-            %(k)s, %(now)s, %(now)s)
-    RETURNING {_ENTRY_COLUMNS}
+{_ENTRY}
 ), taken AS (
     UPDATE point_lots p SET remaining = p.remaining - t.points, updated_at = %(now)s
     FROM unnest(%(ids)s::bigint[], %(takes)s::bigint[]) AS t(id, points)
     WHERE p.id = t.id AND p.wallet_id = %(w)s
 ), bal AS (
-    UPDATE wallets SET balance = %(b)s, updated_at = %(now)s WHERE id = %(w)s
+    {_BALANCE}
 )
 SELECT * FROM e
 """
