@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.customers import cards
+from loyalty_core.customers.models import Locale
 from loyalty_core.customers.profiles import IdentifierInput, Profile
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.text import EMAIL, SURROGATE
@@ -20,7 +21,6 @@ Name = Annotated[str, msgspec.Meta(max_length=255)]
 Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
 Phone = Annotated[str, msgspec.Meta(max_length=50)]
 ExternalId = Annotated[str, msgspec.Meta(max_length=255)]
-Locale = Literal["nl", "en"]
 Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
 """A value the endpoint validates only when it reads it (spec: Validation details, rule 8)."""
 

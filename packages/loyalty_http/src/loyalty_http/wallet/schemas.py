@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core.wallet.models import EntryType
 from loyalty_core.wallet.models import LedgerEntry as LedgerEntryModel
 from loyalty_core.wallet.services import WalletView
 from loyalty_core.wallet.till_adjust import EntryRow
@@ -17,7 +18,6 @@ from loyalty_http.customers.schemas import Customer
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 DateOrInstant = Annotated[str, msgspec.Meta(extra={"rule": "datetime_or_date"})]
-EntryType = Literal["earn", "adjust", "redeem", "expire"]
 
 
 class WalletAdjust(msgspec.Struct):
