@@ -60,21 +60,27 @@ FOR UPDATE OF w
 # Run after the wallet lock is held, so in a snapshot taken after any write that held it (a merge
 # commits before the lock is granted): the customer's merged state as it is now, and the entry of
 # this key among the keys of the customer and of every account merged into it, at any depth. UNION
-# (not UNION ALL) ends the recursion even if merges ever formed a cycle.
+# (not UNION ALL) ends the recursion even if merges ever formed a cycle. The key is looked up per
+# family wallet (the inner LIMIT keeps PostgreSQL from flattening that step), so the plan uses the
+# (wallet_id, key) index; left to itself it scanned that whole index for the key alone.
 _STATE_AND_KEY = f"""
 WITH RECURSIVE family(id) AS (
     SELECT %(c)s::bigint
     UNION
     SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
+), family_wallets AS MATERIALIZED (
+    SELECT w.id FROM family f JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = f.id
 )
 SELECT m.merged_into_id, e.*
 FROM (SELECT merged_into_id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s) m
 LEFT JOIN LATERAL (
-    SELECT {_ENTRY_COLUMNS}
-    FROM ledger_entries
-    WHERE type = 'adjust' AND idempotency_key = %(k)s
-      AND wallet_id IN (SELECT w.id FROM wallets w JOIN family f ON w.vendor_id = %(v)s AND w.customer_id = f.id)
-    ORDER BY id LIMIT 1
+    SELECT k.* FROM family_wallets fw
+    CROSS JOIN LATERAL (
+        SELECT {_ENTRY_COLUMNS} FROM ledger_entries
+        WHERE wallet_id = fw.id AND type = 'adjust' AND idempotency_key = %(k)s
+        LIMIT 1
+    ) k
+    ORDER BY k.id LIMIT 1
 ) e ON true
 """
 
