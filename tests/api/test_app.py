@@ -80,3 +80,16 @@ async def test_the_service_serves_exactly_the_http_packages_routes(settings: Set
         await engine.dispose()
     service = {e.key for e in endpoints(create_app(settings)) if not e.path.startswith("/api/v1/openapi")}
     assert service == package
+
+
+async def test_a_served_process_fills_its_pool_before_the_first_request(database_url: str) -> None:
+    """The request path: a steady load opens no new database session, from its first second."""
+    from loyalty_api.app import fill_pool
+    from loyalty_core.db import make_engine
+
+    engine = make_engine(database_url, pool_size=3)
+    try:
+        await fill_pool(engine, 3)
+        assert (engine.pool.checkedin(), engine.pool.checkedout()) == (3, 0)  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
