@@ -284,3 +284,32 @@ async def test_import_allows_retired_types_but_not_unknown_ones(client: AsyncTes
             "The identifier type must be one of: email, loyalty_card, barcode, qr_code, card_number."
         ]
     }
+
+
+async def test_two_imports_with_the_same_emails_in_opposite_orders_both_answer(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """Two attested imports racing on a vendor without a customer ceiling, the same emails in opposite
+    orders, deadlocked on the unique keys (one answered 503). They now queue: both answer 200, every
+    email is registered once, and each item of the second import fails alone as a duplicate."""
+    import asyncio
+
+    from tests.support.racing import racing_client
+
+    tenant = await make_tenant(client)
+    path = portal(tenant, "/customers/import")
+    for round_ in range(3):
+        emails = [f"race{round_}-{i}@example.nl" for i in range(30)]
+        forward = {"customers": [{"email": e} for e in emails]}
+        backward = {"customers": [{"email": e} for e in reversed(emails)]}
+        async with racing_client(engine) as racing:
+            answers = await asyncio.gather(
+                racing.post(path, json=forward, headers=ADMIN), racing.post(path, json=backward, headers=ADMIN)
+            )
+        assert [a.status_code for a in answers] == [200, 200], [a.text[:200] for a in answers]
+        async with engine.connect() as conn:
+            held = await conn.scalar(
+                text("SELECT count(*) FROM customers WHERE vendor_id = :v AND email LIKE :p"),
+                {"v": tenant.vendor_id, "p": f"race{round_}-%"},
+            )
+        assert held == 30
