@@ -45,6 +45,10 @@ test-api *ARGS:
     @echo "== loyalty-api (the composed service)"
     uv run --frozen --exact --all-packages pytest tests/api {{ARGS}}
 
+# regenerate docs/openapi-public.json and docs/openapi-admin.json from the routes
+openapi:
+    uv run --frozen python -m loyalty_http.openapi.export docs
+
 # ruff (lint + format) and the import-direction contracts
 lint:
     uv run --frozen ruff check .

@@ -242,18 +242,14 @@ NOT_SWEPT: dict[str, str] = {
     "GET /api/v1/probe/vendor": "test-only probe controller, not part of the service",
     "POST /api/v1/probe/vendor": "test-only probe controller, not part of the service",
     **{
-        f"GET /schema{page}": "the OpenAPI document and its viewers hold no tenant data"
+        f"GET {page}": "the OpenAPI documents and their Swagger UI pages hold no tenant data"
         for page in (
-            "",
-            "/elements",
-            "/oauth2-redirect.html",
-            "/openapi.json",
-            "/openapi.yaml",
-            "/openapi.yml",
-            "/rapidoc",
-            "/redoc",
-            "/swagger",
-            "/{path}",
+            "/api/v1/openapi.json",
+            "/api/v1/docs",
+            "/api/v1/docs/swagger-ui-bundle.js",
+            "/api/v1/docs/swagger-ui.css",
+            "/admin/v1/openapi.json",
+            "/admin/v1/docs",
         )
     },
 }
