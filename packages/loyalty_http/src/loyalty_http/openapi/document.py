@@ -52,7 +52,7 @@ def documented(app: Litestar, audience: Audience) -> list[tuple[HTTPRoute, Any, 
             if "auth" not in handler.opt:
                 continue
             out.extend((route, handler, method) for method in sorted(handler.http_methods))
-    return out
+    return sorted(out, key=lambda op: (op[0].path, op[2]))
 
 
 def build_document(app: Litestar, audience: Audience, version: str = "1") -> dict[str, Any]:
@@ -80,7 +80,7 @@ def build_document(app: Litestar, audience: Audience, version: str = "1") -> dic
         "openapi": "3.1.0",
         "info": {"title": title, "version": version, "description": description},
         "servers": [{"url": "/"}],
-        "paths": dict(sorted(paths.items())),
+        "paths": {path: dict(sorted(item.items())) for path, item in sorted(paths.items())},
         "components": {"schemas": dict(sorted(components.items())), "securitySchemes": SECURITY[audience]},
     }
 

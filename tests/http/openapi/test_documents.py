@@ -1,0 +1,126 @@
+"""The OpenAPI documents (issue 12): every registered route is documented once, with its path
+parameters, query parameters and body; both documents are valid OpenAPI 3.1; the files in docs/
+are what the routes generate today."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar import Litestar
+from litestar.routes import HTTPRoute
+from openapi_spec_validator import validate
+
+from loyalty_http.openapi import build_document
+from loyalty_http.openapi.export import FILES, documents
+from loyalty_http.wire.validation import field_names
+from tests.support.routes import endpoints
+
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+
+
+@pytest.fixture(scope="module")
+def docs(app: Litestar) -> dict[str, dict[str, Any]]:
+    return {audience: build_document(app, audience) for audience in ("public", "admin")}
+
+
+def _options(app: Litestar) -> dict[tuple[str, str], dict[str, Any]]:
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for route in app.routes:
+        if isinstance(route, HTTPRoute):
+            for handler in route.route_handlers:
+                for method in handler.http_methods:
+                    out[(method, route.path_format)] = dict(handler.opt)
+    return out
+
+
+def test_every_route_is_in_exactly_one_document_with_its_inputs(app: Litestar, docs: dict[str, dict[str, Any]]) -> None:
+    """Issue 12: the documents cannot fall behind the code. Each endpoint appears in one document
+    only (admin routes in the admin one), with its path parameters, its query struct's fields and
+    a request body exactly when it reads one."""
+    options = _options(app)
+    for endpoint in endpoints(app):
+        holders = [a for a, d in docs.items() if endpoint.method.lower() in d["paths"].get(endpoint.path, {})]
+        assert holders == [endpoint.audience], endpoint.key
+        op = docs[endpoint.audience]["paths"][endpoint.path][endpoint.method.lower()]
+        params = op.get("parameters", [])
+        assert tuple(p["name"] for p in params if p["in"] == "path") == endpoint.params, endpoint.key
+        opt = options[(endpoint.method, endpoint.path)]
+        query = {p["name"] for p in params if p["in"] == "query"}
+        if opt.get("query") is not None:
+            assert field_names(opt["query"]) <= query, endpoint.key
+        assert ("requestBody" in op) == (opt.get("body") is not None), endpoint.key
+        assert op["responses"], endpoint.key
+
+
+@pytest.mark.parametrize("audience", ["public", "admin"])
+def test_documents_validate_as_openapi_3_1(docs: dict[str, dict[str, Any]], audience: str) -> None:
+    """Issue 12 "Done when": both documents validate as OpenAPI 3.1 (openapi-spec-validator)."""
+    assert docs[audience]["openapi"] == "3.1.0"
+    validate(docs[audience])
+
+
+def test_security_schemes_are_client_credentials_and_admin_bearer(docs: dict[str, dict[str, Any]]) -> None:
+    """Spec, Authentication: vendors use OAuth 2 client credentials at /oauth/token; the admin API
+    a bearer token (contract 2)."""
+    public = docs["public"]["components"]["securitySchemes"]
+    assert public["oauth2"]["flows"] == {"clientCredentials": {"tokenUrl": "/oauth/token", "scopes": {}}}
+    assert docs["admin"]["components"]["securitySchemes"]["adminToken"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "The admin token.",
+    }
+    lookup = docs["public"]["paths"]["/api/v1/customers/lookup"]["get"]
+    assert lookup["security"] == [{"oauth2": []}]
+    assert docs["public"]["paths"]["/oauth/token"]["post"]["security"] == []
+
+
+def test_error_answers_follow_route_properties(docs: dict[str, dict[str, Any]]) -> None:
+    """Spec, Errors: a vendor route with a body and a customer in its path documents 400, 401, 403,
+    404 (CUSTOMER_NOT_FOUND), 413, 415, 422 and 429, each in the error envelope with its codes."""
+    op = docs["public"]["paths"]["/api/v1/customers/{customer}/wallet/adjust"]["post"]
+    statuses = set(op["responses"])
+    assert {"400", "401", "403", "404", "413", "415", "422", "429"} <= statuses
+    not_found = op["responses"]["404"]["content"]["application/json"]["schema"]["allOf"]
+    assert not_found[0] == {"$ref": "#/components/schemas/ErrorEnvelope"}
+    assert not_found[1]["properties"]["error"]["properties"]["code"]["enum"] == [
+        "CUSTOMER_NOT_FOUND",
+        "ROUTE_NOT_FOUND",
+    ]
+
+
+def test_request_bodies_take_json_form_and_multipart(docs: dict[str, dict[str, Any]]) -> None:
+    """Spec, Conventions: JSON, form-encoded and multipart bodies are all read."""
+    body = docs["public"]["paths"]["/api/v1/customers"]["post"]["requestBody"]
+    assert set(body["content"]) == {"application/json", "application/x-www-form-urlencoded", "multipart/form-data"}
+
+
+def test_paginated_routes_document_page_and_per_page_with_bounds(docs: dict[str, dict[str, Any]]) -> None:
+    """Spec, Conventions (pagination): page from 1, per_page 1..100 defaulting to 15."""
+    params = {p["name"]: p for p in docs["public"]["paths"]["/api/v1/products"]["get"]["parameters"]}
+    assert params["page"]["schema"] == {"type": "integer", "minimum": 1, "default": 1}
+    per_page = params["per_page"]["schema"]
+    assert (per_page["minimum"], per_page["maximum"], per_page["default"]) == (1, 100, 15)
+
+
+def test_no_schema_lets_null_match_two_oneof_branches(docs: dict[str, dict[str, Any]]) -> None:
+    """Issue 12: ``metadata`` was ``oneOf [{}, null]``, so null matched both branches and was refused."""
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            assert not ({"type": "null"} in node.get("oneOf", [])), node
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(docs)
+
+
+@pytest.mark.parametrize("audience", ["public", "admin"])
+def test_committed_documents_are_current(audience: str) -> None:
+    """Issue 12: docs/openapi-*.json are what the routes generate; run ``just openapi`` after a change."""
+    name = FILES[audience]  # type: ignore[index]
+    assert (DOCS / name).read_text(encoding="utf-8") == documents()[name], f"docs/{name} is stale: run `just openapi`"
