@@ -109,7 +109,7 @@ def test_no_schema_lets_null_match_two_oneof_branches(docs: dict[str, dict[str, 
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
-            assert not ({"type": "null"} in node.get("oneOf", [])), node
+            assert {"type": "null"} not in node.get("oneOf", []), node
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
