@@ -18,6 +18,7 @@ def reads(
     query: type[msgspec.Struct] | None = None,
     limit: Limit | bool | None = True,
     errors: Iterable[type[Exception] | str] = (),
+    success: Iterable[int] = (),
 ) -> dict[str, Any]:
     """Route options for :func:`loyalty_http.pipeline.make_prepare`.
 
@@ -25,8 +26,17 @@ def reads(
     their token (the vendor's window, or the per-address one), other routes are not limited.
     ``errors``: the domain errors (classes with a ``code``, or codes) the handler can answer with
     beyond those its auth, body, query and path parameters imply; the OpenAPI documents list them.
+    ``success``: statuses the handler answers with its success body besides its declared one (a PUT
+    that creates answers 201).
     """
     if limit is True:
         limit = "token" if auth == "vendor" else None
     codes = tuple(e if isinstance(e, str) else str(getattr(e, "code")) for e in errors)  # noqa: B009
-    return {"auth": auth, "body": body, "query": query, "limit": limit or None, "errors": codes}
+    return {
+        "auth": auth,
+        "body": body,
+        "query": query,
+        "limit": limit or None,
+        "errors": codes,
+        "success": tuple(success),
+    }

@@ -96,14 +96,14 @@ class ProductController(Controller):
             )
         return Envelope(s.BatchOutcome.of([results[index] for index in range(len(items))]))
 
-    @get(ONE, opt=reads())
+    @get(ONE, opt=reads(errors=("PRODUCT_NOT_FOUND",)))
     async def get_product(
         self, vendor: Caller, products: Products, external_id: FromPath[str] = BATCH
     ) -> Envelope[s.Product]:
         product = await products.get(vendor.vendor_id, path_key(external_id))
         return Envelope(s.Product.from_model(product))
 
-    @put(ONE, opt=reads(body=s.ProductReplace))
+    @put(ONE, opt=reads(body=s.ProductReplace, errors=("PRODUCT_NOT_FOUND",), success=(201,)))
     async def replace_product(
         self,
         payload: NamedDependency[s.ProductReplace],
@@ -116,7 +116,7 @@ class ProductController(Controller):
         done = await products.put(vendor.vendor_id, payload.data(key))
         return Response(Envelope(s.Product.from_model(done.product)), status_code=201 if done.created else 200)
 
-    @patch(ONE, opt=reads(body=s.ProductPatch))
+    @patch(ONE, opt=reads(body=s.ProductPatch, errors=("PRODUCT_NOT_FOUND",)))
     async def patch_product(
         self,
         payload: NamedDependency[s.ProductPatch],
@@ -127,7 +127,7 @@ class ProductController(Controller):
         product = await products.patch(vendor.vendor_id, path_key(external_id), payload.changes())
         return Envelope(s.Product.from_model(product))
 
-    @delete(ONE, opt=reads(), status_code=204)
+    @delete(ONE, opt=reads(errors=("PRODUCT_NOT_FOUND",)), status_code=204)
     async def delete_product(self, vendor: Caller, products: Products, external_id: FromPath[str] = BATCH) -> None:
         await products.delete(vendor.vendor_id, path_key(external_id))
 

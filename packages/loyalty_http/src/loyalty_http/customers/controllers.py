@@ -48,7 +48,7 @@ class CustomerController(Controller):
         view = await customers.register(vendor.vendor_id, payload.profile(), provenance=api_provenance(vendor))
         return Envelope(s.Customer.from_view(view))
 
-    @get("/lookup", opt=reads(query=s.CustomerLookup))
+    @get("/lookup", opt=reads(query=s.CustomerLookup, errors=("CUSTOMER_NOT_FOUND",)))
     async def lookup_customer(
         self, params: NamedDependency[s.CustomerLookup], vendor: Vendor, reader: Reader
     ) -> Envelope[s.Customer]:
@@ -59,7 +59,13 @@ class CustomerController(Controller):
             view = await till_lookup(reader, vendor.vendor_id, identifier=str(params.identifier))
         return Envelope(s.Customer.from_view(view))
 
-    @post("/link-external-id", opt=reads(body=s.LinkExternalId), status_code=200)
+    @post(
+        "/link-external-id",
+        opt=reads(
+            body=s.LinkExternalId, errors=("CUSTOMER_NOT_FOUND", "CUSTOMER_ALREADY_LINKED", "EXTERNAL_ID_DUPLICATE")
+        ),
+        status_code=200,
+    )
     async def link_external_id(
         self, payload: NamedDependency[s.LinkExternalId], vendor: Vendor, customers: Customers
     ) -> Envelope[s.Customer]:
@@ -97,7 +103,7 @@ class UnsubscribeController(Controller):
     path = "/unsubscribe"
 
     # unattributed, so it counts in the calling address's allowance (spec: Rate limit, rule 5)
-    @get("/{token:str}", opt=reads(auth="none", limit="address"))
+    @get("/{token:str}", opt=reads(auth="none", limit="address", errors=("CUSTOMER_NOT_FOUND",)))
     async def unsubscribe(self, config: Config, token: FromPath[str], customers: Customers) -> Envelope[s.Unsubscribed]:
         signed_for = consent.read_unsubscribe_token(unsubscribe_key(config), token)
         if signed_for is None:

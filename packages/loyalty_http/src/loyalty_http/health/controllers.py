@@ -17,7 +17,7 @@ class HealthController(Controller):
     async def live(self) -> dict[str, str]:
         return {"status": "ok"}
 
-    @get("/ready", opt=reads(auth="none"))
+    @get("/ready", opt=reads(auth="none", success=(503,)))
     async def ready(self, config: Config) -> Response[dict[str, Any]]:
         report = await config.readiness()
         status = 200 if report.database_ok else 503

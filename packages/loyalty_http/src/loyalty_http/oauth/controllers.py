@@ -66,7 +66,7 @@ async def issue_token(
     return TokenResponse(token_type="Bearer", access_token=token, expires_in=ttl)
 
 
-_OPT = reads(auth="none", body=TokenRequest, limit="address")
+_OPT = reads(auth="none", body=TokenRequest, limit="address", errors=("INVALID_CLIENT",))
 
 
 class OAuthController(Controller):

@@ -66,6 +66,8 @@ def route_codes(opt: Mapping[str, Any], path_params: Iterable[str], path: str) -
         code = NOT_FOUND_BY_PARAM.get(name)
         if code is None and name == "external_id" and "/products" in path:
             code = "PRODUCT_NOT_FOUND"
+        if code is None and name == "external_id" and "/by-external-id" in path:
+            code = "EXTERNAL_ID_NOT_FOUND"
         if code is not None:
             codes.add(code)
     return codes
