@@ -11,9 +11,10 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 import structlog
-from litestar import Request
+from litestar import Request, Response
 from litestar.datastructures import MutableScopeHeaders
 from litestar.enums import ScopeType
+from litestar.routes import HTTPRoute
 from litestar.types import Message, Scope
 
 from loyalty_http.wire.body import query_values, read_body
@@ -48,13 +49,15 @@ def path_is_readable(scope: Scope) -> bool:
 
 def make_prepare(
     authenticators: Mapping[str, Authenticator], max_body_bytes: int, limiter: Limiter | None = None
-) -> Callable[[Request[Any, Any, Any]], Awaitable[None]]:
-    async def prepare(request: Request[Any, Any, Any]) -> None:
+) -> Callable[[Request[Any, Any, Any]], Awaitable[Response[None] | None]]:
+    async def prepare(request: Request[Any, Any, Any]) -> Response[None] | None:
         state = request.scope["state"]
         request_id_of(request.scope)
         if not path_is_readable(request.scope):
             raise RouteNotFound("No endpoint at this path.")
         opt = request.route_handler.opt
+        if request.method == "OPTIONS" and "auth" not in opt:
+            return options_answer(request)
         limit = opt.get("limit")
         if limiter is not None and limit is not None:
             await limiter(request, by_address=limit == "address")
@@ -67,8 +70,18 @@ def make_prepare(
             state["params"] = validate(query_type, query_values(request.scope["query_string"], field_names(query_type)))
         if body_type is not None:
             state["payload"] = validate(body_type, raw_body)
+        return None
 
     return prepare
+
+
+def options_answer(request: Request[Any, Any, Any]) -> Response[None]:
+    """The OPTIONS answer the framework adds to a path, needing no token. Its own lists only the
+    methods of the first handlers registered on the path (``OPTIONS /api/v1/products`` said
+    ``OPTIONS, POST``): the Allow header here names every method the path takes."""
+    paths = request.route_handler.paths
+    methods = {m for r in request.app.routes if isinstance(r, HTTPRoute) and r.path in paths for m in r.methods}
+    return Response(None, status_code=204, headers={"Allow": ", ".join(sorted(methods | {"OPTIONS"}))})
 
 
 async def before_send(message: Message, scope: Scope) -> None:
