@@ -68,17 +68,18 @@ async def test_test_mode_is_wired_from_settings(settings: Settings) -> None:
 
 async def test_the_service_serves_exactly_the_http_packages_routes(settings: Settings) -> None:
     """The HTTP suite's sweeps (cross-tenant, route placement) run on the package's app; the service
-    must add no route of its own beyond its OpenAPI pages, or those sweeps would not see it."""
+    must add no route of its own (its OpenAPI pages are the package's too), or those sweeps would
+    not see it."""
     engine = make_engine(settings.database_url or "")
     try:
         package = {
             e.key
             for e in endpoints(build_app(engine, test_clock=SettableClock()))
-            if not e.path.startswith(("/api/v1/probe/", "/schema"))
+            if not e.path.startswith("/api/v1/probe/")
         }
     finally:
         await engine.dispose()
-    service = {e.key for e in endpoints(create_app(settings)) if not e.path.startswith("/api/v1/openapi")}
+    service = {e.key for e in endpoints(create_app(settings))}
     assert service == package
 
 
