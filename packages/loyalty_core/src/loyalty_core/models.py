@@ -6,6 +6,7 @@ from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
 from loyalty_core.earning.models import Campaign, EarnRule
+from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.wallet.models import Wallet
@@ -23,6 +24,7 @@ __all__ = [
     "Plan",
     "Product",
     "ProductCount",
+    "Redemption",
     "Reward",
     "RewardBranch",
     "Vendor",

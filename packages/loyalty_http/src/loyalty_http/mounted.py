@@ -10,7 +10,9 @@ from loyalty_http.customers.admin import AdminCustomersController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
 from loyalty_http.health.controllers import HealthController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
+from loyalty_http.redemptions.controllers import RedemptionController
 from loyalty_http.rewards.admin import AdminRewardsController
+from loyalty_http.rewards.controllers import RewardController
 from loyalty_http.wallet.admin import AdminWalletController
 from loyalty_http.wallet.controllers import WalletController
 
@@ -21,6 +23,8 @@ ROUTE_HANDLERS: list[Any] = [
     AdminTenancyController,
     ProductController,
     AdminRewardsController,
+    RewardController,
+    RedemptionController,
     CustomerController,
     UnsubscribeController,
     AdminCustomersController,

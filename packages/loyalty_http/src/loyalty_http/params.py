@@ -28,7 +28,9 @@ from loyalty_core.accounts.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.services import RewardService
+from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.services import TenancyService
@@ -54,6 +56,8 @@ Customers = NamedDependency[CustomerService]
 Wallets = NamedDependency[WalletService]
 Merges = NamedDependency[MergeService]
 Rewards = NamedDependency[RewardService]
+RewardWriter = NamedDependency[RewardWrites]
+Redemptions = NamedDependency[RedemptionService]
 KnownVendor = NamedDependency[int]
 
 
@@ -121,6 +125,8 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "wallets": service(WalletService),
         "merges": service(MergeService),
         "rewards": service(RewardService),
+        "reward_writes": service(RewardWrites),
+        "redemptions": service(RedemptionService),
     }
 
 
