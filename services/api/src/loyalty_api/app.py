@@ -12,6 +12,7 @@ import structlog
 from litestar import Litestar
 from litestar.openapi import OpenAPIConfig
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_api import __version__
 from loyalty_api.jobs import SCHEDULED
@@ -90,6 +91,7 @@ def create_app(settings: Settings, *, served: bool = False) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         if served:
             leave_interrupt()
+            await fill_pool(engine, settings.db_pool_size)
         worker = None
         task = None
         if settings.worker == "in-process":
@@ -124,6 +126,19 @@ def _redis(settings: Settings) -> Any:
     from redis.asyncio import Redis
 
     return Redis.from_url(settings.redis_url)
+
+
+async def fill_pool(engine: AsyncEngine, size: int) -> None:
+    """Open the pool's connections before the first request, so the first seconds of load do not pay
+    for PostgreSQL backend start-ups (and a steady load opens no session at all). A database that is
+    not reachable yet is left to the readiness check."""
+    try:
+        held = await asyncio.gather(*(engine.connect() for _ in range(size)))
+    except Exception as exc:  # the service still starts; requests meet the database's own error
+        log.warning("could not fill the connection pool", error=type(exc).__name__)
+        return
+    for conn in held:
+        await conn.close()
 
 
 def leave_interrupt() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 
 from loyalty_core.customers import cards, consent
 from loyalty_core.customers.consent import Provenance
@@ -24,6 +24,9 @@ from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.tenancy import ceilings
 from loyalty_core.wallet.models import Wallet
+
+IMPORT_LOCK_SCOPE = 0x4C494D50
+"""The first key of the per-vendor advisory lock an attested import holds (the vendor id is the second)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,12 @@ class Enrolment(IdentifierWrites):
             )
         version = consent.attestation_version(importer, attested_on) if importer and attested_on else None
         provenance = Provenance(consent.IMPORT, consent.PORTAL_USER)
+        # two imports of one vendor with the same emails in opposite orders deadlocked on the unique
+        # keys; one vendor's imports now run one after the other (a vendor with a customer ceiling
+        # already queued them behind its vendor row)
+        await self._session.execute(
+            text("SELECT pg_advisory_xact_lock(:scope, :vendor)"), {"scope": IMPORT_LOCK_SCOPE, "vendor": vendor_id}
+        )
         ceiling = await self._lock_for_ceiling(vendor_id)
         outcomes: list[ImportOutcome] = []
         for index, profile in enumerate(items):

@@ -94,6 +94,13 @@ class Customer(Base):
 
 
 Index("uq_customers_vendor_email", Customer.vendor_id, func.lower(Customer.email), unique=True)
+# the accounts merged into one (a family's adjustment keys, a merge carrying earlier ones along)
+Index(
+    "ix_customers_vendor_merged_into",
+    Customer.vendor_id,
+    Customer.merged_into_id,
+    postgresql_where=Customer.merged_into_id.isnot(None),
+)
 
 
 class CustomerIdentifier(Base):

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from loyalty_core.tenancy.models import ApiClient
+from loyalty_core.tenancy.models import ApiClient, VendorStatus
 from loyalty_core.tenancy.models import Branch as BranchModel
 from loyalty_core.tenancy.models import Plan as PlanModel
 from loyalty_core.tenancy.models import Vendor as VendorModel
@@ -17,7 +17,6 @@ Name = Annotated[str, msgspec.Meta(max_length=200)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
 BranchKey = Annotated[str, msgspec.Meta(max_length=64)]
 BranchType = Annotated[str, msgspec.Meta(max_length=32)]
-VendorStatus = Literal["pending", "active", "inactive", "suspended", "deactivated"]
 Scope = Literal["read", "write"]
 GrantType = Annotated[str, msgspec.Meta(max_length=64)]
 
@@ -73,7 +72,7 @@ class Plan(msgspec.Struct):
 class VendorCreate(msgspec.Struct):
     name: Name
     plan_id: Annotated[int, msgspec.Meta(ge=1)]
-    status: VendorStatus = "active"
+    status: VendorStatus = VendorStatus.ACTIVE
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | None = None
     subscription_ends_at: datetime | None = None
     suspended_grace_until: datetime | None = None

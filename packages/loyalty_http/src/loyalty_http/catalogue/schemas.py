@@ -11,6 +11,7 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.catalogue.metadata import TOO_LARGE, compact_json, fits
 from loyalty_core.catalogue.models import Product as ProductModel
+from loyalty_core.catalogue.models import ProductStatus
 from loyalty_core.catalogue.services import ProductData
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS
 from loyalty_core.rewards.models import Reward as RewardModel
@@ -26,7 +27,6 @@ ImageUrl = Annotated[str, msgspec.Meta(max_length=2048, extra={"rule": "url"})]
 Category = Annotated[str, msgspec.Meta(max_length=255)]
 Cents = Annotated[int, msgspec.Meta(ge=0)]
 Stock = Annotated[int, msgspec.Meta(ge=0)]
-ProductStatus = Literal["active", "inactive", "archived"]
 Metadata = dict[str, Any]
 
 IMMUTABLE_EXTERNAL_ID = "The external_id cannot be changed; it identifies the product."

@@ -296,6 +296,18 @@ def _check_literal(slot: _Slot, value: Any, path: str, errors: dict[str, list[st
     return _fail(errors, path, "validation.in")
 
 
+def _check_enum(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    """A core ``StrEnum`` (statuses, types, locales): one of its values, as that member."""
+    if isinstance(value, str):
+        value = value.strip(TRIMMED)
+        try:
+            return slot.type.cls(value)
+        except ValueError:
+            if "\x00" in value:
+                return _fail(errors, path, NUL_MESSAGE)
+    return _fail(errors, path, "validation.in")
+
+
 def _check_list(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     t = slot.type
     if isinstance(value, Mapping):
@@ -379,6 +391,7 @@ _CHECKERS: dict[type, Callable[[_Slot, Any, str, dict[str, list[str]]], Any]] = 
     mi.DateType: _check_date,
     mi.DateTimeType: _check_datetime,
     mi.LiteralType: _check_literal,
+    mi.EnumType: _check_enum,
     mi.ListType: _check_list,
     mi.StructType: _check_nested,
     mi.DictType: _check_dict,
