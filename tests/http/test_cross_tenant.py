@@ -48,6 +48,7 @@ class World:
     product: str
     reward_id: int
     branch: str
+    code: str
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,48 @@ CASES: dict[str, list[Call]] = {
             path=lambda w: {"vendor_id": w.intruder.vendor_id, "reward_id": w.reward_id},
             token="admin",
         )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/rewards": [
+        Call(
+            201,
+            None,
+            CREATES_OWN,
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            body=lambda w: {"type": "free_product", "name": "m", "point_cost": 1},
+            token="admin",
+        )
+    ],
+    "PATCH /admin/v1/vendors/{vendor_id}/rewards/{reward_id}": [
+        Call(
+            404,
+            "REWARD_NOT_FOUND",
+            "another vendor's reward id: 404 REWARD_NOT_FOUND",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "reward_id": w.reward_id},
+            body=lambda w: {"point_cost": 1},
+            token="admin",
+        )
+    ],
+    "GET /api/v1/rewards": [
+        Call(
+            200,
+            None,
+            "lists the vendor's rewards; the owner's customer matches nobody",
+            query=lambda w: {"identifier": w.email},
+        )
+    ],
+    "POST /api/v1/redemptions": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "the customer is checked first (contract 5): the owner's customer is nobody here",
+            body=lambda w: {"identifier": w.email, "reward_id": w.reward_id, "idempotency_key": "k"},
+        )
+    ],
+    "GET /api/v1/redemptions/{code}": [
+        Call(404, "REDEMPTION_NOT_FOUND", "another vendor's code", path=lambda w: {"code": w.code})
+    ],
+    "POST /api/v1/redemptions/{code}/verify": [
+        Call(404, "REDEMPTION_NOT_FOUND", "another vendor's code", path=lambda w: {"code": w.code})
     ],
     # --- customers ---------------------------------------------------------------------------------
     "POST /api/v1/customers": [
@@ -308,6 +351,12 @@ async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
     )
     assert reward.status_code == 201, reward.text
     await admin(client, "POST", portal(owner, "/branches"), {"external_id": "OWN-B", "name": SECRET})
+    redeemed = await client.post(
+        "/api/v1/redemptions",
+        json={"identifier": "ownerina@example.nl", "reward_id": reward.json()["data"]["id"], "idempotency_key": "r"},
+        headers=owner.headers,
+    )
+    assert redeemed.status_code == 201, redeemed.text
     return {
         "owner": owner,
         "customer_id": made["id"],
@@ -319,6 +368,7 @@ async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
         "product": "OWN-P",
         "reward_id": reward.json()["data"]["id"],
         "branch": "OWN-B",
+        "code": redeemed.json()["data"]["confirmation_code"],
     }
 
 
