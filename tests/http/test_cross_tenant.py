@@ -164,6 +164,25 @@ CASES: dict[str, list[Call]] = {
             body=lambda w: {"identifier": w.email, "reward_id": w.reward_id, "idempotency_key": "k"},
         )
     ],
+    "POST /admin/v1/vendors/{vendor_id}/redemptions/{code}/cancel": [
+        Call(
+            404,
+            "REDEMPTION_NOT_FOUND",
+            "another vendor's code",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "code": w.code},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/rewards/{reward_id}/give": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "another vendor's customer, checked first",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "reward_id": w.reward_id},
+            body=lambda w: {"customer_id": w.customer_id},
+            token="admin",
+        )
+    ],
     "GET /api/v1/redemptions/{code}": [
         Call(404, "REDEMPTION_NOT_FOUND", "another vendor's code", path=lambda w: {"code": w.code})
     ],

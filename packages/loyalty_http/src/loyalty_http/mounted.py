@@ -10,6 +10,7 @@ from loyalty_http.customers.admin import AdminCustomersController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
 from loyalty_http.health.controllers import HealthController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
+from loyalty_http.redemptions.admin import AdminRedemptionsController
 from loyalty_http.redemptions.controllers import RedemptionController
 from loyalty_http.rewards.admin import AdminRewardsController
 from loyalty_http.rewards.controllers import RewardController
@@ -25,6 +26,7 @@ ROUTE_HANDLERS: list[Any] = [
     AdminRewardsController,
     RewardController,
     RedemptionController,
+    AdminRedemptionsController,
     CustomerController,
     UnsubscribeController,
     AdminCustomersController,

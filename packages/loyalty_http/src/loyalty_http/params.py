@@ -30,6 +30,7 @@ from loyalty_core.accounts.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
@@ -62,6 +63,7 @@ Merges = NamedDependency[MergeService]
 Rewards = NamedDependency[RewardService]
 RewardWriter = NamedDependency[RewardWrites]
 Redemptions = NamedDependency[RedemptionService]
+PortalRedemptionsDep = NamedDependency[PortalRedemptions]
 KnownVendor = NamedDependency[int]
 
 
@@ -143,6 +145,7 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "rewards": service(RewardService),
         "reward_writes": service(RewardWrites),
         "redemptions": service(RedemptionService),
+        "portal_redemptions": service(PortalRedemptions),
     }
 
 

@@ -87,7 +87,7 @@ class RedemptionService:
             branch = await self._session.get(Branch, earlier.branch_id) if earlier.branch_id else None
             return Redeemed(earlier, branch, replayed=True)
         now = self._clock.now()
-        _check_available(reward, now)
+        check_available(reward, now)
         branch = await self._branch(vendor_id, reward, request.branch, default_branch)
         await self._check_limit(vendor_id, reward, found.id)
         await self._take_stock(reward)
@@ -258,7 +258,7 @@ class RedemptionService:
         return [[t.points, end.isoformat() if (end := ends[t.lot_id]) else None] for t in takes]
 
 
-def _check_available(reward: Reward, now: datetime) -> None:
+def check_available(reward: Reward, now: datetime) -> None:
     """Deleted, inactive or out of its window (whole UTC dates, inclusive): REWARD_UNAVAILABLE."""
     today = now.date()
     if (
