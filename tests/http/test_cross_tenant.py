@@ -49,6 +49,7 @@ class World:
     reward_id: int
     branch: str
     code: str
+    voucher: str
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,28 @@ CASES: dict[str, list[Call]] = {
             path=lambda w: {"vendor_id": w.intruder.vendor_id, "reward_id": w.reward_id},
             body=lambda w: {"customer_id": w.customer_id},
             token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/vouchers": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "another vendor's customer id",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            body=lambda w: {"customer_id": w.customer_id, "discount_type": "percentage", "discount_value": 5},
+            token="admin",
+        )
+    ],
+    "GET /api/v1/vouchers/{code}": [
+        Call(404, "VOUCHER_NOT_FOUND", "another vendor's voucher code", path=lambda w: {"code": w.voucher})
+    ],
+    "POST /api/v1/vouchers/{code}/verify": [
+        Call(
+            404,
+            "VOUCHER_NOT_FOUND",
+            "another vendor's voucher code",
+            path=lambda w: {"code": w.voucher},
+            body=lambda w: {},
         )
     ],
     "GET /api/v1/redemptions/{code}": [
@@ -376,6 +399,12 @@ async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
         headers=owner.headers,
     )
     assert redeemed.status_code == 201, redeemed.text
+    voucher = await admin(
+        client,
+        "POST",
+        portal(owner, "/vouchers"),
+        {"customer_id": made["id"], "discount_type": "percentage", "discount_value": 5, "description": SECRET},
+    )
     return {
         "owner": owner,
         "customer_id": made["id"],
@@ -388,6 +417,7 @@ async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
         "reward_id": reward.json()["data"]["id"],
         "branch": "OWN-B",
         "code": redeemed.json()["data"]["confirmation_code"],
+        "voucher": voucher["code"],
     }
 
 

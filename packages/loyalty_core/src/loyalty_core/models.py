@@ -9,6 +9,7 @@ from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
+from loyalty_core.vouchers.models import Voucher, VoucherBranch
 from loyalty_core.wallet.models import Wallet
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "Reward",
     "RewardBranch",
     "Vendor",
+    "Voucher",
+    "VoucherBranch",
     "Wallet",
     "metadata",
 ]

@@ -14,6 +14,7 @@ from loyalty_http.redemptions.admin import AdminRedemptionsController
 from loyalty_http.redemptions.controllers import RedemptionController
 from loyalty_http.rewards.admin import AdminRewardsController
 from loyalty_http.rewards.controllers import RewardController
+from loyalty_http.vouchers.controllers import AdminVouchersController, VoucherController
 from loyalty_http.wallet.admin import AdminWalletController
 from loyalty_http.wallet.controllers import WalletController
 
@@ -27,6 +28,8 @@ ROUTE_HANDLERS: list[Any] = [
     RewardController,
     RedemptionController,
     AdminRedemptionsController,
+    AdminVouchersController,
+    VoucherController,
     CustomerController,
     UnsubscribeController,
     AdminCustomersController,

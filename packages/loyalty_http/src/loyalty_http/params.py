@@ -37,6 +37,7 @@ from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.services import TenancyService
+from loyalty_core.vouchers.services import VoucherService
 from loyalty_core.wallet.services import WalletService
 from loyalty_http.access.connection import request_connection
 from loyalty_http.access.rate_limit import RateLimiter
@@ -64,6 +65,7 @@ Rewards = NamedDependency[RewardService]
 RewardWriter = NamedDependency[RewardWrites]
 Redemptions = NamedDependency[RedemptionService]
 PortalRedemptionsDep = NamedDependency[PortalRedemptions]
+Vouchers = NamedDependency[VoucherService]
 KnownVendor = NamedDependency[int]
 
 
@@ -146,6 +148,7 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "reward_writes": service(RewardWrites),
         "redemptions": service(RedemptionService),
         "portal_redemptions": service(PortalRedemptions),
+        "vouchers": service(VoucherService),
     }
 
 
