@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.clock import SettableClock
 from tests.support.app import ADMIN
 from tests.support.envelope import details_of, error_of
-from tests.support.tenants import Tenant, admin, make_tenant, token_for
+from tests.support.tenants import Tenant, add_client, admin, make_tenant, token_for
 from tests.support.wallets import earn, new_customer
 
 _emails = itertools.count(1)
@@ -331,3 +331,28 @@ async def test_verify_after_expires_at_answers_code_expired(
     assert read.json()["data"]["status"] == "expired"
     refused = await client.post(f"{REDEMPTIONS}/{code}/verify", headers=tenant.headers)
     assert (refused.status_code, error_of(refused)["code"]) == (422, "CODE_EXPIRED")
+
+
+async def test_credential_default_branch_applies_and_a_closed_one_is_branch_inactive(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """Branch rule 1: without a payload branch the credential's default applies; contract 5: a
+    credential whose default branch closed answers 422 BRANCH_INACTIVE when the request names none,
+    and a payload branch still wins."""
+    tenant = await make_tenant(client)
+    portal = f"/admin/v1/vendors/{tenant.vendor_id}"
+    for key in ("north", "south"):
+        await admin(client, "POST", f"{portal}/branches", {"external_id": key, "name": key})
+    till = await add_client(client, tenant.vendor_id, tenant.plan_id, {"default_branch": "north"})
+    made = await reward(client, tenant, point_cost=1)
+    _, email = await member(engine, tenant, 10)
+    first = await redeem(client, till, email, made["id"], "a")
+    assert first.status_code == 201, first.text
+    assert first.json()["data"]["branch"] == {"external_id": "north", "name": "north", "type": "store"}
+    await admin(client, "PATCH", f"{portal}/branches/north", {"active": False})
+    till.token = await token_for(client, till.client_id, till.client_secret)
+    closed = await redeem(client, till, email, made["id"], "b")
+    assert (closed.status_code, error_of(closed)["code"]) == (422, "BRANCH_INACTIVE")
+    named = await redeem(client, till, email, made["id"], "b", branch="south")
+    assert named.status_code == 201
+    assert named.json()["data"]["branch"]["external_id"] == "south"
