@@ -356,3 +356,23 @@ async def test_credential_default_branch_applies_and_a_closed_one_is_branch_inac
     named = await redeem(client, till, email, made["id"], "b", branch="south")
     assert named.status_code == 201
     assert named.json()["data"]["branch"]["external_id"] == "south"
+
+
+async def test_code_prefix_is_the_vendors_and_settable(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
+    """Contract 5: the prefix is the vendor's `code_prefix`, four letters from its name, shown on the
+    vendor and settable by PATCH (anything but four letters A-Z: 422 VALIDATION_ERROR on
+    code_prefix); codes issued before keep working."""
+    tenant = await make_tenant(client)
+    vendor_path = f"/admin/v1/vendors/{tenant.vendor_id}"
+    assert (await admin(client, "PATCH", vendor_path, {}))["code_prefix"] == "VEND"
+    made = await reward(client, tenant, point_cost=1)
+    _, email = await member(engine, tenant, 10)
+    old = (await redeem(client, tenant, email, made["id"], "a")).json()["data"]["confirmation_code"]
+    for bad in ("ab", "abcd", "ABC1", "ABCDE"):
+        refused = await client.patch(vendor_path, json={"code_prefix": bad}, headers=ADMIN)
+        assert refused.status_code == 422, bad
+        assert "code_prefix" in details_of(refused)
+    assert (await admin(client, "PATCH", vendor_path, {"code_prefix": "ZZZZ"}))["code_prefix"] == "ZZZZ"
+    new = (await redeem(client, tenant, email, made["id"], "b")).json()["data"]["confirmation_code"]
+    assert new.startswith("ZZZZ-")
+    assert (await client.post(f"{REDEMPTIONS}/{old}/verify", headers=tenant.headers)).status_code == 200

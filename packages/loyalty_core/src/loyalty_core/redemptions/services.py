@@ -22,7 +22,7 @@ from loyalty_core.customers.errors import CustomerDeactivated
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.redemptions import errors as e
-from loyalty_core.redemptions.codes import new_code, prefix_of
+from loyalty_core.redemptions.codes import new_code
 from loyalty_core.redemptions.models import Redemption, StoredStatus, shown_status
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import Reward, RewardBranch, RewardStatus
@@ -218,8 +218,7 @@ class RedemptionService:
     async def _record(
         self, vendor_id: int, reward: Reward, customer_id: int, branch: Branch | None, now: datetime, status: str
     ) -> Redemption:
-        vendor_name = await self._session.scalar(select(Vendor.name).where(Vendor.id == vendor_id))
-        prefix = prefix_of(vendor_name or "")
+        prefix = await self._session.scalar(select(Vendor.code_prefix).where(Vendor.id == vendor_id)) or "CODE"
         while True:
             code = new_code(prefix)
             taken = await self._session.scalar(
