@@ -376,3 +376,11 @@ async def test_code_prefix_is_the_vendors_and_settable(client: AsyncTestClient[L
     new = (await redeem(client, tenant, email, made["id"], "b")).json()["data"]["confirmation_code"]
     assert new.startswith("ZZZZ-")
     assert (await client.post(f"{REDEMPTIONS}/{old}/verify", headers=tenant.headers)).status_code == 200
+
+
+async def test_a_reward_id_beyond_bigint_is_a_validation_error(client: AsyncTestClient[Litestar]) -> None:
+    """Validation details 1: a number the service cannot hold is a 422 on its field, never a 500."""
+    tenant = await make_tenant(client)
+    response = await redeem(client, tenant, "x@example.com", 2**63, "k")
+    assert response.status_code == 422
+    assert "reward_id" in details_of(response)

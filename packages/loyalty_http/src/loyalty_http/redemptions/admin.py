@@ -20,7 +20,7 @@ from loyalty_http.wire.paths import parse_id
 
 
 class GiveBody(msgspec.Struct):
-    customer_id: Annotated[int, msgspec.Meta(ge=1)]
+    customer_id: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
 
 
 class AdminRedemptionsController(Controller):

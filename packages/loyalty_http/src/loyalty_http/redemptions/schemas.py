@@ -17,7 +17,7 @@ class RedeemBody(msgspec.Struct, kw_only=True):
     """POST /redemptions. Other fields a client sends (points, status, code...) are ignored (A3)."""
 
     identifier: Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
-    reward_id: Annotated[int, msgspec.Meta(ge=1)]
+    reward_id: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
     idempotency_key: Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
     branch: Annotated[str, msgspec.Meta(max_length=64)] | UnsetType | None = UNSET
 
