@@ -48,6 +48,8 @@ class World:
     product: str
     reward_id: int
     branch: str
+    code: str
+    voucher: str
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,89 @@ CASES: dict[str, list[Call]] = {
             path=lambda w: {"vendor_id": w.intruder.vendor_id, "reward_id": w.reward_id},
             token="admin",
         )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/rewards": [
+        Call(
+            201,
+            None,
+            CREATES_OWN,
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            body=lambda w: {"type": "free_product", "name": "m", "point_cost": 1},
+            token="admin",
+        )
+    ],
+    "PATCH /admin/v1/vendors/{vendor_id}/rewards/{reward_id}": [
+        Call(
+            404,
+            "REWARD_NOT_FOUND",
+            "another vendor's reward id: 404 REWARD_NOT_FOUND",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "reward_id": w.reward_id},
+            body=lambda w: {"point_cost": 1},
+            token="admin",
+        )
+    ],
+    "GET /api/v1/rewards": [
+        Call(
+            200,
+            None,
+            "lists the vendor's rewards; the owner's customer matches nobody",
+            query=lambda w: {"identifier": w.email},
+        )
+    ],
+    "POST /api/v1/redemptions": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "the customer is checked first (contract 5): the owner's customer is nobody here",
+            body=lambda w: {"identifier": w.email, "reward_id": w.reward_id, "idempotency_key": "k"},
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/redemptions/{code}/cancel": [
+        Call(
+            404,
+            "REDEMPTION_NOT_FOUND",
+            "another vendor's code",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "code": w.code},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/rewards/{reward_id}/give": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "another vendor's customer, checked first",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "reward_id": w.reward_id},
+            body=lambda w: {"customer_id": w.customer_id},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/vouchers": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "another vendor's customer id",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            body=lambda w: {"customer_id": w.customer_id, "discount_type": "percentage", "discount_value": 5},
+            token="admin",
+        )
+    ],
+    "GET /api/v1/vouchers/{code}": [
+        Call(404, "VOUCHER_NOT_FOUND", "another vendor's voucher code", path=lambda w: {"code": w.voucher})
+    ],
+    "POST /api/v1/vouchers/{code}/verify": [
+        Call(
+            404,
+            "VOUCHER_NOT_FOUND",
+            "another vendor's voucher code",
+            path=lambda w: {"code": w.voucher},
+            body=lambda w: {},
+        )
+    ],
+    "GET /api/v1/redemptions/{code}": [
+        Call(404, "REDEMPTION_NOT_FOUND", "another vendor's code", path=lambda w: {"code": w.code})
+    ],
+    "POST /api/v1/redemptions/{code}/verify": [
+        Call(404, "REDEMPTION_NOT_FOUND", "another vendor's code", path=lambda w: {"code": w.code})
     ],
     # --- customers ---------------------------------------------------------------------------------
     "POST /api/v1/customers": [
@@ -304,6 +389,18 @@ async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
     )
     assert reward.status_code == 201, reward.text
     await admin(client, "POST", portal(owner, "/branches"), {"external_id": "OWN-B", "name": SECRET})
+    redeemed = await client.post(
+        "/api/v1/redemptions",
+        json={"identifier": "ownerina@example.nl", "reward_id": reward.json()["data"]["id"], "idempotency_key": "r"},
+        headers=owner.headers,
+    )
+    assert redeemed.status_code == 201, redeemed.text
+    voucher = await admin(
+        client,
+        "POST",
+        portal(owner, "/vouchers"),
+        {"customer_id": made["id"], "discount_type": "percentage", "discount_value": 5, "description": SECRET},
+    )
     return {
         "owner": owner,
         "customer_id": made["id"],
@@ -315,6 +412,8 @@ async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
         "product": "OWN-P",
         "reward_id": reward.json()["data"]["id"],
         "branch": "OWN-B",
+        "code": redeemed.json()["data"]["confirmation_code"],
+        "voucher": voucher["code"],
     }
 
 

@@ -6,8 +6,10 @@ from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
 from loyalty_core.earning.models import Campaign, EarnRule
+from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
+from loyalty_core.vouchers.models import Voucher, VoucherBranch
 from loyalty_core.wallet.models import Wallet
 
 __all__ = [
@@ -23,9 +25,12 @@ __all__ = [
     "Plan",
     "Product",
     "ProductCount",
+    "Redemption",
     "Reward",
     "RewardBranch",
     "Vendor",
+    "Voucher",
+    "VoucherBranch",
     "Wallet",
     "metadata",
 ]

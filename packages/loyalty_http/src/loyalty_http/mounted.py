@@ -11,7 +11,11 @@ from loyalty_http.customers.controllers import CustomerController, UnsubscribeCo
 from loyalty_http.health.controllers import HealthController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
 from loyalty_http.openapi.pages import AdminDocsController, PublicDocsController
+from loyalty_http.redemptions.admin import AdminRedemptionsController
+from loyalty_http.redemptions.controllers import RedemptionController
 from loyalty_http.rewards.admin import AdminRewardsController
+from loyalty_http.rewards.controllers import RewardController
+from loyalty_http.vouchers.controllers import AdminVouchersController, VoucherController
 from loyalty_http.wallet.admin import AdminWalletController
 from loyalty_http.wallet.controllers import WalletController
 
@@ -22,6 +26,11 @@ ROUTE_HANDLERS: list[Any] = [
     AdminTenancyController,
     ProductController,
     AdminRewardsController,
+    RewardController,
+    RedemptionController,
+    AdminRedemptionsController,
+    AdminVouchersController,
+    VoucherController,
     CustomerController,
     UnsubscribeController,
     AdminCustomersController,

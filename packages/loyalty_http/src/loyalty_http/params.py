@@ -30,10 +30,14 @@ from loyalty_core.accounts.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.redemptions.portal import PortalRedemptions
+from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.services import RewardService
+from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.services import TenancyService
+from loyalty_core.vouchers.services import VoucherService
 from loyalty_core.wallet.services import WalletService
 from loyalty_http.access.connection import request_connection
 from loyalty_http.access.rate_limit import RateLimiter
@@ -58,6 +62,10 @@ Customers = NamedDependency[CustomerService]
 Wallets = NamedDependency[WalletService]
 Merges = NamedDependency[MergeService]
 Rewards = NamedDependency[RewardService]
+RewardWriter = NamedDependency[RewardWrites]
+Redemptions = NamedDependency[RedemptionService]
+PortalRedemptionsDep = NamedDependency[PortalRedemptions]
+Vouchers = NamedDependency[VoucherService]
 KnownVendor = NamedDependency[int]
 
 
@@ -137,6 +145,10 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "wallets": service(WalletService),
         "merges": service(MergeService),
         "rewards": service(RewardService),
+        "reward_writes": service(RewardWrites),
+        "redemptions": service(RedemptionService),
+        "portal_redemptions": service(PortalRedemptions),
+        "vouchers": service(VoucherService),
     }
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
 from loyalty_core.db import Base, one_of
+from loyalty_core.tenancy.prefixes import PATTERN, default_prefix
 
 
 class VendorStatus(StrEnum):
@@ -50,10 +51,15 @@ class Plan(Base):
 
 class Vendor(Base):
     __tablename__ = "vendors"
-    __table_args__ = (CheckConstraint(one_of("status", VendorStatus), name="status_known"),)
+    __table_args__ = (
+        CheckConstraint(one_of("status", VendorStatus), name="status_known"),
+        CheckConstraint(f"code_prefix ~ '{PATTERN}'", name="code_prefix_four_letters"),
+    )
 
     name: Mapped[str] = mapped_column(String(200))
     plan_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("plans.id"))
+    code_prefix: Mapped[str] = mapped_column(String(4), default=default_prefix)
+    """The prefix of the vendor's confirmation codes; codes issued under an earlier one keep working."""
     status: Mapped[str] = mapped_column(String(16), default="active")
     points_expire_after_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     subscription_ends_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)

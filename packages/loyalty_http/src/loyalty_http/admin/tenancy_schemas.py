@@ -80,6 +80,7 @@ class VendorCreate(msgspec.Struct):
 
 class VendorPatch(msgspec.Struct, omit_defaults=True):
     name: Name | UnsetType = UNSET
+    code_prefix: Annotated[str, msgspec.Meta(pattern="^[A-Z]{4}$")] | UnsetType = UNSET
     plan_id: Annotated[int, msgspec.Meta(ge=1)] | UnsetType = UNSET
     status: VendorStatus | UnsetType = UNSET
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | UnsetType | None = UNSET
@@ -92,6 +93,7 @@ class Vendor(msgspec.Struct):
     name: str
     plan_id: int
     status: str
+    code_prefix: str
     points_expire_after_days: int | None
     subscription_ends_at: datetime | None
     suspended_grace_until: datetime | None

@@ -2,26 +2,49 @@
 
 from __future__ import annotations
 
-from litestar import Controller, delete
+from litestar import Controller, delete, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.clock import Clock
+from loyalty_core.errors import ValidationFailed
 from loyalty_core.rewards.errors import RewardNotFound
-from loyalty_http.params import Rewards, vendor_id_of
+from loyalty_http.params import KnownVendor, Rewards, RewardWriter, present, vendor_id_of
+from loyalty_http.rewards import schemas as s
 from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.paths import parse_id
 
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
+
+def _reward_id(raw: str) -> int:
+    return parse_id(raw, RewardNotFound, "The vendor has no reward with this id.", reward_id=raw)
 
 
 class AdminRewardsController(Controller):
     path = "/admin/v1/vendors/{vendor_id:str}/rewards"
 
+    @post("/", opt=reads(auth="admin", body=s.RewardCreate), status_code=201)
+    async def create_reward(
+        self, payload: NamedDependency[s.RewardCreate], known_vendor: KnownVendor, reward_writes: RewardWriter
+    ) -> Envelope[s.RewardAdmin]:
+        values = present(payload)
+        missing = [f for f in ("type", "name", "point_cost") if f not in values]
+        if missing:
+            raise ValidationFailed("Required fields are missing.", {f: ["validation.required"] for f in missing})
+        reward, branches = await reward_writes.create(known_vendor, values)
+        return Envelope(s.RewardAdmin.full(reward, branches))
+
+    @patch("/{reward_id:str}", opt=reads(auth="admin", body=s.RewardPatch))
+    async def update_reward(
+        self,
+        reward_id: FromPath[str],
+        payload: NamedDependency[s.RewardPatch],
+        known_vendor: KnownVendor,
+        reward_writes: RewardWriter,
+    ) -> Envelope[s.RewardAdmin]:
+        reward, branches = await reward_writes.update(known_vendor, _reward_id(reward_id), present(payload))
+        return Envelope(s.RewardAdmin.full(reward, branches))
+
     @delete("/{reward_id:str}", opt=reads(auth="admin"), status_code=204)
     async def delete_reward(self, vendor_id: FromPath[str], reward_id: FromPath[str], rewards: Rewards) -> None:
         """The admin-portal delete: soft, so the reward's idempotency key stays used (spec: rule 2)."""
-        reward = parse_id(reward_id, RewardNotFound, "The vendor has no reward with this id.", reward_id=reward_id)
-        await rewards.delete(vendor_id_of(vendor_id), reward)
+        await rewards.delete(vendor_id_of(vendor_id), _reward_id(reward_id))

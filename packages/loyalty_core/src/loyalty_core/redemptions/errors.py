@@ -1,0 +1,41 @@
+"""Redemption errors, each named for its spec code."""
+
+from __future__ import annotations
+
+from loyalty_core.errors import NotFound, RuleViolation
+
+
+class RedemptionNotFound(NotFound):
+    code = "REDEMPTION_NOT_FOUND"
+
+
+class RewardUnavailable(RuleViolation):
+    code = "REWARD_UNAVAILABLE"
+
+
+class OutOfStock(RuleViolation):
+    code = "OUT_OF_STOCK"
+
+
+class RedemptionLimitReached(RuleViolation):
+    code = "REDEMPTION_LIMIT_REACHED"
+
+
+class BranchRequired(RuleViolation):
+    code = "BRANCH_REQUIRED"
+
+
+class CodeAlreadyUsed(RuleViolation):
+    code = "CODE_ALREADY_USED"
+
+
+class CodeCancelled(RuleViolation):
+    code = "CODE_CANCELLED"
+
+
+class CodeExpired(RuleViolation):
+    code = "CODE_EXPIRED"
+
+
+class VerificationFailed(RuleViolation):
+    code = "VERIFICATION_FAILED"

@@ -1,0 +1,74 @@
+"""The redemption row: who redeemed what, where, its code and its state (spec: Redemption status)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from advanced_alchemy.types import DateTimeUTC
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, ForeignKeyConstraint, Integer, String, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from loyalty_core.db import Base, one_of
+
+
+class StoredStatus(StrEnum):
+    """What the row holds; ``expired`` is read from the clock, never stored (contract 5)."""
+
+    VALID = "valid"
+    USED = "used"
+    CANCELLED = "cancelled"
+
+
+class Redemption(Base):
+    __tablename__ = "redemptions"
+    __table_args__ = (
+        UniqueConstraint("vendor_id", "id", name="uq_redemptions_vendor_id_id"),
+        UniqueConstraint("vendor_id", "confirmation_code", name="uq_redemptions_vendor_code"),
+        # keys are per vendor (one key, one redemption); NULL keys (counter gifts) never collide
+        UniqueConstraint("vendor_id", "idempotency_key", name="uq_redemptions_vendor_idempotency_key"),
+        ForeignKeyConstraint(
+            ["vendor_id", "reward_id"], ["rewards.vendor_id", "rewards.id"], name="fk_redemptions_vendor_reward"
+        ),
+        ForeignKeyConstraint(
+            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_redemptions_vendor_customer"
+        ),
+        ForeignKeyConstraint(
+            ["vendor_id", "branch_id"], ["branches.vendor_id", "branches.id"], name="fk_redemptions_vendor_branch"
+        ),
+        CheckConstraint(one_of("status", StoredStatus), name="status_known"),
+        CheckConstraint("points_deducted >= 1", name="points_positive"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    reward_id: Mapped[int] = mapped_column(BigInteger)
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    branch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    confirmation_code: Mapped[str] = mapped_column(String(13))
+    status: Mapped[str] = mapped_column(String(16))
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    points_deducted: Mapped[int] = mapped_column(Integer)
+    remaining_balance: Mapped[int] = mapped_column(BigInteger)
+    """The balance right after the deduction: a replay answers the creation body as it was then."""
+    ledger_entry_id: Mapped[int] = mapped_column(BigInteger)
+    taken_lots: Mapped[list[Any]] = mapped_column(JSONB)
+    """[[points, expires_at or null], ...]: the lots the deduction consumed, for a cancel to re-create."""
+    reward_name: Mapped[str] = mapped_column(String(255))
+    reward_type: Mapped[str] = mapped_column(String(16))
+    discount_type: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    discount_value: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    product_reference: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    payment_amount: Mapped[int] = mapped_column(Integer)
+    redeemed_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    expires_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    used_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    cancelled_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+def shown_status(redemption: Redemption, now: datetime) -> str:
+    """A valid code reads ``expired`` once the clock reaches its ``expires_at`` (contract 5)."""
+    if redemption.status == StoredStatus.VALID and redemption.expires_at is not None and now >= redemption.expires_at:
+        return "expired"
+    return redemption.status

@@ -1,0 +1,94 @@
+"""The admin portal's redemption actions: cancel a redemption, give a reward at the counter
+(back-office contract 2 "Portal-only customer and redemption actions"; contract 5).
+
+Cancel locks the redemption row first, so it and a till's verify (a conditional update of the same
+row) run one after the other, and two cancels cannot both return the points.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select, update
+
+from loyalty_core.customers.errors import CustomerDeactivated
+from loyalty_core.customers.models import CustomerStatus
+from loyalty_core.redemptions import errors as e
+from loyalty_core.redemptions.models import Redemption, StoredStatus, shown_status
+from loyalty_core.redemptions.services import RedemptionService, check_available
+from loyalty_core.rewards.models import Reward
+from loyalty_core.tenancy.models import Branch
+from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.services.posting import Causer, Posting
+
+PORTAL = Causer(CauserType.PORTAL_USER, "admin")
+CANCEL_REASON = "redemption_cancelled"
+
+
+class PortalRedemptions(RedemptionService):
+    async def cancel(self, vendor_id: int, code: str) -> tuple[Redemption, Branch | None]:
+        """valid or used -> cancelled: the points come back as an ``adjust`` entry re-creating the
+        consumed lots with their original end dates, and the stock comes back, exactly once."""
+        now = self._clock.now()
+        redemption: Redemption | None = await self._session.scalar(
+            select(Redemption)
+            .where(Redemption.vendor_id == vendor_id, Redemption.confirmation_code == code.upper())
+            .with_for_update()
+        )
+        if redemption is None:
+            raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
+        status = shown_status(redemption, now)
+        if status == StoredStatus.CANCELLED:
+            raise e.CodeCancelled("The redemption is already cancelled.", code=redemption.confirmation_code)
+        if status == "expired":
+            raise e.CodeExpired("An expired redemption cannot be cancelled.", code=redemption.confirmation_code)
+        posting = Posting(self._session, self._clock)
+        wallet = await posting.wallet_of(vendor_id, redemption.customer_id, lock=True)
+        lots = [(int(points), _when(end)) for points, end in redemption.taken_lots]
+        await posting.post(
+            wallet, redemption.points_deducted, kind=EntryType.ADJUST, causer=PORTAL, reason=CANCEL_REASON, lots=lots
+        )
+        await self._session.execute(
+            update(Reward)
+            .where(
+                Reward.id == redemption.reward_id,
+                Reward.total_stock.is_not(None),
+                Reward.remaining_stock < Reward.total_stock,
+            )
+            .values(remaining_stock=Reward.remaining_stock + 1),
+            execution_options={"synchronize_session": False},
+        )
+        redemption.status = StoredStatus.CANCELLED
+        redemption.cancelled_at = now
+        redemption.updated_at = now
+        await self._session.flush()
+        branch = await self._session.get(Branch, redemption.branch_id) if redemption.branch_id else None
+        return redemption, branch
+
+    async def give(self, vendor_id: int, reward_id: int, customer_id: int) -> Redemption:
+        """Given at the counter: every check of a redemption but the branch; born ``used``."""
+        posting = Posting(self._session, self._clock)
+        customer = await posting.customer(vendor_id, customer_id)
+        if customer.status == CustomerStatus.DEACTIVATED or customer.merged_into_id is not None:
+            raise CustomerDeactivated("The customer is deactivated.", customer_id=customer_id)
+        wallet = await posting.wallet_of(vendor_id, customer_id, lock=True)
+        reward = await self._reward(vendor_id, reward_id)
+        now = self._clock.now()
+        check_available(reward, now)
+        await self._check_limit(vendor_id, reward, customer_id)
+        await self._take_stock(reward)
+        entry, takes = await posting.post(
+            wallet, -reward.point_cost, kind=EntryType.REDEEM, causer=PORTAL, reason="given_at_counter"
+        )
+        redemption = await self._record(vendor_id, reward, customer_id, None, now, StoredStatus.USED)
+        redemption.used_at = now
+        redemption.ledger_entry_id = entry.id
+        redemption.remaining_balance = wallet.balance
+        redemption.taken_lots = await self._lots_of(takes)
+        self._session.add(redemption)
+        await self._session.flush()
+        return redemption
+
+
+def _when(raw: str | None) -> datetime | None:
+    return datetime.fromisoformat(raw) if raw else None

@@ -1,0 +1,22 @@
+"""The vendor's confirmation-code prefix: four letters A-Z chosen at creation (contract 5)."""
+
+from __future__ import annotations
+
+import secrets
+import string
+from typing import Any
+
+PATTERN = "^[A-Z]{4}$"
+
+
+def prefix_for(name: str) -> str:
+    """The first four ASCII letters of the name, upper case; a name with fewer gives random letters."""
+    letters = [c for c in name.upper() if "A" <= c <= "Z"]
+    if len(letters) >= 4:
+        return "".join(letters[:4])
+    return "".join(secrets.choice(string.ascii_uppercase) for _ in range(4))
+
+
+def default_prefix(context: Any) -> str:
+    """Column default: every insert without a prefix, the admin API's and a test's alike."""
+    return prefix_for(str(context.get_current_parameters().get("name") or ""))

@@ -1,0 +1,85 @@
+"""The voucher row and the branches it is limited to."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from enum import StrEnum
+
+from advanced_alchemy.types import DateTimeUTC
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from loyalty_core.db import Base, one_of
+
+
+class VoucherStatus(StrEnum):
+    """What the row holds; ``expired`` is read from the clock (contract 5)."""
+
+    VALID = "valid"
+    USED = "used"
+
+
+class Voucher(Base):
+    __tablename__ = "vouchers"
+    __table_args__ = (
+        UniqueConstraint("vendor_id", "id", name="uq_vouchers_vendor_id_id"),
+        UniqueConstraint("vendor_id", "code", name="uq_vouchers_vendor_code"),
+        ForeignKeyConstraint(
+            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_vouchers_vendor_customer"
+        ),
+        CheckConstraint(one_of("status", VoucherStatus), name="status_known"),
+        CheckConstraint(
+            "(discount_type = 'percentage' AND discount_value BETWEEN 1 AND 100) "
+            "OR (discount_type = 'fixed_amount' AND discount_value >= 1)",
+            name="discount_in_range",
+        ),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    code: Mapped[str] = mapped_column(String(12))
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    valid_until: Mapped[date | None] = mapped_column(Date, nullable=True)
+    discount_type: Mapped[str] = mapped_column(String(16))
+    discount_value: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(8), default=VoucherStatus.VALID)
+    used_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class VoucherBranch(Base):
+    """One branch a voucher may be spent at; a voucher without rows here is good at every branch."""
+
+    __tablename__ = "voucher_branches"
+    __table_args__ = (
+        UniqueConstraint("vendor_id", "voucher_id", "branch_id", name="uq_voucher_branches_vendor_voucher_branch"),
+        ForeignKeyConstraint(
+            ["vendor_id", "voucher_id"],
+            ["vouchers.vendor_id", "vouchers.id"],
+            name="fk_voucher_branches_vendor_voucher",
+            ondelete="CASCADE",
+        ),
+        ForeignKeyConstraint(
+            ["vendor_id", "branch_id"], ["branches.vendor_id", "branches.id"], name="fk_voucher_branches_vendor_branch"
+        ),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    voucher_id: Mapped[int] = mapped_column(BigInteger)
+    branch_id: Mapped[int] = mapped_column(BigInteger)
+
+
+def shown_status(voucher: Voucher, today: date) -> str:
+    """``valid_until`` is a whole UTC date, inclusive (contract 5)."""
+    if voucher.status == VoucherStatus.VALID and voucher.valid_until is not None and today > voucher.valid_until:
+        return "expired"
+    return voucher.status

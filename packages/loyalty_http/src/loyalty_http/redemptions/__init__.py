@@ -1,0 +1,1 @@
+"""HTTP layer of redemptions: redeem, read and verify confirmation codes."""

@@ -1,0 +1,53 @@
+"""The redemption endpoints (spec: POST /redemptions, GET /redemptions/{code}, POST .../verify)."""
+
+from __future__ import annotations
+
+from litestar import Controller, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+
+from loyalty_core.clock import Clock
+from loyalty_core.redemptions.services import RedeemRequest
+from loyalty_core.tenancy.access import VendorContext
+from loyalty_http.params import Redemptions, given
+from loyalty_http.redemptions import schemas as s
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
+
+Clk = NamedDependency[Clock]
+Caller = NamedDependency[VendorContext]
+
+
+class RedemptionController(Controller):
+    path = "/api/v1/redemptions"
+
+    @post("/", opt=reads(body=s.RedeemBody), status_code=201)
+    async def redeem(
+        self, payload: NamedDependency[s.RedeemBody], vendor: Caller, redemptions: Redemptions, clock: Clk
+    ) -> Response[Envelope[s.RedemptionBody]]:
+        """201 for a new redemption; a replay answers 200 with the stored creation body (contract 5)."""
+        request = RedeemRequest(
+            identifier=payload.identifier,
+            reward_id=payload.reward_id,
+            idempotency_key=payload.idempotency_key,
+            branch=given(payload.branch),
+        )
+        done = await redemptions.redeem(
+            vendor.vendor_id, request, default_branch=vendor.default_branch, client_id=vendor.client_id
+        )
+        body = s.RedemptionBody.of(done.redemption, done.branch, clock.now(), with_balance=True)
+        return Response(Envelope(body), status_code=200 if done.replayed else 201)
+
+    @get("/{code:str}")
+    async def read(
+        self, code: FromPath[str], vendor: Caller, redemptions: Redemptions, clock: Clk
+    ) -> Envelope[s.RedemptionBody]:
+        redemption, branch = await redemptions.get(vendor.vendor_id, code)
+        return Envelope(s.RedemptionBody.of(redemption, branch, clock.now()))
+
+    @post("/{code:str}/verify", status_code=200)
+    async def verify(
+        self, code: FromPath[str], vendor: Caller, redemptions: Redemptions, clock: Clk
+    ) -> Envelope[s.RedemptionBody]:
+        redemption, branch = await redemptions.verify(vendor.vendor_id, code)
+        return Envelope(s.RedemptionBody.of(redemption, branch, clock.now()))

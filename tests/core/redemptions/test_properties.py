@@ -1,0 +1,192 @@
+"""Property test of redemptions: random sequences of earn, redeem, verify, cancel, give, expire and
+clock moves against a reference model of FIFO lots and stock. After every step the balance, the
+open lots and the stock equal the model's; a refused step changes nothing; a cancel re-creates the
+consumed lots with their original end dates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from loyalty_core.clock import FixedClock
+from loyalty_core.errors import DomainError
+from loyalty_core.redemptions.portal import PortalRedemptions
+from loyalty_core.redemptions.services import RedeemRequest
+from loyalty_core.rewards.models import Reward
+from loyalty_core.rewards.writes import RewardWrites
+from loyalty_core.wallet.models import PointLot
+from loyalty_core.wallet.services import Causer, WalletService
+from tests.support.invariants import ledger_violations
+from tests.support.vendors import make_vendor
+from tests.support.wallets import make_customer
+
+TILL = Causer("api_client", "cl_prop")
+START = datetime(2026, 1, 1, tzinfo=UTC)
+COST = 40
+HOURS = 48
+NEVER = datetime.max.replace(tzinfo=UTC)
+
+
+@dataclass
+class Model:
+    now: datetime = START
+    stock: int = 3
+    lots: list[list[object]] = field(default_factory=list)  # [remaining, expires_at, order]
+    codes: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def balance(self) -> int:
+        return sum(int(lot[0]) for lot in self.lots)  # type: ignore[call-overload]
+
+    def add(self, points: int, end: datetime | None) -> None:
+        self.lots.append([points, end, len(self.lots)])
+
+    def take(self, points: int) -> list[tuple[int, datetime | None]]:
+        taken: list[tuple[int, datetime | None]] = []
+        for lot in sorted(self.lots, key=lambda lot: (lot[1] is None, lot[1] or NEVER, lot[2])):  # type: ignore[arg-type]
+            part = min(int(lot[0]), points)  # type: ignore[call-overload]
+            if part:
+                lot[0] = int(lot[0]) - part  # type: ignore[call-overload]
+                taken.append((part, lot[1]))  # type: ignore[arg-type]
+            points -= part
+        return taken
+
+    def expire(self) -> None:
+        for lot in self.lots:
+            if lot[1] is not None and lot[1] <= self.now:  # type: ignore[operator]
+                lot[0] = 0
+
+
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("earn"), st.integers(1, 100)),
+        st.tuples(st.just("earn"), st.integers(40, 100)),
+        st.tuples(st.just("redeem"), st.just(0)),
+        st.tuples(st.just("give"), st.just(0)),
+        st.tuples(st.just("verify"), st.integers(0, 5)),
+        st.tuples(st.just("cancel"), st.integers(0, 5)),
+        st.tuples(st.just("cancel"), st.just(0)),
+        st.tuples(st.just("advance"), st.integers(1, 72)),
+        st.tuples(st.just("expire"), st.just(0)),
+    ),
+    min_size=4,
+    max_size=24,
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=steps)
+async def test_random_sequences_match_the_model(engine: AsyncEngine, plan: list[tuple[str, int]]) -> None:
+    async with engine.connect() as conn:
+        outer = await conn.begin()
+        db = AsyncSession(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
+        try:
+            await _run(db, plan)
+        finally:
+            await db.close()
+            await outer.rollback()
+
+
+async def _run(db: AsyncSession, plan: list[tuple[str, int]]) -> None:
+    vendor = await make_vendor(db, expire_after_days=5)
+    customer = await make_customer(db, vendor.id, email="prop@example.com", card=False)
+    clock = FixedClock(START)
+    reward, _ = await RewardWrites(db, clock).create(
+        vendor.id,
+        {"type": "free_product", "name": "r", "point_cost": COST, "total_stock": 3, "code_valid_for_hours": HOURS},
+    )
+    model = Model()
+    for n, (step, value) in enumerate(plan):
+        service = PortalRedemptions(db, clock)
+        wallets = WalletService(db, clock)
+        if step == "advance":
+            model.now += timedelta(hours=value)
+            clock.set(model.now)
+            continue
+        if step == "earn":
+            wallet = await wallets.wallet_of(vendor.id, customer.id, lock=True)
+            await wallets.post(wallet, value, kind="earn", causer=TILL, expire_after_days=5)
+            model.add(value, model.now + timedelta(days=5))
+        elif step == "expire":
+            wallet = await wallets.wallet_of(vendor.id, customer.id)
+            await wallets.expire_wallet(vendor.id, wallet.id, model.now)
+            model.expire()
+        else:
+            await _redemption_step(db, service, vendor.id, customer.id, reward.id, model, step, value, n)
+        wallet = await wallets.wallet_of(vendor.id, customer.id)
+        await db.refresh(wallet)
+        assert wallet.balance == model.balance, (n, step)
+        lots = (
+            await db.scalars(
+                select(PointLot).where(PointLot.wallet_id == wallet.id).execution_options(populate_existing=True)
+            )
+        ).all()
+        open_lots = sorted((lot.remaining, lot.expires_at) for lot in lots if lot.remaining)
+        assert open_lots == sorted((int(r), e) for r, e, _ in model.lots if r), (n, step)  # type: ignore[call-overload]
+        stock = await db.scalar(
+            select(Reward.remaining_stock).where(Reward.id == reward.id).execution_options(populate_existing=True)
+        )
+        assert stock == model.stock, (n, step)
+    assert await ledger_violations(db) == []
+
+
+async def _redemption_step(
+    db: AsyncSession,
+    service: PortalRedemptions,
+    vendor_id: int,
+    customer_id: int,
+    reward_id: int,
+    model: Model,
+    step: str,
+    value: int,
+    n: int,
+) -> None:
+    target = model.codes[value % len(model.codes)] if model.codes else None
+    if step in ("redeem", "give"):
+        accepted = model.stock > 0 and model.balance >= COST
+    elif target is None:
+        return
+    elif step == "verify":
+        accepted = target["status"] == "valid" and model.now < target["expires_at"]  # type: ignore[operator]
+    else:
+        expired = target["status"] == "valid" and model.now >= target["expires_at"]  # type: ignore[operator]
+        accepted = target["status"] != "cancelled" and not expired
+    try:
+        async with db.begin_nested():
+            if step == "redeem":
+                done = await service.redeem(
+                    vendor_id,
+                    RedeemRequest("prop@example.com", reward_id, f"k{n}"),
+                    default_branch=None,
+                    client_id="cl_prop",
+                )
+                code = done.redemption.confirmation_code
+            elif step == "give":
+                code = (await service.give(vendor_id, reward_id, customer_id)).confirmation_code
+            elif step == "verify":
+                await service.verify(vendor_id, str(target["code"]))  # type: ignore[index]
+            else:
+                await service.cancel(vendor_id, str(target["code"]))  # type: ignore[index]
+    except DomainError:
+        assert not accepted, (n, step)
+        return
+    assert accepted, (n, step)
+    if step in ("redeem", "give"):
+        model.stock -= 1
+        taken = model.take(COST)
+        status = "valid" if step == "redeem" else "used"
+        model.codes.append(
+            {"code": code, "status": status, "expires_at": model.now + timedelta(hours=HOURS), "taken": taken}
+        )
+    elif step == "verify":
+        target["status"] = "used"  # type: ignore[index]
+    else:
+        target["status"] = "cancelled"  # type: ignore[index]
+        model.stock += 1
+        for points, end in target["taken"]:  # type: ignore[index]
+            model.add(points, end)
