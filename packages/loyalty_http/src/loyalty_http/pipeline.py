@@ -56,7 +56,7 @@ def make_prepare(
         if not path_is_readable(request.scope):
             raise RouteNotFound("No endpoint at this path.")
         opt = request.route_handler.opt
-        if request.method == "OPTIONS" and "auth" not in opt:
+        if request.method == "OPTIONS" and getattr(request.route_handler.fn, "__name__", "") == "options_handler":
             return options_answer(request)
         limit = opt.get("limit")
         if limiter is not None and limit is not None:

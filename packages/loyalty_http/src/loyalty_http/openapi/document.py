@@ -37,6 +37,11 @@ INFO = {
 }
 
 
+def is_framework_options(handler: Any) -> bool:
+    """The OPTIONS answer Litestar adds to every path (not an endpoint of the API)."""
+    return getattr(handler.fn, "__name__", "") == "options_handler" and set(handler.http_methods) == {"OPTIONS"}
+
+
 def audience_of(path: str) -> Audience:
     return "admin" if path.startswith(ADMIN_PREFIX) else "public"
 
@@ -49,7 +54,7 @@ def documented(app: Litestar, audience: Audience) -> list[tuple[HTTPRoute, Any, 
         if not isinstance(route, HTTPRoute) or audience_of(route.path) != audience:
             continue
         for handler in route.route_handlers:
-            if "auth" not in handler.opt:
+            if is_framework_options(handler):
                 continue
             out.extend((route, handler, method) for method in sorted(handler.http_methods))
     return sorted(out, key=lambda op: (op[0].path, op[2]))

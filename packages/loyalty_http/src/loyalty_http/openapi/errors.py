@@ -44,6 +44,10 @@ NOT_FOUND_BY_PARAM = {
 declared ``errors`` or the generic NOT_FOUND."""
 
 
+NOT_FOUND_BY_CODE_SEGMENT = {"/redemptions/": "REDEMPTION_NOT_FOUND", "/vouchers/": "VOUCHER_NOT_FOUND"}
+"""A ``{code}`` parameter names a redemption or a voucher by the path it sits in."""
+
+
 def route_codes(opt: Mapping[str, Any], path_params: Iterable[str], path: str) -> set[str]:
     """Every error code the route can answer with."""
     auth = opt.get("auth", "vendor")
@@ -68,6 +72,8 @@ def route_codes(opt: Mapping[str, Any], path_params: Iterable[str], path: str) -
             code = "PRODUCT_NOT_FOUND"
         if code is None and name == "external_id" and "/by-external-id" in path:
             code = "EXTERNAL_ID_NOT_FOUND"
+        if code is None and name == "code":
+            code = next((c for segment, c in NOT_FOUND_BY_CODE_SEGMENT.items() if segment in path), None)
         if code is not None:
             codes.add(code)
     return codes

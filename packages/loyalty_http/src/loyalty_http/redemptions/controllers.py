@@ -21,7 +21,7 @@ Caller = NamedDependency[VendorContext]
 class RedemptionController(Controller):
     path = "/api/v1/redemptions"
 
-    @post("/", opt=reads(body=s.RedeemBody), status_code=201)
+    @post("/", opt=reads(body=s.RedeemBody, errors=("CUSTOMER_NOT_FOUND", "REWARD_NOT_FOUND")), status_code=201)
     async def redeem(
         self, payload: NamedDependency[s.RedeemBody], vendor: Caller, redemptions: Redemptions, clock: Clk
     ) -> Response[Envelope[s.RedemptionBody]]:

@@ -22,7 +22,7 @@ from loyalty_http.wire.pagination import Page, page_number, paginate
 class RewardController(Controller):
     path = "/api/v1/rewards"
 
-    @get("/", opt=reads(query=s.RewardQuery))
+    @get("/", opt=reads(query=s.RewardQuery, errors=("CUSTOMER_NOT_FOUND",)))
     async def list_rewards(
         self,
         request: Request[Any, Any, Any],
