@@ -10,6 +10,8 @@ from loyalty_http.customers.admin import AdminCustomersController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
 from loyalty_http.health.controllers import HealthController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
+from loyalty_http.passes.admin import AdminPassesController
+from loyalty_http.passes.controllers import WalletPassController
 from loyalty_http.rewards.admin import AdminRewardsController
 from loyalty_http.wallet.admin import AdminWalletController
 from loyalty_http.wallet.controllers import WalletController
@@ -26,4 +28,6 @@ ROUTE_HANDLERS: list[Any] = [
     AdminCustomersController,
     WalletController,
     AdminWalletController,
+    WalletPassController,
+    AdminPassesController,
 ]

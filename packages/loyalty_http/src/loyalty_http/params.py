@@ -28,6 +28,8 @@ from loyalty_core.accounts.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.passes.cards import PassCards
+from loyalty_core.passes.ports import PassMaker
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import VendorNotFound
@@ -54,6 +56,8 @@ Customers = NamedDependency[CustomerService]
 Wallets = NamedDependency[WalletService]
 Merges = NamedDependency[MergeService]
 Rewards = NamedDependency[RewardService]
+Cards = NamedDependency[PassCards]
+Maker = NamedDependency[PassMaker]
 KnownVendor = NamedDependency[int]
 
 
@@ -92,6 +96,12 @@ async def provide_known_vendor(vendor_id: FromPath[str], tenancy: Tenancy) -> in
     return (await tenancy.get_vendor(vendor_id_of(vendor_id))).id
 
 
+def provide_pass_maker(config: Config) -> PassMaker:
+    if config.passes is None:
+        raise RuntimeError("this app was composed without a pass maker")
+    return config.passes
+
+
 def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) -> dict[str, Provide]:
     """The app-wide dependencies, over the objects the plugin built once."""
 
@@ -121,6 +131,8 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "wallets": service(WalletService),
         "merges": service(MergeService),
         "rewards": service(RewardService),
+        "cards": service(PassCards),
+        "pass_maker": Provide(provide_pass_maker, sync_to_thread=False),
     }
 
 
