@@ -1,9 +1,10 @@
+"""Fixtures of the composed service's suite: a migrated database, settings, client, ledger check."""
+
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -11,10 +12,8 @@ from litestar.testing import AsyncTestClient
 from loyalty_api import migrate
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
-from tests.support.database import database_name, fresh_database, redis_url
-
-ADMIN_TOKEN = "api-test-admin-token-of-32-bytes-or-more"
-ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+from tests.support.database import database_name, fresh_database
+from tests.support.service import ADMIN_TOKEN
 
 
 @pytest.fixture(scope="session")
@@ -35,16 +34,9 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
     )
 
 
-def with_redis(settings: Settings) -> Settings:
-    url = redis_url()
-    if url is None:
-        pytest.skip("no Redis server answers on 127.0.0.1:6379 (set LOYALTY_TEST_REDIS_URL)")
-    return msgspec.structs.replace(settings, redis_url=url)
-
-
 @pytest.fixture(scope="module", autouse=True)
 async def ledger_holds_after_module(database_url: str) -> AsyncIterator[None]:
-    """RELIABILITY.md L1 after every test module."""
+    """The ledger invariant (tests/support/invariants.py) after every test module."""
     yield
     from loyalty_core.db import make_engine
     from tests.support.invariants import ledger_violations

@@ -8,7 +8,11 @@ from litestar.testing import AsyncTestClient
 
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
-from tests.api.conftest import ADMIN, with_redis
+from loyalty_core.clock import SettableClock
+from loyalty_core.db import make_engine
+from tests.support.app import build_app
+from tests.support.routes import endpoints
+from tests.support.service import ADMIN, with_redis
 
 
 async def test_unknown_route_answers_the_envelope(client: AsyncTestClient[Litestar]) -> None:
@@ -60,3 +64,19 @@ async def test_test_mode_is_wired_from_settings(settings: Settings) -> None:
     off = msgspec.structs.replace(settings, test_mode=False)
     async with AsyncTestClient(app=create_app(off)) as client:
         assert (await client.get("/admin/v1/test-clock", headers=ADMIN)).status_code == 404
+
+
+async def test_the_service_serves_exactly_the_http_packages_routes(settings: Settings) -> None:
+    """The HTTP suite's sweeps (cross-tenant, route placement) run on the package's app; the service
+    must add no route of its own beyond its OpenAPI pages, or those sweeps would not see it."""
+    engine = make_engine(settings.database_url or "")
+    try:
+        package = {
+            e.key
+            for e in endpoints(build_app(engine, test_clock=SettableClock()))
+            if not e.path.startswith(("/api/v1/probe/", "/schema"))
+        }
+    finally:
+        await engine.dispose()
+    service = {e.key for e in endpoints(create_app(settings)) if not e.path.startswith("/api/v1/openapi")}
+    assert service == package

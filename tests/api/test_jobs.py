@@ -14,10 +14,10 @@ from loyalty_api.settings import Settings
 from loyalty_api.worker import make_queue, make_worker
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
-from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.wallet.models import LedgerEntry
-from tests.api.conftest import ADMIN
-from tests.http.wallets import earn, new_customer
+from tests.support.service import ADMIN
+from tests.support.vendors import make_vendor
+from tests.support.wallets import earn, new_customer
 
 EARNED = datetime(2032, 1, 10, 8, 0, tzinfo=UTC)
 
@@ -37,13 +37,7 @@ async def test_expire_points_runs_from_test_mode_once_per_moment(
     engine = make_engine(database_url)
     try:
         async with make_sessionmaker(engine).begin() as db:
-            plan = Plan(name="p", feature_point_expiry=True)
-            db.add(plan)
-            await db.flush()
-            vendor = Vendor(name="v", plan_id=plan.id, status="active", points_expire_after_days=30)
-            db.add(vendor)
-            await db.flush()
-            vendor_id = vendor.id
+            vendor_id = (await make_vendor(db, expire_after_days=30, feature_point_expiry=True)).id
         customer = await new_customer(engine, vendor_id)
         await earn(engine, vendor_id, customer, 12, at=EARNED, days=30)
         await earn(engine, vendor_id, customer, 3, at=EARNED, days=None)
@@ -83,13 +77,7 @@ async def test_a_locked_wallet_does_not_stop_the_run(database_url: str) -> None:
     engine = make_engine(database_url)
     try:
         async with make_sessionmaker(engine).begin() as db:
-            plan = Plan(name="p", feature_point_expiry=True)
-            db.add(plan)
-            await db.flush()
-            vendor = Vendor(name="v", plan_id=plan.id, status="active", points_expire_after_days=30)
-            db.add(vendor)
-            await db.flush()
-            vendor_id = vendor.id
+            vendor_id = (await make_vendor(db, expire_after_days=30)).id
         customers = [await new_customer(engine, vendor_id) for _ in range(3)]
         for customer in customers:
             await earn(engine, vendor_id, customer, 7, at=EARNED, days=30)
@@ -127,12 +115,7 @@ async def test_prune_tokens_deletes_only_tokens_ended_a_day_ago(
     engine = make_engine(database_url)
     try:
         async with make_sessionmaker(engine).begin() as db:
-            plan = Plan(name="p")
-            db.add(plan)
-            await db.flush()
-            vendor = Vendor(name="v", plan_id=plan.id, status="active")
-            db.add(vendor)
-            await db.flush()
+            vendor = await make_vendor(db)
             api_client = ApiClient(
                 vendor_id=vendor.id, name="till", client_id="cl_prune", secret_hash="x", scopes=["read"], grant_types=[]
             )

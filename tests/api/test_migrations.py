@@ -1,11 +1,12 @@
-"""STYLE.md: Alembic `upgrade head` runs, and autogenerate finds no diff, so models and migrations cannot drift."""
+"""Alembic `upgrade head` runs, and autogenerate finds no diff, so models and migrations cannot drift."""
 
 from __future__ import annotations
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import create_engine
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, text
 
 from loyalty_api import migrate
 from loyalty_api.cli import main
@@ -24,9 +25,32 @@ def test_models_and_migrations_do_not_drift(database_url: str) -> None:
     assert diff == []
 
 
-def test_upgrade_is_repeatable(database_url: str) -> None:
+def _state(database_url: str) -> tuple[list[str], list[str]]:
+    """The recorded revisions and every table of the public schema."""
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            versions = list(conn.scalars(text(f"SELECT version_num FROM {migrate.VERSION_TABLE}")))
+            tables = list(
+                conn.scalars(
+                    text("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
+                )
+            )
+    finally:
+        engine.dispose()
+    return versions, tables
+
+
+def test_a_second_upgrade_stays_at_the_one_head(database_url: str) -> None:
+    """``db upgrade`` on an up-to-date database records exactly the scripts' head and changes no table."""
+    [head] = ScriptDirectory(str(migrate.MIGRATIONS)).get_heads()
+    before = _state(database_url)
     migrate.upgrade(database_url)
     migrate.upgrade(database_url)
+    after = _state(database_url)
+    assert after == before
+    assert after[0] == [head]
+    assert {"vendors", "customers", "wallets", "ledger_entries"} <= set(after[1])
 
 
 def test_db_upgrade_verb_uses_database_url(database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

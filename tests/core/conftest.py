@@ -1,8 +1,9 @@
+"""Fixtures of the core suite: its database, a session rolled back after each test, a fixed clock."""
+
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -30,21 +31,11 @@ async def db(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
         session = AsyncSession(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
         try:
             yield session
-            # RELIABILITY.md L1 after every test that used the database, before its rollback
+            # the ledger invariant after every test that used the database, before its rollback
             assert await ledger_violations(session) == []
         finally:
             await session.close()
             await outer.rollback()
-
-
-@pytest.fixture
-def save(db: AsyncSession) -> Callable[[Any], Awaitable[Any]]:
-    async def save(instance: Any) -> Any:
-        db.add(instance)
-        await db.flush()
-        return instance
-
-    return save
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
+"""Fixtures of the HTTP package's suite: its database, app, client, clock and the ledger check."""
+
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 import pytest
 from litestar import Litestar
@@ -9,17 +10,11 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
-from loyalty_core.db import make_engine, make_sessionmaker
-from loyalty_http.config import HttpConfig, Readiness
-from loyalty_http.plugin import LoyaltyHttp
-from tests.http.probe import ProbeController, probe_jobs
+from loyalty_core.db import make_engine
+from tests.support.app import build_app
 from tests.support.database import database_name, fresh_database
 from tests.support.invariants import ledger_violations
 from tests.support.schema import create_schema
-
-ADMIN_TOKEN = "test-admin-token"
-JWT_SECRET = "test-jwt-secret-of-a-proper-length-32b"
-ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
 @pytest.fixture(scope="session")
@@ -33,33 +28,6 @@ async def engine() -> AsyncIterator[AsyncEngine]:
 @pytest.fixture(scope="session")
 def test_clock() -> SettableClock:
     return SettableClock()
-
-
-def build_app(
-    engine: AsyncEngine,
-    *,
-    test_clock: SettableClock | None,
-    max_body_bytes: int = 1_048_576,
-    database_ok: bool = True,
-    **overrides: Any,
-) -> Litestar:
-    async def readiness() -> Readiness:
-        checks = {"database": "ok" if database_ok else "down", "redis": "not_configured"}
-        return Readiness(database_ok=database_ok, status="ok" if database_ok else "degraded", checks=checks)
-
-    config = HttpConfig(
-        sessionmaker=make_sessionmaker(engine),
-        clock=test_clock or SettableClock(),
-        admin_token=ADMIN_TOKEN,
-        jwt_secret=JWT_SECRET,
-        readiness=readiness,
-        max_body_bytes=max_body_bytes,
-        test_clock=test_clock,
-        jobs=probe_jobs(),
-        route_handlers=[ProbeController],
-        **overrides,
-    )
-    return Litestar(plugins=[LoyaltyHttp(config)], logging_config=None)
 
 
 @pytest.fixture(scope="session")
@@ -76,7 +44,7 @@ async def client(app: Litestar) -> AsyncIterator[AsyncTestClient[Litestar]]:
 
 @pytest.fixture(scope="module", autouse=True)
 async def ledger_holds_after_module(engine: AsyncEngine) -> AsyncIterator[None]:
-    """RELIABILITY.md L1 after every test module: every wallet's balance = sum of its entries =
+    """The ledger invariant after every test module: every wallet's balance = sum of its entries =
     last running balance >= 0, and its open lots hold the balance."""
     yield
     async with engine.connect() as conn:

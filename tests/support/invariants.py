@@ -1,4 +1,4 @@
-"""RELIABILITY.md L1: for every wallet, balance = sum of its ledger amounts = the last running
+"""The ledger invariant: for every wallet, balance = sum of its ledger amounts = the last running
 balance >= 0; each entry's running balance is the previous one plus its amount; the open lots'
 remainders sum to the balance. Answers the offending wallets, empty when all hold."""
 

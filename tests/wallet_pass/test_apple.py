@@ -16,8 +16,8 @@ from loyalty_wallet_pass.card import PassBranding, PassCard, Rgb
 from loyalty_wallet_pass.identity import SigningIdentity
 from loyalty_wallet_pass.images import check_png, encode_png
 from loyalty_wallet_pass.manifest import manifest_mismatches
-from tests.wallet_pass.openssl import pkpass_members as members
-from tests.wallet_pass.openssl import signature_verifies as verify
+from tests.support.openssl import pkpass_members as members
+from tests.support.openssl import signature_verifies as verify
 
 REQUIRED = {"pass.json", "manifest.json", "signature", "icon.png", "icon@2x.png", "logo.png", "logo@2x.png"}
 

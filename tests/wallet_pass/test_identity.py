@@ -11,7 +11,7 @@ from loyalty_wallet_pass.card import PassCard
 from loyalty_wallet_pass.errors import InvalidIdentity
 from loyalty_wallet_pass.identity import SigningIdentity, new_rsa_key, private_key_pem
 from loyalty_wallet_pass.sealing import decrypt, encrypt
-from tests.wallet_pass.openssl import pkpass_members, signature_verifies
+from tests.support.openssl import pkpass_members, signature_verifies
 
 SECRET = "a-settings-key-of-at-least-32-bytes!"
 

@@ -1,4 +1,5 @@
-"""Pass rule W1, first half: the manifest lists every other file with a matching SHA-1."""
+"""A pass is only accepted when its manifest is right, first half: the manifest lists every other file
+with a matching SHA-1."""
 
 from __future__ import annotations
 

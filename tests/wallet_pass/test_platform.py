@@ -18,7 +18,7 @@ from loyalty_wallet_pass.platform import (
     PassPlatform,
     Refused,
 )
-from tests.wallet_pass.openssl import openssl
+from tests.support.openssl import openssl
 
 SHOP = IdentityRequest(shop_id="v7", shop_name="Bakkerij Zoet")
 

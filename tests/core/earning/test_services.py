@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
 
 import pytest
 from sqlalchemy.exc import IntegrityError
@@ -26,22 +24,16 @@ from loyalty_core.earning.services import (
 from loyalty_core.earning.terms import CustomerFacts, Purchase
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy.errors import BranchNotFound, VendorNotFound
-from loyalty_core.tenancy.models import Branch, Plan, Vendor
+from loyalty_core.tenancy.models import Plan, Vendor
+from tests.support.vendors import make_branch, make_vendor
 
-Save = Callable[[Any], Awaitable[Any]]
 EURO = EarnRuleData(name="Euro", points_per_unit=1, unit_amount=100)
 DOUBLE = CampaignData(name="Double", kind="multiplier", multiplier=Decimal("2"))
 
 
-async def make_vendor(save: Save, **plan: Any) -> Vendor:
-    features = {"feature_campaigns": True, "feature_customer_moments": True} | plan
-    saved_plan = await save(Plan(name="p", **features))
-    return await save(Vendor(name="v", plan_id=saved_plan.id, status="active"))  # type: ignore[no-any-return]
-
-
 @pytest.fixture
-async def vendor(save: Save) -> Vendor:
-    return await make_vendor(save)
+async def vendor(db: AsyncSession) -> Vendor:
+    return await make_vendor(db)
 
 
 @pytest.fixture
@@ -88,10 +80,10 @@ async def test_an_earn_rule_out_of_bounds_is_refused_field_by_field(rules: EarnR
 
 
 async def test_rules_are_listed_oldest_first_and_scoped_to_the_vendor(
-    rules: EarnRuleService, vendor: Vendor, save: Save
+    rules: EarnRuleService, vendor: Vendor, db: AsyncSession
 ) -> None:
     """Spec, What the service does 3: a vendor's data is its own; another vendor's id is not found."""
-    other = await make_vendor(save)
+    other = await make_vendor(db)
     first, second = await rules.create(vendor.id, EURO), await rules.create(vendor.id, EURO)
     foreign = await rules.create(other.id, EURO)
     page = await rules.list_page(vendor.id, page=1, per_page=1)
@@ -118,9 +110,11 @@ async def test_a_deleted_earn_rule_is_gone(rules: EarnRuleService, vendor: Vendo
         await rules.delete(vendor.id, rule.id)
 
 
-async def test_a_campaign_keeps_every_contract_field(campaigns: CampaignService, vendor: Vendor, save: Save) -> None:
+async def test_a_campaign_keeps_every_contract_field(
+    campaigns: CampaignService, vendor: Vendor, db: AsyncSession
+) -> None:
     """Contract 2, Campaigns: every field as sent; a decimal multiplier is kept exactly."""
-    await save(Branch(vendor_id=vendor.id, external_id="AMS", name="Amsterdam"))
+    await make_branch(db, vendor.id, "AMS", name="Amsterdam")
     made = await campaigns.create(
         vendor.id,
         CampaignData(
@@ -229,18 +223,20 @@ async def test_a_campaign_outside_the_contract_bounds_is_refused(
     ],
 )
 async def test_a_campaign_of_a_family_the_plan_lacks_is_refused(
-    campaigns: CampaignService, save: Save, plan: dict[str, bool], data: CampaignData
+    campaigns: CampaignService, db: AsyncSession, plan: dict[str, bool], data: CampaignData
 ) -> None:
     """Contract 2, Campaigns: a family the vendor's plan lacks answers PLAN_FEATURE_UNAVAILABLE."""
-    vendor = await make_vendor(save, **plan)
+    vendor = await make_vendor(db, **plan)
     with pytest.raises(PlanFeatureUnavailable) as refused:
         await campaigns.create(vendor.id, data)
     assert refused.value.code == "PLAN_FEATURE_UNAVAILABLE"
     assert refused.value.details["family"] == data.family
 
 
-async def test_moving_a_campaign_to_a_family_the_plan_lacks_is_refused(campaigns: CampaignService, save: Save) -> None:
-    vendor = await make_vendor(save, feature_customer_moments=False)
+async def test_moving_a_campaign_to_a_family_the_plan_lacks_is_refused(
+    campaigns: CampaignService, db: AsyncSession
+) -> None:
+    vendor = await make_vendor(db, feature_customer_moments=False)
     made = await campaigns.create(vendor.id, CampaignData(name="Ten", kind="fixed_points", points=10))
     with pytest.raises(PlanFeatureUnavailable):
         await campaigns.update(vendor.id, made.id, {"family": "customer_moment", "moment": "birthday"})
@@ -248,11 +244,11 @@ async def test_moving_a_campaign_to_a_family_the_plan_lacks_is_refused(campaigns
 
 
 async def test_the_campaign_ceiling_refuses_one_more_and_a_delete_frees_a_place(
-    campaigns: CampaignService, save: Save
+    campaigns: CampaignService, db: AsyncSession
 ) -> None:
     """Spec, Plan limits 2: a ceiling other than transactions is 422 VALIDATION_ERROR; contract 5: a
     deleted campaign frees its place under max_campaigns (inactive ones still count: 'held')."""
-    vendor = await make_vendor(save, max_campaigns=2)
+    vendor = await make_vendor(db, max_campaigns=2)
     first = await campaigns.create(vendor.id, DOUBLE)
     await campaigns.create(vendor.id, CampaignData(name="Off", kind="fixed_points", points=1, active=False))
     with pytest.raises(ValidationFailed) as refused:
@@ -279,12 +275,12 @@ async def test_campaign_updates_raise_the_version_and_are_checked_whole(
 
 
 async def test_campaign_branches_must_be_the_vendors_and_a_closed_one_counts(
-    campaigns: CampaignService, vendor: Vendor, save: Save
+    campaigns: CampaignService, vendor: Vendor, db: AsyncSession
 ) -> None:
     """Branch keys follow the spec's BRANCH_NOT_FOUND: deactivated branches still count as found."""
-    await save(Branch(vendor_id=vendor.id, external_id="OLD", name="Closed", active=False))
-    other = await make_vendor(save)
-    await save(Branch(vendor_id=other.id, external_id="THEIRS", name="Theirs"))
+    await make_branch(db, vendor.id, "OLD", name="Closed", active=False)
+    other = await make_vendor(db)
+    await make_branch(db, other.id, "THEIRS", name="Theirs")
     with pytest.raises(BranchNotFound) as refused:
         await campaigns.create(
             vendor.id, CampaignData(name="B", kind="fixed_points", points=1, branches=("OLD", "THEIRS"))
@@ -296,9 +292,9 @@ async def test_campaign_branches_must_be_the_vendors_and_a_closed_one_counts(
 
 
 async def test_a_campaign_of_another_vendor_is_not_found(
-    campaigns: CampaignService, vendor: Vendor, save: Save
+    campaigns: CampaignService, vendor: Vendor, db: AsyncSession
 ) -> None:
-    other = await make_vendor(save)
+    other = await make_vendor(db)
     theirs = await campaigns.create(other.id, DOUBLE)
     for call in (
         campaigns.get(vendor.id, theirs.id),

@@ -1,6 +1,7 @@
 """What a handler may ask for by name, and the small helpers every area uses to read a request.
 
-Dependencies: ``db`` (one session, one transaction per request), ``clock``, ``vendor`` (the
+Dependencies: ``db`` (one session, one transaction per request), ``reader`` and ``writer`` (the same
+connection as psycopg, for the till's prepared statements), ``clock``, ``vendor`` (the
 authenticated vendor of a vendor route), ``known_vendor`` (the id of an admin path's vendor, which
 exists), ``payload`` and ``params`` (the validated body and query), ``config``, ``codec`` and
 ``limiter`` (built once per app), and the core services by area
@@ -21,6 +22,7 @@ from litestar import Request
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
 from msgspec import UNSET
+from psycopg import AsyncConnection as DriverConnection
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.customers import CustomerService
@@ -44,6 +46,8 @@ from loyalty_http.wire.paths import parse_id
 S = TypeVar("S")
 
 Db = NamedDependency[AsyncSession]
+Reader = NamedDependency[DriverConnection[Any]]
+Writer = NamedDependency[DriverConnection[Any]]
 Clk = NamedDependency[Clock]
 Vendor = NamedDependency[VendorContext]
 Config = NamedDependency[HttpConfig]
@@ -72,6 +76,16 @@ async def provide_db(request: Request[Any, Any, Any], config: Config) -> AsyncGe
             await session.rollback()
             raise
         await session.commit()
+
+
+async def provide_reader(request: Request[Any, Any, Any]) -> DriverConnection[Any]:
+    """The request's connection in autocommit, for a till call that is one prepared statement."""
+    return await request_connection(request.scope).reader()
+
+
+async def provide_writer(request: Request[Any, Any, Any]) -> DriverConnection[Any]:
+    """The request's connection for a till write that runs its own transaction on it."""
+    return await request_connection(request.scope).writer()
 
 
 def provide_clock(config: Config) -> Clock:
@@ -119,6 +133,8 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "codec": Provide(provide_codec, use_cache=True, sync_to_thread=False),
         "limiter": Provide(provide_limiter, use_cache=True, sync_to_thread=False),
         "db": Provide(provide_db),
+        "reader": Provide(provide_reader),
+        "writer": Provide(provide_writer),
         "clock": Provide(provide_clock, sync_to_thread=False),
         "payload": Provide(provide_payload, sync_to_thread=False),
         "params": Provide(provide_params, sync_to_thread=False),

@@ -46,8 +46,12 @@ def matching_routes(node: RouteTrieNode, components: list[str], values: tuple[st
 
 
 def backtracking(app: Litestar) -> None:
-    """Make ``app`` look at every matching route when its router refuses a path."""
+    """Make ``app`` look at every matching route when its router refuses a path. Runs at every
+    start of the app; an app started again (each test client starts it) keeps its one matcher,
+    where wrapping it anew each time would nest until the recursion limit."""
     router = app.asgi_router
+    if getattr(router.handle_routing, "backtracks", False):
+        return
     greedy: Callable[..., Any] = router.handle_routing
     root = router.root_route_map_node
 
@@ -71,4 +75,5 @@ def backtracking(app: Litestar) -> None:
             raise NotFoundException() from e
         return asgi_app, handler, path, params, node.path_template
 
+    handle_routing.backtracks = True  # type: ignore[attr-defined]
     router.handle_routing = handle_routing

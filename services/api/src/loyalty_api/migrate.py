@@ -44,7 +44,7 @@ def upgrade(database_url: str, revision: str = "head") -> None:
 def revision(database_url: str, message: str) -> None:
     """Autogenerate a migration from the models (developers only: ``just db-revision``)."""
     alembic = commands(database_url)
-    # files named like 2025-01-31-1200_add_wallets.py (STYLE.md), so they sort by date
+    # files named like 2025-01-31-1200_add_wallets.py, so they sort by date
     alembic.config.set_main_option(
         "file_template", "%%(year)d-%%(month).2d-%%(day).2d-%%(hour).2d%%(minute).2d_%%(slug)s"
     )

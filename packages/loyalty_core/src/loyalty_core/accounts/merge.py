@@ -11,7 +11,7 @@ from datetime import timedelta
 from sqlalchemy import func, select, update
 
 from loyalty_core.customers import cards
-from loyalty_core.customers.errors import CustomerDeactivated
+from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.wallet.models import EntryType, PointLot
@@ -29,8 +29,7 @@ class MergeService(Posting):
                 "A customer cannot be merged into itself.",
                 {"into_customer_id": ["The customer to keep must be another customer."]},
             )
-        closing = await self.customer(vendor_id, closing_id)
-        kept = await self.customer(vendor_id, into_id)
+        closing, kept = await self._lock_both(vendor_id, closing_id, into_id)
         if closing.merged_into_id is not None:
             raise CustomerDeactivated(
                 "This account was already merged into another.", merged_into_id=closing.merged_into_id
@@ -55,7 +54,9 @@ class MergeService(Posting):
                 lot.id: lot
                 for lot in (
                     await self._session.scalars(
-                        select(PointLot).where(PointLot.wallet_id == source.id, PointLot.remaining > 0)
+                        select(PointLot)
+                        .where(PointLot.wallet_id == source.id, PointLot.remaining > 0)
+                        .execution_options(populate_existing=True)
                     )
                 ).all()
             }
@@ -70,7 +71,40 @@ class MergeService(Posting):
         closing.status = CustomerStatus.DEACTIVATED
         closing.merged_into_id = kept.id
         await self._session.flush()
+        # accounts merged earlier into the one closing now follow it to the kept account, so no
+        # account ever stays merged into a closed one
+        await self._session.execute(
+            update(Customer)
+            .where(Customer.vendor_id == vendor_id, Customer.merged_into_id == closing.id)
+            .values(merged_into_id=kept.id)
+        )
         return closing, kept
+
+    async def _lock_both(self, vendor_id: int, closing_id: int, into_id: int) -> tuple[Customer, Customer]:
+        """Both customer rows, locked in id order and read as committed now: the "already merged"
+        checks are decided on these rows, so of two merges racing over one account exactly one
+        succeeds (A into B with B into A, or A into B with C into A). Rows read before the locks
+        would let both pass and leave an account merged into a closed one."""
+        found = {
+            c.id: c
+            for c in (
+                await self._session.scalars(
+                    select(Customer)
+                    .where(
+                        Customer.vendor_id == vendor_id,
+                        Customer.id.in_((closing_id, into_id)),
+                        Customer.status != CustomerStatus.ANONYMIZED,
+                    )
+                    .order_by(Customer.id)
+                    .with_for_update()
+                    .execution_options(populate_existing=True)
+                )
+            ).all()
+        }
+        for wanted in (closing_id, into_id):
+            if wanted not in found:
+                raise CustomerNotFound("No customer with this id.", customer_id=wanted)
+        return found[closing_id], found[into_id]
 
     async def _move_identifiers(self, vendor_id: int, closing: Customer, kept: Customer) -> None:
         """Active cards (and retired scanning values) go to the kept account, past five if need be,

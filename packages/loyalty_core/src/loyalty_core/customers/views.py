@@ -6,10 +6,12 @@ built in ``loyalty_core.accounts.views``, so this area never imports the wallet.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
-from sqlalchemy import RowMapping, func, literal_column, select
+from sqlalchemy import func, literal_column, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from loyalty_core.customers import cards
@@ -86,7 +88,7 @@ IDENTIFIER_LIST = (
 """The customer's identifiers, oldest first, as one JSON array beside the row."""
 
 
-def view_of(row: RowMapping) -> CustomerView:
+def view_of(row: Mapping[Any, Any]) -> CustomerView:
     """A row of the customers table with ``balance`` and ``identifier_list`` beside it."""
     identifiers = tuple(IdentifierView(type=t, value=v, active=a) for t, v, a in row["identifier_list"])
     scanned = [i.value for i in identifiers if i.type == cards.LOYALTY_CARD and i.active]

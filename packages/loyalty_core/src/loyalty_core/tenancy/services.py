@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
@@ -20,12 +20,6 @@ from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy import errors as e
 from loyalty_core.tenancy.access import (
     CLIENT_CREDENTIALS,
-    BranchRef,
-    PlanLimits,
-    VendorContext,
-    VendorState,
-    check_scope,
-    check_vendor_state,
 )
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 
@@ -217,120 +211,3 @@ class TenancyService:
         self._session.add(IssuedToken(jti=jti, api_client_id=client.id, expires_at=expires_at))
         await self._session.flush()
         return client, jti, expires_at
-
-
-class AccessService:
-    """Resolves an access token to the vendor it acts for, in one query and with no cache, so a
-    revoked client or token is refused on its very next request in every process.
-
-    It reads on any connection or session; an autocommit connection makes it one round trip.
-    """
-
-    def __init__(self, session: AsyncSession | AsyncConnection, clock: Clock) -> None:
-        self._session, self._clock = session, clock
-
-    async def resolve(self, jti: str, *, vendor_id: int | None, write: bool) -> VendorContext:
-        """``vendor_id`` is the vendor the token was issued for (its ``vid`` claim)."""
-        row = (await self._session.execute(_ACCESS_QUERY, {"jti": jti, "vid": vendor_id})).mappings().first()
-        if row is None or row["token_revoked"] or row["client_revoked_at"] is not None:
-            raise e.Unauthenticated("The access token is revoked or unknown.")
-        now = self._clock.now()
-        if row["expires_at"] <= now:
-            raise e.Unauthenticated("The access token has expired.")
-        if vendor_id is None:
-            if row["platform"]:
-                raise e.VendorContextRequired("This endpoint needs a vendor and the token carries none.")
-            raise e.InvalidClient("The token's client belongs to no vendor; a new token does not help.")
-        if CLIENT_CREDENTIALS not in row["grant_types"]:
-            raise e.InvalidClient("The token's client may no longer use the client credentials grant.")
-        check_scope(tuple(row["scopes"]), write=write)
-        if row["vendor_id"] is None or row["client_vendor_id"] != row["vendor_id"]:
-            raise e.VendorContextMissing("The token resolved to no vendor.")
-        check_vendor_state(
-            VendorState(row["status"], row["suspended_grace_until"], row["subscription_ends_at"]), now, write=write
-        )
-        branch = None
-        if row["branch_id"] is not None:
-            branch = BranchRef(
-                id=row["branch_id"],
-                external_id=row["branch_external_id"],
-                name=row["branch_name"],
-                type=row["branch_type"],
-                active=row["branch_active"],
-            )
-        return VendorContext(
-            vendor_id=row["vendor_id"],
-            api_client_id=row["api_client_id"],
-            client_id=row["client_id"],
-            scopes=tuple(row["scopes"]),
-            plan=PlanLimits(
-                max_transactions=row["max_transactions"],
-                max_customers=row["max_customers"],
-                max_rewards=row["max_rewards"],
-                max_campaigns=row["max_campaigns"],
-                max_locations=row["max_locations"],
-                rate_limit_per_minute=row["rate_limit_per_minute"],
-                overage_percent=row["overage_percent"],
-                campaigns=row["feature_campaigns"],
-                customer_moments=row["feature_customer_moments"],
-                point_expiry=row["feature_point_expiry"],
-            ),
-            points_expire_after_days=row["points_expire_after_days"],
-            default_branch=branch,
-        )
-
-    async def vendor_state(self, vendor_id: int) -> tuple[VendorState, int] | None:
-        """A vendor's state and plan rate limit, for the rate limiter's brief cache."""
-        row = (
-            await self._session.execute(
-                select(
-                    Vendor.status, Vendor.suspended_grace_until, Vendor.subscription_ends_at, Plan.rate_limit_per_minute
-                )
-                .join(Plan, Plan.id == Vendor.plan_id)
-                .where(Vendor.id == vendor_id)
-            )
-        ).first()
-        if row is None:
-            return None
-        return VendorState(row[0], row[1], row[2]), int(row[3])
-
-
-_ACCESS_QUERY = (
-    select(
-        IssuedToken.revoked.label("token_revoked"),
-        IssuedToken.expires_at,
-        ApiClient.id.label("api_client_id"),
-        ApiClient.client_id,
-        ApiClient.revoked_at.label("client_revoked_at"),
-        ApiClient.vendor_id.label("client_vendor_id"),
-        ApiClient.scopes,
-        ApiClient.grant_types,
-        ApiClient.platform,
-        Vendor.id.label("vendor_id"),
-        Vendor.status,
-        Vendor.suspended_grace_until,
-        Vendor.subscription_ends_at,
-        Vendor.points_expire_after_days,
-        Plan.max_transactions,
-        Plan.max_customers,
-        Plan.max_rewards,
-        Plan.max_campaigns,
-        Plan.max_locations,
-        Plan.rate_limit_per_minute,
-        Plan.overage_percent,
-        Plan.feature_campaigns,
-        Plan.feature_customer_moments,
-        Plan.feature_point_expiry,
-        Branch.id.label("branch_id"),
-        Branch.external_id.label("branch_external_id"),
-        Branch.name.label("branch_name"),
-        Branch.type.label("branch_type"),
-        Branch.active.label("branch_active"),
-    )
-    .select_from(IssuedToken)
-    .join(ApiClient, ApiClient.id == IssuedToken.api_client_id)
-    .outerjoin(Vendor, Vendor.id == bindparam("vid"))
-    .outerjoin(Plan, Plan.id == Vendor.plan_id)
-    .outerjoin(Branch, Branch.id == ApiClient.default_branch_id)
-    .where(IssuedToken.jti == bindparam("jti"))
-)

@@ -19,9 +19,9 @@ from loyalty_http.customers.schemas import (
     IdentifierIn,
     ProfileFields,
     Unchecked,
+    consent_version_problems,
     identifier_problems,
     resource_fields,
-    text_problems,
 )
 from loyalty_http.wire.errors import InputInvalid
 from loyalty_http.wire.validation import validate
@@ -68,11 +68,7 @@ class ConsentSet(msgspec.Struct):
     marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
 
     def check(self) -> Mapping[str, list[str]]:
-        if self.marketing_consent:
-            version = text_problems(self.marketing_consent_statement_version, required=True)
-            if version:
-                return {"marketing_consent_statement_version": version}
-        return {}
+        return consent_version_problems(self.marketing_consent, self.marketing_consent_statement_version)
 
 
 class ConsentEvent(msgspec.Struct):

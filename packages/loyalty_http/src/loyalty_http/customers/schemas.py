@@ -45,6 +45,15 @@ def text_problems(value: Any, *, required: bool) -> list[str]:
     return []
 
 
+def consent_version_problems(consent: Any, version: Any) -> dict[str, list[str]]:
+    """Marketing consent rule 2: a grant names the statement the customer agreed to; the version is
+    read (and checked) only then."""
+    if consent is not True:
+        return {}
+    problems = text_problems(version, required=True)
+    return {"marketing_consent_statement_version": problems} if problems else {}
+
+
 class IdentifierIn(msgspec.Struct):
     type: Annotated[str, msgspec.Meta(max_length=32)]
     value: Annotated[str, msgspec.Meta(max_length=255)]
@@ -133,10 +142,7 @@ class CustomerCreate(ProfileFields):
 
     def check(self) -> Mapping[str, list[str]]:
         errors = identifier_problems(self.identifiers, self.email, importing=False)
-        if self.marketing_consent is True:
-            version = text_problems(self.marketing_consent_statement_version, required=True)
-            if version:
-                errors["marketing_consent_statement_version"] = version
+        errors.update(consent_version_problems(self.marketing_consent, self.marketing_consent_statement_version))
         return errors
 
     def profile(self) -> Profile:
@@ -160,11 +166,7 @@ class CustomerUpdate(msgspec.Struct):
     marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
 
     def check(self) -> Mapping[str, list[str]]:
-        if self.marketing_consent is True:
-            version = text_problems(self.marketing_consent_statement_version, required=True)
-            if version:
-                return {"marketing_consent_statement_version": version}
-        return {}
+        return consent_version_problems(self.marketing_consent, self.marketing_consent_statement_version)
 
     def changes(self) -> dict[str, Any]:
         changes = present(self, leaving=frozenset({"marketing_consent_statement_version"}))

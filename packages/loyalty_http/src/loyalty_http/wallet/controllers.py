@@ -13,7 +13,8 @@ from loyalty_core.clock import Clock
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer, LedgerFilter
-from loyalty_http.params import Wallets, customer_id_of
+from loyalty_core.wallet.till_adjust import till_adjust
+from loyalty_http.params import Wallets, Writer, customer_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wallet import schemas as s
 from loyalty_http.wire.envelope import Envelope
@@ -67,9 +68,16 @@ class WalletController(Controller):
 
     @post("/wallet/adjust", opt=reads(body=s.WalletAdjust))
     async def adjust_wallet(
-        self, customer: FromPath[str], payload: NamedDependency[s.WalletAdjust], vendor: Vendor, wallets: Wallets
+        self,
+        customer: FromPath[str],
+        payload: NamedDependency[s.WalletAdjust],
+        vendor: Vendor,
+        writer: Writer,
+        clock: Clk,
     ) -> Response[Envelope[s.LedgerEntry]]:
-        done = await wallets.adjust(
+        """A till's write: prepared statements in one transaction on the request's connection."""
+        done = await till_adjust(
+            writer,
             vendor.vendor_id,
             customer_id_of(customer),
             amount=payload.amount,
@@ -77,6 +85,7 @@ class WalletController(Controller):
             key=payload.idempotency_key,
             causer=Causer(CauserType.API_CLIENT, vendor.client_id),
             expire_after_days=vendor.point_expiry_days,
+            now=clock.now(),
         )
         # contract 5 "Ledger, plans": a new adjustment answers 201, its replay 200
         return Response(Envelope(s.LedgerEntry.from_model(done.entry)), status_code=201 if done.created else 200)

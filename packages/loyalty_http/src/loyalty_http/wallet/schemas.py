@@ -12,6 +12,7 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.wallet.models import LedgerEntry as LedgerEntryModel
 from loyalty_core.wallet.services import WalletView
+from loyalty_core.wallet.till_adjust import EntryRow
 from loyalty_http.customers.schemas import Customer
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
@@ -70,7 +71,7 @@ class LedgerEntry(msgspec.Struct):
     created_at: datetime
 
     @classmethod
-    def from_model(cls, e: LedgerEntryModel) -> LedgerEntry:
+    def from_model(cls, e: LedgerEntryModel | EntryRow) -> LedgerEntry:
         return msgspec.convert(e, cls, from_attributes=True)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 import msgspec
+import psycopg
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
@@ -100,8 +101,9 @@ request's transaction was rolled back whole, so the caller may simply send it ag
 RETRY_AFTER_SECONDS = 1
 
 
-def on_database_error(request: Request[Any, Any, Any], exc: DBAPIError) -> Response[bytes]:
-    sqlstate = getattr(exc.orig, "sqlstate", None)
+def on_database_error(request: Request[Any, Any, Any], exc: DBAPIError | psycopg.Error) -> Response[bytes]:
+    """Through SQLAlchemy (``DBAPIError``) or straight from psycopg (the till's statements)."""
+    sqlstate = exc.sqlstate if isinstance(exc, psycopg.Error) else getattr(exc.orig, "sqlstate", None)
     if sqlstate not in TRANSIENT_SQLSTATES:
         return on_unexpected_error(request, exc)
     log.warning("database busy", route=loggable_path(request.scope), sqlstate=sqlstate)
@@ -137,6 +139,7 @@ EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
     HttpError: on_http_error,
     HTTPException: on_framework_error,
     DBAPIError: on_database_error,
+    psycopg.Error: on_database_error,
     PoolTimeout: on_pool_timeout,
     Exception: on_unexpected_error,
 }

@@ -54,7 +54,8 @@ class Posting:
     async def wallet_of(self, vendor_id: int, customer_id: int, *, lock: bool = False) -> Wallet:
         query = select(Wallet).where(Wallet.vendor_id == vendor_id, Wallet.customer_id == customer_id)
         if lock:
-            query = query.with_for_update()
+            # a locked read must see the row as committed now, not as this session cached it earlier
+            query = query.with_for_update().execution_options(populate_existing=True)
         wallet: Wallet | None = await self._session.scalar(query)
         if wallet is None:
             raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
@@ -112,7 +113,9 @@ class Posting:
         else:
             open_lots = (
                 await self._session.scalars(
-                    select(PointLot).where(PointLot.wallet_id == wallet.id, PointLot.remaining > 0)
+                    select(PointLot)
+                    .where(PointLot.wallet_id == wallet.id, PointLot.remaining > 0)
+                    .execution_options(populate_existing=True)
                 )
             ).all()
             values = [ledger.Lot(lot.id, lot.expires_at, lot.remaining) for lot in open_lots]

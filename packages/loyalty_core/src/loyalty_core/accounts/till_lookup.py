@@ -1,0 +1,68 @@
+"""A till's lookup as one prepared psycopg statement (spec GET /customers/lookup; Merged customers 2).
+
+The plan starts from a unique index whatever the table statistics say: the identifier (or the
+external id) is found first through ``uq_customer_identifiers_vendor_value`` (or
+``uq_customers_vendor_external_id``) in a MATERIALIZED step, so PostgreSQL cannot choose to walk the
+vendor's customers instead (it did, right after a bulk registration, before autovacuum analysed the
+tables). An identifier left on a merged account answers the account that stays, in the same
+statement. It runs in autocommit on the request's connection: no BEGIN, no COMMIT.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+
+from loyalty_core.customers import errors as e
+from loyalty_core.customers.views import CustomerView, view_of
+
+_CUSTOMER = """
+SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
+       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
+       c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
+       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
+       coalesce(w.balance, 0) AS balance,
+       (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
+                                 ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+FROM holder h
+JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id
+LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
+WHERE c.status <> 'anonymized'
+"""
+
+BY_IDENTIFIER = (
+    """
+WITH found AS MATERIALIZED (
+    SELECT customer_id FROM customer_identifiers
+    WHERE vendor_id = %(v)s AND lower(value) = lower(%(q)s) AND active AND customer_id IS NOT NULL
+), holder AS MATERIALIZED (
+    SELECT coalesce(c.merged_into_id, c.id) AS id
+    FROM found f JOIN customers c ON c.vendor_id = %(v)s AND c.id = f.customer_id
+    WHERE c.status <> 'anonymized'
+)"""
+    + _CUSTOMER
+)
+
+BY_EXTERNAL_ID = (
+    """
+WITH holder AS MATERIALIZED (
+    SELECT id FROM customers WHERE vendor_id = %(v)s AND external_id = %(q)s
+)"""
+    + _CUSTOMER
+)
+
+
+async def till_lookup(
+    conn: AsyncConnection[Any], vendor_id: int, *, identifier: str | None = None, external_id: str | None = None
+) -> CustomerView:
+    """By ``external_id`` when given, else by any active identifier, retired types included."""
+    sql, value = (BY_EXTERNAL_ID, external_id) if external_id is not None else (BY_IDENTIFIER, identifier or "")
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(sql, {"v": vendor_id, "q": value}, prepare=True)
+        row = await cursor.fetchone()
+    if row is None:
+        raise e.CustomerNotFound("No customer of the vendor has this identifier.")
+    return view_of(row)

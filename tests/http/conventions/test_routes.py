@@ -1,0 +1,35 @@
+"""Where routes live (spec: Versioning; back-office contract 2): vendor routes under ``/api/v1``,
+the admin API under ``/admin/v1`` behind the admin token; checked over every registered route."""
+
+from __future__ import annotations
+
+from litestar import Litestar
+
+from tests.support.routes import endpoints
+
+UNVERSIONED = {"/oauth/token", "/health/live", "/health/ready", "/unsubscribe/{token}"}
+"""Contract 3 (the token endpoint also answers under /api/v1), health probes, the mail's unsubscribe link."""
+
+
+def _service_routes(app: Litestar) -> list[tuple[str, str | None]]:
+    """Every route but the test-only probe and the framework's OpenAPI pages."""
+    return [(e.path, e.auth) for e in endpoints(app) if not e.path.startswith(("/api/v1/probe/", "/schema"))]
+
+
+def test_vendor_routes_are_versioned(app: Litestar) -> None:
+    """Spec, Versioning: the public API answers under /api/v1."""
+    misplaced = {path for path, auth in _service_routes(app) if auth == "vendor" and not path.startswith("/api/v1/")}
+    assert misplaced == set()
+
+
+def test_admin_routes_are_under_admin_v1_and_take_the_admin_token(app: Litestar) -> None:
+    """Contract 2: prefix /admin/v1, header Authorization: Bearer <LOYALTY_ADMIN_TOKEN>."""
+    routes = _service_routes(app)
+    assert {path for path, auth in routes if path.startswith("/admin/") and auth != "admin"} == set()
+    assert {path for path, auth in routes if auth == "admin" and not path.startswith("/admin/v1/")} == set()
+
+
+def test_only_known_routes_are_unversioned(app: Litestar) -> None:
+    """Versioning: everything else carries its version in the path."""
+    unversioned = {path for path, _ in _service_routes(app) if not path.startswith(("/api/v1/", "/admin/v1/"))}
+    assert unversioned == UNVERSIONED

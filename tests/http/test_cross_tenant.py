@@ -1,0 +1,377 @@
+"""Cross-tenant sweep over every registered route (spec: Authentication 3, "all data access is
+scoped to" the token's vendor; Error codes: another vendor's id, code or external id answers the
+same not-found as one that does not exist).
+
+An owner vendor holds one of everything; for each route an intruder calls it with the owner's
+ids, codes and external ids (its own token on the public API, the admin token with its own vendor
+in the path on vendor-scoped admin routes) and gets the spec's answer with none of the owner's
+data, and the owner's rows do not change. ``CASES`` and ``NOT_SWEPT`` together must name every
+route the app registers, so a new route fails ``test_every_route_is_swept_or_says_why_not``
+until it is listed here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+from sqlalchemy import Table, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from loyalty_core.models import metadata
+from tests.support.app import ADMIN
+from tests.support.customers import CUSTOMERS, card_batch, portal, register
+from tests.support.envelope import error_of
+from tests.support.products import PRODUCTS, create
+from tests.support.routes import endpoints
+from tests.support.tenants import Tenant, admin, make_tenant
+
+SECRET = "Ownerina-7f3c"
+"""Every owner text the intruder could be shown carries this marker; no answer may hold it."""
+
+
+@dataclass(frozen=True)
+class World:
+    owner: Tenant
+    intruder: Tenant
+    customer_id: int
+    second_customer_id: int
+    external_id: str
+    email: str
+    card: str
+    free_card: str
+    product: str
+    reward_id: int
+    branch: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request of the intruder and the answer the spec gives it."""
+
+    status: int
+    code: str | None
+    rule: str
+    path: Callable[[World], dict[str, Any]] = lambda w: {}
+    body: Callable[[World], Any] | None = None
+    query: Callable[[World], dict[str, Any]] | None = None
+    form: Callable[[World], dict[str, Any]] | None = None
+    token: Literal["intruder", "admin", "none"] = "intruder"
+
+
+def _product(w: World) -> dict[str, Any]:
+    return {"external_id": w.product}
+
+
+def _customer(w: World) -> dict[str, Any]:
+    return {"customer": w.customer_id}
+
+
+def _by_external_id(w: World) -> dict[str, Any]:
+    return {"external_id": w.external_id}
+
+
+def _admin_customer(w: World) -> dict[str, Any]:
+    """Vendor-scoped admin paths: the intruder's vendor, the owner's customer."""
+    return {"vendor_id": w.intruder.vendor_id, "customer_id": w.customer_id}
+
+
+def _named(**body: Any) -> Callable[[World], Any]:
+    return lambda w: body
+
+
+def _steal_token(w: World) -> dict[str, Any]:
+    """The owner's client id with the intruder's secret."""
+    return {
+        "grant_type": "client_credentials",
+        "client_id": w.owner.client_id,
+        "client_secret": w.intruder.client_secret,
+    }
+
+
+PRODUCT_404 = (404, "PRODUCT_NOT_FOUND", "Products: 404 PRODUCT_NOT_FOUND")
+CUSTOMER_404 = (404, "CUSTOMER_NOT_FOUND", "customers, wallet and ledger: 404 CUSTOMER_NOT_FOUND")
+ADMIN_CUSTOMER_404 = (404, "CUSTOMER_NOT_FOUND", "vendor-scoped admin path, another vendor's customer")
+ADMIN_404 = (404, "NOT_FOUND", "vendor-scoped admin path: the admin API's not-found")
+CREATES_OWN = "ids are unique per vendor: the owner's id makes the caller's own row"
+CASES: dict[str, list[Call]] = {
+    # --- catalogue ---------------------------------------------------------------------------------
+    # search is a part of the marker, which the answer's links echo; the owner's products match it
+    "GET /api/v1/products": [Call(200, None, "lists the vendor's products", query=lambda w: {"search": SECRET[:8]})],
+    "POST /api/v1/products": [Call(201, None, CREATES_OWN, body=lambda w: {"external_id": w.product, "name": "m"})],
+    "POST /api/v1/products/batch": [
+        Call(200, None, CREATES_OWN, body=lambda w: {"products": [{"external_id": w.product, "name": "m"}]})
+    ],
+    "GET /api/v1/products/{external_id}": [Call(*PRODUCT_404, path=_product)],
+    "PATCH /api/v1/products/{external_id}": [Call(*PRODUCT_404, path=_product, body=_named(name="x"))],
+    "DELETE /api/v1/products/{external_id}": [Call(*PRODUCT_404, path=_product)],
+    "PUT /api/v1/products/{external_id}": [Call(201, None, CREATES_OWN, path=_product, body=_named(name="m"))],
+    # "batch" as a product id: the owner holds a product with external_id "batch" too
+    "GET /api/v1/products/batch": [Call(*PRODUCT_404)],
+    "PATCH /api/v1/products/batch": [Call(*PRODUCT_404, body=_named(name="x"))],
+    "DELETE /api/v1/products/batch": [Call(*PRODUCT_404)],
+    "PUT /api/v1/products/batch": [Call(201, None, CREATES_OWN, body=_named(name="m"))],
+    # --- rewards -----------------------------------------------------------------------------------
+    "POST /api/v1/products/{external_id}/reward": [Call(*PRODUCT_404, path=_product, body=_named(point_cost=10))],
+    "DELETE /admin/v1/vendors/{vendor_id}/rewards/{reward_id}": [
+        Call(
+            404,
+            "REWARD_NOT_FOUND",
+            "another vendor's reward id: 404 REWARD_NOT_FOUND",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "reward_id": w.reward_id},
+            token="admin",
+        )
+    ],
+    # --- customers ---------------------------------------------------------------------------------
+    "POST /api/v1/customers": [
+        Call(
+            422,
+            "LOYALTY_CARD_NOT_FOUND",
+            "LOYALTY_CARD_NOT_FOUND: not a free card of the vendor",
+            body=lambda w: {"identifiers": [{"type": "loyalty_card", "value": w.free_card}]},
+        ),
+        Call(201, None, CREATES_OWN, body=lambda w: {"external_id": w.external_id, "email": w.email}),
+    ],
+    "GET /api/v1/customers/lookup": [
+        Call(*CUSTOMER_404, query=lambda w: {"identifier": w.email}),
+        Call(*CUSTOMER_404, query=lambda w: {"identifier": w.card}),
+        Call(*CUSTOMER_404, query=lambda w: {"external_id": w.external_id}),
+    ],
+    "POST /api/v1/customers/link-external-id": [
+        Call(*CUSTOMER_404, body=lambda w: {"external_id": "MINE-1", "identifier": w.card}),
+        Call(*CUSTOMER_404, body=lambda w: {"external_id": "MINE-1", "customer_id": w.customer_id}),
+    ],
+    "PUT /api/v1/customers/by-external-id/{external_id}": [
+        Call(404, "EXTERNAL_ID_NOT_FOUND", "by external id", path=_by_external_id, body=_named(first_name="x"))
+    ],
+    "PATCH /api/v1/customers/by-external-id/{external_id}": [
+        Call(404, "EXTERNAL_ID_NOT_FOUND", "by external id", path=_by_external_id, body=_named(first_name="x"))
+    ],
+    "GET /admin/v1/vendors/{vendor_id}/customers/{customer_id}": [
+        Call(*ADMIN_CUSTOMER_404, path=_admin_customer, token="admin")
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/customers/{customer_id}/anonymize": [
+        Call(*ADMIN_CUSTOMER_404, path=_admin_customer, token="admin")
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/customers/{customer_id}/deactivate": [
+        Call(*ADMIN_CUSTOMER_404, path=_admin_customer, token="admin")
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/customers/{customer_id}/cards": [
+        Call(*ADMIN_CUSTOMER_404, path=_admin_customer, body=_named(), token="admin")
+    ],
+    "PUT /admin/v1/vendors/{vendor_id}/customers/{customer_id}/consent": [
+        Call(*ADMIN_CUSTOMER_404, path=_admin_customer, body=_named(marketing_consent=False), token="admin")
+    ],
+    "PATCH /admin/v1/vendors/{vendor_id}/customers/{customer_id}/identifiers/{value}": [
+        Call(
+            *ADMIN_CUSTOMER_404,
+            path=lambda w: {**_admin_customer(w), "value": w.card},
+            body=_named(active=False),
+            token="admin",
+        )
+    ],
+    "PATCH /admin/v1/vendors/{vendor_id}/cards/{code}": [
+        Call(
+            *ADMIN_404,
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "code": w.free_card},
+            body=_named(active=False),
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/customers/{customer_id}/merge": [
+        Call(
+            *ADMIN_CUSTOMER_404,
+            path=_admin_customer,
+            body=lambda w: {"into_customer_id": w.second_customer_id},
+            token="admin",
+        )
+    ],
+    # --- wallet ------------------------------------------------------------------------------------
+    "GET /api/v1/customers/{customer}/wallet": [Call(*CUSTOMER_404, path=_customer)],
+    "GET /api/v1/customers/{customer}/ledger": [Call(*CUSTOMER_404, path=_customer)],
+    "POST /api/v1/customers/{customer}/wallet/adjust": [
+        Call(*CUSTOMER_404, path=_customer, body=_named(amount=-5, reason="x", idempotency_key="k"))
+    ],
+    # --- tenancy -----------------------------------------------------------------------------------
+    "PATCH /admin/v1/vendors/{vendor_id}/branches/{external_id}": [
+        Call(
+            *ADMIN_404,
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "external_id": w.branch},
+            body=_named(active=False),
+            token="admin",
+        )
+    ],
+    "POST /oauth/token": [Call(401, "INVALID_CLIENT", "Authentication 5", form=_steal_token, token="none")],
+    "POST /api/v1/oauth/token": [Call(401, "INVALID_CLIENT", "Authentication 5", form=_steal_token, token="none")],
+}
+
+PLATFORM = "platform-wide admin route: the admin token acts for every vendor, and the vendor is its subject"
+NOT_SWEPT: dict[str, str] = {
+    "POST /admin/v1/plans": PLATFORM,
+    "POST /admin/v1/vendors": PLATFORM,
+    "PATCH /admin/v1/vendors/{vendor_id}": PLATFORM,
+    "POST /admin/v1/vendors/{vendor_id}/clients": PLATFORM,
+    "POST /admin/v1/vendors/{vendor_id}/branches": PLATFORM + "; it takes no id of an existing row",
+    "POST /admin/v1/clients": PLATFORM,
+    "PATCH /admin/v1/clients/{client_id}": PLATFORM,
+    "DELETE /admin/v1/clients/{client_id}": PLATFORM,
+    "POST /admin/v1/vendors/{vendor_id}/card-batches": "makes new codes for the vendor in the path; takes no id",
+    "POST /admin/v1/vendors/{vendor_id}/customers/import": (
+        "creates the path vendor's own customers and takes no id of an existing row; per-vendor uniqueness "
+        "of external ids and emails is swept through POST /api/v1/customers"
+    ),
+    "GET /admin/v1/test-clock": "test mode: one clock for the whole service",
+    "PUT /admin/v1/test-clock": "test mode: one clock for the whole service",
+    "DELETE /admin/v1/test-clock": "test mode: one clock for the whole service",
+    "POST /admin/v1/jobs/{name}/run": "test mode: jobs run over every vendor",
+    "GET /health/live": "no tenant data",
+    "GET /health/ready": "no tenant data",
+    "GET /unsubscribe/{token}": "no bearer token: the signed token in the path is the customer's own key",
+    "GET /api/v1/probe/boom": "test-only probe controller, not part of the service",
+    "GET /api/v1/probe/db-boom": "test-only probe controller, not part of the service",
+    "GET /api/v1/probe/sqlstate/{code}": "test-only probe controller, not part of the service",
+    "POST /api/v1/probe/echo": "test-only probe controller, not part of the service",
+    "GET /api/v1/probe/items": "test-only probe controller, not part of the service",
+    "GET /api/v1/probe/missing": "test-only probe controller, not part of the service",
+    "GET /api/v1/probe/things/{thing_id}": "test-only probe controller, not part of the service",
+    "GET /api/v1/probe/vendor": "test-only probe controller, not part of the service",
+    "POST /api/v1/probe/vendor": "test-only probe controller, not part of the service",
+    **{
+        f"GET /schema{page}": "the OpenAPI document and its viewers hold no tenant data"
+        for page in (
+            "",
+            "/elements",
+            "/oauth2-redirect.html",
+            "/openapi.json",
+            "/openapi.yaml",
+            "/openapi.yml",
+            "/rapidoc",
+            "/redoc",
+            "/swagger",
+            "/{path}",
+        )
+    },
+}
+
+SWEEP = [
+    pytest.param(key, call, id=f"{key}#{n}")
+    for key, calls in CASES.items()
+    for n, call in zip(itertools.count(1), calls, strict=False)
+]
+
+
+def test_every_route_is_swept_or_says_why_not(app: Litestar) -> None:
+    """A route the sweep does not know fails here: add its cases to ``CASES`` or its reason to
+    ``NOT_SWEPT``; a listed route that no longer exists fails too."""
+    registered = {e.key for e in endpoints(app)}
+    assert set(CASES) & set(NOT_SWEPT) == set()
+    assert registered - set(CASES) - set(NOT_SWEPT) == set(), "routes neither swept nor excused"
+    assert (set(CASES) | set(NOT_SWEPT)) - registered == set(), "listed routes the app does not have"
+
+
+def test_every_vendor_route_is_swept(app: Litestar) -> None:
+    """Authentication 3: every route a vendor token reaches is scoped to its vendor, so none may be excused."""
+    vendor_routes = {e.key for e in endpoints(app) if e.auth == "vendor" and "/probe/" not in e.path}
+    assert vendor_routes - set(CASES) == set()
+
+
+@pytest.fixture
+async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
+    """The owner vendor with one of everything the routes take an id of (made afresh for each
+    case, so no case can see what another one wrote)."""
+    owner = await make_tenant(client)
+    free_card, _ = await card_batch(client, owner, 2)
+    made = await register(
+        client,
+        owner,
+        external_id="OWN-1",
+        email="ownerina@example.nl",
+        first_name=SECRET,
+        last_name=SECRET,
+    )
+    second = await register(client, owner, first_name=SECRET)
+    adjusted = await client.post(
+        f"{CUSTOMERS}/{made['id']}/wallet/adjust",
+        json={"amount": 50, "reason": SECRET, "idempotency_key": "k"},
+        headers=owner.headers,
+    )
+    assert adjusted.status_code == 201, adjusted.text
+    for external_id in ("OWN-P", "batch"):
+        await create(client, owner, external_id, SECRET, description=SECRET)
+    reward = await client.post(
+        f"{PRODUCTS}/OWN-P/reward", json={"point_cost": 10, "name": SECRET}, headers=owner.headers
+    )
+    assert reward.status_code == 201, reward.text
+    await admin(client, "POST", portal(owner, "/branches"), {"external_id": "OWN-B", "name": SECRET})
+    return {
+        "owner": owner,
+        "customer_id": made["id"],
+        "second_customer_id": second["id"],
+        "external_id": "OWN-1",
+        "email": "ownerina@example.nl",
+        "card": made["loyalty_card_code"],
+        "free_card": free_card,
+        "product": "OWN-P",
+        "reward_id": reward.json()["data"]["id"],
+        "branch": "OWN-B",
+    }
+
+
+async def owner_rows(engine: AsyncEngine, vendor_id: int) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the owner in every table that holds a vendor's rows, and its vendor row."""
+    tables: list[Table] = [t for t in metadata.sorted_tables if "vendor_id" in t.c or t.name == "vendors"]
+    rows: dict[str, list[tuple[Any, ...]]] = {}
+    async with engine.connect() as conn:
+        for table in tables:
+            own = table.c.vendor_id == vendor_id if "vendor_id" in table.c else table.c.id == vendor_id
+            query = select(table).where(own).order_by(*table.primary_key.columns)
+            rows[table.name] = [tuple(r) for r in (await conn.execute(query)).all()]
+    return rows
+
+
+@pytest.mark.parametrize(("key", "call"), SWEEP)
+async def test_another_vendor_gets_the_spec_answer_and_none_of_the_owners_data(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, owner_world: dict[str, Any], key: str, call: Call
+) -> None:
+    """Authentication 3 and each route's not-found rule: the intruder's request answers the status
+    and code of ``call``, carries none of the owner's data, and leaves every owner row as it was."""
+    intruder = await make_tenant(client)
+    world = World(intruder=intruder, **owner_world)
+    method = key.split(" ", 1)[0]
+    [endpoint] = [e for e in endpoints(client.app) if e.key == key]
+    url = endpoint.url(**call.path(world))
+    headers = {"none": {}, "admin": ADMIN, "intruder": intruder.headers}[call.token]
+    before = await owner_rows(engine, world.owner.vendor_id)
+
+    response = await client.request(
+        method,
+        url,
+        json=call.body(world) if call.body else None,
+        data=call.form(world) if call.form else None,
+        params=call.query(world) if call.query else None,
+        headers=headers,
+    )
+
+    assert response.status_code == call.status, response.text
+    if call.code is not None:
+        assert error_of(response)["code"] == call.code
+    assert SECRET not in response.text
+    assert await owner_rows(engine, world.owner.vendor_id) == before
+
+
+async def test_admin_routes_refuse_a_vendor_token(client: AsyncTestClient[Litestar]) -> None:
+    """Back-office contract 2: the admin API takes only the admin token; a vendor's token answers 401
+    UNAUTHENTICATED on every admin route, whatever ids it names."""
+    intruder = await make_tenant(client)
+    for endpoint in endpoints(client.app):
+        if endpoint.audience != "admin":
+            continue
+        url = endpoint.url(**dict.fromkeys(endpoint.params, "1"))
+        response = await client.request(endpoint.method, url, json={}, headers=intruder.headers)
+        assert response.status_code == 401, endpoint.key
+        assert error_of(response)["code"] == "UNAUTHENTICATED", endpoint.key

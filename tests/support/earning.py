@@ -1,0 +1,45 @@
+"""Purchases, earn rules and campaigns for the earning engine's tests, and ``outcome``: the points
+and the ``(rule_id, points_earned, reason, suppressed_by)`` of every entry a purchase earns."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+from loyalty_core.earning.rules import score
+from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, Purchase
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+EURO = EarnRuleTerms(1, "Euro", points_per_unit=1, unit_amount=100)
+"""One point per euro: the contract's example."""
+NOBODY = CustomerFacts()
+BORN = date(1990, 3, 1)
+"""A birthday on NOW's day."""
+
+
+def fixed(cid: int, points: int, **fields: object) -> CampaignTerms:
+    return CampaignTerms(cid, f"fixed {cid}", "fixed_points", points=points, **fields)  # type: ignore[arg-type]
+
+
+def times(cid: int, multiplier: str, **fields: object) -> CampaignTerms:
+    return CampaignTerms(cid, f"x{multiplier}", "multiplier", multiplier=Decimal(multiplier), **fields)  # type: ignore[arg-type]
+
+
+def per_sku(cid: int, points: int, *skus: str, **fields: object) -> CampaignTerms:
+    return CampaignTerms(cid, f"sku {cid}", "product_points", points=points, skus=frozenset(skus), **fields)  # type: ignore[arg-type]
+
+
+def moment(cid: int, which: str, points: int, **fields: object) -> CampaignTerms:
+    return fixed(cid, points, family="customer_moment", moment=which, **fields)
+
+
+def outcome(
+    purchase: Purchase,
+    rules: list[EarnRuleTerms],
+    campaigns: list[CampaignTerms],
+    facts: CustomerFacts = NOBODY,
+    now: datetime = NOW,
+) -> tuple[int, list[tuple[int, int, str | None, int | None]]]:
+    scoring = score(purchase, facts, rules, campaigns, now)
+    entries = [(e.rule_id, e.points_earned, e.reason, e.suppressed_by) for e in scoring.rules_applied]
+    return scoring.points_earned, entries

@@ -1,0 +1,53 @@
+"""Requests that really overlap, for concurrency tests.
+
+``AsyncTestClient`` runs each request to its end on a portal thread before the next one starts, so
+``asyncio.gather`` over it never races. httpx's ASGI transport runs the app in the test's own loop,
+over an engine (and connections) of its own, so gathered requests interleave at every await.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from loyalty_core.db import make_engine
+from tests.support.app import build_app
+
+
+@asynccontextmanager
+async def racing_client(engine: AsyncEngine, *, pool_size: int = 20) -> AsyncIterator[httpx.AsyncClient]:
+    own = make_engine(engine.url.render_as_string(hide_password=False), pool_size=pool_size)
+    app = build_app(own, test_clock=None, anon_rate_per_minute=100_000)
+    try:
+        async with (
+            app.lifespan(),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client,
+        ):
+            yield client
+    finally:
+        await own.dispose()
+
+
+async def until_waiting_on_locks(engine: AsyncEngine, count: int, *, within: float = 4.0) -> None:
+    """Wait until ``count`` sessions of the test database wait for a lock (each request then sits
+    at the same point of its transaction)."""
+    deadline = asyncio.get_running_loop().time() + within
+    async with engine.connect() as conn:
+        while True:
+            waiting = await conn.scalar(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND wait_event_type = 'Lock'"
+                )
+            )
+            # pg_stat_activity is read once per transaction: end it so the next poll sees news
+            await conn.rollback()
+            if waiting == count:
+                return
+            assert asyncio.get_running_loop().time() < deadline, f"{waiting} sessions wait for a lock, not {count}"
+            await asyncio.sleep(0.01)

@@ -1,0 +1,19 @@
+"""The composed service as its tests configure it: the admin token, and Redis when one answers."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from loyalty_api.settings import Settings
+from tests.support.database import redis_url
+
+ADMIN_TOKEN = "api-test-admin-token-of-32-bytes-or-more"
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+def with_redis(settings: Settings) -> Settings:
+    url = redis_url()
+    if url is None:
+        pytest.skip("no Redis server answers on 127.0.0.1:6379 (set LOYALTY_TEST_REDIS_URL)")
+    return msgspec.structs.replace(settings, redis_url=url)
