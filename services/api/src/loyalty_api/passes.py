@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.passes.identities import IdentityRows, unavailable
 from loyalty_core.passes.models import IdentityState
-from loyalty_core.passes.ports import CardFacts
+from loyalty_core.passes.ports import CardFacts, PassMaker
 from loyalty_wallet_pass import sealing
 from loyalty_wallet_pass.apple import build_pkpass
 from loyalty_wallet_pass.authority import CertificateAuthority
@@ -64,7 +64,7 @@ def pass_card(card: CardFacts) -> PassCard:
 
 
 @dataclass
-class WalletPasses:
+class WalletPasses(PassMaker):
     platform: PassPlatform
     encryption_key: str
     issuer: SaveLinkIssuer
@@ -102,10 +102,12 @@ class WalletPasses:
             self._identities[(vendor_id, row.version)] = identity
         return identity
 
-    async def ask_identity(self, session: AsyncSession, clock: Clock, vendor_id: int, *, force: bool = False) -> None:
+    async def ask_identity(
+        self, session: AsyncSession, clock: Clock, vendor_id: int, *, force: bool = False, reset: bool = False
+    ) -> None:
         rows = IdentityRows(session, clock)
         await rows.open(vendor_id)
-        if not await rows.claim_ask(vendor_id, force=force):
+        if not await rows.claim_ask(vendor_id, force=force, reset=reset):
             return
         answer = await self.platform.request_identity(IdentityRequest(shop_id(vendor_id), f"shop {vendor_id}"))
         if isinstance(answer, Issued):

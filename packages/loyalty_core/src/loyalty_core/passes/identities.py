@@ -45,16 +45,19 @@ class IdentityRows:
             .on_conflict_do_nothing(index_elements=["vendor_id"])
         )
 
-    async def claim_ask(self, vendor_id: int, *, force: bool = False) -> bool:
+    async def claim_ask(self, vendor_id: int, *, force: bool = False, reset: bool = False) -> bool:
         """True when this caller should ask the platform now. A pending or busy shop whose minute is
         over is claimed by moving its next ask a minute on; ``force`` (the admin's retry, test mode)
-        claims a refused or busy shop at once."""
+        claims a refused or busy shop at once; ``reset`` (test mode scripting the stand-in) claims even
+        an issued one, so the stand-in's scripted answer becomes the shop's state."""
         now = self._clock.now()
         due: ColumnElement[bool] = _T.state.in_([IdentityState.PENDING, IdentityState.BUSY]) & or_(
             _T.next_ask_at.is_(None), _T.next_ask_at <= now
         )
         if force:
             due = _T.state != IdentityState.ISSUED
+        if reset:
+            due = _T.vendor_id == vendor_id
         claimed = await self._session.execute(
             update(WalletIdentity)
             .where(_T.vendor_id == vendor_id, due)

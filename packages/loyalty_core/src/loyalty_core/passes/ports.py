@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from abc import ABC, abstractmethod
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -39,21 +39,24 @@ class CardFacts:
     branding: BrandingFacts
 
 
-class PassMaker(Protocol):
-    """Builds a customer's passes; the service's implementation holds the platform and the keys."""
+class PassMaker(ABC):
+    """Builds a customer's passes; the service's implementation holds the platform and the keys.
+    A base class rather than a protocol: the framework checks injected values by type."""
 
+    @abstractmethod
     async def pkpass(self, session: AsyncSession, clock: Clock, card: CardFacts) -> bytes:
         """The signed platform_a pass, or ``PlatformAWalletUnavailable`` until the shop's identity exists."""
-        ...
 
+    @abstractmethod
     def save_url(self, card: CardFacts, now: datetime) -> str:
         """The platform_b save link."""
-        ...
 
-    async def ask_identity(self, session: AsyncSession, clock: Clock, vendor_id: int, *, force: bool = False) -> None:
+    @abstractmethod
+    async def ask_identity(
+        self, session: AsyncSession, clock: Clock, vendor_id: int, *, force: bool = False, reset: bool = False
+    ) -> None:
         """Ask the platform for the shop's identity if asking is due (or ``force``) and record the answer."""
-        ...
 
+    @abstractmethod
     def script_platform(self, vendor_id: int, outcome: str) -> bool:
         """Test mode: the stand-in's next answers for this shop; False when the platform is no stand-in."""
-        ...

@@ -67,7 +67,7 @@ class AdminPassesController(Controller):
         """Test mode: set the stand-in's answer for this shop and ask it again now (contract 4, 5)."""
         if config.test_clock is None or not pass_maker.script_platform(known_vendor, payload.outcome):
             raise RouteNotFound("No endpoint at this path.")
-        await pass_maker.ask_identity(db, clock, known_vendor, force=True)
+        await pass_maker.ask_identity(db, clock, known_vendor, reset=True)
         return Envelope(await _state(db, clock, known_vendor))
 
     @get("/pass-branding", opt=reads(auth="admin"))
