@@ -21,9 +21,9 @@ from loyalty_api.settings import Settings
 from loyalty_wallet_pass.google import read_save_link
 from loyalty_wallet_pass.identity import new_rsa_key, private_key_pem
 from loyalty_wallet_pass.platform import LocalPassPlatform
+from tests.support.app import ADMIN, ADMIN_TOKEN
 from tests.support.customers import register
 from tests.support.openssl import pkpass_members, signature_verifies
-from tests.support.app import ADMIN, ADMIN_TOKEN
 from tests.support.tenants import Tenant, admin, make_tenant
 
 ISSUER_KEY = new_rsa_key()
@@ -69,7 +69,7 @@ async def test_platform_a_pass_verifies_with_openssl(
     manifest = json.loads(files["manifest.json"])
     assert manifest == {
         n: hashlib.sha1(b).hexdigest() for n, b in files.items() if n not in ("manifest.json", "signature")
-    }  # noqa: S324
+    }
     pass_json = json.loads(files["pass.json"])
     assert pass_json["barcodes"][0]["message"] == customer["loyalty_card_code"]
     assert pass_json["passTypeIdentifier"] == platform.pass_type_identifier(shop_id(tenant.vendor_id))

@@ -61,7 +61,6 @@ Wallets = NamedDependency[WalletService]
 Merges = NamedDependency[MergeService]
 Rewards = NamedDependency[RewardService]
 Cards = NamedDependency[PassCards]
-Maker = NamedDependency[PassMaker]
 KnownVendor = NamedDependency[int]
 
 
@@ -110,7 +109,9 @@ async def provide_known_vendor(vendor_id: FromPath[str], tenancy: Tenancy) -> in
     return (await tenancy.get_vendor(vendor_id_of(vendor_id))).id
 
 
-def provide_pass_maker(config: Config) -> PassMaker:
+def pass_maker_of(config: HttpConfig) -> PassMaker:
+    """The service's pass maker, read after the request's own checks (so an app composed without
+    one still answers every refusal as the spec says, and fails only where a pass is built)."""
     if config.passes is None:
         raise RuntimeError("this app was composed without a pass maker")
     return config.passes
@@ -148,7 +149,6 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "merges": service(MergeService),
         "rewards": service(RewardService),
         "cards": service(PassCards),
-        "pass_maker": Provide(provide_pass_maker, sync_to_thread=False),
     }
 
 

@@ -7,9 +7,9 @@ wallet platform and builds the bytes. Core stores only what the service hands it
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime
-from abc import ABC, abstractmethod
 
 from sqlalchemy.ext.asyncio import AsyncSession
 

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_http.params import Cards, Maker, customer_id_of
+from loyalty_http.params import Cards, Config, customer_id_of, pass_maker_of
 from loyalty_http.passes import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
@@ -27,11 +27,12 @@ class WalletPassController(Controller):
         params: NamedDependency[s.WalletPassQuery],
         vendor: NamedDependency[VendorContext],
         cards: Cards,
-        pass_maker: Maker,
+        config: Config,
         db: NamedDependency[AsyncSession],
         clock: NamedDependency[Clock],
     ) -> Response[bytes] | Envelope[s.SaveUrl]:
         _, card = await cards.for_pass(vendor.vendor_id, customer_id_of(customer))
+        pass_maker = pass_maker_of(config)
         if params.platform == "platform_b":
             return Envelope(s.SaveUrl(save_url=pass_maker.save_url(card, clock.now())))
         data = await pass_maker.pkpass(db, clock, card)
