@@ -29,6 +29,7 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
         database_url=database_url,
         admin_token=ADMIN_TOKEN,
         jwt_secret="api-test-jwt-secret-of-32-bytes-or-more",
+        encryption_key="api-test-encryption-key-of-32-bytes-or-more",
         test_mode=True,
         home=Path(tmp_path_factory.mktemp("home")),
     )

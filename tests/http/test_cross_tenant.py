@@ -282,6 +282,10 @@ CASES: dict[str, list[Call]] = {
     "POST /api/v1/customers/{customer}/wallet/adjust": [
         Call(*CUSTOMER_404, path=_customer, body=_named(amount=-5, reason="x", idempotency_key="k"))
     ],
+    # --- passes ------------------------------------------------------------------------------------
+    "GET /api/v1/customers/{customer}/wallet-pass": [
+        Call(*CUSTOMER_404, path=_customer, query=lambda w, p=p: {"platform": p}) for p in ("platform_a", "platform_b")
+    ],
     # --- tenancy -----------------------------------------------------------------------------------
     "PATCH /admin/v1/vendors/{vendor_id}/branches/{external_id}": [
         Call(
@@ -296,6 +300,7 @@ CASES: dict[str, list[Call]] = {
 }
 
 PLATFORM = "platform-wide admin route: the admin token acts for every vendor, and the vendor is its subject"
+OWN_IDENTITY = "acts on the path vendor's own identity or branding; takes no id of a row"
 NOT_SWEPT: dict[str, str] = {
     "POST /admin/v1/plans": PLATFORM,
     "POST /admin/v1/vendors": PLATFORM,
@@ -314,6 +319,16 @@ NOT_SWEPT: dict[str, str] = {
     "PUT /admin/v1/test-clock": "test mode: one clock for the whole service",
     "DELETE /admin/v1/test-clock": "test mode: one clock for the whole service",
     "POST /admin/v1/jobs/{name}/run": "test mode: jobs run over every vendor",
+    **{
+        f"{verb} /admin/v1/vendors/{{vendor_id}}/{what}": OWN_IDENTITY
+        for verb, what in (
+            ("GET", "wallet-identity"),
+            ("PUT", "wallet-identity"),
+            ("POST", "wallet-identity/retry"),
+            ("GET", "pass-branding"),
+            ("PUT", "pass-branding"),
+        )
+    },
     "GET /health/live": "no tenant data",
     "GET /health/ready": "no tenant data",
     "GET /unsubscribe/{token}": "no bearer token: the signed token in the path is the customer's own key",

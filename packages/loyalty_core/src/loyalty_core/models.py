@@ -6,6 +6,13 @@ from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
 from loyalty_core.earning.models import Campaign, EarnRule
+from loyalty_core.passes.models import (
+    CardMail,
+    EmailSuppression,
+    PassBrandingRow,
+    SuppressionRelease,
+    WalletIdentity,
+)
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
@@ -17,21 +24,26 @@ __all__ = [
     "Base",
     "Branch",
     "Campaign",
+    "CardMail",
     "ConsentEvent",
     "Customer",
     "CustomerIdentifier",
     "EarnRule",
+    "EmailSuppression",
     "IssuedToken",
+    "PassBrandingRow",
     "Plan",
     "Product",
     "ProductCount",
     "Redemption",
     "Reward",
     "RewardBranch",
+    "SuppressionRelease",
     "Vendor",
     "Voucher",
     "VoucherBranch",
     "Wallet",
+    "WalletIdentity",
     "metadata",
 ]
 

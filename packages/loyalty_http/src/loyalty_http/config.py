@@ -14,6 +14,7 @@ import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock, SettableClock
+from loyalty_core.passes.ports import PassMaker
 
 Job = Callable[[], Awaitable[Mapping[str, Any]]]
 
@@ -43,3 +44,5 @@ class HttpConfig:
     """Set only in test mode; then the test-mode admin endpoints exist."""
     jobs: Mapping[str, Job] = field(default_factory=dict)
     route_handlers: Sequence[Any] = ()
+    passes: PassMaker | None = None
+    """Builds wallet passes and keeps shops' identities; None: the pass endpoints answer 500."""

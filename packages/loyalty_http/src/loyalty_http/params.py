@@ -30,6 +30,8 @@ from loyalty_core.accounts.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.passes.cards import PassCards
+from loyalty_core.passes.ports import PassMaker
 from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.services import RewardService
@@ -66,6 +68,7 @@ RewardWriter = NamedDependency[RewardWrites]
 Redemptions = NamedDependency[RedemptionService]
 PortalRedemptionsDep = NamedDependency[PortalRedemptions]
 Vouchers = NamedDependency[VoucherService]
+Cards = NamedDependency[PassCards]
 KnownVendor = NamedDependency[int]
 
 
@@ -114,6 +117,14 @@ async def provide_known_vendor(vendor_id: FromPath[str], tenancy: Tenancy) -> in
     return (await tenancy.get_vendor(vendor_id_of(vendor_id))).id
 
 
+def pass_maker_of(config: HttpConfig) -> PassMaker:
+    """The service's pass maker, read after the request's own checks (so an app composed without
+    one still answers every refusal as the spec says, and fails only where a pass is built)."""
+    if config.passes is None:
+        raise RuntimeError("this app was composed without a pass maker")
+    return config.passes
+
+
 def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) -> dict[str, Provide]:
     """The app-wide dependencies, over the objects the plugin built once."""
 
@@ -149,6 +160,7 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "redemptions": service(RedemptionService),
         "portal_redemptions": service(PortalRedemptions),
         "vouchers": service(VoucherService),
+        "cards": service(PassCards),
     }
 
 

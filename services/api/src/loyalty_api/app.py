@@ -14,22 +14,29 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_api.jobs import SCHEDULED
+from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.settings import Settings, SettingsError
 from loyalty_api.worker import drain, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
+from loyalty_core.passes.identities import IdentityRows
 from loyalty_http.config import HttpConfig, Readiness
 from loyalty_http.plugin import LoyaltyHttp
 
 log = structlog.get_logger("loyalty.api")
 
 
-def create_app(settings: Settings, *, served: bool = False) -> Litestar:
+def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses | None = None) -> Litestar:
     """The composed service. ``served``: running in a granian worker process (see ``leave_interrupt``)."""
     if settings.database_url is None:
         raise SettingsError("create_app needs a database URL; `loyalty serve` starts the embedded one")
     if settings.admin_token is None or settings.jwt_secret is None:
         raise SettingsError("create_app needs the admin token and JWT secret; see Settings.with_secrets")
+    if settings.encryption_key is None:
+        raise SettingsError("create_app needs the encryption key; see Settings.with_secrets")
+    passes = passes or wallet_passes(
+        settings.encryption_key, issuer_key(settings.wallet_issuer_key, settings.home), local_platform(settings.home)
+    )
     engine = make_engine(settings.database_url, pool_size=settings.db_pool_size)
     sessionmaker = make_sessionmaker(engine)
     test_clock = SettableClock() if settings.test_mode else None
@@ -82,6 +89,7 @@ def create_app(settings: Settings, *, served: bool = False) -> Litestar:
             trusted_proxies=settings.trusted_proxies,
             test_clock=test_clock,
             jobs={name: runner(fn) for name, (fn, _) in SCHEDULED.items()},
+            passes=passes,
         )
     )
 
@@ -96,9 +104,12 @@ def create_app(settings: Settings, *, served: bool = False) -> Litestar:
             await queue.connect()
             worker = make_worker(queue, sessionmaker, clock)
             task = asyncio.create_task(worker.start())
+        asks = asyncio.create_task(_ask_missing_identities(passes, sessionmaker, clock))
         try:
             yield
         finally:
+            asks.cancel()
+            await asyncio.gather(asks, return_exceptions=True)
             # in-flight requests are finished by the server before lifespan shutdown; jobs here
             if worker is not None and task is not None:
                 await drain(worker)
@@ -116,6 +127,19 @@ def create_app(settings: Settings, *, served: bool = False) -> Litestar:
         logging_config=None,
         openapi_config=None,
     )
+
+
+async def _ask_missing_identities(passes: WalletPasses, sessionmaker: Any, clock: Clock) -> None:
+    """Shops that existed before identities were kept get theirs asked for at start-up, one
+    transaction per shop so one shop's failure does not hold the others back."""
+    try:
+        async with sessionmaker() as session:
+            vendor_ids = await IdentityRows(session, clock).vendors_without_identity()
+        for vendor_id in vendor_ids:
+            async with sessionmaker() as session, session.begin():
+                await passes.ask_identity(session, clock, vendor_id)
+    except Exception:  # the service serves without it; the next pass request asks again
+        log.exception("asking for missing wallet identities failed")
 
 
 def _redis(settings: Settings) -> Any:

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_http.admin import tenancy_schemas as s
-from loyalty_http.params import Limiter, Tenancy, present, vendor_id_of
+from loyalty_http.params import Config, Limiter, Tenancy, present, vendor_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 
@@ -35,8 +35,18 @@ class AdminTenancyController(Controller):
         return Envelope(s.Plan.from_model(plan))
 
     @post("/vendors", opt=reads(auth="admin", body=s.VendorCreate))
-    async def create_vendor(self, payload: NamedDependency[s.VendorCreate], tenancy: Tenancy) -> Envelope[s.Vendor]:
+    async def create_vendor(
+        self,
+        payload: NamedDependency[s.VendorCreate],
+        tenancy: Tenancy,
+        config: Config,
+        db: NamedDependency[AsyncSession],
+        clock: NamedDependency[Clock],
+    ) -> Envelope[s.Vendor]:
         vendor = await tenancy.create_vendor(**present(payload))
+        if config.passes is not None:
+            # asked now, in the creating request, so the shop's first pass never races a queued job
+            await config.passes.ask_identity(db, clock, vendor.id)
         return Envelope(s.Vendor.from_model(vendor))
 
     @patch("/vendors/{vendor_id:str}", opt=reads(auth="admin", body=s.VendorPatch))

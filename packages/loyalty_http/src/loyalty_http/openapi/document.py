@@ -3,7 +3,8 @@ unsubscribe routes) or the admin (/admin/v1) OpenAPI 3.1 document of a composed 
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args, get_origin
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import msgspec
 from litestar import Litestar, Response
@@ -97,6 +98,10 @@ def _key(t: Any) -> str:
 def _success(handler: Any) -> Any:
     """The body type the handler answers with: ``Response[X]`` is X; None for an empty answer."""
     annotation = handler.parsed_fn_signature.return_type.annotation
+    if get_origin(annotation) in (Union, UnionType):
+        # a route answering a file or an envelope (the wallet pass): the envelope is the JSON body
+        kept = [m for m in get_args(annotation) if not (get_origin(m) is Response or m in (Response, bytes))]
+        annotation = kept[0] if len(kept) == 1 else Any
     if get_origin(annotation) is Response or annotation is Response:
         args = get_args(annotation)
         annotation = args[0] if args else Any

@@ -1,0 +1,123 @@
+"""Rows of the passes area: a shop's platform_a identity, its pass branding, card-mail sends and
+the global suppression list."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from advanced_alchemy.types import DateTimeUTC
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from loyalty_core.db import Base, one_of
+
+
+class IdentityState(StrEnum):
+    """Where a shop's platform_a signing identity stands (spec, wallet pass rule 2)."""
+
+    PENDING = "pending"
+    BUSY = "busy"
+    REFUSED = "refused"
+    ISSUED = "issued"
+
+
+class WalletIdentity(Base):
+    """One per vendor. The private key is kept only sealed (``sealed_key``); ``version`` grows with
+    every new identity so a cache keyed on it never serves a replaced key."""
+
+    __tablename__ = "wallet_identities"
+    __table_args__ = (
+        UniqueConstraint("vendor_id", name="uq_wallet_identities_vendor"),
+        CheckConstraint(one_of("state", IdentityState), name="state_known"),
+        CheckConstraint(
+            "state <> 'issued' OR (certificate_pem IS NOT NULL AND sealed_key IS NOT NULL"
+            " AND intermediate_pem IS NOT NULL)",
+            name="issued_has_identity",
+        ),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    state: Mapped[str] = mapped_column(String(16), default=IdentityState.PENDING)
+    next_ask_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    """When a busy platform may be asked again; None once issued or refused."""
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    certificate_pem: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    intermediate_pem: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    sealed_key: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    version: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class PassBrandingRow(Base):
+    """How a shop's passes and card mail look; a shop without a row gets the generated default."""
+
+    __tablename__ = "pass_brandings"
+    __table_args__ = (UniqueConstraint("vendor_id", name="uq_pass_brandings_vendor"),)
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    display_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    background: Mapped[str] = mapped_column(String(7), default="#ffffff")
+    foreground: Mapped[str] = mapped_column(String(7), default="#1d1d1f")
+    label: Mapped[str] = mapped_column(String(7), default="#636366")
+    logo_png: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    icon_png: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+
+
+class SuppressionReason(StrEnum):
+    BOUNCE = "bounce"
+    SPAM = "spam"
+
+
+class EmailSuppression(Base):
+    """An address that bounced or complained, global across shops (spec, send-card rule 3)."""
+
+    __tablename__ = "email_suppressions"
+    __table_args__ = (
+        UniqueConstraint("email", name="uq_email_suppressions_email"),
+        CheckConstraint(one_of("reason", SuppressionReason), name="reason_known"),
+    )
+
+    email: Mapped[str] = mapped_column(String(255))
+    """Stored lower-case: addresses are compared without regard to case."""
+    reason: Mapped[str] = mapped_column(String(16))
+
+
+class SuppressionRelease(Base):
+    """The admin switched sending back on for one shop, despite a suppression."""
+
+    __tablename__ = "email_suppression_releases"
+    __table_args__ = (UniqueConstraint("vendor_id", "email", name="uq_email_suppression_releases"),)
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    email: Mapped[str] = mapped_column(String(255))
+
+
+class MailStatus(StrEnum):
+    QUEUED = "queued"
+    SENT = "sent"
+    WRITTEN = "written"
+    FAILED = "failed"
+
+
+class CardMail(Base):
+    """One accepted send-card: the outbox row recorded in the acceptance's transaction. Its
+    ``message_id`` is fixed here, so every attempt of the mail job sends the same Message-ID; its
+    ``created_at`` starts the customer's cooldown."""
+
+    __tablename__ = "card_mails"
+    __table_args__ = (
+        UniqueConstraint("message_id", name="uq_card_mails_message_id"),
+        CheckConstraint(one_of("status", MailStatus), name="status_known"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    customer_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    to_address: Mapped[str] = mapped_column(String(255))
+    message_id: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16), default=MailStatus.QUEUED)
+    subject: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    attachments: Mapped[list[dict[str, str]]] = mapped_column(JSONB, default=list)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    accepted_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    """The service clock's time of the 202: the cooldown reads it (so the test clock moves it)."""

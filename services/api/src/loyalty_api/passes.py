@@ -1,0 +1,170 @@
+"""``WalletPasses``: the service's ``PassMaker``. It wires the pass package to the core's rows:
+asks the wallet platform for a shop's identity and stores it sealed, opens it once per shop and
+version (a cache, not per request), and builds passes and save links.
+
+Core stores bytes and states; only this module seals, opens and signs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.clock import Clock
+from loyalty_core.passes.identities import IdentityRows, unavailable
+from loyalty_core.passes.models import IdentityState
+from loyalty_core.passes.ports import CardFacts, PassMaker
+from loyalty_wallet_pass import sealing
+from loyalty_wallet_pass.apple import build_pkpass
+from loyalty_wallet_pass.authority import CertificateAuthority
+from loyalty_wallet_pass.card import PassBranding, PassCard, Rgb
+from loyalty_wallet_pass.google import SaveLinkIssuer, build_save_link
+from loyalty_wallet_pass.identity import SigningIdentity, new_rsa_key, private_key_pem
+from loyalty_wallet_pass.platform import Busy, IdentityRequest, Issued, LocalPassPlatform, PassPlatform, Refused
+
+log = structlog.get_logger("loyalty.passes")
+
+ISSUER_ID = "3388000000022000000"
+ISSUER_EMAIL = "loyalty-wallet@loyalty.local"
+
+
+def shop_id(vendor_id: int) -> str:
+    return f"vendor-{vendor_id}"
+
+
+def sealing_context(vendor_id: int) -> bytes:
+    """Binds a sealed key to its shop: copied onto another shop's row it does not open."""
+    return f"wallet-identity:vendor:{vendor_id}".encode()
+
+
+def pass_card(card: CardFacts) -> PassCard:
+    brand = card.branding
+    return PassCard(
+        serial_number=f"v{card.vendor_id}-c{card.customer_id}",
+        card_code=card.card_code,
+        holder_name=card.holder_name,
+        balance=card.balance,
+        branding=PassBranding(
+            shop_name=brand.shop_name,
+            background=Rgb.from_hex(brand.background),
+            foreground=Rgb.from_hex(brand.foreground),
+            label=Rgb.from_hex(brand.label),
+            logo_png=brand.logo_png,
+            icon_png=brand.icon_png,
+        ),
+        program_id=f"vendor-{card.vendor_id}",
+        locale="nl" if card.locale == "nl" else "en",
+    )
+
+
+@dataclass
+class WalletPasses(PassMaker):
+    platform: PassPlatform
+    encryption_key: str
+    issuer: SaveLinkIssuer
+    _identities: dict[tuple[int, int], SigningIdentity] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def pkpass(self, session: AsyncSession, clock: Clock, card: CardFacts) -> bytes:
+        identity = await self.identity(session, clock, card.vendor_id)
+        return await asyncio.to_thread(build_pkpass, pass_card(card), identity)
+
+    def save_url(self, card: CardFacts, now: datetime) -> str:
+        return build_save_link(pass_card(card), self.issuer, issued_at=now)
+
+    async def identity(self, session: AsyncSession, clock: Clock, vendor_id: int) -> SigningIdentity:
+        """The shop's identity, opened once per version; PLATFORM_A_WALLET_UNAVAILABLE until it exists."""
+        rows = IdentityRows(session, clock)
+        row = await rows.get(vendor_id)
+        if row is None or row.state != IdentityState.ISSUED:
+            await self.ask_identity(session, clock, vendor_id)
+            row = await rows.get(vendor_id)
+        if row is None or row.state != IdentityState.ISSUED:
+            raise unavailable(row, clock.now())
+        cached = self._identities.get((vendor_id, row.version))
+        if cached is not None:
+            return cached
+        # an issued row holds all three (CHECK issued_has_identity)
+        certificate, sealed, intermediate = (
+            row.certificate_pem or b"",
+            row.sealed_key or b"",
+            row.intermediate_pem or b"",
+        )
+        key = sealing.decrypt(sealed, self.encryption_key, context=sealing_context(vendor_id))
+        identity = SigningIdentity.from_pem(certificate, key, intermediate, checked_before=True)
+        with self._lock:
+            self._identities[(vendor_id, row.version)] = identity
+        return identity
+
+    async def ask_identity(
+        self, session: AsyncSession, clock: Clock, vendor_id: int, *, force: bool = False, reset: bool = False
+    ) -> None:
+        rows = IdentityRows(session, clock)
+        await rows.open(vendor_id)
+        if not await rows.claim_ask(vendor_id, force=force, reset=reset):
+            return
+        answer = await self.platform.request_identity(IdentityRequest(shop_id(vendor_id), f"shop {vendor_id}"))
+        if isinstance(answer, Issued):
+            await self.store(session, clock, vendor_id, answer.identity)
+        elif isinstance(answer, Busy):
+            await rows.record_busy(vendor_id, answer.retry_after_seconds)
+        elif isinstance(answer, Refused):
+            log.warning("wallet platform refused an identity", vendor_id=vendor_id, reason=answer.reason)
+            await rows.record_refused(vendor_id, answer.reason)
+
+    async def store(self, session: AsyncSession, clock: Clock, vendor_id: int, identity: SigningIdentity) -> None:
+        """Keep an identity (issued, or imported by an operator) with its key sealed."""
+        sealed = sealing.encrypt(identity.private_key_pem(), self.encryption_key, context=sealing_context(vendor_id))
+        rows = IdentityRows(session, clock)
+        await rows.open(vendor_id)
+        await rows.record_issued(
+            vendor_id,
+            certificate=identity.certificate_pem(),
+            intermediate=identity.intermediate_pem(),
+            sealed_key=sealed,
+        )
+
+    def script_platform(self, vendor_id: int, outcome: str) -> bool:
+        if not isinstance(self.platform, LocalPassPlatform):
+            return False
+        self.platform.script(shop_id(vendor_id), outcome)
+        return True
+
+
+def local_platform(home: Path) -> LocalPassPlatform:
+    """The stand-in with its certificate authority kept under ``home``, so passes issued before a
+    restart still verify against the same root."""
+    path = home / "wallet-platform-ca.pem"
+    if path.exists():
+        return LocalPassPlatform(CertificateAuthority.from_pem(path.read_bytes()))
+    platform = LocalPassPlatform()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)
+    path.write_bytes(platform.authority.to_pem())
+    return platform
+
+
+def issuer_key(path: Path | None, home: Path) -> bytes:
+    """The platform_b issuer key: the configured PEM file, else one generated under ``home``."""
+    if path is not None:
+        return path.read_bytes()
+    stored = home / "wallet-issuer-key.pem"
+    if not stored.exists():
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        stored.touch(mode=0o600)
+        stored.write_bytes(private_key_pem(new_rsa_key()))
+    return stored.read_bytes()
+
+
+def wallet_passes(encryption_key: str, issuer_pem: bytes, platform: PassPlatform) -> WalletPasses:
+    return WalletPasses(
+        platform=platform,
+        encryption_key=encryption_key,
+        issuer=SaveLinkIssuer.from_pem(ISSUER_ID, ISSUER_EMAIL, issuer_pem),
+    )

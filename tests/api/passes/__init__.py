@@ -1,0 +1,1 @@
+"""The passes area through the composed service."""
