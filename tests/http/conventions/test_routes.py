@@ -34,3 +34,22 @@ def test_only_known_routes_are_unversioned(app: Litestar) -> None:
     """Versioning: everything else carries its version in the path."""
     unversioned = {path for path, _ in _service_routes(app) if not path.startswith(("/api/v1/", "/admin/v1/"))}
     assert unversioned == UNVERSIONED
+
+
+def test_every_public_route_counts_in_the_rate_limiter(app: Litestar) -> None:
+    """Rate limit rules 1 to 5: every vendor request counts in a window. Three redemption and voucher
+    routes had no route options at all, so the pipeline did not limit them and the sweeps skipped
+    them. (The docs page's static assets are left out here.)"""
+    from litestar.routes import HTTPRoute
+
+    unlimited = [
+        f"{sorted(h.http_methods)} {route.path}"
+        for route in app.routes
+        if isinstance(route, HTTPRoute) and route.path.startswith("/api/v1/")
+        for h in route.route_handlers
+        if h.http_methods != {"OPTIONS"}
+        and h.opt.get("auth", "vendor") == "vendor"
+        and h.opt.get("limit") is None
+        and not route.path.startswith("/api/v1/docs")
+    ]
+    assert unlimited == []

@@ -87,7 +87,12 @@ def test_error_answers_follow_route_properties(docs: dict[str, dict[str, Any]]) 
     assert not_found[1]["properties"]["error"]["properties"]["code"]["enum"] == [
         "CUSTOMER_NOT_FOUND",
         "ROUTE_NOT_FOUND",
+        "WALLET_NOT_FOUND",
     ]
+    refused = op["responses"]["422"]["content"]["application/json"]["schema"]["allOf"][1]
+    assert {"INSUFFICIENT_BALANCE", "IDEMPOTENCY_KEY_CONFLICT", "CUSTOMER_DEACTIVATED", "VALIDATION_ERROR"} <= set(
+        refused["properties"]["error"]["properties"]["code"]["enum"]
+    )
 
 
 def test_request_bodies_take_json_form_and_multipart(docs: dict[str, dict[str, Any]]) -> None:

@@ -38,14 +38,26 @@ class RedemptionController(Controller):
         body = s.RedemptionBody.of(done.redemption, done.branch, clock.now(), with_balance=True)
         return Response(Envelope(body), status_code=200 if done.replayed else 201)
 
-    @get("/{code:str}")
+    @get("/{code:str}", opt=reads(errors=("REDEMPTION_NOT_FOUND",)))
     async def read(
         self, code: FromPath[str], vendor: Caller, redemptions: Redemptions, clock: Clk
     ) -> Envelope[s.RedemptionBody]:
         redemption, branch = await redemptions.get(vendor.vendor_id, code)
         return Envelope(s.RedemptionBody.of(redemption, branch, clock.now()))
 
-    @post("/{code:str}/verify", status_code=200)
+    @post(
+        "/{code:str}/verify",
+        opt=reads(
+            errors=(
+                "REDEMPTION_NOT_FOUND",
+                "CODE_ALREADY_USED",
+                "CODE_EXPIRED",
+                "CODE_CANCELLED",
+                "VERIFICATION_FAILED",
+            )
+        ),
+        status_code=200,
+    )
     async def verify(
         self, code: FromPath[str], vendor: Caller, redemptions: Redemptions, clock: Clk
     ) -> Envelope[s.RedemptionBody]:

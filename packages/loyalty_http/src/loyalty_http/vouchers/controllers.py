@@ -43,7 +43,7 @@ class AdminVouchersController(Controller):
 class VoucherController(Controller):
     path = "/api/v1/vouchers"
 
-    @get("/{code:str}")
+    @get("/{code:str}", opt=reads(errors=("VOUCHER_NOT_FOUND",)))
     async def read(
         self, code: FromPath[str], vendor: NamedDependency[VendorContext], vouchers: Vouchers, clock: Clk
     ) -> Envelope[s.VoucherBody]:

@@ -29,7 +29,7 @@ Vendor = NamedDependency[VendorContext]
 class WalletController(Controller):
     path = "/api/v1/customers/{customer:str}"
 
-    @get("/wallet", opt=reads())
+    @get("/wallet", opt=reads(errors=("WALLET_NOT_FOUND",)))
     async def read_wallet(self, customer: FromPath[str], vendor: Vendor, wallets: Wallets) -> Envelope[s.Wallet]:
         view = await wallets.read(vendor.vendor_id, customer_id_of(customer))
         return Envelope(s.Wallet.from_view(view))
@@ -66,7 +66,13 @@ class WalletController(Controller):
             )
         )
 
-    @post("/wallet/adjust", opt=reads(body=s.WalletAdjust))
+    @post(
+        "/wallet/adjust",
+        opt=reads(
+            body=s.WalletAdjust,
+            errors=("WALLET_NOT_FOUND", "INSUFFICIENT_BALANCE", "IDEMPOTENCY_KEY_CONFLICT", "CUSTOMER_DEACTIVATED"),
+        ),
+    )
     async def adjust_wallet(
         self,
         customer: FromPath[str],
