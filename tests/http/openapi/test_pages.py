@@ -53,6 +53,10 @@ async def test_docs_pages_load_swagger_ui_from_the_service(client: AsyncTestClie
     style = await client.get("/api/v1/docs/swagger-ui.css")
     assert style.status_code == 200
     assert style.headers["content-type"].startswith("text/css")
+    # contract 5: the page's assets carry the rate-limit headers and count per address
+    for asset in (script, style):
+        assert asset.headers["x-ratelimit-limit"] == "100000"
+        assert int(asset.headers["x-ratelimit-remaining"]) < 100000
 
 
 async def test_form_body_that_looks_like_json_says_so(client: AsyncTestClient[Litestar]) -> None:
