@@ -11,6 +11,7 @@ from litestar import Litestar, Response
 from litestar.routes import HTTPRoute
 
 from loyalty_http.openapi.errors import error_responses, route_codes
+from loyalty_http.openapi.examples import annotate
 from loyalty_http.wire.envelope import ErrorEnvelope
 from loyalty_http.wire.pagination import Page
 
@@ -81,6 +82,8 @@ def build_document(app: Litestar, audience: Audience, version: str = "1") -> dic
         used_ids.add(op_id)
         op["operationId"] = op_id
         paths.setdefault(path, {})[method.lower()] = op
+    if audience == "public":
+        annotate(paths)
     title, description = INFO[audience]
     return {
         "openapi": "3.1.0",
