@@ -45,7 +45,8 @@ def is_framework_options(handler: Any) -> bool:
 
 
 def audience_of(path: str) -> Audience:
-    return "admin" if path.startswith(ADMIN_PREFIX) else "public"
+    """The admin document holds the admin API and the other admin-token route, ``/metrics``."""
+    return "admin" if path.startswith(ADMIN_PREFIX) or path == "/metrics" else "public"
 
 
 def documented(app: Litestar, audience: Audience) -> list[tuple[HTTPRoute, Any, str]]:
