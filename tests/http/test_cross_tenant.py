@@ -337,6 +337,7 @@ NOT_SWEPT: dict[str, str] = {
     "PUT /admin/v1/test-clock": "test mode: one clock for the whole service",
     "DELETE /admin/v1/test-clock": "test mode: one clock for the whole service",
     "POST /admin/v1/jobs/{name}/run": "test mode: jobs run over every vendor",
+    "GET /metrics": "operator's counters by route template: no vendor, no row, no id",
     **{
         f"{verb} /admin/v1/vendors/{{vendor_id}}/{what}": OWN_IDENTITY
         for verb, what in (
