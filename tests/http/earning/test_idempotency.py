@@ -110,6 +110,8 @@ async def test_a_replay_after_the_campaign_changed_reports_the_original_scoring(
     assert replay.status_code == 200
     data = replay.json()["data"]
     assert (data["points_earned"], data["rules_applied"]) == (20, first.json()["data"]["rules_applied"])
+    fresh = await buy(client, shop, "rescore@example.com", 1000)
+    assert fresh.json()["data"]["points_earned"] == 30  # the change did take effect for new purchases
 
 
 async def test_a_key_used_by_a_merged_account_replays_through_the_kept_one(

@@ -15,7 +15,8 @@ from loyalty_core.clock import SettableClock
 from tests.support.customers import register
 from tests.support.envelope import details_of, error_of
 from tests.support.purchases import buy, earn_rule
-from tests.support.tenants import ADMIN, Tenant, admin, make_tenant, token_for
+from tests.support.app import ADMIN
+from tests.support.tenants import Tenant, admin, make_tenant, token_for
 
 
 def listing(customer: object) -> str:
