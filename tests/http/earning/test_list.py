@@ -12,10 +12,10 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
+from tests.support.app import ADMIN
 from tests.support.customers import register
 from tests.support.envelope import details_of, error_of
 from tests.support.purchases import buy, earn_rule
-from tests.support.app import ADMIN
 from tests.support.tenants import Tenant, admin, make_tenant, token_for
 
 
