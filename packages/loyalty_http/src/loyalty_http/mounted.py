@@ -8,6 +8,7 @@ from loyalty_http.admin.tenancy import AdminTenancyController
 from loyalty_http.catalogue.controllers import ProductController
 from loyalty_http.customers.admin import AdminCustomersController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
+from loyalty_http.earning.admin import AdminCampaignsController, AdminEarnRulesController
 from loyalty_http.health.controllers import HealthController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
 from loyalty_http.openapi.pages import AdminDocsController, PublicDocsController
@@ -42,4 +43,6 @@ ROUTE_HANDLERS: list[Any] = [
     AdminDocsController,
     WalletPassController,
     AdminPassesController,
+    AdminEarnRulesController,
+    AdminCampaignsController,
 ]

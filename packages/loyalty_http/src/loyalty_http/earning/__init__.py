@@ -1,0 +1,1 @@
+"""Admin HTTP API of earn rules and campaigns."""
