@@ -133,6 +133,8 @@ class AdminCampaignsController(Controller):
         return Envelope(s.CampaignShown.of(campaign))
 
     @delete("/{campaign_id:str}", opt=reads(auth="admin", errors=(CampaignNotFound,)), status_code=204)
-    async def delete_campaign(self, campaign_id: FromPath[str], known_vendor: KnownVendor, campaigns: Campaigns) -> None:
+    async def delete_campaign(
+        self, campaign_id: FromPath[str], known_vendor: KnownVendor, campaigns: Campaigns
+    ) -> None:
         """Contract 5: the row goes, so the campaign frees its place under ``max_campaigns``."""
         await campaigns.delete(known_vendor, _campaign_id(campaign_id))

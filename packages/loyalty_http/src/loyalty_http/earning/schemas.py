@@ -5,7 +5,6 @@ on the whole row as it would be after the write, so each field's sentence comes 
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Literal
 
 import msgspec
@@ -58,13 +57,13 @@ class EarnRuleShown(msgspec.Struct):
 
 class CampaignPatch(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
     """PATCH .../campaigns/{id}: any field; null clears a nullable one. ``multiplier`` is a JSON number
-    (decimals allowed), read exactly as written."""
+    (decimals allowed); the core reads it by its shortest text (``str``), so 1.0001 is 1.0001."""
 
     name: str | UnsetType = UNSET
     family: Literal["transaction", "customer_moment"] | UnsetType = UNSET
     moment: Literal["birthday", "anniversary", "win_back"] | UnsetType | None = UNSET
     kind: Literal["multiplier", "fixed_points", "product_points"] | UnsetType = UNSET
-    multiplier: Decimal | UnsetType | None = UNSET
+    multiplier: float | UnsetType | None = UNSET
     points: int | UnsetType | None = UNSET
     skus: list[str] | UnsetType | None = UNSET
     max_points_per_transaction: int | UnsetType | None = UNSET

@@ -12,6 +12,7 @@ https) and ``datetime_or_date`` (a timestamp with offset, or a bare date).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
@@ -235,6 +236,27 @@ def _check_int(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
     return number
 
 
+def _check_float(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    """A number, decimals allowed (a campaign's multiplier); a numeric string counts, as for integers.
+    Infinite or NaN is no number (a JSON number past a double's range decodes to infinity)."""
+    t = slot.type
+    if isinstance(value, bool):
+        return _fail(errors, path, "validation.numeric")
+    if isinstance(value, (int, float)):
+        number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
+    elif isinstance(value, str) and _NUMBER.fullmatch(value.strip(TRIMMED)):
+        number = float(value.strip(TRIMMED))
+    else:
+        return _fail(errors, path, "validation.numeric")
+    if not math.isfinite(number):
+        return _fail(errors, path, "validation.numeric")
+    if (t.ge is not None and number < t.ge) or (t.gt is not None and number <= t.gt):
+        return _fail(errors, path, "validation.min.numeric")
+    if (t.le is not None and number > t.le) or (t.lt is not None and number >= t.lt):
+        return _fail(errors, path, "validation.max.numeric")
+    return number
+
+
 def _low(t: mi.IntType) -> int:
     if t.ge is not None:
         return int(t.ge)
@@ -387,6 +409,7 @@ def _free_text_problem(value: Any) -> str | None:
 _CHECKERS: dict[type, Callable[[_Slot, Any, str, dict[str, list[str]]], Any]] = {
     mi.StrType: _check_str,
     mi.IntType: _check_int,
+    mi.FloatType: _check_float,
     mi.BoolType: _check_bool,
     mi.DateType: _check_date,
     mi.DateTimeType: _check_datetime,
