@@ -28,9 +28,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
-from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.ports import PassMaker
 from loyalty_core.redemptions.portal import PortalRedemptions
