@@ -1,1 +1,1 @@
-"""Admin HTTP API of earn rules and campaigns."""
+"""Earning over HTTP: purchases (transactions and their preview) and the admin earn rules and campaigns."""
