@@ -5,13 +5,16 @@ on the whole row as it would be after the write, so each field's sentence comes 
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
+
+Number = Annotated[float, msgspec.Meta(extra={"rule": "number"})]
+"""A JSON number the body validator checks (a bare float passes unchecked there)."""
 
 
 class EarnRulePatch(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
@@ -63,7 +66,7 @@ class CampaignPatch(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
     family: Literal["transaction", "customer_moment"] | UnsetType = UNSET
     moment: Literal["birthday", "anniversary", "win_back"] | UnsetType | None = UNSET
     kind: Literal["multiplier", "fixed_points", "product_points"] | UnsetType = UNSET
-    multiplier: float | UnsetType | None = UNSET
+    multiplier: Number | UnsetType | None = UNSET
     points: int | UnsetType | None = UNSET
     skus: list[str] | UnsetType | None = UNSET
     max_points_per_transaction: int | UnsetType | None = UNSET

@@ -7,7 +7,8 @@ service). Text is trimmed of white space and NUL bytes first; an empty optional 
 omitted (back-office contract, section 5 "Input").
 
 Extra rules ride on ``msgspec.Meta(extra={"rule": ...})``: ``email``, ``url`` (absolute http or
-https) and ``datetime_or_date`` (a timestamp with offset, or a bare date).
+https), ``datetime_or_date`` (a timestamp with offset, or a bare date) and ``number`` (a float that
+is checked; a bare float passes as given).
 """
 
 from __future__ import annotations
@@ -237,8 +238,11 @@ def _check_int(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
 
 
 def _check_float(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
-    """A number, decimals allowed (a campaign's multiplier); a numeric string counts, as for integers.
-    Infinite or NaN is no number (a JSON number past a double's range decodes to infinity)."""
+    """With the ``number`` rule, a number, decimals allowed (a campaign's multiplier); a numeric string
+    counts, as for integers; infinite or NaN is no number. Without it a float passes as given: the
+    free-form ``Unchecked`` unions rely on their float member taking anything the others refused."""
+    if slot.rule != "number":
+        return value
     t = slot.type
     if isinstance(value, bool):
         return _fail(errors, path, "validation.numeric")
