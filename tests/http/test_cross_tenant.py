@@ -50,6 +50,8 @@ class World:
     branch: str
     code: str
     voucher: str
+    earn_rule_id: int
+    campaign_id: int
 
 
 @dataclass(frozen=True)
@@ -304,6 +306,60 @@ CASES: dict[str, list[Call]] = {
     "GET /api/v1/customers/{customer}/wallet-pass": [
         Call(*CUSTOMER_404, path=_customer, query=lambda w, p=p: {"platform": p}) for p in ("platform_a", "platform_b")
     ],
+    # --- earning -----------------------------------------------------------------------------------
+    **{
+        f"{verb} /admin/v1/vendors/{{vendor_id}}/{what}/{{{param}}}": [
+            Call(
+                *ADMIN_404,
+                path=lambda w, param=param, attr=attr: {"vendor_id": w.intruder.vendor_id, param: getattr(w, attr)},
+                body=(lambda w: {"name": "x"}) if verb == "PATCH" else None,
+                token="admin",
+            )
+        ]
+        for what, param, attr in (
+            ("earn-rules", "rule_id", "earn_rule_id"),
+            ("campaigns", "campaign_id", "campaign_id"),
+        )
+        for verb in ("GET", "PATCH", "DELETE")
+    },
+    "GET /admin/v1/vendors/{vendor_id}/earn-rules": [
+        Call(
+            200,
+            None,
+            "lists the path vendor's own rules",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            token="admin",
+        )
+    ],
+    "GET /admin/v1/vendors/{vendor_id}/campaigns": [
+        Call(
+            200,
+            None,
+            "lists the path vendor's own campaigns",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/earn-rules": [
+        Call(
+            201,
+            None,
+            CREATES_OWN,
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            body=lambda w: {"name": "m", "points_per_unit": 1, "unit_amount": 100},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/campaigns": [
+        Call(
+            403,
+            "PLAN_FEATURE_UNAVAILABLE",
+            "the path vendor's own plan decides: the intruder's plan lacks campaigns (Plan limits 5)",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            body=lambda w: {"name": "m", "kind": "fixed_points", "points": 1},
+            token="admin",
+        )
+    ],
     # --- tenancy -----------------------------------------------------------------------------------
     "PATCH /admin/v1/vendors/{vendor_id}/branches/{external_id}": [
         Call(
@@ -399,7 +455,7 @@ def test_every_vendor_route_is_swept(app: Litestar) -> None:
 async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
     """The owner vendor with one of everything the routes take an id of (made afresh for each
     case, so no case can see what another one wrote)."""
-    owner = await make_tenant(client)
+    owner = await make_tenant(client, plan={"features": {"campaigns": True}})
     free_card, _ = await card_batch(client, owner, 2)
     made = await register(
         client,
@@ -435,8 +491,16 @@ async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
         portal(owner, "/vouchers"),
         {"customer_id": made["id"], "discount_type": "percentage", "discount_value": 5, "description": SECRET},
     )
+    rule = await admin(
+        client, "POST", portal(owner, "/earn-rules"), {"name": SECRET, "points_per_unit": 1, "unit_amount": 100}
+    )
+    campaign = await admin(
+        client, "POST", portal(owner, "/campaigns"), {"name": SECRET, "kind": "fixed_points", "points": 5}
+    )
     return {
         "owner": owner,
+        "earn_rule_id": rule["id"],
+        "campaign_id": campaign["id"],
         "customer_id": made["id"],
         "second_customer_id": second["id"],
         "external_id": "OWN-1",

@@ -8,6 +8,7 @@ from loyalty_http.admin.tenancy import AdminTenancyController
 from loyalty_http.catalogue.controllers import ProductController
 from loyalty_http.customers.admin import AdminCustomersController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
+from loyalty_http.earning.admin import AdminCampaignsController, AdminEarnRulesController
 from loyalty_http.earning.controllers import CustomerTransactionsController, TransactionController
 from loyalty_http.health.controllers import HealthController, MetricsController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
@@ -46,4 +47,6 @@ ROUTE_HANDLERS: list[Any] = [
     AdminDocsController,
     WalletPassController,
     AdminPassesController,
+    AdminEarnRulesController,
+    AdminCampaignsController,
 ]

@@ -30,6 +30,7 @@ from loyalty_core.accounts.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.earning.submission import Purchases
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.ports import PassMaker
@@ -168,6 +169,8 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "portal_redemptions": service(PortalRedemptions),
         "vouchers": service(VoucherService),
         "cards": service(PassCards),
+        "earn_rules": service(EarnRuleService),
+        "campaigns": service(CampaignService),
     }
 
 
