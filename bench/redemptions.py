@@ -29,8 +29,8 @@ import httpx
 import psycopg
 
 from bench import _load, _profile, _servers
-from bench.request_path import _max_connections, _table, _version
 from bench._support import SERVER, scratch_database
+from bench.request_path import _max_connections, _table, _version
 
 DATABASE = "loyalty_bench_redemptions"
 RESULTS = Path(__file__).parent / "results"
@@ -292,7 +292,9 @@ def _report(
         " of service and raw alternating. Redeem: a random customer by loyalty card and a new idempotency key"
         " per request. Verify: every code sent once; the codes are the valid ones the redeem runs made,"
         " topped up with copies of those rows under new codes, set aside before each run (not timed). CPU,"
-        " sessions and backends are measured as in `bench/results/request-path.md`.",
+        " sessions and backends are measured as in `bench/results/request-path.md` (PostgreSQL's"
+        f" `max_connections` is {_max_connections()}, shared with everything else on the server); each run"
+        " starts its server afresh with the other one stopped.",
         "",
         "The raw app does the service's writes statement for statement (advisory key lock, wallet row lock,"
         " ledger entry insert, lot update, wallet update, redemption insert; verify: one conditional"
