@@ -45,8 +45,7 @@ CALLS = {
 # copies of the redeemed rows under new codes "<prefix>-V<7 hex digits>"; only verify reads them
 COPY = """
 WITH source AS (
-  SELECT r.*, row_number() OVER (ORDER BY r.id) - 1 AS n, count(*) OVER () AS total
-    FROM redemptions r WHERE r.idempotency_key IS NOT NULL
+  SELECT r.*, row_number() OVER (ORDER BY r.id) - 1 AS n FROM redemptions r WHERE r.idempotency_key IS NOT NULL
 )
 INSERT INTO redemptions (vendor_id, reward_id, customer_id, branch_id, confirmation_code, status, points_deducted,
                          remaining_balance, ledger_entry_id, taken_lots, reward_name, reward_type, discount_type,
@@ -56,7 +55,9 @@ SELECT s.vendor_id, s.reward_id, s.customer_id, s.branch_id,
        left(s.confirmation_code, 5) || 'V' || upper(lpad(to_hex(g), 7, '0')), 'valid', s.points_deducted,
        s.remaining_balance, s.ledger_entry_id, s.taken_lots, s.reward_name, s.reward_type, s.discount_type,
        s.discount_value, s.product_reference, s.payment_amount, now(), NULL, now(), now()
-  FROM generate_series(%(first)s::bigint, %(last)s::bigint) g JOIN source s ON s.n = g %% s.total
+  -- the count is computed once, so the join is a hash join on n (a per-row count made it a nested loop)
+  FROM generate_series(%(first)s::bigint, %(last)s::bigint) g
+  JOIN source s ON s.n = g %% (SELECT count(*) FROM redemptions WHERE idempotency_key IS NOT NULL)
 ON CONFLICT (vendor_id, confirmation_code) DO NOTHING
 """
 
