@@ -157,6 +157,24 @@ CASES: dict[str, list[Call]] = {
             query=lambda w: {"identifier": w.email},
         )
     ],
+    # --- earning -----------------------------------------------------------------------------------
+    "POST /api/v1/transactions": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "the owner's identifier finds nobody here; keys are per vendor",
+            body=lambda w: {"identifier": w.card, "idempotency_key": "k", "total_amount": 100},
+        )
+    ],
+    "POST /api/v1/transactions/preview": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "the owner's identifier finds nobody here",
+            body=lambda w: {"identifier": w.email, "total_amount": 100, "branch": w.branch},
+        )
+    ],
+    "GET /api/v1/customers/{customer}/transactions": [Call(*CUSTOMER_404, path=_customer)],
     "POST /api/v1/redemptions": [
         Call(
             404,
@@ -319,6 +337,7 @@ NOT_SWEPT: dict[str, str] = {
     "PUT /admin/v1/test-clock": "test mode: one clock for the whole service",
     "DELETE /admin/v1/test-clock": "test mode: one clock for the whole service",
     "POST /admin/v1/jobs/{name}/run": "test mode: jobs run over every vendor",
+    "GET /metrics": "operator's counters by route template: no vendor, no row, no id",
     **{
         f"{verb} /admin/v1/vendors/{{vendor_id}}/{what}": OWN_IDENTITY
         for verb, what in (

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from loyalty_api.jobs import expire_points, prune_tokens
+from loyalty_api.jobs import customer_moments, expire_points, prune_tokens
 
 JobFunction = Callable[..., Awaitable[Mapping[str, Any]]]
 
 SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "expire-points": (expire_points.expire_points, expire_points.CRON),
     "prune-tokens": (prune_tokens.prune_tokens, prune_tokens.CRON),
+    "customer-moments": (customer_moments.customer_moments, customer_moments.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (contract, section 4)."""
