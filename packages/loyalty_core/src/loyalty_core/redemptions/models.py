@@ -68,7 +68,11 @@ class Redemption(Base):
 
 
 def shown_status(redemption: Redemption, now: datetime) -> str:
+    return status_at(redemption.status, redemption.expires_at, now)
+
+
+def status_at(stored: str, expires_at: datetime | None, now: datetime) -> str:
     """A valid code reads ``expired`` once the clock reaches its ``expires_at`` (contract 5)."""
-    if redemption.status == StoredStatus.VALID and redemption.expires_at is not None and now >= redemption.expires_at:
+    if stored == StoredStatus.VALID and expires_at is not None and now >= expires_at:
         return "expired"
-    return redemption.status
+    return stored

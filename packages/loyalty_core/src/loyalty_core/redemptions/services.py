@@ -4,8 +4,7 @@ A redemption is a money-like write: a transaction lock on the vendor's key first
 vendor, so two customers sending one key wait for each other), then the customer's wallet row
 locked, so the per-customer limit and the balance are exact; stock goes down by a conditional
 update that never passes 0. Every refusal raises before the transaction commits, so it writes
-nothing and leaves its key free. Verify is one conditional update: exactly one of any number of
-concurrent verifies moves a code from valid to used.
+nothing and leaves its key free. A till's verify and read of a code are in ``till_verify``.
 """
 
 from __future__ import annotations
@@ -19,11 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated
-from loyalty_core.customers.models import Customer, CustomerStatus
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.codes import new_code
-from loyalty_core.redemptions.models import Redemption, StoredStatus, shown_status
+from loyalty_core.redemptions.models import Redemption, StoredStatus
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import Reward, RewardBranch, RewardStatus
 from loyalty_core.tenancy.access import BranchRef
@@ -106,49 +105,6 @@ class RedemptionService:
         self._session.add(redemption)
         await self._session.flush()
         return Redeemed(redemption, branch, replayed=False)
-
-    async def get(self, vendor_id: int, code: str) -> tuple[Redemption, Branch | None]:
-        found: Redemption | None = await self._session.scalar(
-            select(Redemption).where(Redemption.vendor_id == vendor_id, Redemption.confirmation_code == code.upper())
-        )
-        if found is None:
-            raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
-        branch = await self._session.get(Branch, found.branch_id) if found.branch_id else None
-        return found, branch
-
-    async def verify(self, vendor_id: int, code: str) -> tuple[Redemption, Branch | None]:
-        """valid -> used, once: the state and the clock are re-checked by the update itself."""
-        now = self._clock.now()
-        living = select(Customer.id).where(
-            Customer.vendor_id == Redemption.vendor_id,
-            Customer.id == Redemption.customer_id,
-            Customer.status != CustomerStatus.ANONYMIZED,
-        )
-        moved = await self._session.scalar(
-            update(Redemption)
-            .where(
-                Redemption.vendor_id == vendor_id,
-                Redemption.confirmation_code == code.upper(),
-                Redemption.status == StoredStatus.VALID,
-                (Redemption.expires_at.is_(None)) | (Redemption.expires_at > now),
-                living.exists(),
-            )
-            .values(status=StoredStatus.USED, used_at=now, updated_at=now)
-            .returning(Redemption.id),
-            execution_options={"synchronize_session": False},
-        )
-        redemption, branch = await self.get(vendor_id, code)
-        if moved is not None:
-            await self._session.refresh(redemption)
-            return redemption, branch
-        status = shown_status(redemption, now)
-        if status == StoredStatus.USED:
-            raise e.CodeAlreadyUsed("The code was already verified.", code=redemption.confirmation_code)
-        if status == StoredStatus.CANCELLED:
-            raise e.CodeCancelled("The redemption was cancelled.", code=redemption.confirmation_code)
-        if status == "expired":
-            raise e.CodeExpired("The code expired before it was verified.", code=redemption.confirmation_code)
-        raise e.VerificationFailed("The code cannot be verified.", code=redemption.confirmation_code)
 
     async def _reward(self, vendor_id: int, reward_id: int) -> Reward:
         reward: Reward | None = await self._session.get(Reward, reward_id)

@@ -9,6 +9,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.redemptions.models import Redemption, shown_status
+from loyalty_core.redemptions.till_verify import RedemptionView
 from loyalty_core.tenancy.models import Branch
 from loyalty_http.rewards.schemas import BranchShown
 
@@ -74,4 +75,27 @@ class RedemptionBody(msgspec.Struct, omit_defaults=True):
                 payment_amount=r.payment_amount,
             ),
             remaining_balance=r.remaining_balance if with_balance else UNSET,
+        )
+
+    @classmethod
+    def of_view(cls, r: RedemptionView, now: datetime) -> RedemptionBody:
+        """The same body from a till's plain read (no creation here, so no balance)."""
+        return cls(
+            redemption_id=r.id,
+            confirmation_code=r.confirmation_code,
+            status=r.shown_status(now),
+            reward=RewardRef(id=r.reward_id, name=r.reward_name, type=r.reward_type),
+            customer_id=r.customer_id,
+            points_deducted=r.points_deducted,
+            branch=BranchShown(r.branch.external_id, r.branch.name, r.branch.type) if r.branch else None,
+            redeemed_at=r.redeemed_at,
+            expires_at=r.expires_at,
+            used_at=r.used_at,
+            cancelled_at=r.cancelled_at,
+            type_specific_data=TypeSpecificData(
+                discount_type=r.discount_type,
+                discount_value=r.discount_value,
+                product_reference=r.product_reference,
+                payment_amount=r.payment_amount,
+            ),
         )

@@ -1,0 +1,165 @@
+"""A till's verify and read of a confirmation code as prepared psycopg statements, in autocommit on
+the request's connection: no ORM, no BEGIN, no COMMIT (spec: POST /redemptions/{code}/verify,
+GET /redemptions/{code}, Redemption status; contract 5 "Rewards and redemptions").
+
+Verify is one statement: a data-modifying CTE moves the code from valid to used, re-checking the
+state, the clock and the customer (an anonymized customer's code never verifies) in its WHERE, so
+exactly one of any number of concurrent verifies moves it; the same statement reads the row and its
+branch, so a success is answered without another round trip. When nothing moved, the refusal is
+read from the row as the statement's snapshot saw it. Under READ COMMITTED that snapshot predates
+any write the update waited for: a verify that queued behind a concurrent verify (or a cancel) on
+the row's lock sees the row still valid in its own SELECT while the update, re-checking the
+committed row, moved nothing. So a row that looks valid and unexpired but did not move is read
+again in a second statement (a fresh snapshot, after that write committed) before the refusal is
+chosen; only a code that still looks verifiable then answers VERIFICATION_FAILED.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from loyalty_core.errors import RuleViolation
+from loyalty_core.redemptions import errors as e
+from loyalty_core.redemptions.models import StoredStatus, status_at
+
+
+@dataclass(frozen=True, slots=True)
+class BranchLabel:
+    external_id: str
+    name: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class RedemptionView:
+    """A redemption as the wire shows it (spec: Resources > Redemption), ``status`` as stored."""
+
+    id: int
+    confirmation_code: str
+    status: str
+    reward_id: int
+    reward_name: str
+    reward_type: str
+    customer_id: int
+    points_deducted: int
+    branch: BranchLabel | None
+    redeemed_at: datetime
+    expires_at: datetime | None
+    used_at: datetime | None
+    cancelled_at: datetime | None
+    discount_type: str | None
+    discount_value: int | None
+    product_reference: str | None
+    payment_amount: int
+
+    def shown_status(self, now: datetime) -> str:
+        return status_at(self.status, self.expires_at, now)
+
+
+# status and used_at come from the update when it moved the row: the outer SELECT reads the
+# statement's snapshot, which is from before the update.
+_SHOWN = """r.id, r.confirmation_code, {status}, r.reward_id, r.reward_name, r.reward_type, r.customer_id,
+       r.points_deducted, b.external_id, b.name, b.type, r.redeemed_at, r.expires_at, {used_at},
+       r.cancelled_at, r.discount_type, r.discount_value, r.product_reference, r.payment_amount"""
+
+_FROM = """FROM redemptions r
+LEFT JOIN branches b ON b.vendor_id = r.vendor_id AND b.id = r.branch_id"""
+
+_WHERE = "WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s"
+
+_READ = "\n".join(("SELECT " + _SHOWN.format(status="r.status", used_at="r.used_at"), _FROM, _WHERE))
+
+_VERIFY = """
+WITH moved AS (
+    UPDATE redemptions r SET status = 'used', used_at = %(now)s, updated_at = %(now)s
+    WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s AND r.status = 'valid'
+      AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
+      AND EXISTS (
+          SELECT 1 FROM customers c
+          WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> 'anonymized'
+      )
+    RETURNING r.id, r.status, r.used_at
+)
+SELECT m.id IS NOT NULL, """ + "\n".join(
+    (
+        _SHOWN.format(status="coalesce(m.status, r.status)", used_at="coalesce(m.used_at, r.used_at)"),
+        _FROM,
+        "LEFT JOIN moved m ON m.id = r.id",
+        _WHERE,
+    )
+)
+
+
+async def read_code(conn: AsyncConnection[Any], vendor_id: int, code: str) -> RedemptionView:
+    """GET /redemptions/{code}: the vendor's redemption with this code, any state."""
+    found = await _read(conn, vendor_id, code)
+    if found is None:
+        raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
+    return found
+
+
+async def verify_code(conn: AsyncConnection[Any], vendor_id: int, code: str, *, now: datetime) -> RedemptionView:
+    """valid -> used, once; otherwise the refusal, checked in the order: not found, used,
+    cancelled, expired, any other reason (the customer was anonymized)."""
+    params = {"v": vendor_id, "code": code.upper(), "now": now}
+    row = await (await conn.execute(_VERIFY, params, prepare=True)).fetchone()
+    if row is None:
+        raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
+    seen = _view(row[1:])
+    if row[0]:
+        return seen
+    if seen.shown_status(now) == StoredStatus.VALID:
+        # the snapshot may predate a verify or cancel the update waited for: read the row as it is now
+        seen = await _read(conn, vendor_id, code) or seen
+    raise _refusal(seen, now)
+
+
+async def _read(conn: AsyncConnection[Any], vendor_id: int, code: str) -> RedemptionView | None:
+    row = await (await conn.execute(_READ, {"v": vendor_id, "code": code.upper()}, prepare=True)).fetchone()
+    return None if row is None else _view(row)
+
+
+def _refusal(seen: RedemptionView, now: datetime) -> RuleViolation:
+    status, code = seen.shown_status(now), seen.confirmation_code
+    if status == StoredStatus.USED:
+        return e.CodeAlreadyUsed("The code was already verified.", code=code)
+    if status == StoredStatus.CANCELLED:
+        return e.CodeCancelled("The redemption was cancelled.", code=code)
+    if status == "expired":
+        return e.CodeExpired("The code expired before it was verified.", code=code)
+    return e.VerificationFailed("The code cannot be verified.", code=code)
+
+
+def _view(row: Any) -> RedemptionView:
+    (rid, code, status, reward_id, reward_name, reward_type, customer_id, points) = row[:8]
+    bkey, bname, btype = row[8:11]
+    redeemed_at, expires_at, used_at, cancelled_at = row[11:15]
+    discount_type, discount_value, product_reference, payment_amount = row[15:19]
+    return RedemptionView(
+        id=rid,
+        confirmation_code=code,
+        status=status,
+        reward_id=reward_id,
+        reward_name=reward_name,
+        reward_type=reward_type,
+        customer_id=customer_id,
+        points_deducted=points,
+        branch=BranchLabel(bkey, bname, btype) if bkey is not None else None,
+        redeemed_at=redeemed_at.astimezone(UTC),
+        expires_at=_utc(expires_at),
+        used_at=_utc(used_at),
+        cancelled_at=_utc(cancelled_at),
+        discount_type=discount_type,
+        discount_value=discount_value,
+        product_reference=product_reference,
+        payment_amount=payment_amount,
+    )
+
+
+def _utc(at: datetime | None) -> datetime | None:
+    """In UTC as the ORM's columns read (``DateTimeUTC``), whatever the server's TimeZone setting."""
+    return None if at is None else at.astimezone(UTC)
