@@ -8,6 +8,7 @@ from loyalty_core.db import Base
 from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.passes.models import (
     CardMail,
+    CardSendCooldown,
     EmailSuppression,
     PassBrandingRow,
     SuppressionRelease,
@@ -25,6 +26,7 @@ __all__ = [
     "Branch",
     "Campaign",
     "CardMail",
+    "CardSendCooldown",
     "ConsentEvent",
     "Customer",
     "CustomerIdentifier",

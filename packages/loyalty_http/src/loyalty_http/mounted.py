@@ -11,8 +11,8 @@ from loyalty_http.customers.controllers import CustomerController, UnsubscribeCo
 from loyalty_http.health.controllers import HealthController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
 from loyalty_http.openapi.pages import AdminDocsController, PublicDocsController
-from loyalty_http.passes.admin import AdminPassesController
-from loyalty_http.passes.controllers import WalletPassController
+from loyalty_http.passes.admin import AdminPassesController, AdminSuppressionsController
+from loyalty_http.passes.controllers import SendCardByExternalIdController, WalletPassController
 from loyalty_http.redemptions.admin import AdminRedemptionsController
 from loyalty_http.redemptions.controllers import RedemptionController
 from loyalty_http.rewards.admin import AdminRewardsController
@@ -42,4 +42,6 @@ ROUTE_HANDLERS: list[Any] = [
     AdminDocsController,
     WalletPassController,
     AdminPassesController,
+    SendCardByExternalIdController,
+    AdminSuppressionsController,
 ]
