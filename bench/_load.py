@@ -16,6 +16,8 @@ import psycopg
 
 LUA = Path(__file__).parent / "wrk" / "request_path.lua"
 TICK = os.sysconf("SC_CLK_TCK")
+THREADS = 2
+"""wrk's threads (a script that splits its data between them is told this number)."""
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,21 @@ class Measured:
     load1: float
 
 
-def wrk(url: str, call: str, customers: Path, token: str, prefix: str, seconds: float, connections: int) -> WrkResult:
-    argv = ["wrk", "-t2", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "10s", "-s", str(LUA), url]
-    argv += ["--", call, str(customers), token, prefix]
+def wrk(
+    url: str,
+    call: str,
+    customers: Path,
+    token: str,
+    prefix: str,
+    seconds: float,
+    connections: int,
+    *,
+    script: Path = LUA,
+    extra: tuple[str, ...] = (),
+) -> WrkResult:
+    """One wrk run of ``script`` (arguments: call, data file, token, key prefix, then ``extra``)."""
+    argv = ["wrk", f"-t{THREADS}", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "10s", "-s", str(script), url]
+    argv += ["--", call, str(customers), token, prefix, *extra]
     done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=seconds + 60)
     line = next((x for x in done.stdout.splitlines() if x.startswith("WRK_JSON ")), None)
     if line is None:
@@ -156,13 +170,16 @@ def measure(
     prefix: str,
     seconds: float,
     connections: int,
+    *,
+    script: Path = LUA,
+    extra: tuple[str, ...] = (),
 ) -> Measured:
     """One measured wrk run with its CPU and session counts (the warm-up is the caller's)."""
     time.sleep(STATS_FLUSH_SECONDS)  # sessions of the warm-up are counted before the window opens
     before = sessions(stats, database)
     load1 = os.getloadavg()[0]
     with CpuWatch(server_pid, stats, database) as cpu:
-        result = wrk(url, call, customers, token, prefix, seconds, connections)
+        result = wrk(url, call, customers, token, prefix, seconds, connections, script=script, extra=extra)
     time.sleep(STATS_FLUSH_SECONDS)
     opened = sessions(stats, database) - before
     return Measured(result, cpu.percent("server"), cpu.percent("database"), opened, cpu.peak_backends, load1)

@@ -7,6 +7,11 @@ It answers the same URLs as the service, so one wrk script drives both:
   resource's fields (profile, balance, identifiers);
 - ``POST /api/v1/customers/{id}/wallet/adjust``: BEGIN; lock the wallet; idempotency key check;
   insert the ledger entry and its lot; update the wallet; COMMIT.
+- ``POST /api/v1/redemptions`` (``bench.redemptions``): BEGIN; the vendor's key lock; the customer
+  found by card with its wallet locked; key check; the reward (with its branch count and the
+  vendor's code prefix); insert the ledger entry; take the lots soonest-ending first; update the
+  wallet; insert the redemption with a new code; COMMIT. The writes are the service's.
+- ``POST /api/v1/redemptions/{code}/verify``: one conditional UPDATE ... RETURNING, as the service's.
 
 Served by granian (``granian --interface asgi bench._raw_app:app``); configured by environment:
 ``BENCH_RAW_DATABASE_URL``, ``BENCH_RAW_VENDOR_ID`` and ``BENCH_RAW_POOL`` (connections per process,
@@ -16,6 +21,8 @@ opened at start and kept, so a steady load opens no session).
 from __future__ import annotations
 
 import os
+import secrets
+import string
 from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -69,7 +76,63 @@ INSERT INTO point_lots (vendor_id, wallet_id, entry_id, points, remaining, expir
 VALUES (%(vendor)s, %(wallet)s, %(entry)s, %(amount)s, %(amount)s, NULL, %(now)s, %(now)s)
 """
 
+INSERT_REDEEM_ENTRY = INSERT_ENTRY.replace("'adjust'", "'redeem'")
+
 UPDATE_WALLET = "UPDATE wallets SET balance = %(balance)s, updated_at = %(now)s WHERE id = %(wallet)s"
+
+
+# the redemption's SQL: the service's writes (statement for statement), its reads folded together
+FIND_AND_LOCK = """
+SELECT c.id, w.id, w.balance FROM customer_identifiers f
+  JOIN customers c ON c.vendor_id = f.vendor_id AND c.id = f.customer_id
+  JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
+ WHERE f.vendor_id = %(vendor)s AND lower(f.value) = lower(%(identifier)s) AND f.active
+   AND c.status NOT IN ('anonymized', 'deactivated')
+   FOR UPDATE OF w
+"""
+
+EARLIER = "SELECT id FROM redemptions WHERE vendor_id = %(vendor)s AND idempotency_key = %(key)s"
+
+REWARD = """
+SELECT r.id, r.name, r.type, r.point_cost, r.discount_type, r.discount_value, r.product_reference,
+       r.payment_amount, r.code_valid_for_hours, v.code_prefix,
+       (SELECT count(*) FROM reward_branches b WHERE b.vendor_id = r.vendor_id AND b.reward_id = r.id)
+  FROM rewards r JOIN vendors v ON v.id = r.vendor_id
+ WHERE r.vendor_id = %(vendor)s AND r.id = %(reward)s AND r.deleted_at IS NULL AND r.status = 'active'
+   AND r.total_stock IS NULL AND r.max_redemptions_per_customer IS NULL
+"""
+
+OPEN_LOTS = """
+SELECT id, remaining, expires_at FROM point_lots WHERE wallet_id = %(wallet)s AND remaining > 0
+ ORDER BY expires_at IS NULL, expires_at, id
+"""
+
+UPDATE_LOT = "UPDATE point_lots SET remaining = %(remaining)s, updated_at = %(now)s WHERE id = %(lot)s"
+
+INSERT_REDEMPTION = """
+INSERT INTO redemptions (vendor_id, reward_id, customer_id, branch_id, confirmation_code, status, idempotency_key,
+                         points_deducted, remaining_balance, ledger_entry_id, taken_lots, reward_name, reward_type,
+                         discount_type, discount_value, product_reference, payment_amount, redeemed_at, expires_at,
+                         created_at, updated_at)
+VALUES (%(vendor)s, %(reward)s, %(customer)s, NULL, %(code)s, 'valid', %(key)s, %(cost)s, %(balance)s, %(entry)s,
+        %(lots)s, %(name)s, %(type)s, %(discount_type)s, %(discount_value)s, %(product_reference)s,
+        %(payment_amount)s, %(now)s, %(expires)s, %(now)s, %(now)s)
+ON CONFLICT (vendor_id, confirmation_code) DO NOTHING
+RETURNING id
+"""
+
+VERIFY = """
+UPDATE redemptions r SET status = 'used', used_at = %(now)s, updated_at = %(now)s
+ WHERE r.vendor_id = %(vendor)s AND r.confirmation_code = upper(%(code)s) AND r.status = 'valid'
+   AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
+   AND EXISTS (SELECT 1 FROM customers c
+                WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> 'anonymized')
+RETURNING r.id, r.confirmation_code, r.reward_id, r.reward_name, r.reward_type, r.customer_id, r.points_deducted,
+          r.branch_id, r.redeemed_at, r.expires_at, r.used_at, r.cancelled_at, r.discount_type, r.discount_value,
+          r.product_reference, r.payment_amount
+"""
+
+CODE_STATE = "SELECT status FROM redemptions WHERE vendor_id = %(vendor)s AND confirmation_code = upper(%(code)s)"
 
 
 class Adjust(msgspec.Struct):
@@ -78,8 +141,16 @@ class Adjust(msgspec.Struct):
     idempotency_key: str
 
 
+class Redeem(msgspec.Struct):
+    identifier: str
+    reward_id: int
+    idempotency_key: str
+
+
 _encode = msgspec.json.Encoder().encode
 _adjust = msgspec.json.Decoder(Adjust).decode
+_redeem = msgspec.json.Decoder(Redeem).decode
+_ALPHABET = string.ascii_uppercase + string.digits
 _JSON = [(b"content-type", b"application/json")]
 VENDOR = int(os.environ.get("BENCH_RAW_VENDOR_ID", "1"))
 pool = AsyncConnectionPool(
@@ -155,6 +226,90 @@ async def adjust(customer: int, payload: Adjust) -> tuple[int, object]:
     }
 
 
+def _redemption(row: tuple[Any, ...]) -> dict[str, object]:
+    """The Redemption resource from VERIFY's columns (the bench's reward is a branchless one)."""
+    (rid, code, reward, name, kind, customer, cost, _, redeemed, expires, used, cancelled, *specific) = row
+    return {
+        "redemption_id": rid,
+        "confirmation_code": code,
+        "status": "used" if used else "valid",
+        "reward": {"id": reward, "name": name, "type": kind},
+        "customer_id": customer,
+        "points_deducted": cost,
+        "branch": None,
+        "redeemed_at": redeemed,
+        "expires_at": expires,
+        "used_at": used,
+        "cancelled_at": cancelled,
+        "type_specific_data": dict(
+            zip(("discount_type", "discount_value", "product_reference", "payment_amount"), specific, strict=True)
+        ),
+    }
+
+
+async def redeem(payload: Redeem) -> tuple[int, object]:
+    now = datetime.now(UTC)
+    values: dict[str, Any] = {"vendor": VENDOR, "key": payload.idempotency_key, "now": now}
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (VENDOR, "redemption:" + values["key"]))
+        found = await (await conn.execute(FIND_AND_LOCK, {**values, "identifier": payload.identifier})).fetchone()
+        if found is None:
+            return 404, {"error": {"code": "CUSTOMER_NOT_FOUND"}}
+        customer, wallet, balance = found
+        if await (await conn.execute(EARLIER, values)).fetchone() is not None:
+            return 409, {"error": {"code": "IDEMPOTENCY_KEY_CONFLICT"}}  # the bench sends every key once
+        reward = await (await conn.execute(REWARD, {**values, "reward": payload.reward_id})).fetchone()
+        if reward is None or reward[-1]:
+            return 404, {"error": {"code": "REWARD_NOT_FOUND"}}  # the bench's reward is a plain one
+        rid, name, kind, cost, d_type, d_value, product, payment, hours, prefix, _ = reward
+        if balance < cost:
+            return 422, {"error": {"code": "INSUFFICIENT_POINTS"}}
+        balance -= cost
+        values |= {"wallet": wallet, "customer": customer, "reward": rid, "cost": cost, "balance": balance}
+        # the deduction's entry carries no key of its own: the redemption holds it, as the service does
+        entry_values = {**values, "key": None, "amount": -cost, "reason": "redemption"}
+        entry = await (await conn.execute(INSERT_REDEEM_ENTRY, entry_values)).fetchone()
+        assert entry is not None
+        taken, left = [], cost
+        for lot, remaining, lot_expires in await (await conn.execute(OPEN_LOTS, values)).fetchall():
+            if left == 0:
+                break
+            take = min(remaining, left)
+            left -= take
+            taken.append([take, lot_expires.isoformat() if lot_expires else None])
+            await conn.execute(UPDATE_LOT, {"remaining": remaining - take, "now": now, "lot": lot})
+        await conn.execute(UPDATE_WALLET, values)
+        values |= {
+            "entry": entry[0],
+            "lots": msgspec.json.encode(taken).decode(),
+            "name": name,
+            "type": kind,
+            "discount_type": d_type,
+            "discount_value": d_value,
+            "product_reference": product,
+            "payment_amount": payment,
+            "expires": now + timedelta(hours=hours) if hours else None,
+        }
+        made = None
+        while made is None:
+            values["code"] = (prefix or "CODE") + "-" + "".join(secrets.choice(_ALPHABET) for _ in range(8))
+            made = await (await conn.execute(INSERT_REDEMPTION, values)).fetchone()
+    row = (made[0], values["code"], rid, name, kind, customer, cost, None, now, values["expires"], None, None)
+    return 201, {"data": {**_redemption((*row, d_type, d_value, product, payment)), "remaining_balance": balance}}
+
+
+async def verify(code: str) -> tuple[int, object]:
+    now = datetime.now(UTC)
+    async with pool.connection() as conn:
+        row = await (await conn.execute(VERIFY, {"vendor": VENDOR, "code": code, "now": now})).fetchone()
+        if row is not None:
+            return 200, {"data": _redemption(row)}
+        state = await (await conn.execute(CODE_STATE, {"vendor": VENDOR, "code": code})).fetchone()
+    if state is None:
+        return 404, {"error": {"code": "REDEMPTION_NOT_FOUND"}}
+    return 409, {"error": {"code": "CODE_ALREADY_USED" if state[0] == "used" else "VERIFICATION_FAILED"}}
+
+
 async def _lifespan(receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
@@ -187,5 +342,9 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     elif method == "POST" and path.startswith("/api/v1/customers/") and path.endswith("/wallet/adjust"):
         customer = int(path.split("/")[4])
         await _answer(send, *await adjust(customer, _adjust(await _body(receive))))
+    elif method == "POST" and path == "/api/v1/redemptions":
+        await _answer(send, *await redeem(_redeem(await _body(receive))))
+    elif method == "POST" and path.startswith("/api/v1/redemptions/") and path.endswith("/verify"):
+        await _answer(send, *await verify(path.split("/")[4]))
     else:
         await _answer(send, 404, {"error": {"code": "ROUTE_NOT_FOUND"}})

@@ -150,3 +150,36 @@ def test_public_operations_answer_as_documented(public_document: Any, served: tu
     ]
     Path(os.environ.get("LOYALTY_FUZZ_REPORT", os.devnull)).write_text("\n\n".join(failures))
     assert failures == [], "\n\n".join(failures)
+
+
+STATEFUL_SCENARIOS = 12
+STATEFUL_STEPS = 6
+
+
+def test_public_api_statefully(public_document: Any, served: tuple[str, dict[str, str]]) -> None:
+    """Issue 12: stateful fuzzing over the document's links (a registered customer's wallet, ledger,
+    transactions and adjustment; a redemption's read and verify; a product's read), a fixed seed
+    and a bounded number of scenarios: zero 5xx and every answer valid against the document."""
+    _, vendor = served
+    machine = public_document.as_state_machine()
+
+    class WithToken(machine):  # type: ignore[misc, valid-type]
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"headers": vendor}
+
+        def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
+            # as in the stateless run: business rules may refuse data the schema allows
+            case.validate_response(
+                response, excluded_checks=[positive_data_acceptance, negative_data_rejection], transport_kwargs=kwargs
+            )
+
+    WithToken.run(
+        settings=settings(
+            max_examples=STATEFUL_SCENARIOS,
+            stateful_step_count=STATEFUL_STEPS,
+            derandomize=True,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+    )

@@ -50,6 +50,8 @@ class World:
     branch: str
     code: str
     voucher: str
+    earn_rule_id: int
+    campaign_id: int
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,24 @@ CASES: dict[str, list[Call]] = {
             query=lambda w: {"identifier": w.email},
         )
     ],
+    # --- earning -----------------------------------------------------------------------------------
+    "POST /api/v1/transactions": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "the owner's identifier finds nobody here; keys are per vendor",
+            body=lambda w: {"identifier": w.card, "idempotency_key": "k", "total_amount": 100},
+        )
+    ],
+    "POST /api/v1/transactions/preview": [
+        Call(
+            404,
+            "CUSTOMER_NOT_FOUND",
+            "the owner's identifier finds nobody here",
+            body=lambda w: {"identifier": w.email, "total_amount": 100, "branch": w.branch},
+        )
+    ],
+    "GET /api/v1/customers/{customer}/transactions": [Call(*CUSTOMER_404, path=_customer)],
     "POST /api/v1/redemptions": [
         Call(
             404,
@@ -297,6 +317,60 @@ CASES: dict[str, list[Call]] = {
             token="admin",
         )
     ],
+    # --- earning -----------------------------------------------------------------------------------
+    **{
+        f"{verb} /admin/v1/vendors/{{vendor_id}}/{what}/{{{param}}}": [
+            Call(
+                *ADMIN_404,
+                path=lambda w, param=param, attr=attr: {"vendor_id": w.intruder.vendor_id, param: getattr(w, attr)},
+                body=(lambda w: {"name": "x"}) if verb == "PATCH" else None,
+                token="admin",
+            )
+        ]
+        for what, param, attr in (
+            ("earn-rules", "rule_id", "earn_rule_id"),
+            ("campaigns", "campaign_id", "campaign_id"),
+        )
+        for verb in ("GET", "PATCH", "DELETE")
+    },
+    "GET /admin/v1/vendors/{vendor_id}/earn-rules": [
+        Call(
+            200,
+            None,
+            "lists the path vendor's own rules",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            token="admin",
+        )
+    ],
+    "GET /admin/v1/vendors/{vendor_id}/campaigns": [
+        Call(
+            200,
+            None,
+            "lists the path vendor's own campaigns",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/earn-rules": [
+        Call(
+            201,
+            None,
+            CREATES_OWN,
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            body=lambda w: {"name": "m", "points_per_unit": 1, "unit_amount": 100},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/campaigns": [
+        Call(
+            403,
+            "PLAN_FEATURE_UNAVAILABLE",
+            "the path vendor's own plan decides: the intruder's plan lacks campaigns (Plan limits 5)",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id},
+            body=lambda w: {"name": "m", "kind": "fixed_points", "points": 1},
+            token="admin",
+        )
+    ],
     # --- tenancy -----------------------------------------------------------------------------------
     "PATCH /admin/v1/vendors/{vendor_id}/branches/{external_id}": [
         Call(
@@ -330,6 +404,7 @@ NOT_SWEPT: dict[str, str] = {
     "PUT /admin/v1/test-clock": "test mode: one clock for the whole service",
     "DELETE /admin/v1/test-clock": "test mode: one clock for the whole service",
     "POST /admin/v1/jobs/{name}/run": "test mode: jobs run over every vendor",
+    "GET /metrics": "operator's counters by route template: no vendor, no row, no id",
     **{
         f"{verb} /admin/v1/vendors/{{vendor_id}}/{what}": OWN_IDENTITY
         for verb, what in (
@@ -394,7 +469,7 @@ def test_every_vendor_route_is_swept(app: Litestar) -> None:
 async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
     """The owner vendor with one of everything the routes take an id of (made afresh for each
     case, so no case can see what another one wrote)."""
-    owner = await make_tenant(client)
+    owner = await make_tenant(client, plan={"features": {"campaigns": True}})
     free_card, _ = await card_batch(client, owner, 2)
     made = await register(
         client,
@@ -430,8 +505,16 @@ async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
         portal(owner, "/vouchers"),
         {"customer_id": made["id"], "discount_type": "percentage", "discount_value": 5, "description": SECRET},
     )
+    rule = await admin(
+        client, "POST", portal(owner, "/earn-rules"), {"name": SECRET, "points_per_unit": 1, "unit_amount": 100}
+    )
+    campaign = await admin(
+        client, "POST", portal(owner, "/campaigns"), {"name": SECRET, "kind": "fixed_points", "points": 5}
+    )
     return {
         "owner": owner,
+        "earn_rule_id": rule["id"],
+        "campaign_id": campaign["id"],
         "customer_id": made["id"],
         "second_customer_id": second["id"],
         "external_id": "OWN-1",

@@ -34,7 +34,7 @@ class Endpoint:
 
     @property
     def audience(self) -> Audience:
-        return "admin" if self.path.startswith("/admin/") else "public"
+        return "admin" if self.path.startswith("/admin/") or self.path == "/metrics" else "public"
 
     def url(self, **values: Any) -> str:
         """The path with each parameter replaced by ``values[name]``; every parameter must be given."""

@@ -7,8 +7,9 @@ from litestar import Litestar
 
 from tests.support.routes import endpoints
 
-UNVERSIONED = {"/oauth/token", "/health/live", "/health/ready", "/unsubscribe/{token}"}
-"""Contract 3 (the token endpoint also answers under /api/v1), health probes, the mail's unsubscribe link."""
+UNVERSIONED = {"/oauth/token", "/health/live", "/health/ready", "/metrics", "/unsubscribe/{token}"}
+"""Contract 3 (the token endpoint also answers under /api/v1), health probes, the metrics (contract 5),
+the mail's unsubscribe link."""
 
 
 def _service_routes(app: Litestar) -> list[tuple[str, str | None]]:
@@ -27,7 +28,8 @@ def test_admin_routes_are_under_admin_v1_and_take_the_admin_token(app: Litestar)
     routes = _service_routes(app)
     # the admin docs page is an HTML shell that asks for the token and fetches the document with it
     assert {path for path, auth in routes if path.startswith("/admin/") and auth != "admin"} == {"/admin/v1/docs"}
-    assert {path for path, auth in routes if auth == "admin" and not path.startswith("/admin/v1/")} == set()
+    # contract 5: GET /metrics takes the admin token outside /admin/v1
+    assert {path for path, auth in routes if auth == "admin" and not path.startswith("/admin/v1/")} == {"/metrics"}
 
 
 def test_only_known_routes_are_unversioned(app: Litestar) -> None:

@@ -129,3 +129,37 @@ def test_committed_documents_are_current(audience: str) -> None:
     """Issue 12: docs/openapi-*.json are what the routes generate; run ``just openapi`` after a change."""
     name = FILES[audience]  # type: ignore[index]
     assert (DOCS / name).read_text(encoding="utf-8") == documents()[name], f"docs/{name} is stale: run `just openapi`"
+
+
+def _resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with the document's components alongside, so ``$ref``s resolve."""
+    return {**schema, "components": document["components"]}
+
+
+def test_every_example_is_valid_against_its_own_schema(docs: dict[str, dict[str, Any]]) -> None:
+    """Issue 12: examples in the public document; one that drifts from the structs fails here."""
+    from jsonschema import Draft202012Validator
+
+    from loyalty_http.openapi.examples import REQUESTS, RESPONSES
+
+    public = docs["public"]
+    for method, path in REQUESTS:
+        media = public["paths"][path][method.lower()]["requestBody"]["content"]["application/json"]
+        Draft202012Validator(_resolve(public, media["schema"])).validate(media["example"])
+    for method, path, status in RESPONSES:
+        media = public["paths"][path][method.lower()]["responses"][status]["content"]["application/json"]
+        Draft202012Validator(_resolve(public, media["schema"])).validate(media["example"])
+
+
+def test_links_name_operations_and_parameters_that_exist(docs: dict[str, dict[str, Any]]) -> None:
+    """Issue 12: stateful links, each to an operation of the document and one of its path parameters."""
+    from loyalty_http.openapi.examples import LINKS
+
+    public = docs["public"]
+    for method, path, status in LINKS:
+        links = public["paths"][path][method.lower()]["responses"][status]["links"]
+        for link in links.values():
+            target_path, target_method = link["operationRef"].removeprefix("#/paths/").rsplit("/", 1)
+            target = public["paths"][target_path.replace("~1", "/").replace("~0", "~")][target_method]
+            names = {p["name"] for p in target["parameters"] if p["in"] == "path"}
+            assert set(link["parameters"]) <= names, link

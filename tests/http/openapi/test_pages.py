@@ -25,7 +25,8 @@ async def test_public_document_needs_no_token_and_carries_rate_limit_headers(
 
 
 async def test_admin_document_takes_the_admin_token(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: without the admin token 401 UNAUTHENTICATED; with it, only admin routes."""
+    """Contract 2: without the admin token 401 UNAUTHENTICATED; with it, only admin-token routes (the
+    admin API and contract 5's /metrics)."""
     refused = await client.get("/admin/v1/openapi.json")
     assert refused.status_code == 401
     assert error_of(refused)["code"] == "UNAUTHENTICATED"
@@ -33,7 +34,8 @@ async def test_admin_document_takes_the_admin_token(client: AsyncTestClient[Lite
     assert response.status_code == 200
     paths = response.json()["paths"]
     assert paths
-    assert all(p.startswith("/admin/v1/") for p in paths)
+    assert all(p.startswith("/admin/v1/") for p in paths if p != "/metrics")
+    assert "/metrics" in paths
     assert "x-ratelimit-limit" not in response.headers
 
 
@@ -53,6 +55,10 @@ async def test_docs_pages_load_swagger_ui_from_the_service(client: AsyncTestClie
     style = await client.get("/api/v1/docs/swagger-ui.css")
     assert style.status_code == 200
     assert style.headers["content-type"].startswith("text/css")
+    # contract 5: the page's assets carry the rate-limit headers and count per address
+    for asset in (script, style):
+        assert asset.headers["x-ratelimit-limit"] == "100000"
+        assert int(asset.headers["x-ratelimit-remaining"]) < 100000
 
 
 async def test_form_body_that_looks_like_json_says_so(client: AsyncTestClient[Litestar]) -> None:

@@ -6,6 +6,7 @@ from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
 from loyalty_core.earning.models import Campaign, EarnRule
+from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, meters
 from loyalty_core.passes.models import (
     CardMail,
     CardSendCooldown,
@@ -30,6 +31,7 @@ __all__ = [
     "ConsentEvent",
     "Customer",
     "CustomerIdentifier",
+    "CustomerMoment",
     "EarnRule",
     "EmailSuppression",
     "IssuedToken",
@@ -41,12 +43,15 @@ __all__ = [
     "Reward",
     "RewardBranch",
     "SuppressionRelease",
+    "Transaction",
+    "TransactionItem",
     "Vendor",
     "Voucher",
     "VoucherBranch",
     "Wallet",
     "WalletIdentity",
     "metadata",
+    "meters",
 ]
 
 metadata = Base.metadata

@@ -8,7 +8,9 @@ from loyalty_http.admin.tenancy import AdminTenancyController
 from loyalty_http.catalogue.controllers import ProductController
 from loyalty_http.customers.admin import AdminCustomersController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
-from loyalty_http.health.controllers import HealthController
+from loyalty_http.earning.admin import AdminCampaignsController, AdminEarnRulesController
+from loyalty_http.earning.controllers import CustomerTransactionsController, TransactionController
+from loyalty_http.health.controllers import HealthController, MetricsController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
 from loyalty_http.openapi.pages import AdminDocsController, PublicDocsController
 from loyalty_http.passes.admin import AdminPassesController, AdminSuppressionsController
@@ -23,6 +25,7 @@ from loyalty_http.wallet.controllers import WalletController
 
 ROUTE_HANDLERS: list[Any] = [
     HealthController,
+    MetricsController,
     OAuthController,
     VersionedOAuthController,
     AdminTenancyController,
@@ -37,6 +40,8 @@ ROUTE_HANDLERS: list[Any] = [
     UnsubscribeController,
     AdminCustomersController,
     WalletController,
+    TransactionController,
+    CustomerTransactionsController,
     AdminWalletController,
     PublicDocsController,
     AdminDocsController,
@@ -44,4 +49,6 @@ ROUTE_HANDLERS: list[Any] = [
     AdminPassesController,
     SendCardByExternalIdController,
     AdminSuppressionsController,
+    AdminEarnRulesController,
+    AdminCampaignsController,
 ]

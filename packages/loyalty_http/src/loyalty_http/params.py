@@ -4,7 +4,7 @@ Dependencies: ``db`` (one session, one transaction per request), ``reader`` and 
 connection as psycopg, for the till's prepared statements), ``clock``, ``vendor`` (the
 authenticated vendor of a vendor route), ``known_vendor`` (the id of an admin path's vendor, which
 exists), ``payload`` and ``params`` (the validated body and query), ``config``, ``codec`` and
-``limiter`` (built once per app), and the core services by area
+``limiter`` and ``purchases`` (built once per app), and the core services by area
 (``tenancy``, ``products``, ``customers``, ``wallets``, ``rewards``), ready-made over ``db`` and
 ``clock``.
 
@@ -31,6 +31,8 @@ from loyalty_core.accounts.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.earning.services import CampaignService, EarnRuleService
+from loyalty_core.earning.submission import Purchases
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.outbox import Outbox
 from loyalty_core.passes.ports import PassMaker
@@ -161,10 +163,16 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
     def provide_limiter() -> RateLimiter:
         return limiter
 
+    purchases = Purchases()
+
+    def provide_purchases() -> Purchases:
+        return purchases
+
     return {
         "config": Provide(provide_config, use_cache=True, sync_to_thread=False),
         "codec": Provide(provide_codec, use_cache=True, sync_to_thread=False),
         "limiter": Provide(provide_limiter, use_cache=True, sync_to_thread=False),
+        "purchases": Provide(provide_purchases, use_cache=True, sync_to_thread=False),
         "db": Provide(provide_db),
         "reader": Provide(provide_reader),
         "writer": Provide(provide_writer),
@@ -187,6 +195,8 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "cards": service(PassCards),
         "sends": service(CardSends),
         "outbox": service(Outbox),
+        "earn_rules": service(EarnRuleService),
+        "campaigns": service(CampaignService),
     }
 
 

@@ -17,6 +17,7 @@ from litestar.enums import ScopeType
 from litestar.routes import HTTPRoute
 from litestar.types import Message, Scope
 
+from loyalty_http.wire import metrics
 from loyalty_http.wire.body import query_values, read_body
 from loyalty_http.wire.errors import RouteNotFound
 from loyalty_http.wire.log_safety import loggable_path
@@ -93,6 +94,7 @@ async def before_send(message: Message, scope: Scope) -> None:
     for name, value in state.get("response_headers", {}).items():
         headers[name] = value
     started = state.get("started")
+    metrics.observe(scope, message["status"], time.perf_counter() - started if started else None)
     access_log.info(
         "request",
         method=scope.get("method"),

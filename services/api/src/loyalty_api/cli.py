@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 from loyalty_api import backoffice, migrate
 from loyalty_api.settings import Settings, SettingsError
@@ -110,6 +112,8 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
                 "LOYALTY_PORT": str(settings.port),
             }
         )
+        if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(_metrics_dir(settings.home, settings.port))
         print(f"loyalty: serving on http://{settings.host}:{settings.port}", file=sys.stderr, flush=True)
         Granian(
             "loyalty_api.app:app_from_env",
@@ -124,6 +128,16 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             workers_kill_timeout=30,
         ).serve()
     return 0
+
+
+def _metrics_dir(home: Path, port: int) -> Path:
+    """An empty directory this server's processes share for /metrics, so a scrape answers the sum
+    over all of them (prometheus-client's multiprocess mode); one per port, emptied at each start."""
+    folder = home / f"metrics-{port}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
 
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:

@@ -21,3 +21,9 @@ class PlanFeatureUnavailable(DomainError):
     """Back-office contract, Campaigns: a campaign of a family the vendor's plan lacks (403)."""
 
     code = "PLAN_FEATURE_UNAVAILABLE"
+
+
+class PlanLimitExceeded(DomainError):
+    """Spec, Plan limits 3 and 4: the month's transactions reached the plan's hard limit (429)."""
+
+    code = "PLAN_LIMIT_EXCEEDED"

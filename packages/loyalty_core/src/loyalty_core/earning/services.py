@@ -12,7 +12,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Generic, TypeVar
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
@@ -23,7 +23,7 @@ from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms, Family
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import BranchNotFound
-from loyalty_core.tenancy.models import Branch, Plan
+from loyalty_core.tenancy.models import Branch, Plan, Vendor
 
 T = TypeVar("T", EarnRule, Campaign)
 FEATURE_OF_FAMILY: dict[str, str] = {
@@ -81,6 +81,7 @@ class EarnRuleService:
         rule = EarnRule(vendor_id=vendor_id, version=1, created_at=now, updated_at=now, **values)
         self._session.add(rule)
         await self._session.flush()
+        await _terms_changed(self._session, vendor_id)
         return rule
 
     async def list_page(self, vendor_id: int, *, page: int, per_page: int) -> Page[EarnRule]:
@@ -118,6 +119,7 @@ class CampaignService:
         campaign = Campaign(vendor_id=vendor_id, version=1, created_at=now, updated_at=now, **values)
         self._session.add(campaign)
         await self._session.flush()
+        await _terms_changed(self._session, vendor_id)
         return campaign
 
     async def list_page(self, vendor_id: int, *, page: int, per_page: int) -> Page[Campaign]:
@@ -256,6 +258,7 @@ async def _apply(session: AsyncSession, clock: Clock, row: T, values: Mapping[st
     row.version += 1
     row.updated_at = clock.now()
     await session.flush()
+    await _terms_changed(session, row.vendor_id)
     return row
 
 
@@ -267,6 +270,16 @@ async def _delete(session: AsyncSession, model: type[T], vendor_id: int, row_id:
     if deleted is None:
         await ceilings.plan_of(session, vendor_id)
         raise _not_found(model, row_id)
+    await _terms_changed(session, vendor_id)
+
+
+async def _terms_changed(session: AsyncSession, vendor_id: int) -> None:
+    """Every process's cached terms of the vendor are keyed by this number: the next purchase
+    anywhere reads the change."""
+    await session.execute(
+        update(Vendor).where(Vendor.id == vendor_id).values(earning_version=Vendor.earning_version + 1),
+        execution_options={"synchronize_session": False},
+    )
 
 
 def _not_found(model: type[EarnRule] | type[Campaign], row_id: int) -> Exception:

@@ -64,6 +64,9 @@ class Vendor(Base):
     points_expire_after_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     subscription_ends_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     suspended_grace_until: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    earning_version: Mapped[int] = mapped_column(BigInteger, default=1, server_default="1")
+    """Raised by every write to the vendor's earn rules or campaigns: the till's cache of a vendor's
+    terms is keyed by it, so a change is seen by the next purchase in every process."""
 
 
 class Branch(Base):

@@ -8,6 +8,7 @@ from litestar import Controller, Response, get
 
 from loyalty_http.params import Config
 from loyalty_http.route_options import reads
+from loyalty_http.wire import metrics
 
 
 class HealthController(Controller):
@@ -24,3 +25,13 @@ class HealthController(Controller):
         body = {"status": report.status, "checks": report.checks}
         headers = {"Retry-After": "5"} if status == 503 else None
         return Response(body, status_code=status, headers=headers)
+
+
+class MetricsController(Controller):
+    path = "/metrics"
+
+    @get("/", opt=reads(auth="admin"), media_type=metrics.CONTENT_TYPE)
+    async def metrics(self) -> bytes:
+        """Prometheus text: requests and their durations by route template and status (admin token;
+        not rate-limited)."""
+        return metrics.exposition()

@@ -11,6 +11,7 @@ from litestar import Litestar, Response
 from litestar.routes import HTTPRoute
 
 from loyalty_http.openapi.errors import error_responses, route_codes
+from loyalty_http.openapi.examples import annotate
 from loyalty_http.wire.envelope import ErrorEnvelope
 from loyalty_http.wire.pagination import Page
 
@@ -44,7 +45,8 @@ def is_framework_options(handler: Any) -> bool:
 
 
 def audience_of(path: str) -> Audience:
-    return "admin" if path.startswith(ADMIN_PREFIX) else "public"
+    """The admin document holds the admin API and the other admin-token route, ``/metrics``."""
+    return "admin" if path.startswith(ADMIN_PREFIX) or path == "/metrics" else "public"
 
 
 def documented(app: Litestar, audience: Audience) -> list[tuple[HTTPRoute, Any, str]]:
@@ -81,6 +83,8 @@ def build_document(app: Litestar, audience: Audience, version: str = "1") -> dic
         used_ids.add(op_id)
         op["operationId"] = op_id
         paths.setdefault(path, {})[method.lower()] = op
+    if audience == "public":
+        annotate(paths)
     title, description = INFO[audience]
     return {
         "openapi": "3.1.0",

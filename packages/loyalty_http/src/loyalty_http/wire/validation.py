@@ -7,11 +7,13 @@ service). Text is trimmed of white space and NUL bytes first; an empty optional 
 omitted (back-office contract, section 5 "Input").
 
 Extra rules ride on ``msgspec.Meta(extra={"rule": ...})``: ``email``, ``url`` (absolute http or
-https) and ``datetime_or_date`` (a timestamp with offset, or a bare date).
+https), ``datetime_or_date`` (a timestamp with offset, or a bare date) and ``number`` (a float that
+is checked; a bare float passes as given).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
@@ -235,6 +237,30 @@ def _check_int(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]])
     return number
 
 
+def _check_float(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+    """With the ``number`` rule, a number, decimals allowed (a campaign's multiplier); a numeric string
+    counts, as for integers; infinite or NaN is no number. Without it a float passes as given: the
+    free-form ``Unchecked`` unions rely on their float member taking anything the others refused."""
+    if slot.rule != "number":
+        return value
+    t = slot.type
+    if isinstance(value, bool):
+        return _fail(errors, path, "validation.numeric")
+    if isinstance(value, (int, float)):
+        number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
+    elif isinstance(value, str) and _NUMBER.fullmatch(value.strip(TRIMMED)):
+        number = float(value.strip(TRIMMED))
+    else:
+        return _fail(errors, path, "validation.numeric")
+    if not math.isfinite(number):
+        return _fail(errors, path, "validation.numeric")
+    if (t.ge is not None and number < t.ge) or (t.gt is not None and number <= t.gt):
+        return _fail(errors, path, "validation.min.numeric")
+    if (t.le is not None and number > t.le) or (t.lt is not None and number >= t.lt):
+        return _fail(errors, path, "validation.max.numeric")
+    return number
+
+
 def _low(t: mi.IntType) -> int:
     if t.ge is not None:
         return int(t.ge)
@@ -387,6 +413,7 @@ def _free_text_problem(value: Any) -> str | None:
 _CHECKERS: dict[type, Callable[[_Slot, Any, str, dict[str, list[str]]], Any]] = {
     mi.StrType: _check_str,
     mi.IntType: _check_int,
+    mi.FloatType: _check_float,
     mi.BoolType: _check_bool,
     mi.DateType: _check_date,
     mi.DateTimeType: _check_datetime,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from loyalty_api.jobs import card_mails, expire_points, prune_tokens
+from loyalty_api.jobs import card_mails, customer_moments, expire_points, prune_tokens
 
 JobFunction = Callable[..., Awaitable[Mapping[str, Any]]]
 
@@ -13,6 +13,7 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "expire-points": (expire_points.expire_points, expire_points.CRON),
     "prune-tokens": (prune_tokens.prune_tokens, prune_tokens.CRON),
     "card-mails": (card_mails.card_mails, card_mails.CRON),
+    "customer-moments": (customer_moments.customer_moments, customer_moments.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (contract, section 4)."""
 

@@ -2,7 +2,7 @@
 next attempt (back-off on the service clock)
 
 Revision ID: 3c5d7e9f1a2b
-Revises: 7b080b07faea
+Revises: d1f8ecda05fa
 Create Date: 2026-11-23 00:45:00.000000+00:00
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "3c5d7e9f1a2b"
-down_revision = "7b080b07faea"
+down_revision = "d1f8ecda05fa"
 branch_labels = None
 depends_on = None
 

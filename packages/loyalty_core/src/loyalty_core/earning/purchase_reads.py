@@ -1,0 +1,163 @@
+"""Purchases as the wire shows them (spec: Resources > Transaction), read with plain statements:
+one transaction for a replay, and a customer's page of them (GET /customers/{customer}/transactions).
+
+A customer's list covers its merge family: the purchases of every account merged into it, at any
+depth (contract 5, "A merge family is one customer").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from loyalty_core.clock import midnight_utc
+from loyalty_core.customers.errors import CustomerNotFound
+
+
+@dataclass(frozen=True, slots=True)
+class BranchView:
+    id: int
+    external_id: str
+    name: str
+    type: str
+    active: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ItemView:
+    id: int
+    name: str
+    sku: str | None
+    quantity: int
+    unit_price: int
+    line_total: int
+    category: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionView:
+    id: int
+    customer_id: int
+    idempotency_key: str
+    total_amount: int
+    description: str | None
+    external_reference: str | None
+    branch: BranchView | None
+    created_at: datetime
+    points_earned: int
+    rules_applied: list[Any]
+    items: tuple[ItemView, ...]
+
+
+_SHOWN = """
+SELECT t.id, t.customer_id, t.idempotency_key, t.total_amount, t.description, t.external_reference,
+       b.id, b.external_id, b.name, b.type, b.active, t.created_at, t.points_earned, t.rules_applied,
+       (SELECT json_agg(json_build_array(i.id, i.name, i.sku, i.quantity, i.unit_price, i.line_total, i.category)
+                        ORDER BY i.position)
+          FROM transaction_items i WHERE i.transaction_id = t.id) AS items
+"""
+
+_ONE = (
+    _SHOWN
+    + """FROM transactions t
+LEFT JOIN branches b ON b.vendor_id = t.vendor_id AND b.id = t.branch_id
+WHERE t.vendor_id = %(v)s AND t.id = %(t)s
+"""
+)
+
+_FAMILY = """
+WITH RECURSIVE family(id) AS (
+    SELECT id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> 'anonymized'
+    UNION
+    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
+), chosen AS MATERIALIZED (
+    SELECT t.* FROM family f
+    JOIN transactions t ON t.vendor_id = %(v)s AND t.customer_id = f.id
+    WHERE (%(from)s::timestamptz IS NULL OR t.created_at >= %(from)s)
+      AND (%(to)s::timestamptz IS NULL OR t.created_at <= %(to)s)
+      AND (%(before)s::timestamptz IS NULL OR t.created_at < %(before)s)
+)
+"""
+
+_PAGE = (
+    _FAMILY
+    + _SHOWN
+    + """, (SELECT count(*) FROM chosen) AS total, (SELECT count(*) FROM family) AS known
+FROM (SELECT 1) one
+LEFT JOIN LATERAL (
+    SELECT * FROM chosen ORDER BY created_at DESC, id DESC OFFSET %(offset)s LIMIT %(limit)s
+) t ON true
+LEFT JOIN branches b ON b.vendor_id = t.vendor_id AND b.id = t.branch_id
+ORDER BY t.created_at DESC, t.id DESC
+"""
+)
+
+
+async def transaction_by_id(conn: AsyncConnection[Any], vendor_id: int, transaction_id: int) -> TransactionView:
+    row = await (await conn.execute(_ONE, {"v": vendor_id, "t": transaction_id}, prepare=True)).fetchone()
+    assert row is not None, "a transaction found by its key is read in the same snapshot"
+    return _view(row)
+
+
+async def customer_transactions(
+    conn: AsyncConnection[Any],
+    vendor_id: int,
+    customer_id: int,
+    *,
+    date_from: datetime | date | None,
+    date_to: datetime | date | None,
+    offset: int,
+    limit: int,
+) -> tuple[list[TransactionView], int]:
+    """Newest first; ``date_from``/``date_to`` as the ledger's: a bare ``date_to`` keeps purchases
+    strictly before 00:00 UTC of that day, an instant keeps those at or before it."""
+    params = {
+        "v": vendor_id,
+        "c": customer_id,
+        "from": midnight_utc(date_from) if date_from is not None else None,
+        "to": date_to if isinstance(date_to, datetime) else None,
+        "before": midnight_utc(date_to) if date_to is not None and not isinstance(date_to, datetime) else None,
+        "offset": offset,
+        "limit": limit,
+    }
+    rows = await (await conn.execute(_PAGE, params, prepare=True)).fetchall()
+    if not rows or rows[0][-1] == 0:
+        raise CustomerNotFound("No customer of the vendor has this id.", customer_id=customer_id)
+    total = int(rows[0][-2])
+    return [_view(row) for row in rows if row[0] is not None], total
+
+
+def _view(row: Any) -> TransactionView:
+    (
+        tid,
+        customer_id,
+        key,
+        total,
+        description,
+        reference,
+        bid,
+        bkey,
+        bname,
+        btype,
+        bactive,
+        created,
+        points,
+        rules,
+        items,
+    ) = row[:15]
+    return TransactionView(
+        id=tid,
+        customer_id=customer_id,
+        idempotency_key=key,
+        total_amount=total,
+        description=description,
+        external_reference=reference,
+        branch=BranchView(bid, bkey, bname, btype, bactive) if bid is not None else None,
+        created_at=created,
+        points_earned=points,
+        rules_applied=rules,
+        items=tuple(ItemView(*item) for item in items or ()),
+    )

@@ -1,0 +1,134 @@
+"""Purchases as stored: the transaction, its lines, the plan's meter and the moments paid
+(spec: Resources > Transaction; Plan limits; back-office contract 5 "Earning (further decisions)").
+
+The till's write path (``earning/submission.py``) reaches these tables with prepared statements;
+the models give the schema, its constraints and the reads outside the hot path.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Column,
+    Date,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from loyalty_core.db import Base, one_of
+from loyalty_core.earning.terms import Moment
+
+
+class Transaction(Base):
+    """One purchase. ``rules_applied`` and ``points_earned`` are what the first call scored, so a
+    replay answers them unchanged whatever the rules are now (Idempotency 1)."""
+
+    __tablename__ = "transactions"
+    __table_args__ = (
+        UniqueConstraint("vendor_id", "id", name="uq_transactions_vendor_id_id"),
+        # keys are per vendor (RELIABILITY L5): two vendors' keys never meet
+        UniqueConstraint("vendor_id", "idempotency_key", name="uq_transactions_vendor_key"),
+        ForeignKeyConstraint(
+            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_transactions_customer"
+        ),
+        ForeignKeyConstraint(
+            ["vendor_id", "branch_id"], ["branches.vendor_id", "branches.id"], name="fk_transactions_branch"
+        ),
+        CheckConstraint("total_amount >= 1", name="total_positive"),
+        CheckConstraint("points_earned >= 0", name="points_not_negative"),
+        Index("ix_transactions_customer_newest", "vendor_id", "customer_id", text("created_at DESC"), text("id DESC")),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    """The account the identifier found when the purchase was made (a merged account's purchases
+    stay on it and are listed under the account that kept the family)."""
+    idempotency_key: Mapped[str] = mapped_column(String(255))
+    total_amount: Mapped[int] = mapped_column(BigInteger)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    external_reference: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    branch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    points_earned: Mapped[int] = mapped_column(BigInteger)
+    rules_applied: Mapped[list[Any]] = mapped_column(JSONB)
+    ledger_entry_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """The ``earn`` entry; NULL when the purchase earned nothing (no entry is written then)."""
+
+
+class TransactionItem(Base):
+    __tablename__ = "transaction_items"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["vendor_id", "transaction_id"],
+            ["transactions.vendor_id", "transactions.id"],
+            name="fk_transaction_items_transaction",
+        ),
+        CheckConstraint("quantity >= 1", name="quantity_positive"),
+        Index("ix_transaction_items_transaction", "transaction_id", "position"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    transaction_id: Mapped[int] = mapped_column(BigInteger)
+    position: Mapped[int] = mapped_column(Integer)
+    """The line's place in the request, so the answer lists the lines as they were sent."""
+    name: Mapped[str] = mapped_column(String(255))
+    sku: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    quantity: Mapped[int] = mapped_column(Integer)
+    unit_price: Mapped[int] = mapped_column(Integer)
+    line_total: Mapped[int] = mapped_column(BigInteger)
+    category: Mapped[str | None] = mapped_column(String(255), nullable=True)
+
+
+class MomentState(StrEnum):
+    DUE = "due"
+    """Recorded by the ``customer-moments`` job: the occurrence has begun and nothing paid it yet."""
+    PAID = "paid"
+
+
+class CustomerMoment(Base):
+    """One occurrence of a customer moment (a birthday of one year, one lapse): recorded due by the
+    job, paid by the first purchase that scores it, so it pays once (contract 5, Moments)."""
+
+    __tablename__ = "customer_moments"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_customer_moments_customer"
+        ),
+        UniqueConstraint("vendor_id", "customer_id", "moment", "since", name="uq_customer_moments_occurrence"),
+        CheckConstraint(one_of("moment", Moment), name="moment_known"),
+        CheckConstraint(one_of("state", MomentState), name="state_known"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    moment: Mapped[str] = mapped_column(String(16))
+    since: Mapped[date] = mapped_column(Date)
+    state: Mapped[str] = mapped_column(String(8))
+    transaction_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+meters = Table(
+    "transaction_meters",
+    Base.metadata,
+    Column("vendor_id", BigInteger, ForeignKey("vendors.id"), nullable=False),
+    Column("period", Date, nullable=False),
+    Column("used", Integer, nullable=False),
+    PrimaryKeyConstraint("vendor_id", "period", name="pk_transaction_meters"),
+    CheckConstraint("used >= 0", name="used_not_negative"),
+)
+"""The plan's transaction meter: purchases admitted per vendor and calendar month (UTC), moved by
+one conditional update, so racing purchases never pass the hard limit (spec: Plan limits 4)."""

@@ -1,0 +1,431 @@
+"""A till's purchase as prepared psycopg statements (spec: POST /transactions, its Earning rules and
+Idempotency 1 to 5; back-office contract 5 "Earning" and "Earning (further decisions)").
+
+Two round trips for a new purchase, whatever its lines and rules:
+1. ``BEGIN``, a transaction lock on the vendor's key (a concurrent duplicate waits here, then finds
+   the first one's row and answers its replay), and one statement that finds the customer through
+   the identifier's unique index, the branch, the key's earlier transaction, the vendor's terms
+   version and, when moment campaigns exist, the customer family's moment facts.
+2. After scoring in Python: one statement that moves the plan's meter (a conditional upsert: racing
+   purchases never pass the hard limit), credits the wallet, writes the entry, its lot, the
+   transaction, its lines and the moments it paid, each step only when the meter admitted it;
+   pipelined with ``COMMIT``, so the meter's row is held only for the commit.
+Refusals raise before step 2, which writes nothing. A replay writes nothing and is never metered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
+
+from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
+from loyalty_core.earning.errors import PlanLimitExceeded
+from loyalty_core.earning.purchase_reads import (
+    BranchView,
+    ItemView,
+    TransactionView,
+    transaction_by_id,
+)
+from loyalty_core.earning.rules import Scoring, score
+from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, Family, LineItem, MomentKey, Purchase
+from loyalty_core.earning.terms_cache import TermsCache, paying
+from loyalty_core.errors import IdempotencyKeyConflict
+from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
+from loyalty_core.wallet import ledger
+from loyalty_core.wallet.errors import WalletNotFound
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    name: str
+    quantity: int
+    unit_price: int
+    sku: str | None = None
+    category: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PurchaseRequest:
+    identifier: str
+    total_amount: int
+    branch: str | None = None
+    """The payload's branch key; None falls back to the credential's default branch."""
+    description: str | None = None
+    external_reference: str | None = None
+    items: tuple[Line, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    transaction: TransactionView
+    created: bool
+    """False for a replay: the original transaction, nothing written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    customer_id: int
+    scoring: Scoring
+
+
+_LOCK_KEY = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('transaction:' || %(k)s))"
+
+_FAMILY = """, family(id) AS (
+    SELECT id FROM holder
+    UNION
+    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
+)"""
+
+_FACTS = """,
+       (SELECT max(t.created_at) FROM family f
+          JOIN transactions t ON t.vendor_id = %(v)s AND t.customer_id = f.id) AS last_purchase_at,
+       (SELECT json_agg(json_build_array(m.moment, m.since)) FROM family f
+          JOIN customer_moments m ON m.vendor_id = %(v)s AND m.customer_id = f.id
+          WHERE m.state = 'paid') AS moments_paid"""
+
+# The identifier is found first through its unique index, in a MATERIALIZED step, whatever the
+# statistics say; a card left on a merged account finds the account that kept the family.
+_FIND = """
+WITH RECURSIVE found AS MATERIALIZED (
+    SELECT customer_id FROM customer_identifiers
+    WHERE vendor_id = %(v)s AND lower(value) = lower(%(q)s) AND active AND customer_id IS NOT NULL
+), holder AS MATERIALIZED (
+    SELECT coalesce(c.merged_into_id, c.id) AS id
+    FROM found f JOIN customers c ON c.vendor_id = %(v)s AND c.id = f.customer_id
+    WHERE c.status <> 'anonymized'
+){family}
+SELECT {columns}{facts}
+FROM (SELECT earning_version FROM vendors WHERE id = %(v)s) vendor
+LEFT JOIN holder h ON true
+LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
+LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
+LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.external_id = %(b)s
+LEFT JOIN transactions t ON t.vendor_id = %(v)s AND t.idempotency_key = %(k)s
+"""
+
+_COLUMNS = """vendor.earning_version, c.id, c.status, c.date_of_birth,
+       coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date), w.id,
+       b.id, b.external_id, b.name, b.type, b.active, t.id, t.customer_id, t.total_amount"""
+
+FIND = _FIND.format(family="", columns=_COLUMNS, facts="")
+FIND_WITH_FACTS = _FIND.format(family=_FAMILY, columns=_COLUMNS, facts=_FACTS)
+
+# Every write below hangs off ``ok``, the meter's admission: refused, the statement writes nothing.
+_WRITE = """
+WITH meter AS (
+    INSERT INTO transaction_meters AS tm (vendor_id, period, used)
+    SELECT %(v)s, %(period)s, 1 WHERE %(metered)s
+    ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + 1 WHERE tm.used < %(hard)s
+    RETURNING 1
+), ok AS (
+    SELECT 1 AS go WHERE NOT %(metered)s OR EXISTS (SELECT 1 FROM meter)
+), bal AS (
+    UPDATE wallets SET balance = balance + %(p)s, updated_at = %(now)s
+    WHERE id = %(w)s AND %(p)s > 0 AND EXISTS (SELECT 1 FROM ok)
+    RETURNING balance
+), e AS (
+    INSERT INTO ledger_entries
+        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
+         idempotency_key, created_at, updated_at)
+    SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, 'earn', %(p)s, bal.balance, NULL, 'api_client', %(ci)s,
+           %(k)s, %(now)s, %(now)s
+    FROM bal
+    RETURNING id
+), lot AS (
+    INSERT INTO point_lots (id, vendor_id, wallet_id, entry_id, points, remaining, expires_at, created_at, updated_at)
+    SELECT nextval('point_lots_id_seq'), %(v)s, %(w)s, e.id, %(p)s, %(p)s, %(x)s, %(now)s, %(now)s FROM e
+), t AS (
+    INSERT INTO transactions
+        (id, vendor_id, customer_id, idempotency_key, total_amount, description, external_reference, branch_id,
+         points_earned, rules_applied, ledger_entry_id, created_at, updated_at)
+    SELECT nextval('transactions_id_seq'), %(v)s, %(c)s, %(k)s, %(total)s, %(d)s, %(ref)s, %(bid)s,
+           %(p)s, %(rules)s, (SELECT id FROM e), %(now)s, %(now)s
+    FROM ok
+    RETURNING id
+), lines AS (
+    INSERT INTO transaction_items
+        (id, vendor_id, transaction_id, position, name, sku, quantity, unit_price, line_total, category,
+         created_at, updated_at)
+    SELECT nextval('transaction_items_id_seq'), %(v)s, t.id, i.n, i.name, i.sku, i.qty, i.price,
+           i.qty::bigint * i.price, i.cat, %(now)s, %(now)s
+    FROM t, unnest(%(names)s::text[], %(skus)s::text[], %(qtys)s::int[], %(prices)s::int[], %(cats)s::text[])
+         WITH ORDINALITY AS i(name, sku, qty, price, cat, n)
+    RETURNING id, position
+), moments AS (
+    INSERT INTO customer_moments AS cm
+        (id, vendor_id, customer_id, moment, since, state, transaction_id, created_at, updated_at)
+    SELECT nextval('customer_moments_id_seq'), %(v)s, %(c)s, m.moment, m.since, 'paid', t.id, %(now)s, %(now)s
+    FROM t, unnest(%(moments)s::text[], %(since)s::date[]) AS m(moment, since)
+    ON CONFLICT (vendor_id, customer_id, moment, since) DO UPDATE
+    SET state = 'paid', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
+    WHERE cm.state = 'due'
+)
+SELECT t.id, (SELECT array_agg(id ORDER BY position) FROM lines) FROM t
+"""
+
+
+def period_of(now: datetime) -> date:
+    """Contract 5: the meter's period is the calendar month in UTC."""
+    return now.astimezone(UTC).date().replace(day=1)
+
+
+def hard_limit(max_transactions: int, overage_percent: int) -> int:
+    """Spec, Plan limits 4 and contract 5: ``floor(max * (100 + overage) / 100)``."""
+    return max_transactions * (100 + overage_percent) // 100
+
+
+class Purchases:
+    """The till's purchase path over one connection; one instance per process (it holds the terms
+    cache)."""
+
+    def __init__(self, terms: TermsCache | None = None) -> None:
+        self._terms = terms or TermsCache()
+
+    async def submit(
+        self,
+        conn: AsyncConnection[Any],
+        vendor: VendorContext,
+        request: PurchaseRequest,
+        *,
+        key: str,
+        now: datetime,
+    ) -> Submitted:
+        """``conn`` is out of autocommit; the purchase is one transaction on it."""
+        params = _params(vendor, request, key)
+        try:
+            found, scoring = await self._find_and_score(conn, vendor, request, params, now, replayable=True)
+            if found.earlier_id is not None:
+                if found.earlier_total != request.total_amount or not await _same_family(conn, vendor, found):
+                    raise IdempotencyKeyConflict(
+                        "This idempotency_key was used for another customer or total_amount.", idempotency_key=key
+                    )
+                view = await transaction_by_id(conn, vendor.vendor_id, found.earlier_id)
+                await conn.commit()
+                return Submitted(view, created=False)
+            assert scoring is not None
+            written = await _write(conn, vendor, request, params, found, scoring, now)
+        except BaseException:
+            await conn.rollback()
+            raise
+        if written is None:
+            raise PlanLimitExceeded("The plan's transactions for this month are used up.")
+        transaction_id, item_ids = written
+        items = tuple(
+            ItemView(
+                item_id,
+                line.name,
+                line.sku,
+                line.quantity,
+                line.unit_price,
+                line.quantity * line.unit_price,
+                line.category,
+            )
+            for item_id, line in zip(item_ids or (), request.items, strict=True)
+        )
+        view = TransactionView(
+            id=transaction_id,
+            customer_id=found.customer_id or 0,
+            idempotency_key=key,
+            total_amount=request.total_amount,
+            description=request.description,
+            external_reference=request.external_reference,
+            branch=_branch(vendor, request, found),
+            created_at=now,
+            points_earned=scoring.points_earned,
+            rules_applied=scoring.entries(),
+            items=items,
+        )
+        return Submitted(view, created=True)
+
+    async def preview(
+        self, conn: AsyncConnection[Any], vendor: VendorContext, request: PurchaseRequest, *, now: datetime
+    ) -> Preview:
+        """Contract 5: scored exactly as a submission would be now; writes and counts nothing.
+        ``conn`` is in autocommit: one statement, and the terms when the cache lacks them."""
+        params = _params(vendor, request, None)
+        found, scoring = await self._find_and_score(conn, vendor, request, params, now, replayable=False)
+        assert scoring is not None
+        assert found.customer_id is not None
+        return Preview(found.customer_id, scoring)
+
+    async def _find_and_score(
+        self,
+        conn: AsyncConnection[Any],
+        vendor: VendorContext,
+        request: PurchaseRequest,
+        params: dict[str, Any],
+        now: datetime,
+        *,
+        replayable: bool,
+    ) -> tuple[Found, Scoring | None]:
+        """The checks in order: customer, branch key, replay, customer state, branch state. A
+        replay (``replayable`` only) comes back unscored for the caller to compare."""
+        cached = self._terms.peek(vendor.vendor_id)
+        with_facts = cached is None or _needs_facts(vendor, cached.campaigns)
+        found = await _find(conn, params, with_facts=with_facts, lock=replayable)
+        terms = await self._terms.terms(conn, vendor.vendor_id, found.terms_version)
+        campaigns = paying(terms.campaigns, transaction=vendor.plan.campaigns, moments=vendor.plan.customer_moments)
+        if not with_facts and _needs_facts(vendor, campaigns):
+            found = await _find(conn, params, with_facts=True, lock=False)
+        if found.customer_id is None:
+            raise CustomerNotFound("No customer of the vendor has this identifier.")
+        if request.branch is not None and found.branch is None:
+            raise BranchNotFound("No branch of the vendor has this key.", branch=request.branch)
+        if replayable and found.earlier_id is not None:
+            return found, None
+        if found.status == "deactivated":
+            raise CustomerDeactivated("The customer is deactivated.", customer_id=found.customer_id)
+        branch = _branch(vendor, request, found)
+        if branch is not None and not branch.active:
+            raise BranchInactive("The branch is closed to new transactions.", branch=branch.external_id)
+        if found.wallet_id is None:
+            raise WalletNotFound("The customer has no wallet.", customer_id=found.customer_id)
+        purchase = Purchase(
+            request.total_amount,
+            branch.external_id if branch is not None else None,
+            tuple(LineItem(line.quantity, line.sku) for line in request.items),
+        )
+        return found, score(purchase, found.facts, terms.earn_rules, campaigns, now)
+
+
+async def _find(conn: AsyncConnection[Any], params: dict[str, Any], *, with_facts: bool, lock: bool) -> Found:
+    """Round trip 1: with ``lock``, the key's transaction lock first, in the same pipeline."""
+    sql = FIND_WITH_FACTS if with_facts else FIND
+    if lock:
+        async with conn.pipeline() as pipeline:
+            await conn.execute(_LOCK_KEY, params, prepare=True)
+            cursor = await conn.execute(sql, params, prepare=True)
+            await pipeline.sync()
+            row = await cursor.fetchone()
+    else:
+        row = await (await conn.execute(sql, params, prepare=True)).fetchone()
+    return Found.of(row, with_facts)
+
+
+async def _write(
+    conn: AsyncConnection[Any],
+    vendor: VendorContext,
+    request: PurchaseRequest,
+    params: dict[str, Any],
+    found: Found,
+    scoring: Scoring,
+    now: datetime,
+) -> tuple[int, list[int] | None] | None:
+    """Round trip 2: the writes and COMMIT in one pipeline. None when the meter refused."""
+    plan = vendor.plan
+    branch = _branch(vendor, request, found)
+    moments = sorted(scoring.moments_paid, key=lambda m: (m.moment, m.since))
+    params.update(
+        period=period_of(now),
+        metered=plan.max_transactions > 0,
+        hard=hard_limit(plan.max_transactions, plan.overage_percent),
+        p=scoring.points_earned,
+        w=found.wallet_id,
+        c=found.customer_id,
+        ci=vendor.client_id,
+        x=ledger.lot_expiry(now, vendor.point_expiry_days),
+        total=request.total_amount,
+        d=request.description,
+        ref=request.external_reference,
+        bid=branch.id if branch is not None else None,
+        rules=Jsonb(scoring.entries()),
+        names=[line.name for line in request.items],
+        skus=[line.sku for line in request.items],
+        qtys=[line.quantity for line in request.items],
+        prices=[line.unit_price for line in request.items],
+        cats=[line.category for line in request.items],
+        moments=[m.moment for m in moments],
+        since=[m.since for m in moments],
+        now=now,
+    )
+    async with conn.pipeline():
+        cursor = await conn.execute(_WRITE, params, prepare=True)
+        await conn.commit()
+        row = await cursor.fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def _needs_facts(vendor: VendorContext, campaigns: tuple[CampaignTerms, ...] | list[CampaignTerms]) -> bool:
+    return vendor.plan.customer_moments and any(c.family == Family.CUSTOMER_MOMENT for c in campaigns)
+
+
+def _branch(vendor: VendorContext, request: PurchaseRequest, found: Found) -> BranchView | None:
+    """Branch chain: the payload's key, else the credential's default branch, else none."""
+    if request.branch is not None:
+        return found.branch
+    ref = vendor.default_branch
+    return None if ref is None else BranchView(ref.id, ref.external_id, ref.name, ref.type, ref.active)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    terms_version: int
+    customer_id: int | None
+    status: str | None
+    wallet_id: int | None
+    branch: BranchView | None
+    earlier_id: int | None
+    earlier_customer_id: int | None
+    earlier_total: int | None
+    facts: CustomerFacts
+
+    @classmethod
+    def of(cls, row: Any, with_facts: bool) -> Found:
+        if row is None:  # the vendor row itself is gone: nothing of it can be found
+            return cls(0, None, None, None, None, None, None, None, CustomerFacts())
+        (
+            version,
+            customer_id,
+            status,
+            born,
+            since,
+            wallet_id,
+            bid,
+            bkey,
+            bname,
+            btype,
+            bactive,
+            tid,
+            tcustomer,
+            ttotal,
+        ) = row[:14]
+        facts = CustomerFacts(date_of_birth=born, customer_since=since)
+        if with_facts:
+            last, paid = row[14], row[15]
+            facts = CustomerFacts(
+                date_of_birth=born,
+                customer_since=since,
+                last_purchase_on=last.astimezone(UTC).date() if last is not None else None,
+                moments_paid=frozenset(MomentKey(m, date.fromisoformat(s)) for m, s in paid or ()),
+            )
+        branch = BranchView(bid, bkey, bname, btype, bactive) if bid is not None else None
+        return cls(version, customer_id, status, wallet_id, branch, tid, tcustomer, ttotal, facts)
+
+
+_UP_FAMILY = """
+WITH RECURSIVE up(id, next) AS (
+    SELECT id, merged_into_id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s
+    UNION
+    SELECT c.id, c.merged_into_id FROM customers c JOIN up ON c.vendor_id = %(v)s AND c.id = up.next
+)
+SELECT EXISTS (SELECT 1 FROM up WHERE id = %(holder)s)
+"""
+
+
+async def _same_family(conn: AsyncConnection[Any], vendor: VendorContext, found: Found) -> bool:
+    """Contract 5: a merge family is one customer; a key first used by an account merged since into
+    the one the identifier now finds is the same customer."""
+    if found.earlier_customer_id == found.customer_id:
+        return True
+    params = {"v": vendor.vendor_id, "c": found.earlier_customer_id, "holder": found.customer_id}
+    row = await (await conn.execute(_UP_FAMILY, params, prepare=True)).fetchone()
+    return bool(row and row[0])
+
+
+def _params(vendor: VendorContext, request: PurchaseRequest, key: str | None) -> dict[str, Any]:
+    return {"v": vendor.vendor_id, "q": request.identifier, "b": request.branch, "k": key}

@@ -1,0 +1,87 @@
+"""The till's purchase endpoints (spec: Endpoints > Transactions; contract 5 "Earning (further
+decisions)" for the preview, an extension of the spec)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+
+from loyalty_core.clock import Clock
+from loyalty_core.customers.errors import CustomerDeactivated
+from loyalty_core.earning.errors import PlanLimitExceeded
+from loyalty_core.earning.purchase_reads import customer_transactions
+from loyalty_core.earning.submission import Purchases
+from loyalty_core.errors import IdempotencyKeyConflict
+from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
+from loyalty_http.earning import purchase_schemas as s
+from loyalty_http.params import Reader, Writer, customer_id_of
+from loyalty_http.route_options import reads
+from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate
+from loyalty_http.wire.validation import parse_datetime_or_date
+
+Clk = NamedDependency[Clock]
+Caller = NamedDependency[VendorContext]
+Scorer = NamedDependency[Purchases]
+
+_SCORING_ERRORS = ("CUSTOMER_NOT_FOUND", CustomerDeactivated, BranchNotFound, BranchInactive)
+
+
+class TransactionController(Controller):
+    path = "/api/v1/transactions"
+
+    @post(
+        "/",
+        opt=reads(
+            body=s.TransactionBody,
+            errors=(*_SCORING_ERRORS, IdempotencyKeyConflict, PlanLimitExceeded),
+            success=(200,),
+        ),
+        status_code=201,
+    )
+    async def submit(
+        self, payload: NamedDependency[s.TransactionBody], vendor: Caller, purchases: Scorer, writer: Writer, clock: Clk
+    ) -> Response[Envelope[s.Transaction]]:
+        """A new purchase answers 201, its replay 200 with the original (contract 5)."""
+        done = await purchases.submit(writer, vendor, payload.request(), key=payload.idempotency_key, now=clock.now())
+        return Response(Envelope(s.Transaction.of(done.transaction)), status_code=201 if done.created else 200)
+
+    @post("/preview", opt=reads(body=s.PreviewBody, errors=_SCORING_ERRORS), status_code=200)
+    async def preview(
+        self, payload: NamedDependency[s.PreviewBody], vendor: Caller, purchases: Scorer, reader: Reader, clock: Clk
+    ) -> Envelope[s.PreviewResult]:
+        """What the purchase would earn now; nothing is written or counted."""
+        seen = await purchases.preview(reader, vendor, payload.request(), now=clock.now())
+        entries = msgspec.convert(seen.scoring.entries(), list[s.RuleApplied])
+        return Envelope(s.PreviewResult(seen.customer_id, seen.scoring.points_earned, entries))
+
+
+class CustomerTransactionsController(Controller):
+    path = "/api/v1/customers/{customer:str}"
+
+    @get("/transactions", opt=reads(query=s.TransactionsQuery, errors=("CUSTOMER_NOT_FOUND",)))
+    async def list_transactions(
+        self,
+        request: Request[Any, Any, Any],
+        customer: FromPath[str],
+        params: NamedDependency[s.TransactionsQuery],
+        vendor: Caller,
+        reader: Reader,
+    ) -> Envelope[Page[s.Transaction]]:
+        page = page_number(request)
+        views, total = await customer_transactions(
+            reader,
+            vendor.vendor_id,
+            customer_id_of(customer),
+            date_from=parse_datetime_or_date(params.date_from) if isinstance(params.date_from, str) else None,
+            date_to=parse_datetime_or_date(params.date_to) if isinstance(params.date_to, str) else None,
+            offset=offset_of(page, params.per_page),
+            limit=params.per_page,
+        )
+        items = [s.Transaction.of(view) for view in views]
+        return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))

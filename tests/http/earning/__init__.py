@@ -1,0 +1,1 @@
+"""The admin API of earn rules and campaigns."""
