@@ -17,17 +17,19 @@ from aiosmtpd.controller import Controller
 
 @dataclass
 class Inbox:
-    """What the server took, and how many DATA commands it will still refuse (451)."""
+    """What the server took, and how many DATA commands it will still refuse, and how (451 unless
+    told otherwise)."""
 
     received: list[EmailMessage] = field(default_factory=list)
     refuse: int = 0
     refused: int = 0
+    refuse_with: str = "451 4.3.0 Try again later"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.refuse > 0:
             self.refuse -= 1
             self.refused += 1
-            return "451 4.3.0 Try again later"
+            return self.refuse_with
         parsed = message_from_bytes(envelope.content, policy=policy.default)
         assert isinstance(parsed, EmailMessage)
         self.received.append(parsed)

@@ -180,6 +180,29 @@ async def test_a_refused_send_is_retried_by_the_queue(
     assert len(inbox.to(to)) == 1
 
 
+async def test_a_mail_refused_for_good_is_not_retried(
+    mail_client: Client, smtp: tuple[Inbox, int], database_url: str
+) -> None:
+    """A 5xx answer is final: the mail ends failed, is not tried again, and the outbox does not list it."""
+    inbox, _ = smtp
+    inbox.refuse, inbox.refuse_with = 1, "550 5.1.1 Mailbox unavailable"
+    tenant = await make_tenant(mail_client)
+    to = _address("fay")
+    customer = await register(mail_client, tenant, email=to)
+    await _send(mail_client, tenant, customer)
+    for _ in range(200):
+        if (await _row(database_url, customer["id"]))["status"] != "queued":
+            break
+        await asyncio.sleep(0.05)
+    row = await _row(database_url, customer["id"])
+    assert (row["status"], inbox.refused) == ("failed", 1)
+    await _run(mail_client)
+    assert inbox.refused == 1
+    assert inbox.to(to) == []
+    listed = await admin(mail_client, "GET", "/admin/v1/outbox?per_page=100")
+    assert [i for i in listed["data"] if i["to"] == to] == []
+
+
 async def test_a_repeat_after_a_crash_carries_the_same_message_id(
     mail_client: Client, smtp: tuple[Inbox, int], database_url: str
 ) -> None:

@@ -18,9 +18,14 @@ from loyalty_core.passes.models import MailStatus
 SMTP_TIMEOUT_SECONDS = 30
 
 
+class MailRejected(Exception):
+    """The SMTP server refused the mail for good (a 5xx answer): trying again would not help."""
+
+
 class Mailer(Protocol):
     async def deliver(self, message: EmailMessage) -> MailStatus:
-        """Hand the message on; raise when it was not taken (the job retries it)."""
+        """Hand the message on; ``MailRejected`` when it was refused for good, any other error when it
+        was not taken this time (the job retries it)."""
         ...
 
 
@@ -34,8 +39,17 @@ class SmtpMailer:
         return MailStatus.SENT
 
     def _send(self, message: EmailMessage) -> None:
-        with smtplib.SMTP(self.host, self.port, timeout=SMTP_TIMEOUT_SECONDS) as smtp:
-            smtp.send_message(message)
+        try:
+            with smtplib.SMTP(self.host, self.port, timeout=SMTP_TIMEOUT_SECONDS) as smtp:
+                smtp.send_message(message)
+        except smtplib.SMTPRecipientsRefused as refused:
+            if all(code >= 500 for code, _ in refused.recipients.values()):
+                raise MailRejected(f"recipient refused: {sorted(c for c, _ in refused.recipients.values())}") from None
+            raise
+        except smtplib.SMTPResponseException as answered:
+            if answered.smtp_code >= 500:
+                raise MailRejected(f"refused with {answered.smtp_code}") from None
+            raise
 
 
 @dataclass(frozen=True)

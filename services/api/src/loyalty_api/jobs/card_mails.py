@@ -16,7 +16,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_api.card_mail import compose
-from loyalty_api.mail_delivery import Mailer
+from loyalty_api.mail_delivery import Mailer, MailRejected
 from loyalty_core.clock import Clock
 from loyalty_core.errors import DomainError
 from loyalty_core.passes.cards import PassCards
@@ -69,8 +69,9 @@ async def card_mails(ctx: Mapping[str, Any]) -> dict[str, int]:
 
 async def deliver(ctx: Mapping[str, Any], mail_id: int) -> str:
     """Deliver one queued mail: ``sent`` or ``written``; ``waiting`` for the shop's identity;
-    ``failed`` when the customer can no longer get it; ``skipped`` when it is delivered already or
-    another worker holds it. A failed send is postponed and raised, for SAQ to retry."""
+    ``failed`` when the customer can no longer get it or the SMTP server refused it for good;
+    ``skipped`` when it is delivered already or another worker holds it. A send that failed this
+    time is postponed and raised, for SAQ to retry."""
     sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
     clock: Clock = ctx["clock"]
     try:
@@ -113,7 +114,12 @@ async def _deliver_locked(ctx: Mapping[str, Any], session: AsyncSession, clock: 
         pkpass=pkpass,
         now=now,
     )
-    status = await mailer.deliver(composed.message)
+    try:
+        status = await mailer.deliver(composed.message)
+    except MailRejected as rejected:  # a 5xx: retrying would only be refused again
+        log.warning("card mail refused by the mail server", card_mail_id=mail_id, answer=str(rejected))
+        await outbox.mark_failed(mail)
+        return "failed"
     await outbox.mark_delivered(mail, status=status, subject=composed.subject, attachments=composed.attachments)
     log.info("card mail delivered", card_mail_id=mail_id, status=str(status), with_pass=pkpass is not None)
     return str(status)
