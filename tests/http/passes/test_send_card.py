@@ -270,3 +270,17 @@ async def test_outbox_lists_nothing_until_a_mail_is_delivered(client: Client) ->
     page = response.json()["data"]
     assert all(item["to"] != addr("outbox-queued") for item in page["data"])
     assert page["meta"]["per_page"] == 100
+
+
+async def test_empty_bodies_mean_email(client: Client) -> None:
+    """Validation details 6: an empty body, {}, [] and null are valid JSON and keep the normal answer;
+    send-card's body is all optional, so each is a send by email."""
+    tenant = await make_tenant(client)
+    for n, raw in enumerate((b"", b"{}", b"[]", b"null")):
+        customer = await register(client, tenant, email=addr(f"empty{n}"))
+        response = await client.post(
+            f"{CUSTOMERS}/{customer['id']}/send-card",
+            content=raw,
+            headers={**tenant.headers, "Content-Type": "application/json"},
+        )
+        assert response.status_code == 202, (raw, response.text)
