@@ -286,3 +286,11 @@ async def test_a_mail_waits_for_the_identity_then_goes_without_the_pass(
         assert b"could not be attached" in eml.read_bytes().replace(b"=\n", b"")
     finally:
         await quiet_client.delete("/admin/v1/test-clock", headers=ADMIN)
+
+
+async def test_outbox_exists_only_in_test_mode(settings: Settings, passes: WalletPasses) -> None:
+    """Contract 4: outside test mode GET /admin/v1/outbox answers 404."""
+    off = msgspec.structs.replace(settings, admin_token=ADMIN_TOKEN, worker="external", test_mode=False)
+    async with AsyncTestClient(app=create_app(off, passes=passes)) as client:
+        response = await client.get("/admin/v1/outbox", headers=ADMIN)
+        assert (response.status_code, response.json()["error"]["code"]) == (404, "ROUTE_NOT_FOUND")
