@@ -97,7 +97,9 @@ class CardSends(CustomerReads):
         on, any other send finds the row kept and is refused with the seconds left. A concurrent
         claim waits on the first one's row and re-reads it, so two racing sends get one 202.
 
-        A cooldown that starts after ``now`` (the test clock was moved back) counts as over."""
+        A cooldown that starts more than a minute after ``now`` (the test clock was moved back) counts
+        as over. Only that far: racing requests read the clock in one order and reach the row in
+        another, so a claim a few milliseconds "ahead" of a later request's now is a live one."""
         now = self._clock.now()
         claimed = await self._session.execute(
             insert(CardSendCooldown)
@@ -105,7 +107,7 @@ class CardSends(CustomerReads):
             .on_conflict_do_update(
                 constraint="uq_card_send_cooldowns_customer",
                 set_={"started_at": now, "updated_at": now},
-                where=or_(_CD.started_at <= now - COOLDOWN, _CD.started_at > now),
+                where=or_(_CD.started_at <= now - COOLDOWN, _CD.started_at > now + COOLDOWN),
             )
             .returning(_CD.id)
         )
