@@ -13,6 +13,8 @@ It answers the same URLs as the service, so one wrk script drives both:
   wallet; insert the redemption with a new code; COMMIT. The writes are the service's.
 - ``POST /api/v1/redemptions/{code}/verify``: one conditional UPDATE ... RETURNING, as the service's.
 
+- ``POST /api/v1/transactions``: the earn write of ``bench._raw_earn``.
+
 Served by granian (``granian --interface asgi bench._raw_app:app``); configured by environment:
 ``BENCH_RAW_DATABASE_URL``, ``BENCH_RAW_VENDOR_ID`` and ``BENCH_RAW_POOL`` (connections per process,
 opened at start and kept, so a steady load opens no session).
@@ -31,6 +33,8 @@ from urllib.parse import parse_qs
 import msgspec
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
+
+from bench import _raw_earn
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -346,5 +350,8 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         await _answer(send, *await redeem(_redeem(await _body(receive))))
     elif method == "POST" and path.startswith("/api/v1/redemptions/") and path.endswith("/verify"):
         await _answer(send, *await verify(path.split("/")[4]))
+    elif method == "POST" and path == "/api/v1/transactions":
+        async with pool.connection() as conn:
+            await _answer(send, *await _raw_earn.earn(conn, VENDOR, _raw_earn.decode(await _body(receive))))
     else:
         await _answer(send, 404, {"error": {"code": "ROUTE_NOT_FOUND"}})

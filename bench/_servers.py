@@ -135,7 +135,7 @@ def start_raw(database_url: str, vendor_id: int, workers: int, pool: int, logs: 
     return _spawn("raw", argv, env, port, "/", logs)
 
 
-async def _seed(url: str, customers: int) -> Seeded:
+async def _seed(url: str, customers: int, plan_fields: dict[str, object] | None = None) -> Seeded:
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
 
@@ -146,7 +146,8 @@ async def _seed(url: str, customers: int) -> Seeded:
             data: dict[str, object] = response.json().get("data", response.json())
             return data
 
-        plan = await made("/admin/v1/plans", {"name": "bench", "rate_limit_per_minute": UNLIMITED_RATE}, admin)
+        plan_body = {"name": "bench", "rate_limit_per_minute": UNLIMITED_RATE, **(plan_fields or {})}
+        plan = await made("/admin/v1/plans", plan_body, admin)
         vendor = await made("/admin/v1/vendors", {"name": "bench", "plan_id": plan["id"]}, admin)
         vendor_id = int(str(vendor["id"]))
         pair = await made(f"/admin/v1/vendors/{vendor_id}/clients", {"name": "bench"}, admin)
@@ -173,8 +174,9 @@ async def _seed(url: str, customers: int) -> Seeded:
     return Seeded(vendor_id, token, sorted(made_customers))
 
 
-def seed(service: Server, customers: int) -> Seeded:
-    return asyncio.run(_seed(service.url, customers))
+def seed(service: Server, customers: int, plan_fields: dict[str, object] | None = None) -> Seeded:
+    """One vendor on a plan of its own (``plan_fields`` adds to it) with ``customers`` customers."""
+    return asyncio.run(_seed(service.url, customers, plan_fields))
 
 
 def settle_statistics(database_url: str, *, analyse: bool) -> None:

@@ -59,7 +59,7 @@ class ProductController(Controller):
         items = [s.Product.from_model(p) for p in found.products]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
-    @post("/", opt=reads(body=s.ProductCreate))
+    @post("/", opt=reads(body=s.ProductCreate, errors=("PRODUCT_EXTERNAL_ID_DUPLICATE",)))
     async def create_product(
         self, payload: NamedDependency[s.ProductCreate], vendor: Caller, products: Products
     ) -> Envelope[s.Product]:
@@ -131,7 +131,11 @@ class ProductController(Controller):
     async def delete_product(self, vendor: Caller, products: Products, external_id: FromPath[str] = BATCH) -> None:
         await products.delete(vendor.vendor_id, path_key(external_id))
 
-    @post("/{external_id:str}/reward", opt=reads(body=s.RewardFromProduct), status_code=201)
+    @post(
+        "/{external_id:str}/reward",
+        opt=reads(body=s.RewardFromProduct, errors=("PRODUCT_NOT_FOUND", "IDEMPOTENCY_KEY_CONFLICT")),
+        status_code=201,
+    )
     async def make_reward(
         self,
         external_id: FromPath[str],

@@ -41,7 +41,19 @@ def api_provenance(vendor: VendorContext) -> consent.Provenance:
 class CustomerController(Controller):
     path = "/api/v1/customers"
 
-    @post("/", opt=reads(body=s.CustomerCreate), status_code=201)
+    @post(
+        "/",
+        opt=reads(
+            body=s.CustomerCreate,
+            errors=(
+                "EXTERNAL_ID_DUPLICATE",
+                "IDENTIFIER_DUPLICATE",
+                "LOYALTY_CARD_NOT_FOUND",
+                "MARKETING_CONSENT_UNDER_AGE",
+            ),
+        ),
+        status_code=201,
+    )
     async def register_customer(
         self, payload: NamedDependency[s.CustomerCreate], vendor: Vendor, customers: Customers
     ) -> Envelope[s.Customer]:
@@ -80,7 +92,7 @@ class CustomerController(Controller):
     @route(
         "/by-external-id/{external_id:str}",
         http_method=["PUT", "PATCH"],
-        opt=reads(body=s.CustomerUpdate),
+        opt=reads(body=s.CustomerUpdate, errors=("EXTERNAL_ID_NOT_FOUND", "IDENTIFIER_DUPLICATE")),
         status_code=200,
         guards=[refuse_encoded_slash],
     )
