@@ -306,6 +306,17 @@ CASES: dict[str, list[Call]] = {
     "GET /api/v1/customers/{customer}/wallet-pass": [
         Call(*CUSTOMER_404, path=_customer, query=lambda w, p=p: {"platform": p}) for p in ("platform_a", "platform_b")
     ],
+    "POST /api/v1/customers/{customer}/send-card": [Call(*CUSTOMER_404, path=_customer, body=_named(channel="email"))],
+    "POST /api/v1/customers/by-external-id/{external_id}/send-card": [
+        Call(404, "EXTERNAL_ID_NOT_FOUND", "send-card by external id", path=_by_external_id, body=_named())
+    ],
+    "DELETE /admin/v1/vendors/{vendor_id}/email-suppressions/{email}": [
+        Call(
+            *ADMIN_404,
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "email": w.email},
+            token="admin",
+        )
+    ],
     # --- earning -----------------------------------------------------------------------------------
     **{
         f"{verb} /admin/v1/vendors/{{vendor_id}}/{what}/{{{param}}}": [
@@ -402,8 +413,11 @@ NOT_SWEPT: dict[str, str] = {
             ("POST", "wallet-identity/retry"),
             ("GET", "pass-branding"),
             ("PUT", "pass-branding"),
+            ("PUT", "wallet-identity/certificate"),
         )
     },
+    "POST /admin/v1/email-suppressions": "the bounce feed is global across shops: it names no vendor and no row",
+    "GET /admin/v1/outbox": "test mode: one outbox for the whole service",
     "GET /health/live": "no tenant data",
     "GET /health/ready": "no tenant data",
     "GET /unsubscribe/{token}": "no bearer token: the signed token in the path is the customer's own key",

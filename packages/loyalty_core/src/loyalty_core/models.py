@@ -9,6 +9,7 @@ from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, meters
 from loyalty_core.passes.models import (
     CardMail,
+    CardSendCooldown,
     EmailSuppression,
     PassBrandingRow,
     SuppressionRelease,
@@ -26,6 +27,7 @@ __all__ = [
     "Branch",
     "Campaign",
     "CardMail",
+    "CardSendCooldown",
     "ConsentEvent",
     "Customer",
     "CustomerIdentifier",

@@ -46,3 +46,8 @@ class HttpConfig:
     route_handlers: Sequence[Any] = ()
     passes: PassMaker | None = None
     """Builds wallet passes and keeps shops' identities; None: the pass endpoints answer 500."""
+    enqueue_card_mail: Callable[[int], Awaitable[None]] | None = None
+    """Queues the mail job for an accepted send-card (its ``card_mails`` id), called after the commit.
+    None: the row waits for the service's sweep (an app composed without a queue)."""
+    mail_domain: str = "loyalty.local"
+    """The right-hand side of the card mails' Message-IDs."""

@@ -13,8 +13,8 @@ from loyalty_http.earning.controllers import CustomerTransactionsController, Tra
 from loyalty_http.health.controllers import HealthController, MetricsController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
 from loyalty_http.openapi.pages import AdminDocsController, PublicDocsController
-from loyalty_http.passes.admin import AdminPassesController
-from loyalty_http.passes.controllers import WalletPassController
+from loyalty_http.passes.admin import AdminPassesController, AdminSuppressionsController
+from loyalty_http.passes.controllers import SendCardByExternalIdController, WalletPassController
 from loyalty_http.redemptions.admin import AdminRedemptionsController
 from loyalty_http.redemptions.controllers import RedemptionController
 from loyalty_http.rewards.admin import AdminRewardsController
@@ -47,6 +47,8 @@ ROUTE_HANDLERS: list[Any] = [
     AdminDocsController,
     WalletPassController,
     AdminPassesController,
+    SendCardByExternalIdController,
+    AdminSuppressionsController,
     AdminEarnRulesController,
     AdminCampaignsController,
 ]

@@ -14,10 +14,11 @@ body carried (:func:`given`, :func:`present`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import msgspec
+import structlog
 from litestar import Request
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
@@ -33,7 +34,9 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.earning.submission import Purchases
 from loyalty_core.passes.cards import PassCards
+from loyalty_core.passes.outbox import Outbox
 from loyalty_core.passes.ports import PassMaker
+from loyalty_core.passes.sending import CardSends
 from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.services import RewardService
@@ -71,6 +74,8 @@ Redemptions = NamedDependency[RedemptionService]
 PortalRedemptionsDep = NamedDependency[PortalRedemptions]
 Vouchers = NamedDependency[VoucherService]
 Cards = NamedDependency[PassCards]
+Sends = NamedDependency[CardSends]
+Outboxes = NamedDependency[Outbox]
 KnownVendor = NamedDependency[int]
 
 
@@ -85,6 +90,25 @@ async def provide_db(request: Request[Any, Any, Any], config: Config) -> AsyncGe
             await session.rollback()
             raise
         await session.commit()
+        await _run_after_commit(request)
+
+
+AFTER_COMMIT = "after_commit"
+log = structlog.get_logger("loyalty.http")
+
+
+def after_commit(request: Request[Any, Any, Any], action: Callable[[], Awaitable[None]]) -> None:
+    """Run ``action`` once the request's transaction has committed (a mail job for a row the
+    transaction wrote), never for a request that rolls back."""
+    request.scope["state"].setdefault(AFTER_COMMIT, []).append(action)
+
+
+async def _run_after_commit(request: Request[Any, Any, Any]) -> None:
+    for action in request.scope["state"].pop(AFTER_COMMIT, []):
+        try:
+            await action()
+        except Exception as exc:  # committed work is swept up later; the answer stands
+            log.warning("after-commit action failed", error=type(exc).__name__)
 
 
 async def provide_reader(request: Request[Any, Any, Any]) -> DriverConnection[Any]:
@@ -169,6 +193,8 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "portal_redemptions": service(PortalRedemptions),
         "vouchers": service(VoucherService),
         "cards": service(PassCards),
+        "sends": service(CardSends),
+        "outbox": service(Outbox),
         "earn_rules": service(EarnRuleService),
         "campaigns": service(CampaignService),
     }

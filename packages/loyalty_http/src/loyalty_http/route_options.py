@@ -19,6 +19,7 @@ def reads(
     limit: Limit | bool | None = True,
     errors: Iterable[type[Exception] | str] = (),
     success: Iterable[int] = (),
+    files: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Route options for :func:`loyalty_http.pipeline.make_prepare`.
 
@@ -28,6 +29,8 @@ def reads(
     beyond those its auth, body, query and path parameters imply; the OpenAPI documents list them.
     ``success``: statuses the handler answers with its success body besides its declared one (a PUT
     that creates answers 201).
+    ``files``: media types of a file the handler may answer with instead of its JSON body (the
+    wallet pass), documented beside it.
     """
     if limit is True:
         limit = "token" if auth == "vendor" else None
@@ -39,4 +42,5 @@ def reads(
         "limit": limit or None,
         "errors": codes,
         "success": tuple(success),
+        "files": tuple(files),
     }

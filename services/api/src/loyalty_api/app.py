@@ -14,9 +14,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_api.jobs import SCHEDULED
+from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
+from loyalty_api.jobs.card_mails import job_options
 from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.settings import Settings, SettingsError
-from loyalty_api.worker import drain, make_queue, make_worker, within
+from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.passes.identities import IdentityRows
@@ -43,7 +45,23 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
     clock: Clock = test_clock or SystemClock()
     redis_client = _redis(settings)
     queue = make_queue(settings)
-    job_context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock, "queue": queue}
+    services = job_services(settings, passes)
+    job_context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock, "queue": queue, **services}
+
+    queue_state = {"connected": False}
+    queue_lock = asyncio.Lock()
+
+    async def connect_queue() -> None:
+        async with queue_lock:
+            if not queue_state["connected"]:
+                await queue.connect()
+                queue_state["connected"] = True
+
+    async def enqueue_card_mail(card_mail_id: int) -> None:
+        """After a send-card's commit. With an external worker the queue is connected at the first
+        send, so the service starts while the database is still away (readiness reports it)."""
+        await connect_queue()
+        await queue.enqueue(CARD_MAIL_JOB, **job_options(card_mail_id))
 
     async def readiness() -> Readiness:
         checks: dict[str, str] = {}
@@ -90,6 +108,8 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             test_clock=test_clock,
             jobs={name: runner(fn) for name, (fn, _) in SCHEDULED.items()},
             passes=passes,
+            enqueue_card_mail=enqueue_card_mail,
+            mail_domain=mail_domain(settings.mail_from),
         )
     )
 
@@ -101,8 +121,8 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         worker = None
         task = None
         if settings.worker == "in-process":
-            await queue.connect()
-            worker = make_worker(queue, sessionmaker, clock)
+            await connect_queue()
+            worker = make_worker(queue, sessionmaker, clock, **services)
             task = asyncio.create_task(worker.start())
         asks = asyncio.create_task(_ask_missing_identities(passes, sessionmaker, clock))
         try:
@@ -115,6 +135,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
                 await drain(worker)
                 task.cancel()
                 await within(5, asyncio.gather(task, return_exceptions=True), "stop the worker")
+            if queue_state["connected"]:
                 # a queue whose pool will not close must not hold the process: the jobs are done by now
                 await within(5, queue.disconnect(), "disconnect the queue")
             if redis_client is not None:
@@ -140,6 +161,12 @@ async def _ask_missing_identities(passes: WalletPasses, sessionmaker: Any, clock
                 await passes.ask_identity(session, clock, vendor_id)
     except Exception:  # the service serves without it; the next pass request asks again
         log.exception("asking for missing wallet identities failed")
+
+
+def mail_domain(sender: str) -> str:
+    """The Message-IDs' right-hand side: the sender's domain, as mail servers expect."""
+    domain = sender.rsplit("@", 1)[-1].strip(" >")
+    return domain if "@" in sender and domain else "loyalty.local"
 
 
 def _redis(settings: Settings) -> Any:

@@ -142,7 +142,8 @@ def _metrics_dir(home: Path, port: int) -> Path:
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from loyalty_api.logs import configure_logging
-    from loyalty_api.worker import drain, make_queue, make_worker, within
+    from loyalty_api.passes import issuer_key, local_platform, wallet_passes
+    from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
 
@@ -154,7 +155,13 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
             engine = make_engine(settings.database_url or "")
             queue = make_queue(settings)
             await queue.connect()
-            worker = make_worker(queue, make_sessionmaker(engine), SystemClock())
+            filled, _ = settings.with_secrets()
+            passes = wallet_passes(
+                filled.encryption_key or "",
+                issuer_key(filled.wallet_issuer_key, filled.home),
+                local_platform(filled.home),
+            )
+            worker = make_worker(queue, make_sessionmaker(engine), SystemClock(), **job_services(filled, passes))
             stopping = asyncio.Event()
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):

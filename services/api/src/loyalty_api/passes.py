@@ -14,9 +14,11 @@ from datetime import datetime
 from pathlib import Path
 
 import structlog
+from cryptography import x509
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
+from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.identities import IdentityRows, unavailable
 from loyalty_core.passes.models import IdentityState
 from loyalty_core.passes.ports import CardFacts, PassMaker
@@ -24,8 +26,9 @@ from loyalty_wallet_pass import sealing
 from loyalty_wallet_pass.apple import build_pkpass
 from loyalty_wallet_pass.authority import CertificateAuthority
 from loyalty_wallet_pass.card import PassBranding, PassCard, Rgb
+from loyalty_wallet_pass.errors import InvalidIdentity
 from loyalty_wallet_pass.google import SaveLinkIssuer, build_save_link
-from loyalty_wallet_pass.identity import SigningIdentity, new_rsa_key, private_key_pem
+from loyalty_wallet_pass.identity import SigningIdentity, load_private_key, new_rsa_key, private_key_pem
 from loyalty_wallet_pass.platform import Busy, IdentityRequest, Issued, LocalPassPlatform, PassPlatform, Refused
 
 log = structlog.get_logger("loyalty.passes")
@@ -130,11 +133,49 @@ class WalletPasses(PassMaker):
             sealed_key=sealed,
         )
 
+    async def import_identity(
+        self, session: AsyncSession, clock: Clock, vendor_id: int, *, certificate: str, key: str, intermediate: str
+    ) -> None:
+        identity = checked_identity(certificate, key, intermediate, clock.now())
+        await self.store(session, clock, vendor_id, identity)
+
     def script_platform(self, vendor_id: int, outcome: str) -> bool:
         if not isinstance(self.platform, LocalPassPlatform):
             return False
         self.platform.script(shop_id(vendor_id), outcome)
         return True
+
+
+def checked_identity(certificate: str, key: str, intermediate: str, now: datetime) -> SigningIdentity:
+    """An operator's three PEM parts as an identity, or 422 naming the part that is wrong: each must
+    be readable, the key must belong to the certificate, the intermediate must have issued it, and the
+    certificate must be valid now."""
+
+    def refuse(field_name: str, sentence: str) -> ValidationFailed:
+        return ValidationFailed(sentence, {field_name: [sentence]})
+
+    parts: dict[str, x509.Certificate] = {}
+    for name, text in (("certificate", certificate), ("intermediate", intermediate)):
+        try:
+            parts[name] = x509.load_pem_x509_certificate(text.encode())
+        except ValueError:
+            raise refuse(name, f"The {name} is not a PEM certificate.") from None
+    try:
+        load_private_key(key.encode())
+    except InvalidIdentity:
+        raise refuse("key", "The key is not a PEM private key of a kind that can sign a pass.") from None
+    cert = parts["certificate"]
+    if not cert.not_valid_before_utc <= now <= cert.not_valid_after_utc:
+        raise refuse("certificate", "The certificate is not valid at this moment.")
+    try:
+        return SigningIdentity.from_pem(certificate.encode(), key.encode(), intermediate.encode())
+    except InvalidIdentity as exc:
+        text = str(exc)
+        if "private key" in text:
+            raise refuse("key", "The key does not belong to the certificate.") from None
+        if "intermediate" in text:
+            raise refuse("intermediate", "The intermediate did not issue the certificate.") from None
+        raise refuse("certificate", "The certificate names no pass type (UID) or team (OU).") from None
 
 
 def local_platform(home: Path) -> LocalPassPlatform:

@@ -10,9 +10,11 @@ import structlog
 from saq import CronJob, Queue, Worker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from loyalty_api.jobs import SCHEDULED
+from loyalty_api.jobs import QUEUED, SCHEDULED
+from loyalty_api.mail_delivery import mailer_for
 from loyalty_api.settings import Settings, libpq_url
 from loyalty_core.clock import Clock
+from loyalty_core.passes.ports import PassMaker
 
 log = structlog.get_logger("loyalty.worker")
 
@@ -29,13 +31,26 @@ def make_queue(settings: Settings) -> Queue:
     return Queue.from_url(libpq_url(settings.database_url), name=QUEUE_NAME)
 
 
-def make_worker(queue: Queue, sessionmaker: async_sessionmaker[AsyncSession], clock: Clock) -> Worker[Any]:
-    context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock}
+def job_services(settings: Settings, passes: PassMaker) -> dict[str, Any]:
+    """What the card-mail jobs need besides the database and the clock, from the settings."""
+    return {
+        "passes": passes,
+        "mailer": mailer_for(settings.smtp_host, settings.smtp_port, settings.home),
+        "mail_from": settings.mail_from,
+    }
+
+
+def make_worker(
+    queue: Queue, sessionmaker: async_sessionmaker[AsyncSession], clock: Clock, **services: Any
+) -> Worker[Any]:
+    """``services``: what jobs use beyond the database and the clock (the pass maker and the mailer
+    for card mails)."""
+    context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock, **services}
 
     async def startup(ctx: dict[str, Any]) -> None:
         ctx.update(context)
 
-    functions = [fn for fn, _ in SCHEDULED.values()]
+    functions = [*(fn for fn, _ in SCHEDULED.values()), *QUEUED]
     crons = [CronJob(fn, cron=cron) for fn, cron in SCHEDULED.values()]
     worker = Worker(
         queue, functions=functions, cron_jobs=crons, startup=startup, concurrency=4, cancellation_hard_deadline_s=2

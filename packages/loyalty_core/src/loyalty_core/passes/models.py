@@ -120,4 +120,19 @@ class CardMail(Base):
     attachments: Mapped[list[dict[str, str]]] = mapped_column(JSONB, default=list)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     accepted_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
-    """The service clock's time of the 202: the cooldown reads it (so the test clock moves it)."""
+    """The service clock's time of the 202; a mail waiting for its shop's identity waits 24 h from it."""
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    """When the sweep may try a queued mail again (service clock): set after a failed or waiting
+    attempt, with back-off; None: due now."""
+
+
+class CardSendCooldown(Base):
+    """The customer's card-mail cooldown: one row per customer, moved on only by a 202. It is claimed
+    by one conditional upsert, so of two sends racing for a customer exactly one is accepted."""
+
+    __tablename__ = "card_send_cooldowns"
+    __table_args__ = (UniqueConstraint("vendor_id", "customer_id", name="uq_card_send_cooldowns_customer"),)
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    started_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))

@@ -58,5 +58,12 @@ class PassMaker(ABC):
         """Ask the platform for the shop's identity if asking is due (or ``force``) and record the answer."""
 
     @abstractmethod
+    async def import_identity(
+        self, session: AsyncSession, clock: Clock, vendor_id: int, *, certificate: str, key: str, intermediate: str
+    ) -> None:
+        """Store an operator's real identity for the shop (sealed); ``ValidationFailed`` naming the
+        field when the parts cannot be read or do not belong together."""
+
+    @abstractmethod
     def script_platform(self, vendor_id: int, outcome: str) -> bool:
         """Test mode: the stand-in's next answers for this shop; False when the platform is no stand-in."""

@@ -160,6 +160,8 @@ def _operation(
             ok["content"] = {media: {"schema": _fix_nullable(refs[_key(success)])}}
         else:
             ok["content"] = {media: {"schema": {"type": "string"}}}
+        for file_type in opt.get("files", ()):
+            ok["content"] = {file_type: {"schema": {"type": "string", "format": "binary"}}, **ok.get("content", {})}
     if opt.get("limit") is not None:
         ok["headers"] = RATE_HEADERS
     responses = {status: ok, **{str(extra): ok for extra in opt.get("success", ())}}

@@ -1,21 +1,27 @@
-"""Admin API of the passes area: a shop's platform identity (retry; scripting the stand-in in test
-mode) and its pass branding (contract 2, 4 and 5 "Passes and card mail")."""
+"""Admin API of the passes area: a shop's platform identity (retry; importing a real one; scripting
+the stand-in in test mode), its pass branding, the email suppression list and, in test mode, the
+outbox (contract 2, 4 and 5 "Passes and card mail")."""
 
 from __future__ import annotations
 
-from litestar import Controller, get, post, put
+from typing import Any
+
+from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency
+from litestar.params import FromPath
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.passes.identities import IdentityRows, unavailable
-from loyalty_core.passes.models import IdentityState
+from loyalty_core.passes.models import CardMail, IdentityState
+from loyalty_core.passes.outbox import SuppressionNotFound
 from loyalty_core.passes.ports import BrandingFacts
-from loyalty_http.params import Cards, Config, KnownVendor, present
+from loyalty_http.params import Cards, Config, KnownVendor, Outboxes, pass_maker_of, present
 from loyalty_http.passes import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.errors import RouteNotFound
+from loyalty_http.wire.pagination import Page, page_number, paginate
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]
@@ -84,3 +90,74 @@ class AdminPassesController(Controller):
         self, known_vendor: KnownVendor, payload: NamedDependency[s.BrandingBody], cards: Cards
     ) -> Envelope[s.Branding]:
         return Envelope(_branding(await cards.set_branding(known_vendor, present(payload))))
+
+    @put("/wallet-identity/certificate", opt=reads(auth="admin", body=s.IdentityImport, errors=("VALIDATION_ERROR",)))
+    async def import_identity(
+        self,
+        known_vendor: KnownVendor,
+        payload: NamedDependency[s.IdentityImport],
+        db: Db,
+        clock: Clk,
+        config: Config,
+    ) -> Envelope[s.IdentityState]:
+        """An operator's real platform_a identity replaces whatever the shop had (contract 5); the key
+        is stored sealed like an issued one."""
+        await pass_maker_of(config).import_identity(
+            db,
+            clock,
+            known_vendor,
+            certificate=payload.certificate,
+            key=payload.key,
+            intermediate=payload.intermediate,
+        )
+        return Envelope(await _state(db, clock, known_vendor))
+
+    @delete(
+        "/email-suppressions/{email:str}",
+        opt=reads(auth="admin", errors=(SuppressionNotFound,)),
+        status_code=204,
+    )
+    async def release_suppression(self, known_vendor: KnownVendor, email: FromPath[str], outbox: Outboxes) -> None:
+        """Switch card mail back on for this shop only; the address stays suppressed elsewhere."""
+        await outbox.release(known_vendor, email)
+
+
+class AdminSuppressionsController(Controller):
+    path = "/admin/v1"
+
+    @post("/email-suppressions", opt=reads(auth="admin", body=s.SuppressionCreate), status_code=201)
+    async def suppress(
+        self, payload: NamedDependency[s.SuppressionCreate], outbox: Outboxes
+    ) -> Envelope[s.Suppression]:
+        """The bounce feed: global across shops (contract 2; spec send-card rule 3)."""
+        row = await outbox.suppress(payload.email, payload.reason)
+        return Envelope(
+            s.Suppression(email=row.email, reason=row.reason, created_at=row.created_at, updated_at=row.updated_at)
+        )
+
+    @get("/outbox", opt=reads(auth="admin", query=s.OutboxQuery))
+    async def list_outbox(
+        self,
+        request: Request[Any, Any, Any],
+        params: NamedDependency[s.OutboxQuery],
+        outbox: Outboxes,
+        config: Config,
+    ) -> Envelope[Page[s.OutboxItem]]:
+        """Test mode: the mails sent or written, newest first (contract 4)."""
+        if config.test_clock is None:
+            raise RouteNotFound("No endpoint at this path.")
+        page = page_number(request)
+        rows, total = await outbox.delivered(page=page, per_page=params.per_page)
+        items = [_outbox_item(row) for row in rows]
+        return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))
+
+
+def _outbox_item(row: CardMail) -> s.OutboxItem:
+    return s.OutboxItem(
+        id=row.id,
+        to=row.to_address,
+        subject=row.subject,
+        created_at=row.accepted_at,
+        status=row.status,
+        attachments=[s.Attachment(filename=a["filename"], content_type=a["content_type"]) for a in row.attachments],
+    )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
+
+from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 Platform = Literal["platform_a", "platform_b"]
 
@@ -52,3 +55,60 @@ class Branding(msgspec.Struct):
     label: str
     has_logo: bool
     has_icon: bool
+
+
+class SendCard(msgspec.Struct, forbid_unknown_fields=False):
+    """Only ``email`` is deliverable; omitted (or empty) means ``email`` (spec: send-card body)."""
+
+    channel: Literal["email"] | msgspec.UnsetType = msgspec.UNSET
+
+
+class SendCardAccepted(msgspec.Struct):
+    customer_id: int
+    channel: str
+    queued: bool
+
+
+Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
+
+
+class SuppressionCreate(msgspec.Struct, forbid_unknown_fields=True):
+    email: Email
+    reason: Literal["bounce", "spam"]
+
+
+class Suppression(msgspec.Struct):
+    email: str
+    reason: str
+    created_at: datetime
+    updated_at: datetime
+
+
+Pem = Annotated[str, msgspec.Meta(min_length=1, max_length=65_536)]
+
+
+class IdentityImport(msgspec.Struct, forbid_unknown_fields=True):
+    """A real platform_a identity: the pass certificate, its private key and the platform's
+    intermediate certificate, each as PEM text (contract 5 "Passes and card mail")."""
+
+    certificate: Pem
+    key: Pem
+    intermediate: Pem
+
+
+class Attachment(msgspec.Struct):
+    filename: str
+    content_type: str
+
+
+class OutboxItem(msgspec.Struct):
+    id: int
+    to: str
+    subject: str | None
+    created_at: datetime
+    status: str
+    attachments: list[Attachment]
+
+
+class OutboxQuery(msgspec.Struct, forbid_unknown_fields=False):
+    per_page: PerPage = DEFAULT_PER_PAGE

@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from loyalty_api.jobs import customer_moments, expire_points, prune_tokens
+from loyalty_api.jobs import card_mails, customer_moments, expire_points, prune_tokens
 
 JobFunction = Callable[..., Awaitable[Mapping[str, Any]]]
 
 SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "expire-points": (expire_points.expire_points, expire_points.CRON),
     "prune-tokens": (prune_tokens.prune_tokens, prune_tokens.CRON),
+    "card-mails": (card_mails.card_mails, card_mails.CRON),
     "customer-moments": (customer_moments.customer_moments, customer_moments.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (contract, section 4)."""
+
+QUEUED: list[JobFunction] = [card_mails.send_card_mail]
+"""Jobs queued by requests (after their commit), not by the clock."""

@@ -1,0 +1,125 @@
+"""Card mails: ``send_card_mail`` (queued after a send-card commits) and ``card-mails`` (every
+minute, and by name in test mode), which delivers every queued mail whose time has come, so a
+crash between the commit and the enqueue, or a job that ran out of retries, loses nothing.
+
+Each delivery holds the mail's row lock from the claim to the status update, so two workers never
+send one mail at the same time; a crash after the SMTP server took the mail and before the commit
+sends it again with the same Message-ID (the only repeat possible, and a recognisable one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from loyalty_api.card_mail import compose
+from loyalty_api.mail_delivery import Mailer, MailRejected
+from loyalty_core.clock import Clock
+from loyalty_core.errors import DomainError
+from loyalty_core.passes.cards import PassCards
+from loyalty_core.passes.errors import PlatformAWalletUnavailable
+from loyalty_core.passes.outbox import Outbox
+from loyalty_core.passes.ports import PassMaker
+
+log = structlog.get_logger("loyalty.jobs.card_mails")
+
+CRON = "* * * * *"
+"""Every minute: the sweep for mails whose enqueue was lost or whose back-off has run out."""
+JOB = "send_card_mail"
+RETRIES = 5
+RETRY_DELAY_SECONDS = 1.0
+MAX_RETRY_DELAY_SECONDS = 60.0
+
+
+def job_options(card_mail_id: int) -> dict[str, Any]:
+    """How a send-card's mail is queued: keyed by its row (a second enqueue of it is a no-op while it
+    waits), retried by SAQ with back-off when sending fails."""
+    return {
+        "card_mail_id": card_mail_id,
+        "key": f"card-mail:{card_mail_id}",
+        "retries": RETRIES,
+        "retry_delay": RETRY_DELAY_SECONDS,
+        "retry_backoff": MAX_RETRY_DELAY_SECONDS,
+        "timeout": 120,
+    }
+
+
+async def send_card_mail(ctx: Mapping[str, Any], *, card_mail_id: int) -> dict[str, str]:
+    return {"outcome": await deliver(ctx, card_mail_id)}
+
+
+async def card_mails(ctx: Mapping[str, Any]) -> dict[str, int]:
+    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
+    clock: Clock = ctx["clock"]
+    async with sessionmaker() as session:
+        due = await Outbox(session, clock).due()
+    outcomes: dict[str, int] = {}
+    for mail_id in due:
+        try:
+            outcome = await deliver(ctx, mail_id)
+        except Exception as exc:  # this mail waits for its back-off; the others go on
+            log.warning("card mail not delivered yet", card_mail_id=mail_id, error=type(exc).__name__)
+            outcome = "retrying"
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    return outcomes
+
+
+async def deliver(ctx: Mapping[str, Any], mail_id: int) -> str:
+    """Deliver one queued mail: ``sent`` or ``written``; ``waiting`` for the shop's identity;
+    ``failed`` when the customer can no longer get it or the SMTP server refused it for good;
+    ``skipped`` when it is delivered already or another worker holds it. A send that failed this
+    time is postponed and raised, for SAQ to retry."""
+    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
+    clock: Clock = ctx["clock"]
+    try:
+        async with sessionmaker() as session, session.begin():
+            return await _deliver_locked(ctx, session, clock, mail_id)
+    except Exception:
+        async with sessionmaker() as session, session.begin():
+            await Outbox(session, clock).postpone(mail_id)
+        raise
+
+
+async def _deliver_locked(ctx: Mapping[str, Any], session: AsyncSession, clock: Clock, mail_id: int) -> str:
+    passes: PassMaker = ctx["passes"]
+    mailer: Mailer = ctx["mailer"]
+    outbox = Outbox(session, clock)
+    mail = await outbox.claim(mail_id)
+    if mail is None:
+        return "skipped"
+    cards = PassCards(session, clock)
+    try:
+        card = await cards.facts_of(await cards.get(mail.vendor_id, mail.customer_id))
+    except DomainError as gone:  # anonymized, merged, or without a card since the 202
+        log.info("card mail dropped", card_mail_id=mail_id, reason=gone.code)
+        await outbox.mark_failed(mail)
+        return "failed"
+    try:
+        pkpass: bytes | None = await passes.pkpass(session, clock, card)
+    except PlatformAWalletUnavailable:
+        if outbox.must_wait_for_identity(mail):
+            await outbox.postpone(mail_id)
+            return "waiting"
+        pkpass = None  # waited a day: goes without the pass file, and says so
+    now = clock.now()
+    composed = compose(
+        card,
+        to=mail.to_address,
+        sender=ctx["mail_from"],
+        message_id=mail.message_id,
+        save_url=passes.save_url(card, now),
+        pkpass=pkpass,
+        now=now,
+    )
+    try:
+        status = await mailer.deliver(composed.message)
+    except MailRejected as rejected:  # a 5xx: retrying would only be refused again
+        log.warning("card mail refused by the mail server", card_mail_id=mail_id, answer=str(rejected))
+        await outbox.mark_failed(mail)
+        return "failed"
+    await outbox.mark_delivered(mail, status=status, subject=composed.subject, attachments=composed.attachments)
+    log.info("card mail delivered", card_mail_id=mail_id, status=str(status), with_pass=pkpass is not None)
+    return str(status)

@@ -1,0 +1,65 @@
+"""A real SMTP server for mail tests (aiosmtpd, in its own thread): it keeps every message it
+accepts and can be told to refuse the next few, as a server that is briefly unwell would."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from typing import Any
+
+from aiosmtpd.controller import Controller
+
+
+@dataclass
+class Inbox:
+    """What the server took, and how many DATA commands it will still refuse, and how (451 unless
+    told otherwise)."""
+
+    received: list[EmailMessage] = field(default_factory=list)
+    refuse: int = 0
+    refused: int = 0
+    refuse_with: str = "451 4.3.0 Try again later"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        if self.refuse > 0:
+            self.refuse -= 1
+            self.refused += 1
+            return self.refuse_with
+        parsed = message_from_bytes(envelope.content, policy=policy.default)
+        assert isinstance(parsed, EmailMessage)
+        self.received.append(parsed)
+        return "250 OK"
+
+    def to(self, address: str) -> list[EmailMessage]:
+        return [m for m in self.received if m["To"] == address]
+
+    async def wait_for(self, address: str, count: int = 1, within: float = 20.0) -> list[EmailMessage]:
+        deadline = asyncio.get_running_loop().time() + within
+        while len(self.to(address)) < count:
+            assert asyncio.get_running_loop().time() < deadline, f"no mail for {address} within {within} s"
+            await asyncio.sleep(0.05)
+        return self.to(address)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def smtp_server() -> Iterator[tuple[Inbox, int]]:
+    inbox = Inbox()
+    port = free_port()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield inbox, port
+    finally:
+        controller.stop()
