@@ -15,8 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from loyalty_core.clock import FixedClock
 from loyalty_core.errors import DomainError
+from loyalty_core.redemptions.models import Redemption
 from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.redemptions.services import RedeemRequest
+from loyalty_core.redemptions.till_verify import verify_code
 from loyalty_core.rewards.models import Reward
 from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.wallet.models import PointLot
@@ -169,7 +171,16 @@ async def _redemption_step(
             elif step == "give":
                 code = (await service.give(vendor_id, reward_id, customer_id)).confirmation_code
             elif step == "verify":
-                await service.verify(vendor_id, str(target["code"]))  # type: ignore[index]
+                # the till's verify runs on the session's own connection, inside its savepoint; it
+                # writes behind the session's back, so the row the session holds is read again
+                code = str(target["code"])  # type: ignore[index]
+                raw = await (await db.connection()).get_raw_connection()
+                await verify_code(raw.driver_connection, vendor_id, code, now=model.now)
+                await db.execute(
+                    select(Redemption)
+                    .where(Redemption.vendor_id == vendor_id, Redemption.confirmation_code == code)
+                    .execution_options(populate_existing=True)
+                )
             else:
                 await service.cancel(vendor_id, str(target["code"]))  # type: ignore[index]
     except DomainError:
