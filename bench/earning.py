@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +27,7 @@ import psycopg
 
 from bench import _load, _profile, _servers
 from bench._support import SERVER, scratch_database
-from bench.request_path import _table, _version
+from bench.request_path import _table, preamble
 
 DATABASE = "loyalty_bench_earning"
 RESULTS = Path(__file__).parent / "results"
@@ -192,16 +191,8 @@ def run(argv: list[str] | None = None) -> str:
     load_after = os.getloadavg()
     command = " ".join(["uv run just bench earning", *(argv or [])])
     lines = [
-        "# A till's purchase against the raw-SQL earn write",
-        "",
-        f"Command: `{command}`",
-        "",
-        f"Run {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores (nproc), {platform.python_implementation()}"
-        f" {platform.python_version()}, {_version(['wrk', '-v']).split(' [')[0]}, PostgreSQL"
-        f" {_version(['psql', '-h', '127.0.0.1', '-U', 'postgres', '-Atc', 'SHOW server_version'])} on 127.0.0.1.",
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; after:"
-        f" {', '.join(f'{x:.2f}' for x in load_after)}. The rounds alternate service and raw; the ratios of runs",
-        "made back to back are the figures to read.",
+        *preamble("A till's purchase against the raw-SQL earn write", command, started, load_before, load_after),
+        "The rounds alternate service and raw; the ratios of runs made back to back are the figures to read.",
         "",
         f"Setup: `loyalty serve --workers {options.workers}` (granian, uvloop, test mode off, log level WARNING,"
         " rate limiter in process memory; plan limit 10,000,000/min, campaigns on, transaction meter "

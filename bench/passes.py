@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import statistics
 import tempfile
 from pathlib import Path
@@ -26,7 +25,7 @@ import psycopg
 
 from bench import _load, _servers
 from bench._support import SERVER, scratch_database
-from bench.request_path import _version
+from bench.request_path import preamble
 
 DATABASE = "loyalty_bench_passes"
 LUA = Path(__file__).parent / "wrk" / "passes.lua"
@@ -95,14 +94,7 @@ def run(argv: list[str] | None = None) -> str:
     load_after = os.getloadavg()
     command = " ".join(["uv run just bench passes", *(argv or [])])
     lines = [
-        "# Wallet passes through the endpoint under load",
-        "",
-        f"Command: `{command}`",
-        "",
-        f"Run {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores (nproc), {platform.python_implementation()}"
-        f" {platform.python_version()}, {_version(['wrk', '-v']).split(' [')[0]}, PostgreSQL on 127.0.0.1.",
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; after:"
-        f" {', '.join(f'{x:.2f}' for x in load_after)}.",
+        *preamble("Wallet passes through the endpoint under load", command, started, load_before, load_after),
         "",
         f"Setup: `loyalty serve --workers {options.workers}` (granian, uvloop, test mode off, log level WARNING),"
         f" {options.customers:,} customers with a card, the shop's identity issued by the local stand-in at the"

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +29,7 @@ import psycopg
 
 from bench import _load, _profile, _servers
 from bench._support import SERVER, scratch_database
-from bench.request_path import _max_connections, _table, _version
+from bench.request_path import _max_connections, _table, preamble
 
 DATABASE = "loyalty_bench_redemptions"
 RESULTS = Path(__file__).parent / "results"
@@ -269,15 +268,8 @@ def _report(
 ) -> str:
     command = " ".join(["uv run just bench redemptions", *argv])
     lines = [
-        "# Redemptions and verifies against the same SQL run bare",
-        "",
-        f"Command: `{command}`",
-        "",
-        f"Run {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores (nproc), {platform.python_implementation()}"
-        f" {platform.python_version()}, {_version(['wrk', '-v']).split(' [')[0]}, PostgreSQL"
-        f" {_version(['psql', '-h', '127.0.0.1', '-U', 'postgres', '-Atc', 'SHOW server_version'])} on 127.0.0.1.",
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; after:"
-        f" {', '.join(f'{x:.2f}' for x in load_after)}. The machine was shared: other sessions ran test suites",
+        *preamble("Redemptions and verifies against the same SQL run bare", command, started, load_before, load_after),
+        "The machine was shared: other sessions ran test suites",
         "on the same two cores and the same PostgreSQL meanwhile, so absolute figures are low and noisy; the",
         "rounds alternate service and raw, and the ratios of runs made back to back are the figures to read.",
         "",

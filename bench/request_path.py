@@ -78,6 +78,23 @@ def _version(argv: list[str]) -> str:
     return (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr) else "?"
 
 
+def preamble(
+    title: str, command: str, started: dt.datetime, load_before: tuple[float, ...], load_after: tuple[float, ...]
+) -> list[str]:
+    """A report's title, command, machine and load averages: every benchmark's first lines."""
+    return [
+        f"# {title}",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Run {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores (nproc), {platform.python_implementation()}"
+        f" {platform.python_version()}, {_version(['wrk', '-v']).split(' [')[0]}, PostgreSQL"
+        f" {_version(['psql', '-h', '127.0.0.1', '-U', 'postgres', '-Atc', 'SHOW server_version'])} on 127.0.0.1.",
+        f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; after:"
+        f" {', '.join(f'{x:.2f}' for x in load_after)}.",
+    ]
+
+
 def _max_connections() -> str:
     with psycopg.connect(SERVER) as conn:
         row = conn.execute("SHOW max_connections").fetchone()
@@ -243,15 +260,8 @@ def run(argv: list[str] | None = None) -> str:
     load_after = os.getloadavg()
     command = " ".join(["uv run just bench request-path", *(argv or [])])
     lines = [
-        "# The request path against the same SQL run bare",
-        "",
-        f"Command: `{command}`",
-        "",
-        f"Run {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores (nproc), {platform.python_implementation()}"
-        f" {platform.python_version()}, {_version(['wrk', '-v']).split(' [')[0]}, PostgreSQL"
-        f" {_version(['psql', '-h', '127.0.0.1', '-U', 'postgres', '-Atc', 'SHOW server_version'])} on 127.0.0.1.",
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; after:"
-        f" {', '.join(f'{x:.2f}' for x in load_after)}. Other sessions ran test suites on the same two cores",
+        *preamble("The request path against the same SQL run bare", command, started, load_before, load_after),
+        "Other sessions ran test suites on the same two cores",
         "and the same PostgreSQL meanwhile, so absolute figures are low and noisy; the ratios of runs made",
         "back to back are the figures to read.",
         "",
