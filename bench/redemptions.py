@@ -82,6 +82,9 @@ def _options(argv: list[str]) -> argparse.Namespace:
     return options
 
 
+COUNT_SOURCE = "SELECT 1 FROM redemptions WHERE idempotency_key IS NOT NULL LIMIT 1"
+
+
 def _give_points_and_reward(service: _servers.Server, seeded: _servers.Seeded) -> int:
     """Every customer gets ``POINTS`` through the API; one plain reward (no stock, no limit, no
     branches, no expiry) is made through the admin API. Answers the reward's id."""
@@ -111,6 +114,9 @@ class Codes:
     def take(self, count: int, out: Path) -> Path:
         query = "SELECT id, confirmation_code FROM redemptions WHERE status = 'valid' AND id > %s ORDER BY id LIMIT %s"
         rows = self._conn.execute(query, (self._after, count)).fetchall()
+        if len(rows) < count and not self._conn.execute(COUNT_SOURCE).fetchone():
+            # copies are made of redeemed rows: with none, the loop below would never end
+            raise SystemExit("bench redemptions: verify needs redeem runs first (--calls redeem,verify)")
         while len(rows) < count:
             first = self._copies + 1
             self._copies += count - len(rows)
