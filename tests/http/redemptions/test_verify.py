@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
@@ -101,7 +101,8 @@ async def test_an_anonymized_customers_code_fails_verification_and_stays_valid(
 ) -> None:
     """Errors, VERIFICATION_FAILED: a code that is neither used, cancelled nor expired but cannot be
     verified (its customer was anonymized, Customer status) answers 422 VERIFICATION_FAILED and
-    moves nothing; a read of it still shows `valid`."""
+    moves nothing; a read of it answers 404 REDEMPTION_NOT_FOUND (an anonymized customer is excluded
+    from all API responses, Customer status)."""
     tenant = await make_tenant(client)
     customer, code = await redeemed(client, engine, tenant)
     gone = await client.post(f"/admin/v1/vendors/{tenant.vendor_id}/customers/{customer}/anonymize", headers=ADMIN)
@@ -109,7 +110,14 @@ async def test_an_anonymized_customers_code_fails_verification_and_stays_valid(
     refused = await client.post(f"{REDEMPTIONS}/{code}/verify", headers=tenant.headers)
     assert (refused.status_code, error_of(refused)["code"]) == (422, "VERIFICATION_FAILED")
     read = await client.get(f"{REDEMPTIONS}/{code}", headers=tenant.headers)
-    assert (read.status_code, read.json()["data"]["status"], read.json()["data"]["used_at"]) == (200, "valid", None)
+    assert (read.status_code, error_of(read)["code"]) == (404, "REDEMPTION_NOT_FOUND")
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text("SELECT status, used_at FROM redemptions WHERE confirmation_code = :c"), {"c": code}
+            )
+        ).one()
+    assert tuple(row) == ("valid", None)
 
 
 async def test_an_unknown_code_is_not_found_on_read_and_verify(client: AsyncTestClient[Litestar]) -> None:

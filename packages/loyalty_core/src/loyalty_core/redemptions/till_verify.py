@@ -73,6 +73,16 @@ _WHERE = "WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s"
 
 _READ = "\n".join(("SELECT " + _SHOWN.format(status="r.status", used_at="r.used_at"), _FROM, _WHERE))
 
+# spec, Customer status: an anonymized customer is excluded from all API responses
+_READ_SHOWN = (
+    _READ
+    + """
+  AND EXISTS (
+      SELECT 1 FROM customers c
+      WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> 'anonymized'
+  )"""
+)
+
 _VERIFY = """
 WITH moved AS (
     UPDATE redemptions r SET status = 'used', used_at = %(now)s, updated_at = %(now)s
@@ -95,8 +105,9 @@ SELECT m.id IS NOT NULL, """ + "\n".join(
 
 
 async def read_code(conn: AsyncConnection[Any], vendor_id: int, code: str) -> RedemptionView:
-    """GET /redemptions/{code}: the vendor's redemption with this code, any state."""
-    found = await _read(conn, vendor_id, code)
+    """GET /redemptions/{code}: the vendor's redemption with this code, any state; none of an
+    anonymized customer."""
+    found = await _read(conn, vendor_id, code, sql=_READ_SHOWN)
     if found is None:
         raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
     return found
@@ -118,8 +129,8 @@ async def verify_code(conn: AsyncConnection[Any], vendor_id: int, code: str, *, 
     raise _refusal(seen, now)
 
 
-async def _read(conn: AsyncConnection[Any], vendor_id: int, code: str) -> RedemptionView | None:
-    row = await (await conn.execute(_READ, {"v": vendor_id, "code": code.upper()}, prepare=True)).fetchone()
+async def _read(conn: AsyncConnection[Any], vendor_id: int, code: str, *, sql: str = _READ) -> RedemptionView | None:
+    row = await (await conn.execute(sql, {"v": vendor_id, "code": code.upper()}, prepare=True)).fetchone()
     return None if row is None else _view(row)
 
 
