@@ -1,0 +1,140 @@
+"""Round trip 1 of a till's purchase: what the rules need, found in one statement (spec: POST
+/transactions; Idempotency 1 to 5; contract 5 "Earning (further decisions)", merge families).
+
+The identifier is found first through its unique index, in a MATERIALIZED step, whatever the
+statistics say; the branch, the key's earlier transaction and the vendor's terms version come back
+in the same row, and the merge family's moment facts only when moment campaigns pay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from loyalty_core.earning.purchase_reads import BranchView
+from loyalty_core.earning.terms import CustomerFacts, MomentKey
+from loyalty_core.tenancy.access import VendorContext
+
+_LOCK_KEY = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('transaction:' || %(k)s))"
+
+_FAMILY = """, family(id) AS (
+    SELECT id FROM holder
+    UNION
+    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
+)"""
+
+_FACTS = """,
+       (SELECT max(t.created_at) FROM family f
+          JOIN transactions t ON t.vendor_id = %(v)s AND t.customer_id = f.id) AS last_purchase_at,
+       (SELECT json_agg(json_build_array(m.moment, m.since)) FROM family f
+          JOIN customer_moments m ON m.vendor_id = %(v)s AND m.customer_id = f.id
+          WHERE m.state = 'paid') AS moments_paid"""
+
+# The identifier is found first through its unique index, in a MATERIALIZED step, whatever the
+# statistics say; a card left on a merged account finds the account that kept the family.
+_FIND = """
+WITH RECURSIVE found AS MATERIALIZED (
+    SELECT customer_id FROM customer_identifiers
+    WHERE vendor_id = %(v)s AND lower(value) = lower(%(q)s) AND active AND customer_id IS NOT NULL
+), holder AS MATERIALIZED (
+    SELECT coalesce(c.merged_into_id, c.id) AS id
+    FROM found f JOIN customers c ON c.vendor_id = %(v)s AND c.id = f.customer_id
+    WHERE c.status <> 'anonymized'
+){family}
+SELECT {columns}{facts}
+FROM (SELECT earning_version FROM vendors WHERE id = %(v)s) vendor
+LEFT JOIN holder h ON true
+LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
+LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
+LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.external_id = %(b)s
+LEFT JOIN transactions t ON t.vendor_id = %(v)s AND t.idempotency_key = %(k)s
+"""
+
+_COLUMNS = """vendor.earning_version, c.id, c.status, c.date_of_birth,
+       coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date), w.id,
+       b.id, b.external_id, b.name, b.type, b.active, t.id, t.customer_id, t.total_amount"""
+
+FIND = _FIND.format(family="", columns=_COLUMNS, facts="")
+FIND_WITH_FACTS = _FIND.format(family=_FAMILY, columns=_COLUMNS, facts=_FACTS)
+
+
+async def find(conn: AsyncConnection[Any], params: dict[str, Any], *, with_facts: bool, lock: bool) -> Found:
+    """Round trip 1: with ``lock``, the key's transaction lock first, in the same pipeline."""
+    sql = FIND_WITH_FACTS if with_facts else FIND
+    if lock:
+        async with conn.pipeline() as pipeline:
+            await conn.execute(_LOCK_KEY, params, prepare=True)
+            cursor = await conn.execute(sql, params, prepare=True)
+            await pipeline.sync()
+            row = await cursor.fetchone()
+    else:
+        row = await (await conn.execute(sql, params, prepare=True)).fetchone()
+    return Found.of(row, with_facts)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    terms_version: int
+    customer_id: int | None
+    status: str | None
+    wallet_id: int | None
+    branch: BranchView | None
+    earlier_id: int | None
+    earlier_customer_id: int | None
+    earlier_total: int | None
+    facts: CustomerFacts
+
+    @classmethod
+    def of(cls, row: Any, with_facts: bool) -> Found:
+        if row is None:  # the vendor row itself is gone: nothing of it can be found
+            return cls(0, None, None, None, None, None, None, None, CustomerFacts())
+        (
+            version,
+            customer_id,
+            status,
+            born,
+            since,
+            wallet_id,
+            bid,
+            bkey,
+            bname,
+            btype,
+            bactive,
+            tid,
+            tcustomer,
+            ttotal,
+        ) = row[:14]
+        facts = CustomerFacts(date_of_birth=born, customer_since=since)
+        if with_facts:
+            last, paid = row[14], row[15]
+            facts = CustomerFacts(
+                date_of_birth=born,
+                customer_since=since,
+                last_purchase_on=last.astimezone(UTC).date() if last is not None else None,
+                moments_paid=frozenset(MomentKey(m, date.fromisoformat(s)) for m, s in paid or ()),
+            )
+        branch = BranchView(bid, bkey, bname, btype, bactive) if bid is not None else None
+        return cls(version, customer_id, status, wallet_id, branch, tid, tcustomer, ttotal, facts)
+
+
+_UP_FAMILY = """
+WITH RECURSIVE up(id, next) AS (
+    SELECT id, merged_into_id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s
+    UNION
+    SELECT c.id, c.merged_into_id FROM customers c JOIN up ON c.vendor_id = %(v)s AND c.id = up.next
+)
+SELECT EXISTS (SELECT 1 FROM up WHERE id = %(holder)s)
+"""
+
+
+async def same_family(conn: AsyncConnection[Any], vendor: VendorContext, found: Found) -> bool:
+    """Contract 5: a merge family is one customer; a key first used by an account merged since into
+    the one the identifier now finds is the same customer."""
+    if found.earlier_customer_id == found.customer_id:
+        return True
+    params = {"v": vendor.vendor_id, "c": found.earlier_customer_id, "holder": found.customer_id}
+    row = await (await conn.execute(_UP_FAMILY, params, prepare=True)).fetchone()
+    return bool(row and row[0])
