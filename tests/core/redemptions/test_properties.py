@@ -18,6 +18,7 @@ from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.redemptions.services import RedeemRequest
+from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.redemptions.till_verify import verify_code
 from loyalty_core.rewards.models import Reward
 from loyalty_core.rewards.writes import RewardWrites
@@ -161,11 +162,15 @@ async def _redemption_step(
     try:
         async with db.begin_nested():
             if step == "redeem":
-                done = await service.redeem(
+                # the till's statements run on the session's own connection, inside its savepoint
+                raw = await (await db.connection()).get_raw_connection()
+                done = await till_redeem(
+                    raw.driver_connection,
                     vendor_id,
                     RedeemRequest("prop@example.com", reward_id, f"k{n}"),
                     default_branch=None,
                     client_id="cl_prop",
+                    now=model.now,
                 )
                 code = done.redemption.confirmation_code
             elif step == "give":

@@ -38,7 +38,6 @@ from loyalty_core.passes.outbox import Outbox
 from loyalty_core.passes.ports import PassMaker
 from loyalty_core.passes.sending import CardSends
 from loyalty_core.redemptions.portal import PortalRedemptions
-from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.tenancy.access import VendorContext
@@ -70,7 +69,6 @@ Wallets = NamedDependency[WalletService]
 Merges = NamedDependency[MergeService]
 Rewards = NamedDependency[RewardService]
 RewardWriter = NamedDependency[RewardWrites]
-Redemptions = NamedDependency[RedemptionService]
 PortalRedemptionsDep = NamedDependency[PortalRedemptions]
 Vouchers = NamedDependency[VoucherService]
 Cards = NamedDependency[PassCards]
@@ -189,7 +187,6 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "merges": service(MergeService),
         "rewards": service(RewardService),
         "reward_writes": service(RewardWrites),
-        "redemptions": service(RedemptionService),
         "portal_redemptions": service(PortalRedemptions),
         "vouchers": service(VoucherService),
         "cards": service(PassCards),

@@ -107,7 +107,7 @@ SELECT m.id IS NOT NULL, """ + "\n".join(
 async def read_code(conn: AsyncConnection[Any], vendor_id: int, code: str) -> RedemptionView:
     """GET /redemptions/{code}: the vendor's redemption with this code, any state; none of an
     anonymized customer."""
-    found = await _read(conn, vendor_id, code, sql=_READ_SHOWN)
+    found = await read_view(conn, vendor_id, code, sql=_READ_SHOWN)
     if found is None:
         raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
     return found
@@ -125,11 +125,13 @@ async def verify_code(conn: AsyncConnection[Any], vendor_id: int, code: str, *, 
         return seen
     if seen.shown_status(now) == StoredStatus.VALID:
         # the snapshot may predate a verify or cancel the update waited for: read the row as it is now
-        seen = await _read(conn, vendor_id, code) or seen
+        seen = await read_view(conn, vendor_id, code) or seen
     raise _refusal(seen, now)
 
 
-async def _read(conn: AsyncConnection[Any], vendor_id: int, code: str, *, sql: str = _READ) -> RedemptionView | None:
+async def read_view(
+    conn: AsyncConnection[Any], vendor_id: int, code: str, *, sql: str = _READ
+) -> RedemptionView | None:
     row = await (await conn.execute(sql, {"v": vendor_id, "code": code.upper()}, prepare=True)).fetchone()
     return None if row is None else _view(row)
 

@@ -8,9 +8,10 @@ from litestar.params import FromPath
 
 from loyalty_core.clock import Clock
 from loyalty_core.redemptions.services import RedeemRequest
+from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.redemptions.till_verify import read_code, verify_code
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_http.params import Reader, Redemptions, given
+from loyalty_http.params import Reader, Writer, given
 from loyalty_http.redemptions import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
@@ -24,7 +25,7 @@ class RedemptionController(Controller):
 
     @post("/", opt=reads(body=s.RedeemBody, errors=("CUSTOMER_NOT_FOUND", "REWARD_NOT_FOUND")), status_code=201)
     async def redeem(
-        self, payload: NamedDependency[s.RedeemBody], vendor: Caller, redemptions: Redemptions, clock: Clk
+        self, payload: NamedDependency[s.RedeemBody], vendor: Caller, writer: Writer, clock: Clk
     ) -> Response[Envelope[s.RedemptionBody]]:
         """201 for a new redemption; a replay answers 200 with the stored creation body (contract 5)."""
         request = RedeemRequest(
@@ -33,10 +34,11 @@ class RedemptionController(Controller):
             idempotency_key=payload.idempotency_key,
             branch=given(payload.branch),
         )
-        done = await redemptions.redeem(
-            vendor.vendor_id, request, default_branch=vendor.default_branch, client_id=vendor.client_id
+        now = clock.now()
+        done = await till_redeem(
+            writer, vendor.vendor_id, request, default_branch=vendor.default_branch, client_id=vendor.client_id, now=now
         )
-        body = s.RedemptionBody.of(done.redemption, done.branch, clock.now(), with_balance=True)
+        body = s.RedemptionBody.of_view(done.redemption, now, remaining_balance=done.remaining_balance)
         return Response(Envelope(body), status_code=200 if done.replayed else 201)
 
     @get("/{code:str}", opt=reads(errors=("REDEMPTION_NOT_FOUND",)))

@@ -78,8 +78,8 @@ class RedemptionBody(msgspec.Struct, omit_defaults=True):
         )
 
     @classmethod
-    def of_view(cls, r: RedemptionView, now: datetime) -> RedemptionBody:
-        """The same body from a till's plain read (no creation here, so no balance)."""
+    def of_view(cls, r: RedemptionView, now: datetime, *, remaining_balance: int | UnsetType = UNSET) -> RedemptionBody:
+        """The same body from a till's statements; ``remaining_balance`` on creation and its replay only."""
         return cls(
             redemption_id=r.id,
             confirmation_code=r.confirmation_code,
@@ -98,4 +98,5 @@ class RedemptionBody(msgspec.Struct, omit_defaults=True):
                 product_reference=r.product_reference,
                 payment_amount=r.payment_amount,
             ),
+            remaining_balance=remaining_balance,
         )

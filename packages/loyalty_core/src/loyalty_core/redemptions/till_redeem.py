@@ -1,0 +1,340 @@
+"""A till's redemption as prepared psycopg statements (spec: POST /redemptions, Redemption status;
+contract 5 "Rewards and redemptions" and its further decisions), with the rules and the order of
+checks of ``RedemptionService``, without the ORM's unit of work.
+
+Two round trips for a new redemption, on the request's one connection:
+1. One pipeline: ``BEGIN``, a transaction lock on the vendor's key (a concurrent duplicate waits
+   here, then finds the first one's row and answers its replay), the customer's wallet row locked
+   (found through the identifier's unique index), then one statement that reads, in a snapshot
+   taken after that lock was granted, everything the rules need: customer and wallet, the reward
+   with its branches, the branch, the key's earlier redemption, the customer's count for the
+   reward's limit, the wallet's open lots and the vendor's code prefix. Every write that changes a
+   wallet's lots or its customer's redemptions holds the wallet row, so nothing read here can move
+   before this transaction ends.
+2. After the checks in Python: one statement pipelined with ``COMMIT`` that takes the stock with a
+   conditional update (racing redemptions never take it below 0) and, only when it was taken,
+   writes the ``redeem`` entry, the lots it consumes (soonest-ending first), the balance and the
+   redemption. A new code that collides with an existing one (ON CONFLICT) undoes the attempt,
+   which then runs again with another code.
+A refusal rolls back before step 2 and writes nothing, leaving its key free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.errors import LockNotAvailable
+from psycopg.types.json import Jsonb
+
+from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
+from loyalty_core.errors import IdempotencyKeyConflict
+from loyalty_core.redemptions import errors as e
+from loyalty_core.redemptions.codes import new_code
+from loyalty_core.redemptions.services import RedeemRequest, check_available
+from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, read_view
+from loyalty_core.rewards.errors import RewardNotFound
+from loyalty_core.tenancy.access import BranchRef
+from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
+from loyalty_core.wallet import ledger
+from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
+
+_KEY_LOCK = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('redemption:' || %(k)s))"
+
+# an identifier left on a merged account belongs to the account that stays (Merged customers 2)
+_HOLDER = """found AS MATERIALIZED (
+    SELECT customer_id FROM customer_identifiers
+    WHERE vendor_id = %(v)s AND lower(value) = lower(%(q)s) AND active AND customer_id IS NOT NULL
+), holder AS MATERIALIZED (
+    SELECT coalesce(c.merged_into_id, c.id) AS id
+    FROM found f JOIN customers c ON c.vendor_id = %(v)s AND c.id = f.customer_id
+    WHERE c.status <> 'anonymized'
+)"""
+
+_WALLET_LOCK = f"""
+WITH {_HOLDER}
+SELECT w.id FROM holder h
+JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
+JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
+FOR UPDATE OF w
+"""
+
+_STATE = f"""
+WITH {_HOLDER}
+SELECT c.id, c.status, w.id, w.balance,
+       r.id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
+       r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
+       r.discount_type, r.discount_value, r.product_reference, r.payment_amount,
+       (SELECT array_agg(rb.branch_id) FROM reward_branches rb
+         WHERE rb.vendor_id = %(v)s AND rb.reward_id = r.id),
+       CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN
+         (SELECT count(*) FROM redemptions x
+           WHERE x.vendor_id = %(v)s AND x.customer_id = c.id AND x.reward_id = r.id AND x.status <> 'cancelled')
+       END,
+       b.id, b.external_id, b.name, b.type, b.active,
+       p.id, p.customer_id, p.reward_id, p.points_deducted, p.confirmation_code, p.remaining_balance,
+       vendor.code_prefix, lots.ids, lots.ends, lots.rems
+FROM (SELECT code_prefix FROM vendors WHERE id = %(v)s) vendor
+LEFT JOIN holder h ON true
+LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
+LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
+LEFT JOIN rewards r ON r.vendor_id = %(v)s AND r.id = %(r)s
+LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.id = coalesce(
+    (SELECT k.id FROM branches k WHERE k.vendor_id = %(v)s AND k.external_id = %(b)s), %(bid)s)
+LEFT JOIN redemptions p ON p.vendor_id = %(v)s AND p.idempotency_key = %(k)s
+LEFT JOIN LATERAL (
+    SELECT array_agg(l.id) AS ids, array_agg(l.expires_at) AS ends, array_agg(l.remaining) AS rems
+    FROM point_lots l WHERE l.wallet_id = w.id AND l.remaining > 0
+) lots ON true
+"""
+
+_WRITE = """
+WITH stock AS (
+    UPDATE rewards SET remaining_stock = remaining_stock - 1, updated_at = %(now)s
+    WHERE vendor_id = %(v)s AND id = %(r)s AND remaining_stock > 0 AND %(limited)s
+    RETURNING id
+), go AS (
+    SELECT 1 AS ok WHERE NOT %(limited)s OR EXISTS (SELECT 1 FROM stock)
+), entry AS (
+    INSERT INTO ledger_entries
+        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
+         created_at, updated_at)
+    SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, 'redeem', -%(cost)s, %(after)s, 'redemption',
+           'api_client', %(ci)s, %(now)s, %(now)s
+    FROM go
+    RETURNING id
+), taken AS (
+    UPDATE point_lots l SET remaining = l.remaining - t.points, updated_at = %(now)s
+    FROM unnest(%(ids)s::bigint[], %(takes)s::bigint[]) AS t(id, points)
+    WHERE l.id = t.id AND l.wallet_id = %(w)s AND EXISTS (SELECT 1 FROM go)
+), balance AS (
+    UPDATE wallets SET balance = %(after)s, updated_at = %(now)s
+    WHERE id = %(w)s AND EXISTS (SELECT 1 FROM go)
+), made AS (
+    INSERT INTO redemptions
+        (id, vendor_id, reward_id, customer_id, branch_id, confirmation_code, status, idempotency_key,
+         points_deducted, remaining_balance, ledger_entry_id, taken_lots, reward_name, reward_type,
+         discount_type, discount_value, product_reference, payment_amount, redeemed_at, expires_at,
+         created_at, updated_at)
+    SELECT nextval('redemptions_id_seq'), %(v)s, %(r)s, %(c)s, %(bid)s, %(code)s, 'valid', %(k)s,
+           %(cost)s, %(after)s, entry.id, %(lots)s, %(name)s, %(type)s,
+           %(dt)s, %(dv)s, %(pref)s, %(pay)s, %(now)s, %(until)s, %(now)s, %(now)s
+    FROM entry
+    ON CONFLICT (vendor_id, confirmation_code) DO NOTHING
+    RETURNING id
+)
+SELECT (SELECT ok FROM go), (SELECT id FROM made)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class TillRedeemed:
+    redemption: RedemptionView
+    remaining_balance: int
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Reward:
+    """The reward as ``check_available`` and the write need it (the names of ``Reward``'s columns)."""
+
+    id: int
+    deleted_at: datetime | None
+    status: str
+    available_from: date | None
+    available_until: date | None
+    point_cost: int
+    total_stock: int | None
+    remaining_stock: int | None
+    max_redemptions_per_customer: int | None
+    code_valid_for_hours: int | None
+    name: str
+    type: str
+    discount_type: str | None
+    discount_value: int | None
+    product_reference: str | None
+    payment_amount: int
+
+
+class _Again(Exception):
+    """The attempt was undone and runs again: its new code exists already, or a merge moved the
+    card to another account between the wallet lock and the read."""
+
+
+_ATTEMPTS = 5
+
+
+async def till_redeem(
+    conn: AsyncConnection[Any],
+    vendor_id: int,
+    request: RedeemRequest,
+    *,
+    default_branch: BranchRef | None,
+    client_id: str,
+    now: datetime,
+) -> TillRedeemed:
+    """``conn`` is out of autocommit; each attempt is one transaction on it (a savepoint when the
+    caller holds one open)."""
+    params: dict[str, Any] = {
+        "v": vendor_id,
+        "q": request.identifier,
+        "r": request.reward_id,
+        "k": request.idempotency_key,
+        "b": request.branch,
+        "bid": default_branch.id if request.branch is None and default_branch is not None else None,
+        "ci": client_id,
+        "now": now,
+    }
+    for attempt in range(_ATTEMPTS):
+        try:
+            return await _attempt(conn, vendor_id, request, params, default_branch, now)
+        except _Again:
+            if attempt == _ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def _attempt(
+    conn: AsyncConnection[Any],
+    vendor_id: int,
+    request: RedeemRequest,
+    params: dict[str, Any],
+    default_branch: BranchRef | None,
+    now: datetime,
+) -> TillRedeemed:
+    async with conn.pipeline() as pipeline, conn.transaction():
+        try:
+            await conn.execute(_KEY_LOCK, params, prepare=True)
+            locked = await conn.execute(_WALLET_LOCK, params, prepare=True)
+            state = await conn.execute(_STATE, params, prepare=True)
+            await pipeline.sync()
+            locked_row = await locked.fetchone()
+            row = await state.fetchone()
+        except LockNotAvailable as exc:
+            raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1) from exc
+        assert row is not None  # the vendor of an authenticated caller exists
+        customer_id, status, wallet_id, balance = row[0:4]
+        if customer_id is None:
+            raise CustomerNotFound("No customer of the vendor has this identifier.")
+        if status == "deactivated":
+            raise CustomerDeactivated("The customer is deactivated.", customer_id=customer_id)
+        if wallet_id is None:
+            raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
+        if locked_row is None or locked_row[0] != wallet_id:
+            # a merge moved the card between the lock and the read: run again under the right lock
+            raise _Again
+        if row[4] is None:
+            raise RewardNotFound("The vendor has no reward with this id.", reward_id=request.reward_id)
+        reward = _Reward(*row[4:20])
+        if row[27] is not None:
+            return await _replay(conn, vendor_id, request, customer_id, reward, row[27:33])
+        check_available(reward, now)
+        branch = _branch(request, default_branch, reward, row[20], row[22:27])
+        held = row[21]
+        if reward.max_redemptions_per_customer is not None and held >= reward.max_redemptions_per_customer:
+            raise e.RedemptionLimitReached(
+                "The customer reached this reward's limit.", limit=reward.max_redemptions_per_customer
+            )
+        if reward.total_stock is not None and (reward.remaining_stock or 0) <= 0:
+            raise e.OutOfStock("The reward is out of stock.", reward_id=reward.id)
+        if balance < reward.point_cost:
+            raise InsufficientBalance(
+                "The balance is too low for this deduction.", balance=balance, amount=-reward.point_cost
+            )
+        lots = [ledger.Lot(i, x, left) for i, x, left in zip(row[34] or (), row[35] or (), row[36] or (), strict=True)]
+        takes = ledger.take(lots, reward.point_cost)
+        ends = {lot.id: lot.expires_at for lot in lots}
+        code = new_code(row[33] or "CODE")
+        hours = reward.code_valid_for_hours
+        until = now + timedelta(hours=hours) if hours else None
+        params.update(
+            c=customer_id,
+            w=wallet_id,
+            bid=branch.id if branch is not None else None,
+            limited=reward.total_stock is not None,
+            cost=reward.point_cost,
+            after=balance - reward.point_cost,
+            ids=[t.lot_id for t in takes],
+            takes=[t.points for t in takes],
+            lots=Jsonb([[t.points, _iso(ends[t.lot_id])] for t in takes]),
+            code=code,
+            name=reward.name,
+            type=reward.type,
+            dt=reward.discount_type,
+            dv=reward.discount_value,
+            pref=reward.product_reference,
+            pay=reward.payment_amount,
+            until=until,
+        )
+        written = await conn.execute(_WRITE, params, prepare=True)
+        await pipeline.sync()
+        took, made = await written.fetchone() or (None, None)
+        if took is None:
+            raise e.OutOfStock("The reward is out of stock.", reward_id=reward.id)
+        if made is None:
+            raise _Again
+    view = RedemptionView(
+        id=made,
+        confirmation_code=code,
+        status="valid",
+        reward_id=reward.id,
+        reward_name=reward.name,
+        reward_type=reward.type,
+        customer_id=customer_id,
+        points_deducted=reward.point_cost,
+        branch=BranchLabel(branch.external_id, branch.name, branch.type) if branch is not None else None,
+        redeemed_at=now,
+        expires_at=until,
+        used_at=None,
+        cancelled_at=None,
+        discount_type=reward.discount_type,
+        discount_value=reward.discount_value,
+        product_reference=reward.product_reference,
+        payment_amount=reward.payment_amount,
+    )
+    return TillRedeemed(view, balance - reward.point_cost, replayed=False)
+
+
+async def _replay(
+    conn: AsyncConnection[Any],
+    vendor_id: int,
+    request: RedeemRequest,
+    customer_id: int,
+    reward: _Reward,
+    earlier: tuple[Any, ...],
+) -> TillRedeemed:
+    """The key's first redemption, answered as it was created; another customer, reward or cost
+    under the same key is a conflict (contract 5)."""
+    _, earlier_customer, earlier_reward, points, code, remaining = earlier
+    if earlier_customer != customer_id or earlier_reward != request.reward_id or points != reward.point_cost:
+        raise IdempotencyKeyConflict(
+            "This idempotency_key was used for another customer, reward or amount.",
+            idempotency_key=request.idempotency_key,
+        )
+    view = await read_view(conn, vendor_id, code)
+    assert view is not None  # the key's row was just read in this transaction
+    return TillRedeemed(view, remaining, replayed=True)
+
+
+def _branch(
+    request: RedeemRequest,
+    default: BranchRef | None,
+    reward: _Reward,
+    allowed: list[int] | None,
+    found: tuple[Any, ...],
+) -> BranchRef | None:
+    """Branch rules 1 to 3, and BRANCH_INACTIVE for a credential whose default branch closed."""
+    branch = BranchRef(*found) if found[0] is not None else None
+    if request.branch is not None and branch is None:
+        raise BranchNotFound("No branch of the vendor has this key.", branch=request.branch)
+    if request.branch is None and default is not None and not default.active:
+        raise BranchInactive("The credential's default branch is closed.", branch=default.external_id)
+    if allowed and (branch is None or branch.id not in allowed):
+        raise e.BranchRequired("The reward may be redeemed only at one of its branches.", reward_id=reward.id)
+    return branch
+
+
+def _iso(at: datetime | None) -> str | None:
+    return None if at is None else at.astimezone(UTC).isoformat()
