@@ -7,7 +7,16 @@ from enum import StrEnum
 from typing import Any
 
 from advanced_alchemy.types import DateTimeUTC
-from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, ForeignKeyConstraint, Integer, String, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -40,6 +49,9 @@ class Redemption(Base):
         ),
         CheckConstraint(one_of("status", StoredStatus), name="status_known"),
         CheckConstraint("points_deducted >= 1", name="points_positive"),
+        # a reward's per-customer limit and the reward list's customer_redemptions count one
+        # customer's redemptions of one reward; the customer's key also serves its foreign key
+        Index("ix_redemptions_vendor_customer_reward", "vendor_id", "customer_id", "reward_id"),
     )
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
