@@ -23,7 +23,8 @@ from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.errors import InputInvalid
 from loyalty_http.wire.pagination import Page, page_number, paginate
 from loyalty_http.wire.paths import path_key, refuse_encoded_slash
-from loyalty_http.wire.validation import TRIMMED, validate
+from loyalty_http.wire.slots import TRIMMED
+from loyalty_http.wire.validation import validate
 
 Db = NamedDependency[AsyncSession]
 Clk = NamedDependency[Clock]

@@ -21,7 +21,7 @@ from litestar.handlers.base import BaseRouteHandler
 
 from loyalty_core.errors import DomainError
 from loyalty_http.wire.errors import RouteNotFound
-from loyalty_http.wire.validation import TRIMMED
+from loyalty_http.wire.slots import TRIMMED
 
 _WHOLE = re.compile(r"[1-9][0-9]{0,17}")
 

@@ -13,7 +13,6 @@ is checked; a bare float passes as given).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
@@ -28,32 +27,16 @@ from loyalty_core.clock import midnight_utc
 from loyalty_core.text import EMAIL, SURROGATE
 from loyalty_http.wire.body import indexed_list
 from loyalty_http.wire.errors import InputInvalid
+from loyalty_http.wire.numbers import check_float, check_int
+from loyalty_http.wire.slots import FAIL, TRIMMED, Slot, fail
 
 S = TypeVar("S", bound=msgspec.Struct)
 
-INT32_MIN = -(2**31)
-INT32_MAX = 2**31 - 1
-TRIMMED = " \t\n\r\x0b\x0c\x00"
 
 NUL_MESSAGE = "The value must not contain NUL bytes."
 UTF8_MESSAGE = "The value is not valid UTF-8."
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_INT = re.compile(r"[+-]?[0-9]+")
-_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
-_INT_DIGITS = 12
-"""More digits than any 32-bit integer needs (leading zeros aside): such a number is out of range
-without converting it, which Python refuses past 4,300 digits."""
-
-_FAIL = object()
-
-
-class _Slot(msgspec.Struct, frozen=True):
-    """What a field accepts, with unions and metadata folded away."""
-
-    type: Any
-    nullable: bool
-    rule: str | None
 
 
 def validate(struct_type: type[S], raw: Any) -> S:
@@ -82,7 +65,7 @@ def _fields(struct_type: type[msgspec.Struct]) -> tuple[mi.Field, ...]:
     return info.fields
 
 
-def _slot(t: Any) -> _Slot:
+def _slot(t: Any) -> Slot:
     rule = None
     nullable = False
     while True:
@@ -96,8 +79,8 @@ def _slot(t: Any) -> _Slot:
             if len(rest) == 1:
                 t = rest[0]
                 continue
-            return _Slot(type=mi.UnionType(tuple(rest)), nullable=nullable, rule=rule)
-        return _Slot(type=t, nullable=nullable, rule=rule)
+            return Slot(type=mi.UnionType(tuple(rest)), nullable=nullable, rule=rule)
+        return Slot(type=t, nullable=nullable, rule=rule)
 
 
 def type_key(t: Any) -> str:
@@ -136,44 +119,39 @@ def _check_struct(
                 errors[path] = [type_key(slot.type), "validation.required"]
             continue
         checked = _check(slot, value, path, errors)
-        if checked is not _FAIL:
+        if checked is not FAIL:
             out[key] = checked
     return out
 
 
-def _fail(errors: dict[str, list[str]], path: str, message: str) -> object:
-    errors.setdefault(path, []).append(message)
-    return _FAIL
-
-
-def _check(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     checker = _CHECKERS.get(type(slot.type))
     if checker is None:
         return value
     return checker(slot, value, path, errors)
 
 
-def _check_str(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_str(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     t = slot.type
     if not isinstance(value, str):
-        return _fail(errors, path, "validation.string")
+        return fail(errors, path, "validation.string")
     value = value.strip(TRIMMED)
     if SURROGATE.search(value):
-        return _fail(errors, path, UTF8_MESSAGE)
+        return fail(errors, path, UTF8_MESSAGE)
     if "\x00" in value:
-        return _fail(errors, path, NUL_MESSAGE)
+        return fail(errors, path, NUL_MESSAGE)
     if t.max_length is not None and len(value) > t.max_length:
-        return _fail(errors, path, "validation.max.string")
+        return fail(errors, path, "validation.max.string")
     if t.min_length is not None and len(value) < t.min_length:
-        return _fail(errors, path, "validation.min.string")
+        return fail(errors, path, "validation.min.string")
     if t.pattern is not None and not re.search(t.pattern, value):
-        return _fail(errors, path, "validation.regex")
+        return fail(errors, path, "validation.regex")
     if slot.rule == "email" and not EMAIL.fullmatch(value):
-        return _fail(errors, path, "validation.email")
+        return fail(errors, path, "validation.email")
     if slot.rule == "url" and not _is_web_url(value):
-        return _fail(errors, path, "validation.url")
+        return fail(errors, path, "validation.url")
     if slot.rule == "datetime_or_date" and parse_datetime_or_date(value) is None:
-        return _fail(errors, path, "validation.date")
+        return fail(errors, path, "validation.date")
     return value
 
 
@@ -203,85 +181,11 @@ def parse_datetime_or_date(value: str) -> datetime | date | None:
     return parsed if parsed.tzinfo is not None else None
 
 
-def _check_int(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
-    t = slot.type
-    number: int
-    if isinstance(value, bool):
-        return _fail(errors, path, "validation.integer")
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, float):
-        if not value.is_integer():
-            return _fail(errors, path, "validation.integer")
-        number = int(value)
-    elif isinstance(value, str):
-        text = value.strip(TRIMMED)
-        if _INT.fullmatch(text):
-            sign, digits = ("-", text[1:]) if text[0] == "-" else ("", text.lstrip("+"))
-            digits = digits.lstrip("0") or "0"
-            if len(digits) > _INT_DIGITS:
-                return _fail(errors, path, "validation.min.numeric" if sign else "validation.max.numeric")
-            number = int(sign + digits)
-        elif _NUMBER.fullmatch(text):
-            return _fail(errors, path, "validation.integer")
-        else:
-            return _fail(errors, path, "validation.numeric")
-    else:
-        return _fail(errors, path, "validation.numeric")
-    low = max(INT32_MIN, _low(t))
-    high = min(INT32_MAX, _high(t))
-    if number < low:
-        return _fail(errors, path, "validation.min.numeric")
-    if number > high:
-        return _fail(errors, path, "validation.max.numeric")
-    return number
-
-
-def _check_float(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
-    """With the ``number`` rule, a number, decimals allowed (a campaign's multiplier); a numeric string
-    counts, as for integers; infinite or NaN is no number. Without it a float passes as given: the
-    free-form ``Unchecked`` unions rely on their float member taking anything the others refused."""
-    if slot.rule != "number":
-        return value
-    t = slot.type
-    if isinstance(value, bool):
-        return _fail(errors, path, "validation.numeric")
-    if isinstance(value, (int, float)):
-        number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
-    elif isinstance(value, str) and _NUMBER.fullmatch(value.strip(TRIMMED)):
-        number = float(value.strip(TRIMMED))
-    else:
-        return _fail(errors, path, "validation.numeric")
-    if not math.isfinite(number):
-        return _fail(errors, path, "validation.numeric")
-    if (t.ge is not None and number < t.ge) or (t.gt is not None and number <= t.gt):
-        return _fail(errors, path, "validation.min.numeric")
-    if (t.le is not None and number > t.le) or (t.lt is not None and number >= t.lt):
-        return _fail(errors, path, "validation.max.numeric")
-    return number
-
-
-def _low(t: mi.IntType) -> int:
-    if t.ge is not None:
-        return int(t.ge)
-    if t.gt is not None:
-        return int(t.gt) + 1
-    return INT32_MIN
-
-
-def _high(t: mi.IntType) -> int:
-    if t.le is not None:
-        return int(t.le)
-    if t.lt is not None:
-        return int(t.lt) - 1
-    return INT32_MAX
-
-
 _TRUE = {"1", "true", "on", "yes"}
 _FALSE = {"0", "false", "off", "no"}
 
 
-def _check_bool(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_bool(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, int) and value in (0, 1):
@@ -292,37 +196,37 @@ def _check_bool(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]
             return True
         if lowered in _FALSE:
             return False
-    return _fail(errors, path, "validation.boolean")
+    return fail(errors, path, "validation.boolean")
 
 
-def _check_date(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_date(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     if isinstance(value, str) and _DATE.fullmatch(value):
         try:
             return date.fromisoformat(value)
         except ValueError:
             pass
-    return _fail(errors, path, "validation.date")
+    return fail(errors, path, "validation.date")
 
 
-def _check_datetime(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_datetime(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     """A timestamp with a UTC offset, or a bare date read as midnight UTC."""
     parsed = parse_datetime_or_date(value) if isinstance(value, str) else None
     if parsed is None:
-        return _fail(errors, path, "validation.date")
+        return fail(errors, path, "validation.date")
     return midnight_utc(parsed).astimezone(UTC)
 
 
-def _check_literal(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_literal(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     if isinstance(value, str):
         value = value.strip(TRIMMED)
     if value in slot.type.values and not isinstance(value, bool):
         return value
     if isinstance(value, str) and "\x00" in value:
-        return _fail(errors, path, NUL_MESSAGE)
-    return _fail(errors, path, "validation.in")
+        return fail(errors, path, NUL_MESSAGE)
+    return fail(errors, path, "validation.in")
 
 
-def _check_enum(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_enum(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     """A core ``StrEnum`` (statuses, types, locales): one of its values, as that member."""
     if isinstance(value, str):
         value = value.strip(TRIMMED)
@@ -330,20 +234,20 @@ def _check_enum(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]
             return slot.type.cls(value)
         except ValueError:
             if "\x00" in value:
-                return _fail(errors, path, NUL_MESSAGE)
-    return _fail(errors, path, "validation.in")
+                return fail(errors, path, NUL_MESSAGE)
+    return fail(errors, path, "validation.in")
 
 
-def _check_list(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_list(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     t = slot.type
     if isinstance(value, Mapping):
         value = indexed_list(value)
     if not isinstance(value, list):
-        return _fail(errors, path, "validation.array")
+        return fail(errors, path, "validation.array")
     if t.max_length is not None and len(value) > t.max_length:
-        return _fail(errors, path, "validation.max.array")
+        return fail(errors, path, "validation.max.array")
     if t.min_length is not None and len(value) < t.min_length:
-        return _fail(errors, path, "validation.min.array")
+        return fail(errors, path, "validation.min.array")
     item_slot = _slot(t.item_type)
     out = []
     failed = False
@@ -356,39 +260,39 @@ def _check_list(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]
             failed = True
             continue
         checked = _check(item_slot, item, item_path, errors)
-        failed = failed or checked is _FAIL
+        failed = failed or checked is FAIL
         out.append(checked)
-    return _FAIL if failed else out
+    return FAIL if failed else out
 
 
-def _check_union(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_union(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     """The first member type the value satisfies; otherwise the first member's messages."""
     first: dict[str, list[str]] | None = None
     for member in slot.type.types:
         scratch: dict[str, list[str]] = {}
         checked = _check(_slot(member), value, path, scratch)
-        if checked is not _FAIL and not scratch:
+        if checked is not FAIL and not scratch:
             return checked
         first = first if first is not None else scratch
     for key, messages in (first or {path: ["validation.invalid"]}).items():
         errors.setdefault(key, []).extend(messages)
-    return _FAIL
+    return FAIL
 
 
-def _check_nested(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_nested(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     if not isinstance(value, Mapping):
-        return _fail(errors, path, "validation.array")
+        return fail(errors, path, "validation.array")
     before = len(errors)
     out = _check_struct(slot.type.cls, value, f"{path}.", errors)
-    return _FAIL if len(errors) > before else out
+    return FAIL if len(errors) > before else out
 
 
-def _check_dict(slot: _Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
+def _check_dict(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     if not isinstance(value, Mapping):
-        return _fail(errors, path, "validation.array")
+        return fail(errors, path, "validation.array")
     problem = _free_text_problem(value)
     if problem is not None:
-        return _fail(errors, path, problem)
+        return fail(errors, path, problem)
     return value
 
 
@@ -410,10 +314,10 @@ def _free_text_problem(value: Any) -> str | None:
     return None
 
 
-_CHECKERS: dict[type, Callable[[_Slot, Any, str, dict[str, list[str]]], Any]] = {
+_CHECKERS: dict[type, Callable[[Slot, Any, str, dict[str, list[str]]], Any]] = {
     mi.StrType: _check_str,
-    mi.IntType: _check_int,
-    mi.FloatType: _check_float,
+    mi.IntType: check_int,
+    mi.FloatType: check_float,
     mi.BoolType: _check_bool,
     mi.DateType: _check_date,
     mi.DateTimeType: _check_datetime,
