@@ -1,5 +1,7 @@
 """A real SMTP server for mail tests (aiosmtpd, in its own thread): it keeps every message it
-accepts and can be told to refuse the next few, as a server that is briefly unwell would."""
+accepts and can be told to refuse the next few, as a server that is briefly unwell would, or to hold
+each accepted message a moment before answering (a sender killed then has the mail sent but not yet
+acknowledged: the window where at-least-once delivery repeats a mail)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,10 @@ class Inbox:
     refuse: int = 0
     refused: int = 0
     refuse_with: str = "451 4.3.0 Try again later"
+    hold: float = 0.0
+    """Seconds between keeping a message and answering 250 for it."""
+    in_flight: int = 0
+    """Messages kept whose 250 is not answered yet."""
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.refuse > 0:
@@ -33,7 +39,16 @@ class Inbox:
         parsed = message_from_bytes(envelope.content, policy=policy.default)
         assert isinstance(parsed, EmailMessage)
         self.received.append(parsed)
+        if self.hold:
+            self.in_flight += 1
+            try:
+                await asyncio.sleep(self.hold)
+            finally:
+                self.in_flight -= 1
         return "250 OK"
+
+    def message_ids(self) -> list[str]:
+        return [str(m["Message-ID"]) for m in self.received]
 
     def to(self, address: str) -> list[EmailMessage]:
         return [m for m in self.received if m["To"] == address]
@@ -54,8 +69,8 @@ def free_port() -> int:
 
 
 @contextmanager
-def smtp_server() -> Iterator[tuple[Inbox, int]]:
-    inbox = Inbox()
+def smtp_server(hold: float = 0.0) -> Iterator[tuple[Inbox, int]]:
+    inbox = Inbox(hold=hold)
     port = free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()

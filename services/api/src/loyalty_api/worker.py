@@ -22,6 +22,11 @@ QUEUE_NAME = "loyalty"
 JOB_GRACE_SECONDS = 20
 """How long a stopping worker lets the jobs in hand finish before cancelling them."""
 STOP_SECONDS = 5
+CRON_TIMEOUT_SECONDS = 600
+"""SAQ's timeout for a scheduled job (its default is 10 s). A sweep of card mails (up to a 40 s budget
+plus one delivery) and a daily pass over every wallet take longer than that; one cut short at 10 s
+was cancelled mid-work every time, and a card mail cancelled mid-SMTP was sent again by the next
+sweep. Its unique key keeps the next run from starting while one still runs."""
 
 
 def make_queue(settings: Settings) -> Queue:
@@ -51,7 +56,7 @@ def make_worker(
         ctx.update(context)
 
     functions = [*(fn for fn, _ in SCHEDULED.values()), *QUEUED]
-    crons = [CronJob(fn, cron=cron) for fn, cron in SCHEDULED.values()]
+    crons = [CronJob(fn, cron=cron, timeout=CRON_TIMEOUT_SECONDS) for fn, cron in SCHEDULED.values()]
     worker = Worker(
         queue, functions=functions, cron_jobs=crons, startup=startup, concurrency=4, cancellation_hard_deadline_s=2
     )

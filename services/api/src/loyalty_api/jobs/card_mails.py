@@ -4,11 +4,14 @@ crash between the commit and the enqueue, or a job that ran out of retries, lose
 
 Each delivery holds the mail's row lock from the claim to the status update, so two workers never
 send one mail at the same time; a crash after the SMTP server took the mail and before the commit
-sends it again with the same Message-ID (the only repeat possible, and a recognisable one).
+sends it again with the same Message-ID (the only repeat possible, and a recognisable one). A
+cancelled job (SAQ's timeout, a stopping worker) is no crash: the delivery in hand runs on to its
+commit, so a mail the server took is recorded as sent.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +35,10 @@ JOB = "send_card_mail"
 RETRIES = 5
 RETRY_DELAY_SECONDS = 1.0
 MAX_RETRY_DELAY_SECONDS = 60.0
+SWEEP_SECONDS = 40.0
+"""A sweep starts no delivery after this long; what is left is the next minute's. Deliveries take
+from a fraction of a second to a minute each (SMTP_TIMEOUT_SECONDS per step), so a backlog would
+otherwise outlast any timeout the sweep's job could have."""
 
 
 def job_options(card_mail_id: int) -> dict[str, Any]:
@@ -51,13 +58,18 @@ async def send_card_mail(ctx: Mapping[str, Any], *, card_mail_id: int) -> dict[s
     return {"outcome": await deliver(ctx, card_mail_id)}
 
 
-async def card_mails(ctx: Mapping[str, Any]) -> dict[str, int]:
+async def card_mails(ctx: Mapping[str, Any], *, budget: float = SWEEP_SECONDS) -> dict[str, int]:
     sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
     clock: Clock = ctx["clock"]
     async with sessionmaker() as session:
         due = await Outbox(session, clock).due()
     outcomes: dict[str, int] = {}
+    loop = asyncio.get_running_loop()
+    stop_at = loop.time() + budget
     for mail_id in due:
+        if loop.time() >= stop_at:
+            outcomes["left"] = outcomes.get("left", 0) + 1
+            continue
         try:
             outcome = await deliver(ctx, mail_id)
         except Exception as exc:  # this mail waits for its back-off; the others go on
@@ -67,11 +79,32 @@ async def card_mails(ctx: Mapping[str, Any]) -> dict[str, int]:
     return outcomes
 
 
+_in_hand: set[asyncio.Future[str]] = set()
+"""Deliveries whose job was cancelled, kept referenced until they finish."""
+
+
 async def deliver(ctx: Mapping[str, Any], mail_id: int) -> str:
     """Deliver one queued mail: ``sent`` or ``written``; ``waiting`` for the shop's identity;
     ``failed`` when the customer can no longer get it or the SMTP server refused it for good;
     ``skipped`` when it is delivered already or another worker holds it. A send that failed this
-    time is postponed and raised, for SAQ to retry."""
+    time is postponed and raised, for SAQ to retry.
+
+    Shielded from cancellation: cancelled mid-SMTP, the attempt would roll back after the server took
+    the mail, and the next attempt would send it again. The caller's cancellation still goes through
+    at once; the attempt finishes on its own."""
+    attempt = asyncio.ensure_future(_attempt(ctx, mail_id))
+    _in_hand.add(attempt)
+    attempt.add_done_callback(_finished)
+    return await asyncio.shield(attempt)
+
+
+def _finished(attempt: asyncio.Future[str]) -> None:
+    _in_hand.discard(attempt)
+    if not attempt.cancelled():
+        attempt.exception()  # read here too: a caller cancelled meanwhile never reads it (it was postponed)
+
+
+async def _attempt(ctx: Mapping[str, Any], mail_id: int) -> str:
     sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
     clock: Clock = ctx["clock"]
     try:
