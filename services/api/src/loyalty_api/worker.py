@@ -22,11 +22,11 @@ QUEUE_NAME = "loyalty"
 JOB_GRACE_SECONDS = 20
 """How long a stopping worker lets the jobs in hand finish before cancelling them."""
 STOP_SECONDS = 5
-CRON_TIMEOUT_SECONDS = 600
-"""SAQ's timeout for a scheduled job (its default is 10 s). A sweep of card mails (up to a 40 s budget
-plus one delivery) and a daily pass over every wallet take longer than that; one cut short at 10 s
-was cancelled mid-work every time, and a card mail cancelled mid-SMTP was sent again by the next
-sweep. Its unique key keeps the next run from starting while one still runs."""
+CRON_TIMEOUT_SECONDS = 60
+"""SAQ's timeout for a scheduled job (its default is 10 s, which cut the card-mails sweep short
+every time it had more than a few mails). Not much longer either: a job whose worker was killed keeps
+its unique key, and so keeps the next runs from starting, until SAQ finds it past this timeout. A
+delivery in hand when the timeout cancels a sweep still finishes (jobs/card_mails.py)."""
 
 
 def make_queue(settings: Settings) -> Queue:
