@@ -12,6 +12,7 @@ from loyalty_api import migrate
 from loyalty_api.cli import main
 from loyalty_api.migrate import include_object
 from loyalty_core.models import metadata
+from tests.support.database import database_name, fresh_database
 
 
 def test_models_and_migrations_do_not_drift(database_url: str) -> None:
@@ -56,3 +57,17 @@ def test_a_second_upgrade_stays_at_the_one_head(database_url: str) -> None:
 def test_db_upgrade_verb_uses_database_url(database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DATABASE_URL", database_url)
     assert main(["db", "upgrade"]) == 0
+
+
+def test_the_newest_migrations_go_down_and_up_again() -> None:
+    """The last two revisions (vendor keys, redemptions index) downgrade cleanly on a migrated
+    database, and upgrading again leaves the models and the database without a diff."""
+    url = fresh_database(database_name("api_downgrade"))
+    migrate.upgrade(url)
+    alembic = migrate.commands(url)
+    try:
+        alembic.downgrade(revision="-2")
+        alembic.upgrade(revision="head")
+    finally:
+        alembic.sqlalchemy_config.get_engine().dispose()
+    test_models_and_migrations_do_not_drift(url)
