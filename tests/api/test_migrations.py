@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -70,4 +72,16 @@ def test_the_newest_migrations_go_down_and_up_again() -> None:
         alembic.upgrade(revision="head")
     finally:
         alembic.sqlalchemy_config.get_engine().dispose()
+    test_models_and_migrations_do_not_drift(url)
+
+
+def test_upgrades_started_together_run_one_after_the_other() -> None:
+    """The scale-out shape starts several `loyalty serve` processes at once, each migrating first:
+    they take turns on an advisory lock, so a fresh database ends at the one head, without errors."""
+    url = fresh_database(database_name("api_together"))
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        for done in [pool.submit(migrate.upgrade, url) for _ in range(3)]:
+            done.result(timeout=120)
+    [head] = ScriptDirectory(str(migrate.MIGRATIONS)).get_heads()
+    assert _state(url)[0] == [head]
     test_models_and_migrations_do_not_drift(url)
