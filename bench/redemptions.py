@@ -295,11 +295,14 @@ def _report(
         f" `max_connections` is {_max_connections()}, shared with everything else on the server); each run"
         " starts its server afresh with the other one stopped.",
         "",
-        "The raw app does the service's writes statement for statement (advisory key lock, wallet row lock,"
-        " ledger entry insert, lot update, wallet update, redemption insert; verify: one conditional"
-        " `UPDATE ... RETURNING`), with its reads folded together: customer-by-card and wallet lock in one"
-        " statement, the reward with its branch count and the vendor's code prefix in one, the code's"
-        " uniqueness left to `ON CONFLICT`, and verify's answer taken from the update's `RETURNING`.",
+        "The raw app runs the redemption's SQL the plain way, one statement per round trip: the key's"
+        " advisory lock, the customer by card with its wallet locked, the key check, the reward (with its"
+        " branch count and the vendor's code prefix), the entry insert, one update per lot taken, the wallet"
+        " update and the redemption insert (its code's uniqueness left to `ON CONFLICT`). The service makes"
+        " the same writes in two round trips (`loyalty_core/redemptions/till_redeem.py`): one pipeline with"
+        " BEGIN, the key's lock, the wallet's lock and one read of everything its checks need, then one"
+        " statement for stock, entry, lots, balance and redemption pipelined with COMMIT. Verify is the same"
+        " one conditional `UPDATE ... RETURNING` in both; the service adds the token check's read.",
         "",
         "Calls: " + "; ".join(f"{call} = {CALLS[call]}" for call in options.calls) + ".",
         "",

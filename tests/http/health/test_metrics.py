@@ -3,12 +3,18 @@ rate-limited; requests are counted by route template, never by the path a client
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.support.app import ADMIN
+from loyalty_core.clock import SettableClock
+from tests.http.redemptions.test_redeem import member, redeem, reward
+from tests.support.app import ADMIN, build_app
 from tests.support.envelope import error_of
+from tests.support.tenants import make_tenant
 
 
 def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -49,3 +55,48 @@ async def test_metrics_count_requests_by_route_template_and_status(client: Async
     assert not any("12345" in str(labels) or "x7" in str(labels) for _, labels in after)
     histogram = ("loyalty_http_request_duration_seconds_count", (("method", "GET"), ("route", "/health/live")))
     assert after[histogram] - before.get(histogram, 0.0) == 1
+
+
+async def test_points_and_redemptions_are_read_from_the_database(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """Totals over all vendors, so the test reads what its own writes added: adjustments in and out,
+    a redemption's points and its state."""
+    tenant = await make_tenant(client)
+    customer, email = await member(engine, tenant)
+    made = await reward(client, tenant, point_cost=7)
+    before = _samples((await client.get("/metrics", headers=ADMIN)).text)
+    wallet = f"/api/v1/customers/{customer}/wallet/adjust"
+    for amount, key in ((25, "in"), (-4, "out")):
+        body = {"amount": amount, "reason": "metrics", "idempotency_key": key}
+        assert (await client.post(wallet, json=body, headers=tenant.headers)).status_code == 201
+    assert (await redeem(client, tenant, email, made["id"], "m1")).status_code == 201
+    after = _samples((await client.get("/metrics", headers=ADMIN)).text)
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after[key] - before.get(key, 0.0)
+
+    assert grew("loyalty_points_total", kind="adjusted_in") == 25
+    assert grew("loyalty_points_total", kind="adjusted_out") == 4
+    assert grew("loyalty_points_total", kind="redeemed") == 7
+    assert grew("loyalty_points_total", kind="earned") == 0
+    assert grew("loyalty_redemptions", state="valid") == 1
+    assert after[("loyalty_database_up", ())] == 1
+    # this app was composed without a job queue
+    assert after[("loyalty_queue_up", ())] == 0
+    assert after[("loyalty_db_pool_size", ())] >= 1
+    assert after[("loyalty_db_pool_in_use", ())] >= 1  # the scrape's own connection
+
+
+async def test_rate_limit_refusals_are_counted_by_window(engine: AsyncEngine, test_clock: SettableClock) -> None:
+    """One address over its allowance of requests without a token: one refusal in the address window."""
+    test_clock.freeze(datetime(2036, 3, 1, tzinfo=UTC))
+    app = build_app(engine, test_clock=test_clock, anon_rate_per_minute=2)
+    async with AsyncTestClient(app=app) as limited:
+        before = _samples((await limited.get("/metrics", headers=ADMIN)).text)
+        answers = [(await limited.get("/api/v1/products")).status_code for _ in range(3)]
+        after = _samples((await limited.get("/metrics", headers=ADMIN)).text)
+    assert answers == [401, 401, 429]
+    key = ("loyalty_rate_limit_refusals_total", (("window", "address"),))
+    assert after[key] - before.get(key, 0.0) == 1

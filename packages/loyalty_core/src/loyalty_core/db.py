@@ -3,14 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from advanced_alchemy.base import BigIntAuditBase
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import declared_attr
 
-__all__ = ["Base", "make_engine", "make_sessionmaker", "one_of"]
+__all__ = ["REFERENCE_TABLES", "Base", "VendorRow", "make_engine", "make_sessionmaker", "one_of"]
 
 Base = BigIntAuditBase
 """Every model: a big-integer id and UTC ``created_at``/``updated_at`` audit columns."""
+
+
+REFERENCE_TABLES = frozenset({"plans", "vendors", "branches", "api_clients", "issued_tokens", "email_suppressions"})
+"""Tables shared by every vendor or read before the vendor is known (a client by its ``client_id``
+at the token endpoint, a token by its ``jti``, an address suppressed at any shop), and the small
+branch table that clients point at. On a sharded PostgreSQL they are reference tables, copied to
+every node; every other table is distributed by ``vendor_id`` (``VendorRow``)."""
+
+
+class VendorRow:
+    """Mixin of every table whose rows a vendor owns (docs/architecture.md, "Tenancy").
+
+    Such a table's primary key is ``(vendor_id, id)`` and each of its unique keys and foreign keys
+    to another vendor-owned table includes ``vendor_id``, so the database refuses a row pointing at
+    another vendor's row and the schema can be distributed by ``vendor_id`` on a sharded PostgreSQL
+    (Citus) as it is. Ids still come from one sequence per table, so ``id`` alone stays unique and
+    the ORM identifies a row by it: ``session.get(Model, id)`` keeps working.
+    """
+
+    @declared_attr.directive
+    def __mapper_args__(cls) -> dict[str, Any]:
+        return {"primary_key": [cls.__table__.c.id]}  # type: ignore[attr-defined]
 
 
 def one_of(column: str, values: Iterable[str]) -> str:

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock, SettableClock
 from loyalty_core.passes.ports import PassMaker
+from loyalty_http.wire.metrics import QueueStats
 
 Job = Callable[[], Awaitable[Mapping[str, Any]]]
 
@@ -51,3 +52,6 @@ class HttpConfig:
     None: the row waits for the service's sweep (an app composed without a queue)."""
     mail_domain: str = "loyalty.local"
     """The right-hand side of the card mails' Message-IDs."""
+    queue_stats: Callable[[], Awaitable[QueueStats | None]] | None = None
+    """The job queue's depth and failures for ``GET /metrics``; None when it cannot be read (no
+    queue, or its store is away)."""

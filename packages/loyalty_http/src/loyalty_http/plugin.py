@@ -22,6 +22,7 @@ from loyalty_http.mounted import ROUTE_HANDLERS
 from loyalty_http.params import dependencies
 from loyalty_http.pipeline import Authenticator, before_send, make_prepare
 from loyalty_http.route_matching import backtracking
+from loyalty_http.wire import metrics
 from loyalty_http.wire.envelope import EXCEPTION_HANDLERS
 
 
@@ -57,6 +58,7 @@ class LoyaltyHttp(InitPluginProtocol):
         app_config.before_request = make_prepare(authenticators, cfg.max_body_bytes, limiter)
         app_config.before_send.append(before_send)
         app_config.middleware.insert(0, one_connection_per_request(cfg.sessionmaker.kw["bind"]))
+        metrics.watch_pool(cfg.sessionmaker.kw["bind"].sync_engine.pool)
         app_config.on_startup.extend([backtracking, limiter.start])
         app_config.on_shutdown.append(limiter.stop)
         return app_config

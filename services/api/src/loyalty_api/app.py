@@ -24,6 +24,7 @@ from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.passes.identities import IdentityRows
 from loyalty_http.config import HttpConfig, Readiness
 from loyalty_http.plugin import LoyaltyHttp
+from loyalty_http.wire.metrics import QueueStats
 
 log = structlog.get_logger("loyalty.api")
 
@@ -62,6 +63,16 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         send, so the service starts while the database is still away (readiness reports it)."""
         await connect_queue()
         await queue.enqueue(CARD_MAIL_JOB, **job_options(card_mail_id))
+
+    async def queue_stats() -> QueueStats | None:
+        """The queue's depth and failures for /metrics; None while its store does not answer."""
+        try:
+            await asyncio.wait_for(connect_queue(), timeout=2)
+            info = await asyncio.wait_for(queue.info(), timeout=2)
+        except Exception:  # a scrape answers what it can: loyalty_queue_up is 0
+            return None
+        failed = sum(stats["failed"] for worker in info["workers"].values() if (stats := worker.get("stats")))
+        return QueueStats(queued=info["queued"], active=info["active"], scheduled=info["scheduled"], failed=failed)
 
     async def readiness() -> Readiness:
         checks: dict[str, str] = {}
@@ -110,6 +121,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             passes=passes,
             enqueue_card_mail=enqueue_card_mail,
             mail_domain=mail_domain(settings.mail_from),
+            queue_stats=queue_stats,
         )
     )
 

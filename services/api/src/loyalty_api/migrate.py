@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from advanced_alchemy.alembic.commands import AlembicCommands
 from advanced_alchemy.config import AlembicSyncConfig, SQLAlchemySyncConfig
+from sqlalchemy import text
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "alembic_versions"
@@ -33,12 +37,23 @@ def commands(database_url: str) -> AlembicCommands:
     return AlembicCommands(sqlalchemy_config=config)
 
 
+MIGRATION_LOCK = 0x6C6F7961
+"""The advisory lock key upgrades take: several ``loyalty serve`` processes started together (the
+scale-out shape) migrate one after the other, and the later ones find the schema at head."""
+
+
 def upgrade(database_url: str, revision: str = "head") -> None:
     alembic = commands(database_url)
+    engine = cast("Engine", alembic.sqlalchemy_config.get_engine())  # a sync config makes a sync engine
     try:
-        alembic.upgrade(revision=revision)
+        with engine.connect() as guard:
+            guard.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+            try:
+                alembic.upgrade(revision=revision)
+            finally:
+                guard.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
     finally:
-        alembic.sqlalchemy_config.get_engine().dispose()
+        engine.dispose()
 
 
 def revision(database_url: str, message: str) -> None:

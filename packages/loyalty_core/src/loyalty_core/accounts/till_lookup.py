@@ -16,6 +16,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from loyalty_core.customers import errors as e
+from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
 from loyalty_core.customers.views import CustomerView, view_of
 
 _CUSTOMER = """
@@ -33,18 +34,7 @@ LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
 WHERE c.status <> 'anonymized'
 """
 
-BY_IDENTIFIER = (
-    """
-WITH found AS MATERIALIZED (
-    SELECT customer_id FROM customer_identifiers
-    WHERE vendor_id = %(v)s AND lower(value) = lower(%(q)s) AND active AND customer_id IS NOT NULL
-), holder AS MATERIALIZED (
-    SELECT coalesce(c.merged_into_id, c.id) AS id
-    FROM found f JOIN customers c ON c.vendor_id = %(v)s AND c.id = f.customer_id
-    WHERE c.status <> 'anonymized'
-)"""
-    + _CUSTOMER
-)
+BY_IDENTIFIER = "\nWITH " + HOLDER_BY_IDENTIFIER + _CUSTOMER
 
 BY_EXTERNAL_ID = (
     """

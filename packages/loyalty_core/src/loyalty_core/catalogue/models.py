@@ -12,6 +12,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
@@ -20,7 +21,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from loyalty_core.catalogue.metadata import MAX_METADATA_BYTES
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of
 
 
 class ProductStatus(StrEnum):
@@ -32,7 +33,7 @@ class ProductStatus(StrEnum):
 PRODUCT_STATUSES = tuple(ProductStatus)
 
 
-class Product(Base):
+class Product(VendorRow, Base):
     """A product. A deleted one keeps its row (``deleted_at``) so rewards made from it keep their
     link and a later PUT of the same ``external_id`` restores it."""
 
@@ -40,7 +41,7 @@ class Product(Base):
     __table_args__ = (
         # covers deleted rows too: a POST of a deleted external_id is a duplicate, a PUT a restore
         UniqueConstraint("vendor_id", "external_id", name="uq_products_vendor_external_id"),
-        UniqueConstraint("vendor_id", "id", name="uq_products_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_products"),
         CheckConstraint(one_of("status", ProductStatus), name="status_known"),
         CheckConstraint("price_cents >= 0", name="price_cents_not_negative"),
         CheckConstraint("stock >= 0", name="stock_not_negative"),
@@ -63,7 +64,7 @@ class Product(Base):
         ),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     external_id: Mapped[str] = mapped_column(String(255))
     name: Mapped[str] = mapped_column(String(255))
     name_sort: Mapped[str] = mapped_column(String(collation="C"))
@@ -79,7 +80,7 @@ class Product(Base):
     deleted_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
 
 
-class ProductCount(Base):
+class ProductCount(VendorRow, Base):
     """How many live (not deleted) products a vendor holds.
 
     Every write that can create, delete or restore a product locks this row first and moves the
@@ -89,6 +90,7 @@ class ProductCount(Base):
     """
 
     __tablename__ = "product_counts"
+    __table_args__ = (PrimaryKeyConstraint("vendor_id", "id", name="pk_product_counts"),)
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), unique=True)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), unique=True, primary_key=True)
     live: Mapped[int] = mapped_column(Integer, default=0)

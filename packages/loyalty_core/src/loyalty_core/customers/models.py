@@ -14,13 +14,14 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Index,
+    PrimaryKeyConstraint,
     String,
     UniqueConstraint,
     func,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of
 
 
 class CustomerStatus(StrEnum):
@@ -58,10 +59,10 @@ class ConsentSource(StrEnum):
     IMPORT = "import"
 
 
-class Customer(Base):
+class Customer(VendorRow, Base):
     __tablename__ = "customers"
     __table_args__ = (
-        UniqueConstraint("vendor_id", "id", name="uq_customers_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_customers"),
         UniqueConstraint("vendor_id", "external_id", name="uq_customers_vendor_external_id"),
         ForeignKeyConstraint(
             ["vendor_id", "merged_into_id"], ["customers.vendor_id", "customers.id"], name="fk_customers_merged_into"
@@ -71,7 +72,7 @@ class Customer(Base):
         CheckConstraint(one_of("marketing_consent_source", ConsentSource), name="consent_source_known"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     first_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
     last_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
     email: Mapped[str | None] = mapped_column(String(255), nullable=True)
@@ -103,11 +104,12 @@ Index(
 )
 
 
-class CustomerIdentifier(Base):
+class CustomerIdentifier(VendorRow, Base):
     """A value a till scans or types. A pre-printed card that nobody holds yet has no customer."""
 
     __tablename__ = "customer_identifiers"
     __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_customer_identifiers"),
         ForeignKeyConstraint(
             ["vendor_id", "customer_id"],
             ["customers.vendor_id", "customers.id"],
@@ -117,7 +119,7 @@ class CustomerIdentifier(Base):
         CheckConstraint(one_of("type", IdentifierType), name="type_known"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     type: Mapped[str] = mapped_column(String(16))
     value: Mapped[str] = mapped_column(String(255))
@@ -135,11 +137,12 @@ Index(
 )
 
 
-class ConsentEvent(Base):
+class ConsentEvent(VendorRow, Base):
     """One grant or withdrawal of marketing consent, with its provenance (spec: Marketing consent 2)."""
 
     __tablename__ = "consent_events"
     __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_consent_events"),
         ForeignKeyConstraint(
             ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_consent_events_customer"
         ),
@@ -147,7 +150,7 @@ class ConsentEvent(Base):
         CheckConstraint(one_of("source", ConsentSource), name="source_known"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     granted: Mapped[bool] = mapped_column(Boolean)
     moment: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))

@@ -20,13 +20,13 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     Numeric,
+    PrimaryKeyConstraint,
     String,
-    UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of
 from loyalty_core.earning.terms import Family, Kind, Moment
 
 MAX_SKUS: Final = 100
@@ -34,17 +34,17 @@ MULTIPLIER_PLACES: Final = 4
 """Decimals a multiplier may carry; with 6 integer digits it fits ``NUMERIC(10, 4)``."""
 
 
-class EarnRule(Base):
+class EarnRule(VendorRow, Base):
     __tablename__ = "earn_rules"
     __table_args__ = (
-        UniqueConstraint("vendor_id", "id", name="uq_earn_rules_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_earn_rules"),
         CheckConstraint("points_per_unit >= 0", name="points_per_unit_not_negative"),
         CheckConstraint("unit_amount >= 1", name="unit_amount_positive"),
         CheckConstraint("min_transaction_amount >= 0", name="min_transaction_amount_not_negative"),
         CheckConstraint("version >= 1", name="version_positive"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     name: Mapped[str] = mapped_column(String(255))
     points_per_unit: Mapped[int] = mapped_column(Integer)
     unit_amount: Mapped[int] = mapped_column(Integer)
@@ -53,13 +53,13 @@ class EarnRule(Base):
     version: Mapped[int] = mapped_column(Integer, default=1)
 
 
-class Campaign(Base):
+class Campaign(VendorRow, Base):
     """A campaign; the fields its kind and moment do not use are NULL (``kind_values_consistent``,
     ``family_values_consistent``)."""
 
     __tablename__ = "campaigns"
     __table_args__ = (
-        UniqueConstraint("vendor_id", "id", name="uq_campaigns_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_campaigns"),
         CheckConstraint(one_of("family", Family), name="family_known"),
         CheckConstraint(one_of("kind", Kind), name="kind_known"),
         CheckConstraint(one_of("moment", Moment), name="moment_known"),
@@ -88,7 +88,7 @@ class Campaign(Base):
         CheckConstraint("version >= 1", name="version_positive"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     name: Mapped[str] = mapped_column(String(255))
     family: Mapped[str] = mapped_column(String(16), default=Family.TRANSACTION)
     moment: Mapped[str | None] = mapped_column(String(16), nullable=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
 from loyalty_core.earning.purchase_reads import BranchView
 from loyalty_core.earning.terms import CustomerFacts, MomentKey
 from loyalty_core.tenancy.access import VendorContext
@@ -36,14 +37,7 @@ _FACTS = """,
 # The identifier is found first through its unique index, in a MATERIALIZED step, whatever the
 # statistics say; a card left on a merged account finds the account that kept the family.
 _FIND = """
-WITH RECURSIVE found AS MATERIALIZED (
-    SELECT customer_id FROM customer_identifiers
-    WHERE vendor_id = %(v)s AND lower(value) = lower(%(q)s) AND active AND customer_id IS NOT NULL
-), holder AS MATERIALIZED (
-    SELECT coalesce(c.merged_into_id, c.id) AS id
-    FROM found f JOIN customers c ON c.vendor_id = %(v)s AND c.id = f.customer_id
-    WHERE c.status <> 'anonymized'
-){family}
+WITH RECURSIVE {holder}{family}
 SELECT {columns}{facts}
 FROM (SELECT earning_version FROM vendors WHERE id = %(v)s) vendor
 LEFT JOIN holder h ON true
@@ -57,8 +51,8 @@ _COLUMNS = """vendor.earning_version, c.id, c.status, c.date_of_birth,
        coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date), w.id,
        b.id, b.external_id, b.name, b.type, b.active, t.id, t.customer_id, t.total_amount"""
 
-FIND = _FIND.format(family="", columns=_COLUMNS, facts="")
-FIND_WITH_FACTS = _FIND.format(family=_FAMILY, columns=_COLUMNS, facts=_FACTS)
+FIND = _FIND.format(holder=HOLDER_BY_IDENTIFIER, family="", columns=_COLUMNS, facts="")
+FIND_WITH_FACTS = _FIND.format(holder=HOLDER_BY_IDENTIFIER, family=_FAMILY, columns=_COLUMNS, facts=_FACTS)
 
 
 async def find(conn: AsyncConnection[Any], params: dict[str, Any], *, with_facts: bool, lock: bool) -> Found:

@@ -30,17 +30,17 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of
 from loyalty_core.earning.terms import Moment
 
 
-class Transaction(Base):
+class Transaction(VendorRow, Base):
     """One purchase. ``rules_applied`` and ``points_earned`` are what the first call scored, so a
     replay answers them unchanged whatever the rules are now (Idempotency 1)."""
 
     __tablename__ = "transactions"
     __table_args__ = (
-        UniqueConstraint("vendor_id", "id", name="uq_transactions_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_transactions"),
         # keys are per vendor (RELIABILITY L5): two vendors' keys never meet
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_transactions_vendor_key"),
         ForeignKeyConstraint(
@@ -54,7 +54,7 @@ class Transaction(Base):
         Index("ix_transactions_customer_newest", "vendor_id", "customer_id", text("created_at DESC"), text("id DESC")),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     """The account the identifier found when the purchase was made (a merged account's purchases
     stay on it and are listed under the account that kept the family)."""
@@ -69,9 +69,10 @@ class Transaction(Base):
     """The ``earn`` entry; NULL when the purchase earned nothing (no entry is written then)."""
 
 
-class TransactionItem(Base):
+class TransactionItem(VendorRow, Base):
     __tablename__ = "transaction_items"
     __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_transaction_items"),
         ForeignKeyConstraint(
             ["vendor_id", "transaction_id"],
             ["transactions.vendor_id", "transactions.id"],
@@ -81,7 +82,7 @@ class TransactionItem(Base):
         Index("ix_transaction_items_transaction", "transaction_id", "position"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     transaction_id: Mapped[int] = mapped_column(BigInteger)
     position: Mapped[int] = mapped_column(Integer)
     """The line's place in the request, so the answer lists the lines as they were sent."""
@@ -99,12 +100,13 @@ class MomentState(StrEnum):
     PAID = "paid"
 
 
-class CustomerMoment(Base):
+class CustomerMoment(VendorRow, Base):
     """One occurrence of a customer moment (a birthday of one year, one lapse): recorded due by the
     job, paid by the first purchase that scores it, so it pays once (contract 5, Moments)."""
 
     __tablename__ = "customer_moments"
     __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_customer_moments"),
         ForeignKeyConstraint(
             ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_customer_moments_customer"
         ),
@@ -113,7 +115,7 @@ class CustomerMoment(Base):
         CheckConstraint(one_of("state", MomentState), name="state_known"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     moment: Mapped[str] = mapped_column(String(16))
     since: Mapped[date] = mapped_column(Date)

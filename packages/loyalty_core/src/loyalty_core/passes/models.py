@@ -7,11 +7,21 @@ from datetime import datetime
 from enum import StrEnum
 
 from advanced_alchemy.types import DateTimeUTC
-from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    PrimaryKeyConstraint,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of
 
 
 class IdentityState(StrEnum):
@@ -23,12 +33,13 @@ class IdentityState(StrEnum):
     ISSUED = "issued"
 
 
-class WalletIdentity(Base):
+class WalletIdentity(VendorRow, Base):
     """One per vendor. The private key is kept only sealed (``sealed_key``); ``version`` grows with
     every new identity so a cache keyed on it never serves a replaced key."""
 
     __tablename__ = "wallet_identities"
     __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_wallet_identities"),
         UniqueConstraint("vendor_id", name="uq_wallet_identities_vendor"),
         CheckConstraint(one_of("state", IdentityState), name="state_known"),
         CheckConstraint(
@@ -38,7 +49,7 @@ class WalletIdentity(Base):
         ),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     state: Mapped[str] = mapped_column(String(16), default=IdentityState.PENDING)
     next_ask_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     """When a busy platform may be asked again; None once issued or refused."""
@@ -49,13 +60,16 @@ class WalletIdentity(Base):
     version: Mapped[int] = mapped_column(Integer, default=0)
 
 
-class PassBrandingRow(Base):
+class PassBrandingRow(VendorRow, Base):
     """How a shop's passes and card mail look; a shop without a row gets the generated default."""
 
     __tablename__ = "pass_brandings"
-    __table_args__ = (UniqueConstraint("vendor_id", name="uq_pass_brandings_vendor"),)
+    __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_pass_brandings"),
+        UniqueConstraint("vendor_id", name="uq_pass_brandings_vendor"),
+    )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     display_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
     background: Mapped[str] = mapped_column(String(7), default="#ffffff")
     foreground: Mapped[str] = mapped_column(String(7), default="#1d1d1f")
@@ -83,13 +97,16 @@ class EmailSuppression(Base):
     reason: Mapped[str] = mapped_column(String(16))
 
 
-class SuppressionRelease(Base):
+class SuppressionRelease(VendorRow, Base):
     """The admin switched sending back on for one shop, despite a suppression."""
 
     __tablename__ = "email_suppression_releases"
-    __table_args__ = (UniqueConstraint("vendor_id", "email", name="uq_email_suppression_releases"),)
+    __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_email_suppression_releases"),
+        UniqueConstraint("vendor_id", "email", name="uq_email_suppression_releases"),
+    )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     email: Mapped[str] = mapped_column(String(255))
 
 
@@ -100,18 +117,19 @@ class MailStatus(StrEnum):
     FAILED = "failed"
 
 
-class CardMail(Base):
+class CardMail(VendorRow, Base):
     """One accepted send-card: the outbox row recorded in the acceptance's transaction. Its
     ``message_id`` is fixed here, so every attempt of the mail job sends the same Message-ID; its
     ``created_at`` starts the customer's cooldown."""
 
     __tablename__ = "card_mails"
     __table_args__ = (
-        UniqueConstraint("message_id", name="uq_card_mails_message_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_card_mails"),
+        UniqueConstraint("vendor_id", "message_id", name="uq_card_mails_message_id"),
         CheckConstraint(one_of("status", MailStatus), name="status_known"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger, index=True)
     to_address: Mapped[str] = mapped_column(String(255))
     message_id: Mapped[str] = mapped_column(String(255))
@@ -126,13 +144,16 @@ class CardMail(Base):
     attempt, with back-off; None: due now."""
 
 
-class CardSendCooldown(Base):
+class CardSendCooldown(VendorRow, Base):
     """The customer's card-mail cooldown: one row per customer, moved on only by a 202. It is claimed
     by one conditional upsert, so of two sends racing for a customer exactly one is accepted."""
 
     __tablename__ = "card_send_cooldowns"
-    __table_args__ = (UniqueConstraint("vendor_id", "customer_id", name="uq_card_send_cooldowns_customer"),)
+    __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_card_send_cooldowns"),
+        UniqueConstraint("vendor_id", "customer_id", name="uq_card_send_cooldowns_customer"),
+    )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     started_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))

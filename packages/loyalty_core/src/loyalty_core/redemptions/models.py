@@ -14,13 +14,14 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    PrimaryKeyConstraint,
     String,
     UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of
 
 
 class StoredStatus(StrEnum):
@@ -31,10 +32,10 @@ class StoredStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-class Redemption(Base):
+class Redemption(VendorRow, Base):
     __tablename__ = "redemptions"
     __table_args__ = (
-        UniqueConstraint("vendor_id", "id", name="uq_redemptions_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_redemptions"),
         UniqueConstraint("vendor_id", "confirmation_code", name="uq_redemptions_vendor_code"),
         # keys are per vendor (one key, one redemption); NULL keys (counter gifts) never collide
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_redemptions_vendor_idempotency_key"),
@@ -54,7 +55,7 @@ class Redemption(Base):
         Index("ix_redemptions_vendor_customer_reward", "vendor_id", "customer_id", "reward_id"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     reward_id: Mapped[int] = mapped_column(BigInteger)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     branch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

@@ -30,6 +30,7 @@ from psycopg.errors import LockNotAvailable
 from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
+from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.codes import new_code
@@ -43,18 +44,8 @@ from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNo
 
 _KEY_LOCK = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('redemption:' || %(k)s))"
 
-# an identifier left on a merged account belongs to the account that stays (Merged customers 2)
-_HOLDER = """found AS MATERIALIZED (
-    SELECT customer_id FROM customer_identifiers
-    WHERE vendor_id = %(v)s AND lower(value) = lower(%(q)s) AND active AND customer_id IS NOT NULL
-), holder AS MATERIALIZED (
-    SELECT coalesce(c.merged_into_id, c.id) AS id
-    FROM found f JOIN customers c ON c.vendor_id = %(v)s AND c.id = f.customer_id
-    WHERE c.status <> 'anonymized'
-)"""
-
 _WALLET_LOCK = f"""
-WITH {_HOLDER}
+WITH {HOLDER_BY_IDENTIFIER}
 SELECT w.id FROM holder h
 JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
 JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
@@ -62,7 +53,7 @@ FOR UPDATE OF w
 """
 
 _STATE = f"""
-WITH {_HOLDER}
+WITH {HOLDER_BY_IDENTIFIER}
 SELECT c.id, c.status, w.id, w.balance,
        r.id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
        r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,

@@ -13,13 +13,14 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Integer,
+    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of
 
 
 class RewardType(StrEnum):
@@ -36,13 +37,13 @@ DISCOUNT_TYPES = ("percentage", "fixed_amount")
 MAX_CODE_VALID_FOR_HOURS = 87600
 
 
-class Reward(Base):
+class Reward(VendorRow, Base):
     """A reward. ``remaining_stock`` is null exactly when ``total_stock`` is (unlimited); the API shows
     it as 0 with ``is_unlimited``. A deleted reward keeps its row, so its idempotency key stays taken."""
 
     __tablename__ = "rewards"
     __table_args__ = (
-        UniqueConstraint("vendor_id", "id", name="uq_rewards_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_rewards"),
         # NULL keys never collide, so rewards made without a key are unconstrained
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_rewards_vendor_idempotency_key"),
         ForeignKeyConstraint(
@@ -74,7 +75,7 @@ class Reward(Base):
         ),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     type: Mapped[str] = mapped_column(String(16))
     name: Mapped[str] = mapped_column(String(255))
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -102,11 +103,12 @@ class Reward(Base):
     deleted_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
 
 
-class RewardBranch(Base):
+class RewardBranch(VendorRow, Base):
     """One branch a reward may be redeemed at; a reward without rows here is valid at every branch."""
 
     __tablename__ = "reward_branches"
     __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_reward_branches"),
         UniqueConstraint("vendor_id", "reward_id", "branch_id", name="uq_reward_branches_vendor_reward_branch"),
         ForeignKeyConstraint(
             ["vendor_id", "reward_id"],
@@ -119,6 +121,6 @@ class RewardBranch(Base):
         ),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     reward_id: Mapped[int] = mapped_column(BigInteger)
     branch_id: Mapped[int] = mapped_column(BigInteger)

@@ -13,13 +13,14 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Integer,
+    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of
 
 
 class VoucherStatus(StrEnum):
@@ -29,10 +30,10 @@ class VoucherStatus(StrEnum):
     USED = "used"
 
 
-class Voucher(Base):
+class Voucher(VendorRow, Base):
     __tablename__ = "vouchers"
     __table_args__ = (
-        UniqueConstraint("vendor_id", "id", name="uq_vouchers_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_vouchers"),
         UniqueConstraint("vendor_id", "code", name="uq_vouchers_vendor_code"),
         ForeignKeyConstraint(
             ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_vouchers_vendor_customer"
@@ -45,7 +46,7 @@ class Voucher(Base):
         ),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     code: Mapped[str] = mapped_column(String(12))
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -56,11 +57,12 @@ class Voucher(Base):
     used_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
 
 
-class VoucherBranch(Base):
+class VoucherBranch(VendorRow, Base):
     """One branch a voucher may be spent at; a voucher without rows here is good at every branch."""
 
     __tablename__ = "voucher_branches"
     __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_voucher_branches"),
         UniqueConstraint("vendor_id", "voucher_id", "branch_id", name="uq_voucher_branches_vendor_voucher_branch"),
         ForeignKeyConstraint(
             ["vendor_id", "voucher_id"],
@@ -73,7 +75,7 @@ class VoucherBranch(Base):
         ),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     voucher_id: Mapped[int] = mapped_column(BigInteger)
     branch_id: Mapped[int] = mapped_column(BigInteger)
 

@@ -13,27 +13,28 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Index,
+    PrimaryKeyConstraint,
     String,
     UniqueConstraint,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of
 
 
-class Wallet(Base):
+class Wallet(VendorRow, Base):
     __tablename__ = "wallets"
     __table_args__ = (
         UniqueConstraint("vendor_id", "customer_id", name="uq_wallets_vendor_customer"),
-        UniqueConstraint("vendor_id", "id", name="uq_wallets_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_wallets"),
         ForeignKeyConstraint(
             ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_wallets_customer"
         ),
         CheckConstraint("balance >= 0", name="never_negative"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     balance: Mapped[int] = mapped_column(BigInteger, default=0)
 
@@ -55,7 +56,7 @@ class CauserType(StrEnum):
     SYSTEM = "system"
 
 
-class LedgerEntry(Base):
+class LedgerEntry(VendorRow, Base):
     """One signed movement of a wallet's points. ``created_at`` is the service clock's time."""
 
     __tablename__ = "ledger_entries"
@@ -63,7 +64,7 @@ class LedgerEntry(Base):
         ForeignKeyConstraint(
             ["vendor_id", "wallet_id"], ["wallets.vendor_id", "wallets.id"], name="fk_ledger_entries_wallet"
         ),
-        UniqueConstraint("vendor_id", "id", name="uq_ledger_entries_vendor_id_id"),
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_ledger_entries"),
         CheckConstraint(one_of("type", EntryType), name="type_known"),
         CheckConstraint(one_of("causer_type", CauserType), name="causer_known"),
         CheckConstraint("running_balance >= 0", name="never_negative"),
@@ -72,6 +73,7 @@ class LedgerEntry(Base):
         # a wallet's adjustment keys are unique; the merged-account rule is kept by the service
         Index(
             "uq_ledger_entries_wallet_adjust_key",
+            "vendor_id",
             "wallet_id",
             "idempotency_key",
             unique=True,
@@ -79,7 +81,7 @@ class LedgerEntry(Base):
         ),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     wallet_id: Mapped[int] = mapped_column(BigInteger)
     type: Mapped[str] = mapped_column(String(8))
     amount: Mapped[int] = mapped_column(BigInteger)
@@ -90,11 +92,12 @@ class LedgerEntry(Base):
     idempotency_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
 
-class PointLot(Base):
+class PointLot(VendorRow, Base):
     """Points a positive entry added, with their end date and how many are still unspent."""
 
     __tablename__ = "point_lots"
     __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_point_lots"),
         ForeignKeyConstraint(
             ["vendor_id", "wallet_id"], ["wallets.vendor_id", "wallets.id"], name="fk_point_lots_wallet"
         ),
@@ -106,7 +109,7 @@ class PointLot(Base):
         Index("ix_point_lots_expiring", "expires_at", postgresql_where=text("remaining > 0")),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     wallet_id: Mapped[int] = mapped_column(BigInteger)
     entry_id: Mapped[int] = mapped_column(BigInteger)
     points: Mapped[int] = mapped_column(BigInteger)

@@ -62,7 +62,7 @@ FOR UPDATE OF w
 # this key among the keys of the customer and of every account merged into it, at any depth. UNION
 # (not UNION ALL) ends the recursion even if merges ever formed a cycle. The key is looked up per
 # family wallet (the inner LIMIT keeps PostgreSQL from flattening that step), so the plan uses the
-# (wallet_id, key) index; left to itself it scanned that whole index for the key alone.
+# (vendor_id, wallet_id, key) index; left to itself it scanned that whole index for the key alone.
 _STATE_AND_KEY = f"""
 WITH RECURSIVE family(id) AS (
     SELECT %(c)s::bigint
@@ -77,7 +77,7 @@ LEFT JOIN LATERAL (
     SELECT k.* FROM family_wallets fw
     CROSS JOIN LATERAL (
         SELECT {_ENTRY_COLUMNS} FROM ledger_entries
-        WHERE wallet_id = fw.id AND type = 'adjust' AND idempotency_key = %(k)s
+        WHERE vendor_id = %(v)s AND wallet_id = fw.id AND type = 'adjust' AND idempotency_key = %(k)s
         LIMIT 1
     ) k
     ORDER BY k.id LIMIT 1

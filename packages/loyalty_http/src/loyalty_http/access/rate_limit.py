@@ -33,6 +33,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.tenancy.access import VendorState, vendor_usable
 from loyalty_http.access.auth import bearer_token
 from loyalty_http.access.tokens import TokenCodec, request_claims
+from loyalty_http.wire import metrics
 from loyalty_http.wire.errors import TooManyRequests
 
 log = structlog.get_logger("loyalty.rate_limit")
@@ -301,6 +302,7 @@ class RateLimiter:
         headers["X-RateLimit-Limit"] = str(hit.limit)
         headers["X-RateLimit-Remaining"] = str(max(0, hit.limit - hit.count))
         if not hit.admitted:
+            metrics.refused("address" if hit.used_address else "vendor")
             retry_after = max(1, math.ceil(hit.oldest + WINDOW_SECONDS - now))
             raise TooManyRequests(
                 "Too many requests in the last minute; retry after the Retry-After seconds.",

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Response, get
+import psycopg
+from litestar import Controller, Request, Response, get
+from sqlalchemy.exc import SQLAlchemyError
 
+from loyalty_core.redemptions.totals import redemptions_by_state
+from loyalty_core.wallet.totals import points_by_kind
+from loyalty_http.access.connection import request_connection
 from loyalty_http.params import Config
 from loyalty_http.route_options import reads
 from loyalty_http.wire import metrics
@@ -31,7 +36,16 @@ class MetricsController(Controller):
     path = "/metrics"
 
     @get("/", opt=reads(auth="admin"), media_type=metrics.CONTENT_TYPE)
-    async def metrics(self) -> bytes:
-        """Prometheus text: requests and their durations by route template and status (admin token;
-        not rate-limited)."""
-        return metrics.exposition()
+    async def metrics(self, config: Config, request: Request[Any, Any, Any]) -> bytes:
+        """Prometheus text (admin token; not rate-limited): requests and their durations by route
+        template and status, rate-limit refusals, pool use; points by kind, redemptions by state and
+        the job queue, read at the scrape. docs/deployment.md lists the names."""
+        points = redemptions = None
+        try:
+            conn = await request_connection(request.scope).reader()
+            points = await points_by_kind(conn)
+            redemptions = await redemptions_by_state(conn, config.clock.now())
+        except (OSError, psycopg.Error, SQLAlchemyError):
+            pass  # the scrape still answers: loyalty_database_up is 0
+        queue = await config.queue_stats() if config.queue_stats is not None else None
+        return metrics.exposition(metrics.Scraped(points, redemptions, queue))

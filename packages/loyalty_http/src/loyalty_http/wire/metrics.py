@@ -1,5 +1,9 @@
-"""Prometheus metrics of the request path: how many requests each route answered, with which
-status, and how long they took (contract 5: ``GET /metrics``, admin token, Prometheus text).
+"""Prometheus metrics (contract 5: ``GET /metrics``, admin token, Prometheus text).
+
+Kept by each server process: requests by route and status and their durations, rate-limit
+refusals, database pool use. Read from PostgreSQL and the job queue at each scrape, so they are
+exact whichever process (an API process, the job worker) did the work: points by kind, redemptions
+by state, the queue's depth and failures. docs/deployment.md lists every name.
 
 Routes are labelled by their template (``/api/v1/customers/{customer}/wallet``), never by the path
 a client sent, so the number of series stays bounded whatever is requested; a path that matched no
@@ -10,10 +14,15 @@ to a directory they share and each scrape answers the sum over all of them.
 from __future__ import annotations
 
 import os
+import weakref
+from dataclasses import dataclass
 from typing import Any, Final
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+from sqlalchemy import event
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 UNMATCHED: Final = "unmatched"
@@ -35,6 +44,108 @@ LATENCY: Final = Histogram(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """The job queue as ``GET /metrics`` shows it: jobs waiting, running and scheduled, and the jobs
+    that failed in the workers running now (each worker counts from its own start)."""
+
+    queued: int
+    active: int
+    scheduled: int
+    failed: int
+
+
+REFUSALS: Final = Counter(
+    "loyalty_rate_limit_refusals",
+    "Requests refused with 429 RATE_LIMITED, by the window that was full (vendor or address).",
+    ("window",),
+    registry=REGISTRY,
+)
+POOL_IN_USE: Final = Gauge(
+    "loyalty_db_pool_in_use",
+    "Database connections checked out of the server processes' pools.",
+    registry=REGISTRY,
+    multiprocess_mode="livesum",
+)
+POOL_SIZE: Final = Gauge(
+    "loyalty_db_pool_size",
+    "Database connections the server processes keep in their pools.",
+    registry=REGISTRY,
+    multiprocess_mode="livesum",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Scraped:
+    """What one scrape read from PostgreSQL and the job queue; None where the source did not answer."""
+
+    points: dict[str, int] | None
+    redemptions: dict[str, int] | None
+    queue: QueueStats | None
+
+
+def _families(scraped: Scraped) -> list[Any]:
+    up = GaugeMetricFamily("loyalty_database_up", "1 when this scrape could read PostgreSQL.")
+    up.add_metric([], 1 if scraped.points is not None else 0)
+    families: list[Any] = [up]
+    if scraped.points is not None:
+        points = CounterMetricFamily(
+            "loyalty_points",
+            "Points moved since the service began, over all vendors, by kind: earned, redeemed,"
+            " expired, adjusted_in, adjusted_out (from the ledger).",
+            labels=("kind",),
+        )
+        for kind, value in scraped.points.items():
+            points.add_metric([kind], value)
+        families.append(points)
+    if scraped.redemptions is not None:
+        states = GaugeMetricFamily(
+            "loyalty_redemptions", "Redemptions now in each state, over all vendors.", labels=("state",)
+        )
+        for state, value in scraped.redemptions.items():
+            states.add_metric([state], value)
+        families.append(states)
+    queue_up = GaugeMetricFamily("loyalty_queue_up", "1 when this scrape could read the job queue.")
+    queue_up.add_metric([], 1 if scraped.queue is not None else 0)
+    families.append(queue_up)
+    if scraped.queue is not None:
+        jobs = GaugeMetricFamily("loyalty_queue_jobs", "Jobs in the queue, by state.", labels=("state",))
+        for state in ("queued", "active", "scheduled"):
+            jobs.add_metric([state], getattr(scraped.queue, state))
+        failed = GaugeMetricFamily(
+            "loyalty_queue_failed_jobs", "Jobs that failed in the workers running now, since each started."
+        )
+        failed.add_metric([], scraped.queue.failed)
+        families.extend((jobs, failed))
+    return families
+
+
+class _ScrapeCollector(Collector):
+    def __init__(self, scraped: Scraped) -> None:
+        self._scraped = scraped
+
+    def collect(self) -> list[Any]:
+        return _families(self._scraped)
+
+
+_WATCHED: Final[weakref.WeakSet[Any]] = weakref.WeakSet()
+
+
+def watch_pool(pool: Any) -> None:
+    """Count the connections a SQLAlchemy pool hands out and takes back, and its size; once per pool,
+    however many apps share it."""
+    if pool in _WATCHED:
+        return
+    _WATCHED.add(pool)
+    POOL_SIZE.inc(pool.size())
+    event.listen(pool, "checkout", lambda *_: POOL_IN_USE.inc())
+    event.listen(pool, "checkin", lambda *_: POOL_IN_USE.dec())
+
+
+def refused(window: str) -> None:
+    REFUSALS.labels(window).inc()
+
+
 def observe(scope: Any, status: int, seconds: float | None) -> None:
     route = str(scope.get("path_template") or UNMATCHED)
     method = str(scope.get("method", ""))
@@ -43,11 +154,15 @@ def observe(scope: Any, status: int, seconds: float | None) -> None:
         LATENCY.labels(method, route).observe(seconds)
 
 
-def exposition() -> bytes:
-    """The text format of every metric, summed over the server's processes when they share a
-    multiprocess directory."""
+def exposition(scraped: Scraped) -> bytes:
+    """The text format of every metric: the processes' own, summed over the server's processes when
+    they share a multiprocess directory, then what this scrape read."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # the library ships no annotation here
-        return generate_latest(registry)
-    return generate_latest(REGISTRY)
+        processes = generate_latest(registry)
+    else:
+        processes = generate_latest(REGISTRY)
+    now = CollectorRegistry(auto_describe=False)
+    now.register(_ScrapeCollector(scraped))
+    return processes + generate_latest(now)
