@@ -45,6 +45,12 @@ test-api *ARGS:
     @echo "== loyalty-api (the composed service)"
     uv run --frozen --exact --all-packages pytest tests/api {{ARGS}}
 
+# the multi-process fault and load tests on deploy/Procfile (K1-K3, R1, A1; docs/deployment.md):
+# real PostgreSQL, a redis-server of their own; LOYALTY_FAULT_SECONDS bounds each fault (CI sets it low)
+faults *ARGS:
+    @echo "== the deployment of deploy/Procfile under faults"
+    uv run --frozen --exact --all-packages pytest tests/deployment -p no:cacheprovider {{ARGS}}
+
 # regenerate docs/openapi-public.json and docs/openapi-admin.json from the routes
 openapi:
     uv run --frozen python -m loyalty_http.openapi.export docs

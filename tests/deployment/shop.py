@@ -30,10 +30,10 @@ async def _admin(client: httpx.AsyncClient, admin_token: str, path: str, body: d
     return response.json()["data"]
 
 
-async def open_shop(client: httpx.AsyncClient, admin_token: str) -> Shop:
+async def open_shop(client: httpx.AsyncClient, admin_token: str, *, rate_per_minute: int = RATE_PER_MINUTE) -> Shop:
     run = uuid.uuid4().hex[:8]
     plan = await _admin(
-        client, admin_token, "/admin/v1/plans", {"name": f"faults {run}", "rate_limit_per_minute": RATE_PER_MINUTE}
+        client, admin_token, "/admin/v1/plans", {"name": f"faults {run}", "rate_limit_per_minute": rate_per_minute}
     )
     vendor = await _admin(client, admin_token, "/admin/v1/vendors", {"name": f"Faults {run}", "plan_id": plan["id"]})
     made = await _admin(client, admin_token, f"/admin/v1/vendors/{vendor['id']}/clients", {"name": "till"})

@@ -8,6 +8,7 @@ their own (a redis-server on a free port, so it can be stopped) and one LOYALTY_
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -83,17 +84,30 @@ class Deployment:
             )
 
     def kill(self, name: str) -> None:
-        """``kill -9`` of the entry's process; honcho sees it die and ends too. honcho runs each entry
-        from a process of its own, so the entry's process is a grandchild of honcho."""
+        """``kill -9`` of the entry's process and every process it started (an API process's granian
+        workers); honcho sees it die and ends too. honcho runs each entry from a process of its own,
+        so the entry's process is a grandchild of honcho."""
         honcho = self._honchos.pop(name)
         deadline = time.monotonic() + START_SECONDS
         while not (entry := [p for c in psutil.Process(honcho.pid).children() for p in c.children()]):
             assert honcho.poll() is None, f"{name}'s honcho ended"
             assert time.monotonic() < deadline, f"{name}'s honcho started no process"
             time.sleep(0.01)
+        victims = list(entry)
         for process in entry:
-            process.send_signal(signal.SIGKILL)
+            with contextlib.suppress(psutil.NoSuchProcess):
+                victims += process.children(recursive=True)
+        for process in victims:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.send_signal(signal.SIGKILL)
         honcho.wait(30)
+
+    def wait_answering(self, name: str) -> None:
+        """Until an API entry answers ``/health/live`` (after ``start``)."""
+        deadline = time.monotonic() + START_SECONDS
+        while not self._answers(f"http://127.0.0.1:{self.ports[name]}/health/live"):
+            assert time.monotonic() < deadline, f"{name} did not answer after its start"
+            time.sleep(0.2)
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + START_SECONDS
