@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from loyalty_api.home_files import stored_once
 from loyalty_api.settings import MIN_SECRET_BYTES, Settings, SettingsError
 
 ADMIN = "a" * MIN_SECRET_BYTES
@@ -144,3 +147,22 @@ def test_serve_refuses_a_short_secret_with_a_message(
 def test_process_count_follows_the_contract(env: dict[str, str], workers: int) -> None:
     """Contract 5: one process by default; one per core with REDIS_URL (a shared limiter); test mode one."""
     assert Settings.from_env(env).workers == workers
+
+
+def test_processes_starting_together_share_one_generated_file(tmp_path: Path) -> None:
+    """Several `loyalty serve` processes of the scale-out shape may start at once on one
+    LOYALTY_HOME: each offers its own value, exactly one is stored, and every one reads it."""
+    path = tmp_path / "home" / "jwt-secret"
+    gate = threading.Barrier(8)
+
+    def start(n: int) -> tuple[bytes, bool]:
+        gate.wait()
+        return stored_once(path, lambda: f"value of process {n}".encode())
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(start, range(8)))
+    assert len({content for content, _ in results}) == 1
+    assert sum(created for _, created in results) == 1
+    assert path.read_bytes() == results[0][0]
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in path.parent.iterdir()] == ["jwt-secret"]  # nothing left aside

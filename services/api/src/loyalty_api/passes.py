@@ -17,6 +17,7 @@ import structlog
 from cryptography import x509
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_api.home_files import stored_once
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.identities import IdentityRows, unavailable
@@ -181,26 +182,16 @@ def checked_identity(certificate: str, key: str, intermediate: str, now: datetim
 def local_platform(home: Path) -> LocalPassPlatform:
     """The stand-in with its certificate authority kept under ``home``, so passes issued before a
     restart still verify against the same root."""
-    path = home / "wallet-platform-ca.pem"
-    if path.exists():
-        return LocalPassPlatform(CertificateAuthority.from_pem(path.read_bytes()))
-    platform = LocalPassPlatform()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch(mode=0o600)
-    path.write_bytes(platform.authority.to_pem())
-    return platform
+    pem, _ = stored_once(home / "wallet-platform-ca.pem", lambda: LocalPassPlatform().authority.to_pem())
+    return LocalPassPlatform(CertificateAuthority.from_pem(pem))
 
 
 def issuer_key(path: Path | None, home: Path) -> bytes:
     """The platform_b issuer key: the configured PEM file, else one generated under ``home``."""
     if path is not None:
         return path.read_bytes()
-    stored = home / "wallet-issuer-key.pem"
-    if not stored.exists():
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        stored.touch(mode=0o600)
-        stored.write_bytes(private_key_pem(new_rsa_key()))
-    return stored.read_bytes()
+    pem, _ = stored_once(home / "wallet-issuer-key.pem", lambda: private_key_pem(new_rsa_key()))
+    return pem
 
 
 def wallet_passes(encryption_key: str, issuer_pem: bytes, platform: PassPlatform) -> WalletPasses:

@@ -11,6 +11,8 @@ from typing import Literal
 
 import msgspec
 
+from loyalty_api.home_files import stored_once
+
 
 class SettingsError(ValueError):
     """One or more environment variables hold a value the service cannot use."""
@@ -157,14 +159,10 @@ def libpq_url(url: str) -> str:
 
 
 def _stored_secret(path: Path, notices: list[str], what: str) -> str:
-    if path.exists():
-        value = path.read_text().strip()
-        if len(value.encode()) < MIN_SECRET_BYTES:
-            raise SettingsError(f"the {what} stored in {path} must be at least {MIN_SECRET_BYTES} bytes long")
-        return value
-    path.parent.mkdir(parents=True, exist_ok=True)
-    value = secrets.token_urlsafe(32)
-    path.touch(mode=0o600)
-    path.write_text(value + "\n")
-    notices.append(f"generated {what} (stored in {path}): {value}")
+    raw, created = stored_once(path, lambda: (secrets.token_urlsafe(32) + "\n").encode())
+    value = raw.decode().strip()
+    if created:
+        notices.append(f"generated {what} (stored in {path}): {value}")
+    elif len(value.encode()) < MIN_SECRET_BYTES:
+        raise SettingsError(f"the {what} stored in {path} must be at least {MIN_SECRET_BYTES} bytes long")
     return value
