@@ -28,6 +28,8 @@ class WrkResult:
     p99_ms: float
     errors: dict[str, int]
     """wrk's error counts by kind: connect, read, write, timeout, status (replies of 400 and above)."""
+    p95_ms: float = 0.0
+    """Reported by the scripts that write it (bench/wrk/mix.lua)."""
 
     @property
     def rate(self) -> float:
@@ -68,7 +70,14 @@ def wrk(
         raise RuntimeError(f"wrk gave no summary:\n{done.stdout}\n{done.stderr}")
     raw = json.loads(line.removeprefix("WRK_JSON "))
     errors = {k: raw[k] for k in ("connect", "read", "write", "timeout", "status") if raw[k]}
-    return WrkResult(raw["requests"], raw["duration_us"] / 1e6, raw["p50_us"] / 1000, raw["p99_us"] / 1000, errors)
+    return WrkResult(
+        raw["requests"],
+        raw["duration_us"] / 1e6,
+        raw["p50_us"] / 1000,
+        raw["p99_us"] / 1000,
+        errors,
+        raw.get("p95_us", 0) / 1000,
+    )
 
 
 def _ticks(pid: int) -> int | None:

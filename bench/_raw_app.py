@@ -13,7 +13,10 @@ It answers the same URLs as the service, so one wrk script drives both:
   wallet; insert the redemption with a new code; COMMIT. The writes are the service's.
 - ``POST /api/v1/redemptions/{code}/verify``: one conditional UPDATE ... RETURNING, as the service's.
 
-- ``POST /api/v1/transactions``: the earn write of ``bench._raw_earn``.
+- ``POST /api/v1/transactions``: the earn write of ``bench._raw_earn``;
+- ``GET /api/v1/rewards`` (``bench.mix``): the list's count, first page and the page's branches.
+
+A benchmark of several vendors (``bench.mix``) names each request's vendor in ``X-Bench-Vendor``.
 
 Served by granian (``granian --interface asgi bench._raw_app:app``); configured by environment:
 ``BENCH_RAW_DATABASE_URL``, ``BENCH_RAW_VENDOR_ID`` and ``BENCH_RAW_POOL`` (connections per process,
@@ -136,6 +139,21 @@ RETURNING r.id, r.confirmation_code, r.reward_id, r.reward_name, r.reward_type, 
           r.product_reference, r.payment_amount
 """
 
+REWARDS_COUNT = "SELECT count(*) FROM rewards WHERE vendor_id = %(vendor)s AND deleted_at IS NULL"
+
+REWARDS_PAGE = """
+SELECT id, type, name, description, image_url, point_cost, payment_amount, total_stock, remaining_stock, status,
+       available_from, available_until, discount_type, discount_value, product_reference, code_valid_for_hours,
+       max_redemptions_per_customer
+  FROM rewards WHERE vendor_id = %(vendor)s AND deleted_at IS NULL ORDER BY id LIMIT 20
+"""
+
+REWARD_BRANCHES = """
+SELECT rb.reward_id, b.external_id, b.name, b.type FROM reward_branches rb
+  JOIN branches b ON b.vendor_id = rb.vendor_id AND b.id = rb.branch_id
+ WHERE rb.vendor_id = %(vendor)s AND rb.reward_id = ANY (%(ids)s) ORDER BY b.external_id
+"""
+
 CODE_STATE = "SELECT status FROM redemptions WHERE vendor_id = %(vendor)s AND confirmation_code = upper(%(code)s)"
 
 
@@ -173,9 +191,9 @@ async def _answer(send: Send, status: int, body: object) -> None:
     await send({"type": "http.response.body", "body": _encode(body)})
 
 
-async def lookup(identifier: str) -> tuple[int, object]:
+async def lookup(vendor: int, identifier: str) -> tuple[int, object]:
     async with pool.connection() as conn:
-        cursor = await conn.cursor(row_factory=dict_row).execute(LOOKUP, {"vendor": VENDOR, "value": identifier})
+        cursor = await conn.cursor(row_factory=dict_row).execute(LOOKUP, {"vendor": vendor, "value": identifier})
         row = await cursor.fetchone()
     if row is None:
         return 404, {"error": {"code": "CUSTOMER_NOT_FOUND"}}
@@ -191,10 +209,10 @@ async def lookup(identifier: str) -> tuple[int, object]:
     return 200, {"data": {**row, "loyalty_card_code": cards[-1] if cards else None, "identifiers": identifiers}}
 
 
-async def adjust(customer: int, payload: Adjust) -> tuple[int, object]:
+async def adjust(vendor: int, customer: int, payload: Adjust) -> tuple[int, object]:
     now = datetime.now(UTC)
     async with pool.connection() as conn, conn.transaction():
-        found = await (await conn.execute(LOCK_WALLET, {"vendor": VENDOR, "customer": customer})).fetchone()
+        found = await (await conn.execute(LOCK_WALLET, {"vendor": vendor, "customer": customer})).fetchone()
         if found is None:
             return 404, {"error": {"code": "CUSTOMER_NOT_FOUND"}}
         wallet, balance = found
@@ -205,7 +223,7 @@ async def adjust(customer: int, payload: Adjust) -> tuple[int, object]:
         balance += payload.amount
         values = {
             **key,
-            "vendor": VENDOR,
+            "vendor": vendor,
             "amount": payload.amount,
             "balance": balance,
             "reason": payload.reason,
@@ -251,11 +269,11 @@ def _redemption(row: tuple[Any, ...]) -> dict[str, object]:
     }
 
 
-async def redeem(payload: Redeem) -> tuple[int, object]:
+async def redeem(vendor: int, payload: Redeem) -> tuple[int, object]:
     now = datetime.now(UTC)
-    values: dict[str, Any] = {"vendor": VENDOR, "key": payload.idempotency_key, "now": now}
+    values: dict[str, Any] = {"vendor": vendor, "key": payload.idempotency_key, "now": now}
     async with pool.connection() as conn, conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (VENDOR, "redemption:" + values["key"]))
+        await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (vendor, "redemption:" + values["key"]))
         found = await (await conn.execute(FIND_AND_LOCK, {**values, "identifier": payload.identifier})).fetchone()
         if found is None:
             return 404, {"error": {"code": "CUSTOMER_NOT_FOUND"}}
@@ -302,16 +320,32 @@ async def redeem(payload: Redeem) -> tuple[int, object]:
     return 201, {"data": {**_redemption((*row, d_type, d_value, product, payment)), "remaining_balance": balance}}
 
 
-async def verify(code: str) -> tuple[int, object]:
+async def verify(vendor: int, code: str) -> tuple[int, object]:
     now = datetime.now(UTC)
     async with pool.connection() as conn:
-        row = await (await conn.execute(VERIFY, {"vendor": VENDOR, "code": code, "now": now})).fetchone()
+        row = await (await conn.execute(VERIFY, {"vendor": vendor, "code": code, "now": now})).fetchone()
         if row is not None:
             return 200, {"data": _redemption(row)}
-        state = await (await conn.execute(CODE_STATE, {"vendor": VENDOR, "code": code})).fetchone()
+        state = await (await conn.execute(CODE_STATE, {"vendor": vendor, "code": code})).fetchone()
     if state is None:
         return 404, {"error": {"code": "REDEMPTION_NOT_FOUND"}}
     return 409, {"error": {"code": "CODE_ALREADY_USED" if state[0] == "used" else "VERIFICATION_FAILED"}}
+
+
+async def rewards(vendor: int) -> tuple[int, object]:
+    """The reward list's first page as the service reads it: the count, the page, the page's branches."""
+    values = {"vendor": vendor}
+    async with pool.connection() as conn:
+        total = await (await conn.execute(REWARDS_COUNT, values)).fetchone()
+        page = await (await conn.cursor(row_factory=dict_row).execute(REWARDS_PAGE, values)).fetchall()
+        ids = [row["id"] for row in page]
+        branches = await (await conn.execute(REWARD_BRANCHES, {**values, "ids": ids})).fetchall() if ids else []
+    by_reward: dict[int, list[dict[str, object]]] = {}
+    for reward_id, key, name, kind in branches:
+        by_reward.setdefault(reward_id, []).append({"external_id": key, "name": name, "type": kind})
+    data = [{**row, "branches": by_reward.get(row["id"]), "customer_redemptions": None} for row in page]
+    meta = {"total": total[0] if total else 0, "page": 1, "per_page": 20}
+    return 200, {"data": data, "meta": meta}
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
@@ -340,18 +374,22 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         await _lifespan(receive, send)
         return
     path, method = scope["path"], scope["method"]
+    # no auth here: a benchmark of several vendors names the request's vendor in a header
+    vendor = next((int(v) for k, v in scope["headers"] if k == b"x-bench-vendor"), VENDOR)
     if method == "GET" and path == "/api/v1/customers/lookup":
         query = parse_qs(scope["query_string"].decode())
-        await _answer(send, *await lookup(query.get("identifier", [""])[0]))
+        await _answer(send, *await lookup(vendor, query.get("identifier", [""])[0]))
+    elif method == "GET" and path == "/api/v1/rewards":
+        await _answer(send, *await rewards(vendor))
     elif method == "POST" and path.startswith("/api/v1/customers/") and path.endswith("/wallet/adjust"):
         customer = int(path.split("/")[4])
-        await _answer(send, *await adjust(customer, _adjust(await _body(receive))))
+        await _answer(send, *await adjust(vendor, customer, _adjust(await _body(receive))))
     elif method == "POST" and path == "/api/v1/redemptions":
-        await _answer(send, *await redeem(_redeem(await _body(receive))))
+        await _answer(send, *await redeem(vendor, _redeem(await _body(receive))))
     elif method == "POST" and path.startswith("/api/v1/redemptions/") and path.endswith("/verify"):
-        await _answer(send, *await verify(path.split("/")[4]))
+        await _answer(send, *await verify(vendor, path.split("/")[4]))
     elif method == "POST" and path == "/api/v1/transactions":
         async with pool.connection() as conn:
-            await _answer(send, *await _raw_earn.earn(conn, VENDOR, _raw_earn.decode(await _body(receive))))
+            await _answer(send, *await _raw_earn.earn(conn, vendor, _raw_earn.decode(await _body(receive))))
     else:
         await _answer(send, 404, {"error": {"code": "ROUTE_NOT_FOUND"}})
