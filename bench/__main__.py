@@ -6,6 +6,7 @@ A name may be written with hyphens; the report is ``bench/results/<name-with-hyp
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -33,7 +34,8 @@ def main(names: list[str]) -> int:
         print(f"bench: running {name} ...", flush=True)
         module = importlib.import_module(f"bench.{name}")
         report = module.run(options) if options else module.run()
-        out = HERE / "results" / f"{name.replace('_', '-')}.md"
+        # BENCH_RESULTS_DIR: somewhere else than bench/results (a CI smoke run, say)
+        out = Path(os.environ.get("BENCH_RESULTS_DIR") or HERE / "results") / f"{name.replace('_', '-')}.md"
         out.parent.mkdir(exist_ok=True)
         out.write_text(report)
         print(report)

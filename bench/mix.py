@@ -285,4 +285,8 @@ def run(argv: list[str] | None = None) -> str:
         f"After the runs: {purchases:,} purchases, {redemptions:,} redemptions ({verified:,} verified); wallets"
         f" whose balance is not the sum of their entries: {off}.",
     ]
-    return "\n".join(lines) + "\n"
+    report = "\n".join(lines) + "\n"
+    errors = sum(sum(m.wrk.errors.values()) for got in runs.values() for m in got)
+    if errors or off:
+        raise RuntimeError(f"bench mix: {errors} errors, {off} wallets off their entries\n{report}")
+    return report

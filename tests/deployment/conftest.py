@@ -4,9 +4,10 @@ server it started, say)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.support.deployment import Deployment
@@ -25,3 +26,14 @@ def deployment(tmp_path: Path, deployment_env: dict[str, str]) -> Iterator[Deplo
         yield made
     finally:
         made.down()
+
+
+@pytest.fixture
+async def clients(deployment: Deployment) -> AsyncIterator[list[httpx.AsyncClient]]:
+    """An HTTP client per API process of the deployment."""
+    made = [httpx.AsyncClient(base_url=url, timeout=30) for url in deployment.urls]
+    try:
+        yield made
+    finally:
+        for client in made:
+            await client.aclose()

@@ -17,7 +17,7 @@ import collections
 import itertools
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,16 +68,6 @@ def smtp() -> Iterator[tuple[Inbox, int]]:
 @pytest.fixture
 def deployment_env(smtp: tuple[Inbox, int]) -> dict[str, str]:
     return {"LOYALTY_SMTP_HOST": "127.0.0.1", "LOYALTY_SMTP_PORT": str(smtp[1])}
-
-
-@pytest.fixture
-async def clients(deployment: Deployment) -> AsyncIterator[list[httpx.AsyncClient]]:
-    made = [httpx.AsyncClient(base_url=url, timeout=30) for url in deployment.urls]
-    try:
-        yield made
-    finally:
-        for client in made:
-            await client.aclose()
 
 
 async def _client_task(
