@@ -19,14 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis.errors import Unsatisfiable
-from schemathesis import GenerationMode
-from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
-EXAMPLES_PER_OPERATION = 4
-JSON = "application/json"
+from tests.support import fuzzing
 
 
 def _free_port() -> int:
@@ -95,65 +89,17 @@ def _wait_until_up(base: str) -> None:
 @pytest.fixture(scope="module")
 def public_document(served: tuple[str, dict[str, str]]) -> Any:
     base, _ = served
-    schema = schemathesis.openapi.from_url(f"{base}/api/v1/openapi.json")
-    schema.config.update(base_url=base)
-    # JSON text the service reads is UTF-8: strings with lone surrogates are refused by design
-    # (Validation details 5), which a schema cannot say
-    schema.config.generation.update(codec="utf-8")
-    return schema
-
-
-def _fuzz(operation: Any, mode: GenerationMode, vendor: dict[str, str]) -> str | None:
-    """The first failure of ``operation`` in ``mode``, or None."""
-
-    # forms carry text only: null, numbers and nested values have no form spelling the document
-    # could give, so the fuzzer sends JSON bodies (form reading has its own tests)
-    strategy = operation.as_strategy(generation_mode=mode).filter(lambda c: c.media_type in (None, JSON))
-
-    @given(case=strategy)
-    @settings(
-        max_examples=EXAMPLES_PER_OPERATION,
-        derandomize=True,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.generate],
-    )
-    def run(case: Any) -> None:
-        # business rules (a birth date in the future, a card that does not exist) answer 422 to data
-        # the schema allows, as the spec says they do; and a JSON body that is not an object reads
-        # as an empty one. What is asserted: no 5xx, and every answer as the document says.
-        case.call_and_validate(headers=vendor, excluded_checks=[positive_data_acceptance, negative_data_rejection])
-
-    try:
-        run()
-    except KeyboardInterrupt:
-        raise
-    except Unsatisfiable:
-        return None  # no negative data exists for an operation taking no input
-    except BaseException as exc:  # schemathesis' failure group included: every failure is reported
-        return f"{operation.label} [{mode.value}]: {str(exc)[:3000]}"
-    return None
+    return fuzzing.document(base)
 
 
 def test_public_operations_answer_as_documented(public_document: Any, served: tuple[str, dict[str, str]]) -> None:
     """Issue 12: every operation of the public document, positive and negative data, with a vendor
     token: zero 5xx and every answer valid against the document."""
     _, vendor = served
-    operations = [result.ok() for result in public_document.get_all_operations()]
-    assert len(operations) > 20
-    failures = [
-        failure
-        for operation in operations
-        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
-        if (failure := _fuzz(operation, mode, vendor)) is not None
-    ]
+    count, failures = fuzzing.failures(public_document, vendor)
+    assert count > 20
     Path(os.environ.get("LOYALTY_FUZZ_REPORT", os.devnull)).write_text("\n\n".join(failures))
     assert failures == [], "\n\n".join(failures)
-
-
-STATEFUL_SCENARIOS = 12
-STATEFUL_STEPS = 6
 
 
 def test_public_api_statefully(public_document: Any, served: tuple[str, dict[str, str]]) -> None:
@@ -161,27 +107,4 @@ def test_public_api_statefully(public_document: Any, served: tuple[str, dict[str
     transactions and adjustment; a redemption's read and verify; a product's read), a fixed seed
     and a bounded number of scenarios: zero 5xx and every answer valid against the document."""
     _, vendor = served
-    machine = public_document.as_state_machine()
-
-    class WithToken(machine):  # type: ignore[misc, valid-type]
-        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
-            return {"headers": vendor}
-
-        def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
-            # as in the stateless run: business rules may refuse data the schema allows
-            case.validate_response(
-                response, excluded_checks=[positive_data_acceptance, negative_data_rejection], transport_kwargs=kwargs
-            )
-
-    WithToken.run(
-        settings=settings(
-            max_examples=STATEFUL_SCENARIOS,
-            stateful_step_count=STATEFUL_STEPS,
-            derandomize=True,
-            # the server's state is not the fuzzer's to replay: no shrinking, a failure is reported as found
-            phases=[Phase.generate],
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-        )
-    )
+    fuzzing.run_statefully(public_document, vendor)

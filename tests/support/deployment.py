@@ -27,6 +27,8 @@ from tests.support.smtp import free_port
 ROOT = Path(__file__).resolve().parents[2]
 PROCFILE = ROOT / "deploy" / "Procfile"
 ENTRIES = ("api_a", "api_b", "worker")
+UNLIMITED = {"LOYALTY_ANON_RATE_PER_MINUTE": "1000000", "LOYALTY_MAX_RATE_PER_MINUTE": "1000000"}
+"""Settings for a deployment under a fuzzer: no allowance runs out (the rate tests set their own)."""
 START_SECONDS = 90
 """Longest wait for a process to answer after its start (a loaded machine imports slowly)."""
 

@@ -11,9 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
-from tests.http.redemptions.test_redeem import member, redeem, reward
 from tests.support.app import ADMIN, build_app
 from tests.support.envelope import error_of
+from tests.support.redemptions import member, redeem, reward
 from tests.support.tenants import make_tenant
 
 

@@ -4,67 +4,20 @@ Reward and Redemption; back-office contract 2 "Rewards and vouchers" and 5 "Rewa
 
 from __future__ import annotations
 
-import itertools
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
 from tests.support.app import ADMIN
 from tests.support.envelope import details_of, error_of
-from tests.support.tenants import Tenant, add_client, admin, make_tenant, token_for
-from tests.support.wallets import earn, new_customer
+from tests.support.redemptions import REDEMPTIONS, balance, member, redeem, reward, rewards_admin, stock
+from tests.support.tenants import add_client, admin, make_tenant, token_for
 
-_emails = itertools.count(1)
 CODE = re.compile(r"^[A-Z]{4}-[A-Z0-9]{8}$")
-REDEMPTIONS = "/api/v1/redemptions"
-
-
-def rewards_admin(tenant: Tenant, suffix: str = "") -> str:
-    return f"/admin/v1/vendors/{tenant.vendor_id}/rewards{suffix}"
-
-
-async def reward(client: AsyncTestClient[Litestar], tenant: Tenant, **fields: Any) -> dict[str, Any]:
-    body = {"type": "free_product", "name": "Coffee", "point_cost": 10, **fields}
-    made: dict[str, Any] = await admin(client, "POST", rewards_admin(tenant), body)
-    return made
-
-
-async def member(engine: AsyncEngine, tenant: Tenant, points: int = 0) -> tuple[int, str]:
-    """A customer with ``points`` earned now; answers its id and an identifier (its email)."""
-    email = f"m{next(_emails)}@example.com"
-    customer = await new_customer(engine, tenant.vendor_id, email=email)
-    if points:
-        await earn(engine, tenant.vendor_id, customer, points, at=datetime.now(UTC))
-    return customer, email
-
-
-async def redeem(
-    client: AsyncTestClient[Litestar], tenant: Tenant, identifier: str, reward_id: int, key: str, **more: Any
-) -> Any:
-    body = {"identifier": identifier, "reward_id": reward_id, "idempotency_key": key, **more}
-    return await client.post(REDEMPTIONS, json=body, headers=tenant.headers)
-
-
-async def balance(engine: AsyncEngine, customer: int) -> int:
-    async with engine.connect() as conn:
-        return int(
-            (
-                await conn.execute(text("SELECT balance FROM wallets WHERE customer_id = :c"), {"c": customer})
-            ).scalar_one()
-        )
-
-
-async def stock(engine: AsyncEngine, reward_id: int) -> int | None:
-    async with engine.connect() as conn:
-        found = await conn.execute(text("SELECT remaining_stock FROM rewards WHERE id = :r"), {"r": reward_id})
-        value: int | None = found.scalar_one()
-        return value
 
 
 # --- admin writes -----------------------------------------------------------------------------------

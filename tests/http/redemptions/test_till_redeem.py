@@ -15,8 +15,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.redemptions import till_redeem
-from tests.http.redemptions.test_redeem import REDEMPTIONS, balance, member, redeem, reward
 from tests.support.app import ADMIN
+from tests.support.redemptions import REDEMPTIONS, balance, member, redeem, reward
 from tests.support.tenants import admin, make_tenant
 from tests.support.wallets import earn
 
