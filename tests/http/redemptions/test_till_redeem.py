@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.redemptions import till_redeem
 from tests.support.app import ADMIN
+from tests.support.envelope import error_of
 from tests.support.redemptions import REDEMPTIONS, balance, member, redeem, reward
 from tests.support.tenants import admin, make_tenant
 from tests.support.wallets import earn
@@ -116,3 +117,25 @@ async def test_soonest_ending_points_go_first_and_a_cancel_gives_them_back_with_
     assert await balance(engine, customer) == 70
     read = await client.get(f"{REDEMPTIONS}/{code}", headers=tenant.headers)
     assert read.json()["data"]["status"] == "cancelled"
+
+
+async def test_codes_that_keep_colliding_answer_503_and_write_nothing(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A drawn code collides once in 2.8 trillion; should it keep colliding, the till gets a clean
+    retryable refusal (contract 5: 503 SERVICE_UNAVAILABLE with Retry-After), never a 500."""
+    tenant = await make_tenant(client)
+    made = await reward(client, tenant, point_cost=10, total_stock=5)
+    _, first_email = await member(engine, tenant, 50)
+    taken = (await redeem(client, tenant, first_email, made["id"], "a")).json()["data"]["confirmation_code"]
+    monkeypatch.setattr(till_redeem, "new_code", lambda prefix: taken)
+    customer, email = await member(engine, tenant, 50)
+    response = await redeem(client, tenant, email, made["id"], "b")
+    assert (response.status_code, error_of(response)["code"]) == (503, "SERVICE_UNAVAILABLE")
+    assert response.headers["retry-after"] == "1"
+    assert await balance(engine, customer) == 50
+    async with engine.connect() as conn:
+        left = await conn.scalar(text("SELECT remaining_stock FROM rewards WHERE id = :r"), {"r": made["id"]})
+    assert left == 4
+    monkeypatch.undo()
+    assert (await redeem(client, tenant, email, made["id"], "b")).status_code == 201  # the key stayed free
