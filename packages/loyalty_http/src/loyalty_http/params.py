@@ -3,7 +3,8 @@
 Dependencies: ``db`` (one session, one transaction per request), ``reader`` and ``writer`` (the same
 connection as psycopg, for the till's prepared statements), ``clock``, ``vendor`` (the
 authenticated vendor of a vendor route), ``known_vendor`` (the id of an admin path's vendor, which
-exists), ``payload`` and ``params`` (the validated body and query), ``config``, ``codec`` and
+exists), ``payload`` and ``params`` (the validated body and query), ``companion`` (the row of the
+read that rode on the token check), ``config``, ``codec`` and
 ``limiter`` and ``purchases`` (built once per app), and the core services by area
 (``tenancy``, ``products``, ``customers``, ``wallets``, ``rewards``), ready-made over ``db`` and
 ``clock``.
@@ -58,6 +59,7 @@ Reader = NamedDependency[DriverConnection[Any]]
 Writer = NamedDependency[DriverConnection[Any]]
 Clk = NamedDependency[Clock]
 Vendor = NamedDependency[VendorContext]
+Companion = NamedDependency[dict[str, Any] | None]
 Config = NamedDependency[HttpConfig]
 Limiter = NamedDependency[RateLimiter]
 Codec = NamedDependency[TokenCodec]
@@ -131,6 +133,11 @@ def provide_params(request: Request[Any, Any, Any]) -> Any:
     return request.scope["state"].get("params")
 
 
+def provide_companion(request: Request[Any, Any, Any]) -> Any:
+    """The row of the route's companion read (``reads(companion=...)``), None when it found none."""
+    return request.scope["state"]["companion_row"]
+
+
 def provide_vendor(request: Request[Any, Any, Any]) -> Any:
     """The authenticated vendor context of a vendor route (a VendorContext)."""
     return request.scope["state"].get("principal")
@@ -178,6 +185,7 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "payload": Provide(provide_payload, sync_to_thread=False),
         "params": Provide(provide_params, sync_to_thread=False),
         "vendor": Provide(provide_vendor, sync_to_thread=False),
+        "companion": Provide(provide_companion, sync_to_thread=False),
         "known_vendor": Provide(provide_known_vendor),
         # the core services, each over the request's session and clock: a new area adds its own
         "tenancy": service(TenancyService),

@@ -65,15 +65,33 @@ def make_prepare(
         body_type = opt.get("body")
         raw_body = await read_body(request, field_names(body_type), max_body_bytes) if body_type is not None else None
         authenticator = authenticators[opt.get("auth", "vendor")]
+        refused = read_query(state, opt, request.scope["query_string"])
         state["principal"] = await authenticator(request)
-        query_type = opt.get("query")
-        if query_type is not None:
-            state["params"] = validate(query_type, query_values(request.scope["query_string"], field_names(query_type)))
+        if refused is not None:
+            # checked before the token so that a valid query's read can ride on the token check,
+            # answered after it: a caller without access learns nothing about its query
+            raise refused
         if body_type is not None:
             state["payload"] = validate(body_type, raw_body)
         return None
 
     return prepare
+
+
+def read_query(state: dict[str, Any], opt: Mapping[str, Any], query_string: bytes) -> Exception | None:
+    """The route's checked query into ``state["params"]``, and the read its handler answers with
+    into ``state["companion"]`` (see ``reads(companion=...)``); the refusal of a query that fails."""
+    query_type = opt.get("query")
+    if query_type is None:
+        return None
+    try:
+        params = state["params"] = validate(query_type, query_values(query_string, field_names(query_type)))
+    except Exception as refused:  # every refusal waits for the token check's
+        return refused
+    companion = opt.get("companion")
+    if companion is not None:
+        state["companion"] = companion(params)
+    return None
 
 
 def options_answer(request: Request[Any, Any, Any]) -> Response[None]:

@@ -18,6 +18,7 @@ from loyalty_http.access.rate_limit import MemoryBackend, RateLimiter, RedisBack
 from loyalty_http.access.tokens import TokenCodec
 from loyalty_http.admin.test_mode import TestModeController
 from loyalty_http.config import HttpConfig
+from loyalty_http.direct import direct_dispatch, providers_of
 from loyalty_http.mounted import ROUTE_HANDLERS
 from loyalty_http.params import dependencies
 from loyalty_http.pipeline import Authenticator, before_send, make_prepare
@@ -29,6 +30,8 @@ from loyalty_http.wire.envelope import EXCEPTION_HANDLERS
 class LoyaltyHttp(InitPluginProtocol):
     def __init__(self, config: HttpConfig) -> None:
         self.config = config
+        self.direct_providers: dict[str, Any] = {}
+        """What handlers called directly may take (``loyalty_http.direct``), once the app is built."""
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         cfg = self.config
@@ -53,11 +56,15 @@ class LoyaltyHttp(InitPluginProtocol):
         app_config.route_handlers.extend([*ROUTE_HANDLERS, *cfg.route_handlers])
         if cfg.test_clock is not None:
             app_config.route_handlers.append(TestModeController)
-        app_config.dependencies.update(dependencies(cfg, codec, limiter))
+        provided = dependencies(cfg, codec, limiter)
+        app_config.dependencies.update(provided)
+        self.direct_providers = providers_of(cfg, provided)
         app_config.exception_handlers.update(cast("Any", EXCEPTION_HANDLERS))
         app_config.before_request = make_prepare(authenticators, cfg.max_body_bytes, limiter)
         app_config.before_send.append(before_send)
         app_config.middleware.insert(0, one_connection_per_request(cfg.sessionmaker.kw["bind"]))
+        # innermost: it answers the requests it takes, after every other middleware saw them
+        app_config.middleware.append(direct_dispatch(self.direct_providers))
         metrics.watch_pool(cfg.sessionmaker.kw["bind"].sync_engine.pool)
         app_config.on_startup.extend([backtracking, limiter.start])
         app_config.on_shutdown.append(limiter.stop)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 import msgspec
@@ -20,6 +20,7 @@ def reads(
     errors: Iterable[type[Exception] | str] = (),
     success: Iterable[int] = (),
     files: Iterable[str] = (),
+    companion: Callable[[Any], Any] | None = None,
 ) -> dict[str, Any]:
     """Route options for :func:`loyalty_http.pipeline.make_prepare`.
 
@@ -43,4 +44,5 @@ def reads(
         "errors": codes,
         "success": tuple(success),
         "files": tuple(files),
+        "companion": companion,
     }

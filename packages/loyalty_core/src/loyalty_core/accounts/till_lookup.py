@@ -5,19 +5,18 @@ external id) is found first through ``uq_customer_identifiers_vendor_value`` (or
 ``uq_customers_vendor_external_id``) in a MATERIALIZED step, so PostgreSQL cannot choose to walk the
 vendor's customers instead (it did, right after a bulk registration, before autovacuum analysed the
 tables). An identifier left on a merged account answers the account that stays, in the same
-statement. It runs in autocommit on the request's connection: no BEGIN, no COMMIT.
+statement. It rides on the token check's statement (``CompanionRead``), in autocommit on the
+request's connection: no BEGIN, no COMMIT, one round trip for the whole request.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from psycopg import AsyncConnection
-from psycopg.rows import dict_row
-
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
 from loyalty_core.customers.views import CustomerView, view_of
+from loyalty_core.tenancy.token_check import CompanionRead
 
 _CUSTOMER = """
 SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
@@ -45,14 +44,15 @@ WITH holder AS MATERIALIZED (
 )
 
 
-async def till_lookup(
-    conn: AsyncConnection[Any], vendor_id: int, *, identifier: str | None = None, external_id: str | None = None
-) -> CustomerView:
-    """By ``external_id`` when given, else by any active identifier, retired types included."""
+def lookup_read(*, identifier: str | None = None, external_id: str | None = None) -> CompanionRead:
+    """By ``external_id`` when given, else by any active identifier, retired types included; the
+    vendor is the statement's ``%(v)s``."""
     sql, value = (BY_EXTERNAL_ID, external_id) if external_id is not None else (BY_IDENTIFIER, identifier or "")
-    async with conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(sql, {"v": vendor_id, "q": value}, prepare=True)
-        row = await cursor.fetchone()
+    return CompanionRead(sql, {"q": value})
+
+
+def customer_found(row: dict[str, Any] | None) -> CustomerView:
+    """The customer :func:`lookup_read` found (its row by column name), or CUSTOMER_NOT_FOUND."""
     if row is None:
         raise e.CustomerNotFound("No customer of the vendor has this identifier.")
     return view_of(row)

@@ -9,7 +9,10 @@ directly, prepared on the connection, with no ORM or SQL compilation on the way.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -35,11 +38,34 @@ SELECT t.revoked, t.expires_at,
        b.id, b.external_id, b.name, b.type, b.active
 FROM issued_tokens t
 JOIN api_clients c ON c.id = t.api_client_id
-LEFT JOIN vendors v ON v.id = %(vid)s
+LEFT JOIN vendors v ON v.id = %(v)s
 LEFT JOIN plans p ON p.id = v.plan_id
 LEFT JOIN branches b ON b.id = c.default_branch_id
 WHERE t.jti = %(jti)s
 """
+ACCESS_COLUMNS = 29
+
+
+@dataclass(frozen=True, slots=True)
+class CompanionRead:
+    """A single-statement read that rides on the token check's round trip.
+
+    ``sql`` selects at most one row of the caller's vendor, named ``%(v)s`` (the token's claimed
+    vendor: the check refuses the request unless the token's client belongs to it), with a first
+    column that is never null on a row it finds; ``params`` are its other parameters. The read runs
+    whatever the check decides, and its row is handed over only when the check admits the caller,
+    so a refused token learns nothing from it.
+    """
+
+    sql: str
+    params: Mapping[str, Any]
+
+
+@cache
+def _with_access(sql: str) -> str:
+    # LATERAL on an uncorrelated subquery: the read keeps its own plan (its MATERIALIZED steps
+    # start from their unique indexes) and runs once, beside the token's row
+    return f"SELECT a.*, q.* FROM ({ACCESS_SQL}) a LEFT JOIN LATERAL ({sql}) q ON true"
 
 
 async def check_token(
@@ -47,9 +73,32 @@ async def check_token(
 ) -> VendorContext:
     """The caller behind token ``jti`` issued for ``vendor_id`` (its ``vid`` claim), or the refusal
     the spec gives. ``conn`` is in autocommit: one round trip, no BEGIN or COMMIT."""
-    cursor = await conn.execute(ACCESS_SQL, {"jti": jti, "vid": vendor_id}, prepare=True)
+    cursor = await conn.execute(ACCESS_SQL, {"jti": jti, "v": vendor_id}, prepare=True)
     row = await cursor.fetchone()
     return caller_of(row, vendor_id=vendor_id, write=write, now=now)
+
+
+async def check_token_with(
+    conn: AsyncConnection[Any], jti: str, read: CompanionRead, *, vendor_id: int | None, write: bool, now: datetime
+) -> tuple[VendorContext, dict[str, Any] | None]:
+    """:func:`check_token` and ``read`` in one statement: the caller, and the read's row by column
+    name (None when it found none). The refusals are :func:`check_token`'s, in its order."""
+    params = {**read.params, "jti": jti, "v": vendor_id}
+    cursor = await conn.execute(_with_access(read.sql), params, prepare=True)
+    row = await cursor.fetchone()
+    caller = caller_of(row, vendor_id=vendor_id, write=write, now=now)
+    assert row is not None  # caller_of refuses a missing token
+    if row[ACCESS_COLUMNS] is None:
+        return caller, None
+    names = _names.get(read.sql)
+    if names is None:
+        # psycopg builds a Column object per column for ``description``: once per statement is enough
+        assert cursor.description is not None
+        names = _names[read.sql] = tuple(column.name for column in cursor.description[ACCESS_COLUMNS:])
+    return caller, dict(zip(names, row[ACCESS_COLUMNS:], strict=True))
+
+
+_names: dict[str, tuple[str, ...]] = {}
 
 
 def caller_of(row: Any, *, vendor_id: int | None, write: bool, now: datetime) -> VendorContext:
@@ -95,13 +144,13 @@ def caller_of(row: Any, *, vendor_id: int | None, write: bool, now: datetime) ->
 VENDOR_STATE_SQL = """
 SELECT v.status, v.suspended_grace_until, v.subscription_ends_at, p.rate_limit_per_minute
 FROM vendors v JOIN plans p ON p.id = v.plan_id
-WHERE v.id = %(vid)s
+WHERE v.id = %(v)s
 """
 
 
 async def vendor_state(conn: AsyncConnection[Any], vendor_id: int) -> tuple[VendorState, int] | None:
     """A vendor's state and plan rate limit, for the rate limiter's brief cache (autocommit read)."""
-    cursor = await conn.execute(VENDOR_STATE_SQL, {"vid": vendor_id}, prepare=True)
+    cursor = await conn.execute(VENDOR_STATE_SQL, {"v": vendor_id}, prepare=True)
     row = await cursor.fetchone()
     if row is None:
         return None

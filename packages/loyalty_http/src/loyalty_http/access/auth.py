@@ -11,7 +11,7 @@ from litestar import Request
 from loyalty_core.clock import Clock
 from loyalty_core.tenancy import errors as te
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_core.tenancy.token_check import check_token
+from loyalty_core.tenancy.token_check import check_token, check_token_with
 from loyalty_http.access.connection import request_connection
 from loyalty_http.access.tokens import TokenCodec, request_claims
 from loyalty_http.wire.errors import Unauthenticated
@@ -80,8 +80,15 @@ def vendor_authenticator(
             raise Unauthenticated("The access token is unreadable or expired.")
         write = request.method not in SAFE_METHODS
         conn = await request_connection(request.scope).reader()
+        state = request.scope["state"]
+        read = state.get("companion")
         try:
-            return await check_token(conn, claims.jti, vendor_id=claims.vendor_id, write=write, now=clock.now())
+            if read is None:
+                return await check_token(conn, claims.jti, vendor_id=claims.vendor_id, write=write, now=clock.now())
+            caller, state["companion_row"] = await check_token_with(
+                conn, claims.jti, read, vendor_id=claims.vendor_id, write=write, now=clock.now()
+            )
+            return caller
         except UNATTRIBUTED as refused:
             if limiter is not None:
                 if isinstance(refused, te.Unauthenticated):

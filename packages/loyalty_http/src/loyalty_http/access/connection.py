@@ -63,7 +63,9 @@ class RequestConnection:
     async def _checkout(self) -> DriverConnection[Any]:
         if self._driver is None:
             self._conn = await self._engine.connect()
-            raw = await self._conn.get_raw_connection()
+            # the checked-out connection, read without get_raw_connection()'s greenlet: each greenlet
+            # costs a frame stack mapped and unmapped, three per request before
+            raw = self._conn.sync_connection.connection  # type: ignore[union-attr]
             driver: DriverConnection[Any] = raw.driver_connection  # type: ignore[assignment]
             self._driver = driver
         return self._driver

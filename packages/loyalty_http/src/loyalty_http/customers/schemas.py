@@ -9,10 +9,12 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core.accounts import till_lookup
 from loyalty_core.customers import cards
 from loyalty_core.customers.models import Locale
 from loyalty_core.customers.profiles import IdentifierInput, Profile
 from loyalty_core.customers.views import CustomerView
+from loyalty_core.tenancy.token_check import CompanionRead
 from loyalty_core.text import EMAIL, SURROGATE
 from loyalty_http.params import given, present
 from loyalty_http.wire.validation import NUL_MESSAGE, UTF8_MESSAGE
@@ -185,6 +187,13 @@ class CustomerLookup(msgspec.Struct):
             return {}
         problems = text_problems(self.identifier, required=True)
         return {"identifier": problems} if problems else {}
+
+
+def lookup_read(params: CustomerLookup) -> CompanionRead:
+    """The lookup's one read: by ``external_id`` when sent, else by ``identifier``."""
+    if isinstance(params.external_id, str):
+        return till_lookup.lookup_read(external_id=params.external_id)
+    return till_lookup.lookup_read(identifier=str(params.identifier))
 
 
 class LinkExternalId(msgspec.Struct):

@@ -1,0 +1,73 @@
+"""Which handlers are called directly, without Litestar's dependency machinery (request-path issue):
+the till's calls are, a handler over the ORM session is not. Every other test of the suite runs
+through both ways and holds that the answers did not change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Litestar
+from litestar.handlers import HTTPRouteHandler
+
+from loyalty_http.direct import plan_of
+from loyalty_http.plugin import LoyaltyHttp
+
+ADJUST = "/api/v1/customers/{customer:str}/wallet/adjust"
+
+
+def handler(app: Litestar, path: str, method: str) -> HTTPRouteHandler:
+    for route in app.routes:
+        if route.path == path:
+            for candidate in getattr(route, "route_handlers", []):
+                if method in candidate.http_methods:
+                    return candidate
+    raise AssertionError(f"no {method} {path}")
+
+
+def providers_of_app(app: Litestar) -> Any:
+    return next(p for p in app.plugins.init if isinstance(p, LoyaltyHttp)).direct_providers
+
+
+def plans(app: Litestar) -> dict[tuple[str, str], tuple[str, ...] | None]:
+    providers = providers_of_app(app)
+    found = {}
+    for path, method, params in (
+        ("/api/v1/customers/lookup", "GET", {}),
+        ("/api/v1/redemptions", "POST", {}),
+        ("/api/v1/redemptions/{code:str}", "GET", {"code": "AB12-CD34EF56"}),
+        ("/api/v1/redemptions/{code:str}/verify", "POST", {"code": "AB12-CD34EF56"}),
+        (ADJUST, "POST", {"customer": "12"}),
+        ("/api/v1/transactions", "POST", {}),
+        ("/api/v1/products", "POST", {}),
+        ("/api/v1/customers", "POST", {}),
+        ("/admin/v1/vendors", "POST", {}),
+    ):
+        plan = plan_of(handler(app, path, method), providers, params)
+        found[(method, path)] = None if plan is None else tuple(name for name, _, _ in plan)
+    return found
+
+
+def test_the_tills_calls_are_called_directly_and_orm_handlers_are_not(app: Litestar) -> None:
+    assert plans(app) == {
+        ("GET", "/api/v1/customers/lookup"): ("companion",),
+        ("POST", "/api/v1/redemptions"): ("payload", "vendor", "writer", "clock"),
+        ("GET", "/api/v1/redemptions/{code:str}"): ("code", "vendor", "reader", "clock"),
+        ("POST", "/api/v1/redemptions/{code:str}/verify"): ("code", "vendor", "reader", "clock"),
+        ("POST", ADJUST): (
+            "customer",
+            "payload",
+            "vendor",
+            "writer",
+            "clock",
+        ),
+        ("POST", "/api/v1/transactions"): ("payload", "vendor", "purchases", "writer", "clock"),
+        ("POST", "/api/v1/products"): None,
+        ("POST", "/api/v1/customers"): None,
+        ("POST", "/admin/v1/vendors"): None,
+    }
+
+
+def test_a_path_parameter_that_is_not_a_string_goes_the_frameworks_way(app: Litestar) -> None:
+    verify = handler(app, "/api/v1/redemptions/{code:str}/verify", "POST")
+    assert plan_of(verify, providers_of_app(app), {"code": 7}) is None
+    assert plan_of(verify, providers_of_app(app), {}) is None
