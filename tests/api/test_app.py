@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import msgspec
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -94,3 +96,22 @@ async def test_a_served_process_fills_its_pool_before_the_first_request(database
         assert (engine.pool.checkedin(), engine.pool.checkedout()) == (3, 0)  # type: ignore[attr-defined]
     finally:
         await engine.dispose()
+
+
+async def test_a_served_process_shares_its_connections_between_two_filled_pools(settings: Settings) -> None:
+    """LOYALTY_DB_POOL_SIZE is the process's whole budget: half for the ORM's pool, half for the
+    psycopg pool of the till's calls, both opened before the first request."""
+    from loyalty_http.plugin import LoyaltyHttp
+
+    app = create_app(msgspec.structs.replace(settings, db_pool_size=5, worker="external"), served=True)
+    plugin = app.plugins.get(LoyaltyHttp)
+    interrupt = signal.getsignal(signal.SIGINT)  # a served process leaves Ctrl-C to granian
+    try:
+        async with app.lifespan():
+            assert plugin.driver_pools is not None
+            till = plugin.driver_pools.get().get_stats()
+            engine = plugin.config.sessionmaker.kw["bind"]
+            assert (engine.pool.size(), engine.pool.checkedin()) == (2, 2)
+            assert (till["pool_min"], till["pool_max"], till["pool_size"]) == (3, 3, 3)
+    finally:
+        signal.signal(signal.SIGINT, interrupt)

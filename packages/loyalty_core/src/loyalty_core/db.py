@@ -4,12 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from advanced_alchemy.base import BigIntAuditBase
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+from sqlalchemy import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import declared_attr
 
-__all__ = ["REFERENCE_TABLES", "Base", "VendorRow", "make_engine", "make_sessionmaker", "one_of"]
+__all__ = [
+    "REFERENCE_TABLES",
+    "Base",
+    "VendorRow",
+    "make_driver_pool",
+    "make_engine",
+    "make_sessionmaker",
+    "one_of",
+    "split_pool",
+]
 
 Base = BigIntAuditBase
 """Every model: a big-integer id and UTC ``created_at``/``updated_at`` audit columns."""
@@ -62,7 +75,7 @@ def make_engine(
     No pre-ping: it costs a round trip on every checkout, and SQLAlchemy already invalidates the
     pool when a statement meets a dropped connection; ``pool_recycle`` retires idle ones.
     """
-    return create_async_engine(
+    engine = create_async_engine(
         url,
         pool_size=pool_size,
         max_overflow=0,
@@ -73,7 +86,50 @@ def make_engine(
         hide_parameters=True,
         connect_args={"options": f"-c lock_timeout={lock_timeout_ms}"},
     )
+    _lock_timeouts[engine.sync_engine] = lock_timeout_ms
+    return engine
+
+
+_lock_timeouts: WeakKeyDictionary[Engine, int] = WeakKeyDictionary()
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def split_pool(size: int) -> tuple[int, int]:
+    """A process's ``size`` connections shared out: (the engine's pool, the till's psycopg pool), at
+    least one each. The till's calls are most of the traffic and hold a connection for one or two
+    round trips; the ORM's requests hold theirs for a transaction."""
+    till = max(1, size - size // 2)
+    return max(1, size - till), till
+
+
+def make_driver_pool(engine: AsyncEngine, *, size: int, filled: bool) -> AsyncConnectionPool[AsyncConnection[Any]]:
+    """A psycopg pool of ``size`` beside ``engine``'s, for the till's statements (docs/architecture.md,
+    "Hot paths").
+
+    The same database and ``lock_timeout`` as the engine's; connections in autocommit, put back in
+    autocommit. Checking a connection out of it costs a tenth of SQLAlchemy's async checkout, which
+    runs through a greenlet each way. ``filled``: every connection opened at start and kept (a served
+    process: a steady load opens no new session); otherwise one, grown on demand (tests and tools,
+    which start many apps). Opened by the caller, in the loop that uses it.
+    """
+    url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    lock_timeout = _lock_timeouts.get(engine.sync_engine, LOCK_TIMEOUT_MS)
+    return AsyncConnectionPool(
+        url,
+        min_size=size if filled else 1,
+        max_size=size,
+        timeout=POOL_TIMEOUT_SECONDS,
+        open=False,
+        kwargs={"autocommit": True, "options": f"-c lock_timeout={lock_timeout}"},
+        reset=_back_to_autocommit,
+        name="till",
+    )
+
+
+async def _back_to_autocommit(conn: AsyncConnection[Any]) -> None:
+    # the pool has rolled back whatever the request left open
+    if not conn.autocommit:
+        await conn.set_autocommit(True)

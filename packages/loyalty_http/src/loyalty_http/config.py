@@ -52,6 +52,11 @@ class HttpConfig:
     None: the row waits for the service's sweep (an app composed without a queue)."""
     mail_domain: str = "loyalty.local"
     """The right-hand side of the card mails' Message-IDs."""
+    driver_pool_size: int | None = None
+    """Connections of the psycopg pool the till's calls use (``loyalty_http.access.connection``);
+    None: as many as the engine's pool."""
+    fill_pools: bool = False
+    """Open every pooled database connection at start (a served process); otherwise one, grown on demand."""
     queue_stats: Callable[[], Awaitable[QueueStats | None]] | None = None
     """The job queue's depth and failures for ``GET /metrics``; None when it cannot be read (no
     queue, or its store is away)."""

@@ -25,6 +25,7 @@ from litestar import Request
 from litestar.di import Provide
 from litestar.handlers import HTTPRouteHandler
 
+from loyalty_http.access.connection import request_connection
 from loyalty_http.config import HttpConfig
 from loyalty_http.params import (
     provide_companion,
@@ -104,6 +105,7 @@ def direct_dispatch(providers: dict[str, tuple[Value, bool]]) -> Callable[[Any],
             if plan is None:
                 await app(scope, receive, send)
                 return
+            request_connection(scope).driver_only()
             request: Request[Any, Any, Any] = handler.resolve_request_class()(scope=scope, receive=receive, send=send)
             await (await _respond(handler, plan, request))(scope, receive, send)
 

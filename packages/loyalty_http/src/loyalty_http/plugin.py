@@ -13,7 +13,7 @@ from litestar.plugins import InitPluginProtocol
 
 from loyalty_core.tenancy.token_check import vendor_state
 from loyalty_http.access.auth import admin_authenticator, nobody, vendor_authenticator
-from loyalty_http.access.connection import one_connection_per_request, request_connection
+from loyalty_http.access.connection import DriverPools, one_connection_per_request, request_connection
 from loyalty_http.access.rate_limit import MemoryBackend, RateLimiter, RedisBackend
 from loyalty_http.access.tokens import TokenCodec
 from loyalty_http.admin.test_mode import TestModeController
@@ -31,6 +31,7 @@ class LoyaltyHttp(InitPluginProtocol):
     def __init__(self, config: HttpConfig) -> None:
         self.config = config
         self.direct_providers: dict[str, Any] = {}
+        self.driver_pools: DriverPools | None = None
         """What handlers called directly may take (``loyalty_http.direct``), once the app is built."""
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
@@ -62,12 +63,16 @@ class LoyaltyHttp(InitPluginProtocol):
         app_config.exception_handlers.update(cast("Any", EXCEPTION_HANDLERS))
         app_config.before_request = make_prepare(authenticators, cfg.max_body_bytes, limiter)
         app_config.before_send.append(before_send)
-        app_config.middleware.insert(0, one_connection_per_request(cfg.sessionmaker.kw["bind"]))
+        engine = cfg.sessionmaker.kw["bind"]
+        pools = self.driver_pools = DriverPools(
+            engine, size=cfg.driver_pool_size or engine.pool.size(), filled=cfg.fill_pools
+        )
+        app_config.middleware.insert(0, one_connection_per_request(engine, pools))
         # innermost: it answers the requests it takes, after every other middleware saw them
         app_config.middleware.append(direct_dispatch(self.direct_providers))
-        metrics.watch_pool(cfg.sessionmaker.kw["bind"].sync_engine.pool)
-        app_config.on_startup.extend([backtracking, limiter.start])
-        app_config.on_shutdown.append(limiter.stop)
+        metrics.watch_pool(engine.sync_engine.pool)
+        app_config.on_startup.extend([backtracking, limiter.start, pools.start])
+        app_config.on_shutdown.extend([limiter.stop, pools.stop])
         return app_config
 
     async def _load_vendor_state(self, request: Request[Any, Any, Any], vendor_id: int) -> Any:

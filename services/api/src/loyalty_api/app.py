@@ -20,7 +20,7 @@ from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_
 from loyalty_api.settings import Settings, SettingsError
 from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
-from loyalty_core.db import make_engine, make_sessionmaker
+from loyalty_core.db import make_engine, make_sessionmaker, split_pool
 from loyalty_core.passes.identities import IdentityRows
 from loyalty_http.config import HttpConfig, Readiness
 from loyalty_http.plugin import LoyaltyHttp
@@ -40,7 +40,8 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
     passes = passes or wallet_passes(
         settings.encryption_key, issuer_key(settings.wallet_issuer_key, settings.home), local_platform(settings.home)
     )
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size)
+    orm_pool, till_pool = split_pool(settings.db_pool_size)
+    engine = make_engine(settings.database_url, pool_size=orm_pool)
     sessionmaker = make_sessionmaker(engine)
     test_clock = SettableClock() if settings.test_mode else None
     clock: Clock = test_clock or SystemClock()
@@ -122,6 +123,8 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             enqueue_card_mail=enqueue_card_mail,
             mail_domain=mail_domain(settings.mail_from),
             queue_stats=queue_stats,
+            driver_pool_size=till_pool,
+            fill_pools=served,
         )
     )
 
@@ -129,7 +132,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         if served:
             leave_interrupt()
-            await fill_pool(engine, settings.db_pool_size)
+            await fill_pool(engine, orm_pool)
         worker = None
         task = None
         if settings.worker == "in-process":

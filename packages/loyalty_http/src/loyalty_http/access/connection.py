@@ -1,10 +1,15 @@
 """The request's one pooled database connection, shared by the token check and the handler.
 
 A request checks out at most one connection, the first time something needs the database, and
-gives it back once the answer is sent. Single-statement reads (the token check, a till's lookup)
-run on it in autocommit, sparing the BEGIN and COMMIT round trips; a handler's session binds to the
-same connection and holds its one transaction. The pool is sized to the server's concurrency with
-no overflow, so a steady load opens no new database sessions.
+gives it back once the answer is sent. A till's call, whose handler runs psycopg statements only
+(``loyalty_http.direct``), takes it from a psycopg pool (``make_driver_pool``): SQLAlchemy's async
+checkout and checkin run through a greenlet each way, 0.15 ms of a lookup's 0.55 ms in process.
+Every other request takes it from the engine's pool, where its ORM session can bind to it.
+
+Single-statement reads (the token check, a till's lookup) run on it in autocommit, sparing the
+BEGIN and COMMIT round trips; a handler's session binds to the same connection and holds its one
+transaction. Both pools are sized to the server's concurrency with no overflow and, in a served
+process, filled at start, so a steady load opens no new database sessions.
 """
 
 from __future__ import annotations
@@ -12,19 +17,57 @@ from __future__ import annotations
 from typing import Any
 
 from psycopg import AsyncConnection as DriverConnection
+from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+
+from loyalty_core.db import make_driver_pool
+from loyalty_http.wire import metrics
 
 STATE_KEY = "loyalty_connection"
 
 
-class RequestConnection:
-    __slots__ = ("_autocommit", "_conn", "_driver", "_engine")
+DriverPool = AsyncConnectionPool[DriverConnection[Any]]
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
+
+class DriverPools:
+    """The psycopg pool of the app's current run: made and opened at start, closed at stop (a closed
+    pool cannot open again, and an app may be started more than once)."""
+
+    def __init__(self, engine: AsyncEngine, *, size: int, filled: bool) -> None:
+        self._engine, self._size, self._filled = engine, size, filled
+        self.current: DriverPool | None = None
+
+    async def start(self) -> None:
+        pool = make_driver_pool(self._engine, size=self._size, filled=self._filled)
+        await pool.open(wait=self._filled)
+        metrics.watch_driver_pool(pool)
+        self.current = pool
+
+    async def stop(self) -> None:
+        pool, self.current = self.current, None
+        if pool is not None:
+            await pool.close()
+
+    def get(self) -> DriverPool:
+        if self.current is None:
+            raise RuntimeError("the app has not started")
+        return self.current
+
+
+class RequestConnection:
+    __slots__ = ("_autocommit", "_conn", "_driver", "_engine", "_pool", "_pooled")
+
+    def __init__(self, engine: AsyncEngine, pools: DriverPools) -> None:
+        self._engine, self._pool = engine, pools.get()
         self._conn: AsyncConnection | None = None
         self._driver: DriverConnection[Any] | None = None
         self._autocommit = False
+        self._pooled = False
+
+    def driver_only(self) -> None:
+        """This request runs psycopg statements only: its connection comes from the psycopg pool."""
+        assert self._driver is None, "decided before anything checked a connection out"
+        self._pooled = True
 
     async def reader(self) -> DriverConnection[Any]:
         """The psycopg connection in autocommit, for statements that stand alone."""
@@ -42,12 +85,21 @@ class RequestConnection:
 
     async def session(self, sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncSession:
         """An ORM session on this connection; it begins, commits or rolls back the one transaction."""
+        if self._pooled:
+            raise RuntimeError("a request called directly has no ORM session")
         driver = await self._checkout()
         await self._end_autocommit(driver)
         assert self._conn is not None
         return sessionmaker(bind=self._conn)
 
     async def release(self) -> None:
+        if self._pooled:
+            driver, self._driver = self._driver, None
+            if driver is not None:
+                metrics.driver_checkout(-1)
+                # the pool rolls back what was left open and puts autocommit back
+                await self._pool.putconn(driver)
+            return
         conn, self._conn = self._conn, None
         if conn is None:
             return
@@ -61,6 +113,10 @@ class RequestConnection:
             await conn.close()
 
     async def _checkout(self) -> DriverConnection[Any]:
+        if self._driver is None and self._pooled:
+            self._driver = await self._pool.getconn()
+            metrics.driver_checkout(1)
+            self._autocommit = self._driver.autocommit
         if self._driver is None:
             self._conn = await self._engine.connect()
             # the checked-out connection, read without get_raw_connection()'s greenlet: each greenlet
@@ -81,7 +137,7 @@ def request_connection(scope: Any) -> RequestConnection:
     return connection
 
 
-def one_connection_per_request(engine: AsyncEngine) -> Any:
+def one_connection_per_request(engine: AsyncEngine, pools: DriverPools) -> Any:
     """ASGI middleware: a lazy connection holder per HTTP request, released after the answer is sent."""
 
     def middleware(app: Any) -> Any:
@@ -89,7 +145,7 @@ def one_connection_per_request(engine: AsyncEngine) -> Any:
             if scope["type"] != "http":
                 await app(scope, receive, send)
                 return
-            held = scope.setdefault("state", {})[STATE_KEY] = RequestConnection(engine)
+            held = scope.setdefault("state", {})[STATE_KEY] = RequestConnection(engine, pools)
             try:
                 await app(scope, receive, send)
             finally:

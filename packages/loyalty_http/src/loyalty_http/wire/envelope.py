@@ -9,6 +9,7 @@ import psycopg
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
+from psycopg_pool import PoolTimeout as DriverPoolTimeout
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
@@ -110,7 +111,7 @@ def on_database_error(request: Request[Any, Any, Any], exc: DBAPIError | psycopg
     return _busy(request, "Another write holds what this request needs; nothing was changed, retry in a moment.")
 
 
-def on_pool_timeout(request: Request[Any, Any, Any], exc: PoolTimeout) -> Response[bytes]:
+def on_pool_timeout(request: Request[Any, Any, Any], exc: PoolTimeout | DriverPoolTimeout) -> Response[bytes]:
     """Every pooled connection stayed busy past the pool's timeout: the request did nothing yet."""
     log.warning("no database connection free", route=loggable_path(request.scope))
     return _busy(request, "The service is at capacity; nothing was changed, retry in a moment.")
@@ -141,5 +142,6 @@ EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
     DBAPIError: on_database_error,
     psycopg.Error: on_database_error,
     PoolTimeout: on_pool_timeout,
+    DriverPoolTimeout: on_pool_timeout,
     Exception: on_unexpected_error,
 }

@@ -142,6 +142,19 @@ def watch_pool(pool: Any) -> None:
     event.listen(pool, "checkin", lambda *_: POOL_IN_USE.dec())
 
 
+def watch_driver_pool(pool: Any) -> None:
+    """The psycopg pool's size, once per pool; its checkouts are counted by :func:`driver_checkout`."""
+    if pool in _WATCHED:
+        return
+    _WATCHED.add(pool)
+    POOL_SIZE.inc(pool.max_size)
+
+
+def driver_checkout(delta: int) -> None:
+    """A connection taken from (+1) or given back to (-1) the psycopg pool."""
+    POOL_IN_USE.inc(delta)
+
+
 def refused(window: str) -> None:
     REFUSALS.labels(window).inc()
 

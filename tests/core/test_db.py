@@ -1,0 +1,44 @@
+"""The process's database connections (docs/architecture.md, "Hot paths"): one budget, two pools."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from loyalty_core.db import make_driver_pool, make_engine, split_pool
+
+
+@pytest.mark.parametrize(("size", "shares"), [(1, (1, 1)), (2, (1, 1)), (5, (2, 3)), (10, (5, 5)), (16, (8, 8))])
+def test_the_budget_is_shared_out_with_at_least_one_each(size: int, shares: tuple[int, int]) -> None:
+    assert split_pool(size) == shares
+
+
+async def test_the_till_pool_keeps_the_engines_database_and_lock_timeout(engine: AsyncEngine) -> None:
+    url = engine.url.render_as_string(hide_password=False)
+    quick = make_engine(url, lock_timeout_ms=250)
+    pool = make_driver_pool(quick, size=1, filled=True)  # one connection: the second checkout is the first's
+    await pool.open(wait=True)
+    try:
+        assert pool.get_stats()["pool_size"] == 1
+        async with pool.connection() as conn:
+            assert conn.autocommit
+            row = await (await conn.execute("SELECT current_database(), current_setting('lock_timeout')")).fetchone()
+            assert row == (quick.url.database, "250ms")
+            await conn.set_autocommit(False)
+            await conn.execute("SELECT 1")
+        async with pool.connection() as again:
+            # whatever a request left open is rolled back and autocommit comes back
+            assert again.autocommit
+            assert again.info.transaction_status.name == "IDLE"
+    finally:
+        await pool.close()
+        await quick.dispose()
+
+
+async def test_an_unfilled_pool_opens_one_connection_and_grows_on_demand(engine: AsyncEngine) -> None:
+    pool = make_driver_pool(engine, size=3, filled=False)
+    await pool.open(wait=True)
+    try:
+        assert (pool.get_stats()["pool_min"], pool.get_stats()["pool_max"]) == (1, 3)
+    finally:
+        await pool.close()
