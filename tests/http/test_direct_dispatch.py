@@ -52,7 +52,7 @@ def test_the_tills_calls_are_called_directly_and_orm_handlers_are_not(app: Lites
         ("GET", "/api/v1/customers/lookup"): ("companion",),
         ("POST", "/api/v1/redemptions"): ("payload", "vendor", "writer", "clock"),
         ("GET", "/api/v1/redemptions/{code:str}"): ("code", "vendor", "reader", "clock"),
-        ("POST", "/api/v1/redemptions/{code:str}/verify"): ("code", "vendor", "reader", "clock"),
+        ("POST", "/api/v1/redemptions/{code:str}/verify"): ("code", "vendor", "reader", "clock", "companion"),
         ("POST", ADJUST): (
             "customer",
             "payload",

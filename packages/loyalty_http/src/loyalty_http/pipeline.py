@@ -79,18 +79,16 @@ def make_prepare(
 
 
 def read_query(state: dict[str, Any], opt: Mapping[str, Any], query_string: bytes) -> Exception | None:
-    """The route's checked query into ``state["params"]``, and the read its handler answers with
-    into ``state["companion"]`` (see ``reads(companion=...)``); the refusal of a query that fails."""
+    """The route's checked query into ``state["params"]``; the refusal of a query that fails. A route
+    whose query passed hands the token check its companion (``reads(companion=...)``)."""
     query_type = opt.get("query")
-    if query_type is None:
-        return None
-    try:
-        params = state["params"] = validate(query_type, query_values(query_string, field_names(query_type)))
-    except Exception as refused:  # every refusal waits for the token check's
-        return refused
-    companion = opt.get("companion")
-    if companion is not None:
-        state["companion"] = companion(params)
+    if query_type is not None:
+        try:
+            state["params"] = validate(query_type, query_values(query_string, field_names(query_type)))
+        except Exception as refused:  # every refusal waits for the token check's
+            return refused
+    if opt.get("companion") is not None:
+        state["companion"] = opt["companion"]
     return None
 
 

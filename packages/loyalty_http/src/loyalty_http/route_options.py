@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any, Literal
 
 import msgspec
@@ -20,7 +21,7 @@ def reads(
     errors: Iterable[type[Exception] | str] = (),
     success: Iterable[int] = (),
     files: Iterable[str] = (),
-    companion: Callable[[Any], Any] | None = None,
+    companion: Callable[[Any, datetime], Any] | None = None,
 ) -> dict[str, Any]:
     """Route options for :func:`loyalty_http.pipeline.make_prepare`.
 
@@ -32,7 +33,13 @@ def reads(
     that creates answers 201).
     ``files``: media types of a file the handler may answer with instead of its JSON body (the
     wallet pass), documented beside it.
+    ``companion``: for a vendor route without a body answered by one statement, a function of the
+    request (its query checked) and the time of the token check giving that statement (a
+    ``CompanionRead``); it runs in the token check's statement, and the handler takes its row as
+    ``companion`` (None when it found nothing).
     """
+    if companion is not None and (body is not None or auth != "vendor"):
+        raise ValueError("a companion rides on a vendor token check, before any body is read")
     if limit is True:
         limit = "token" if auth == "vendor" else None
     codes = tuple(e if isinstance(e, str) else str(getattr(e, "code")) for e in errors)  # noqa: B009

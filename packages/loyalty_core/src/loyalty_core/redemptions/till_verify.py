@@ -5,7 +5,8 @@ GET /redemptions/{code}, Redemption status; contract 5 "Rewards and redemptions"
 Verify is one statement: a data-modifying CTE moves the code from valid to used, re-checking the
 state, the clock and the customer (an anonymized customer's code never verifies) in its WHERE, so
 exactly one of any number of concurrent verifies moves it; the same statement reads the row and its
-branch, so a success is answered without another round trip. When nothing moved, the refusal is
+branch, so a success is answered without another round trip; riding on the token check
+(``verify_riding``), the whole request is that one statement. When nothing moved, the refusal is
 read from the row as the statement's snapshot saw it. Under READ COMMITTED that snapshot predates
 any write the update waited for: a verify that queued behind a concurrent verify (or a cancel) on
 the row's lock sees the row still valid in its own SELECT while the update, re-checking the
@@ -16,6 +17,7 @@ chosen; only a code that still looks verifiable then answers VERIFICATION_FAILED
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +27,7 @@ from psycopg import AsyncConnection
 from loyalty_core.errors import RuleViolation
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus, status_at
+from loyalty_core.tenancy.token_check import WRITE_ADMITTED, CompanionRead
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +65,10 @@ class RedemptionView:
 
 # status and used_at come from the update when it moved the row: the outer SELECT reads the
 # statement's snapshot, which is from before the update.
-_SHOWN = """r.id, r.confirmation_code, {status}, r.reward_id, r.reward_name, r.reward_type, r.customer_id,
-       r.points_deducted, b.external_id, b.name, b.type, r.redeemed_at, r.expires_at, {used_at},
-       r.cancelled_at, r.discount_type, r.discount_value, r.product_reference, r.payment_amount"""
+_SHOWN = """r.id, r.confirmation_code, {status} AS status, r.reward_id, r.reward_name, r.reward_type,
+       r.customer_id, r.points_deducted, b.external_id, b.name, b.type, r.redeemed_at, r.expires_at,
+       {used_at} AS used_at, r.cancelled_at, r.discount_type, r.discount_value, r.product_reference,
+       r.payment_amount"""
 
 _FROM = """FROM redemptions r
 LEFT JOIN branches b ON b.vendor_id = r.vendor_id AND b.id = r.branch_id"""
@@ -83,18 +87,18 @@ _READ_SHOWN = (
   )"""
 )
 
-_VERIFY = """
-WITH moved AS (
+_MOVED = """moved AS (
     UPDATE redemptions r SET status = 'used', used_at = %(now)s, updated_at = %(now)s
     WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s AND r.status = 'valid'
       AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
       AND EXISTS (
           SELECT 1 FROM customers c
           WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> 'anonymized'
-      )
+      ){gate}
     RETURNING r.id, r.status, r.used_at
-)
-SELECT m.id IS NOT NULL, """ + "\n".join(
+)"""
+
+_MOVED_SHOWN = "\n".join(
     (
         _SHOWN.format(status="coalesce(m.status, r.status)", used_at="coalesce(m.used_at, r.used_at)"),
         _FROM,
@@ -102,6 +106,31 @@ SELECT m.id IS NOT NULL, """ + "\n".join(
         _WHERE,
     )
 )
+
+_VERIFY = f"WITH {_MOVED.format(gate='')}\nSELECT m.id IS NOT NULL AS moved, {_MOVED_SHOWN}"
+
+# the same verify riding on the token check: it moves the code only for a caller the check admits
+_RIDING_CTES = _MOVED.format(gate=f"\n      AND {WRITE_ADMITTED}")
+_RIDING = f"SELECT {WRITE_ADMITTED} AS write_admitted, m.id IS NOT NULL AS moved, {_MOVED_SHOWN}"
+
+
+def verify_riding(code: str, now: datetime) -> CompanionRead:
+    """POST /redemptions/{code}/verify in the token check's statement (see ``verify_answer``)."""
+    return CompanionRead(_RIDING, {"code": code.upper(), "now": now}, ctes=_RIDING_CTES)
+
+
+async def verify_answer(
+    conn: AsyncConnection[Any], vendor_id: int, code: str, row: dict[str, Any] | None, *, now: datetime
+) -> RedemptionView:
+    """The answer to a verify that rode on the token check, whose caller the check admitted: its
+    row (None: no such code of the vendor). When the write's condition was stricter than the check
+    (a suspended vendor in its grace period), nothing moved and the verify is sent on its own."""
+    if row is None:
+        raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
+    admitted, *moved_and_view = row.values()
+    if not admitted:
+        return await verify_code(conn, vendor_id, code, now=now)
+    return await _outcome(conn, vendor_id, code, moved_and_view, now)
 
 
 async def read_code(conn: AsyncConnection[Any], vendor_id: int, code: str) -> RedemptionView:
@@ -120,6 +149,13 @@ async def verify_code(conn: AsyncConnection[Any], vendor_id: int, code: str, *, 
     row = await (await conn.execute(_VERIFY, params, prepare=True)).fetchone()
     if row is None:
         raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
+    return await _outcome(conn, vendor_id, code, row, now)
+
+
+async def _outcome(
+    conn: AsyncConnection[Any], vendor_id: int, code: str, row: Sequence[Any], now: datetime
+) -> RedemptionView:
+    """``row``: whether the code moved, then the redemption as the statement saw it."""
     seen = _view(row[1:])
     if row[0]:
         return seen

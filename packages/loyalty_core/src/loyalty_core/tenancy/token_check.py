@@ -46,6 +46,21 @@ WHERE t.jti = %(jti)s
 ACCESS_COLUMNS = 29
 
 
+WRITE_ADMITTED = """EXISTS (
+    SELECT 1 FROM issued_tokens gt
+    JOIN api_clients gc ON gc.id = gt.api_client_id
+    JOIN vendors gv ON gv.id = gc.vendor_id
+    WHERE gt.jti = %(jti)s AND NOT gt.revoked AND gt.expires_at > %(now)s AND gc.revoked_at IS NULL
+      AND gc.vendor_id = %(v)s AND 'client_credentials' = ANY(gc.grant_types) AND 'write' = ANY(gc.scopes)
+      AND gv.status = 'active' AND (gv.subscription_ends_at IS NULL OR gv.subscription_ends_at > %(now)s)
+)"""
+"""The condition a write riding on the token check puts in its WHERE: it holds only for a caller
+:func:`caller_of` admits for a write at ``%(now)s`` (each clause is one of its rules or stricter), so
+a token the check refuses never writes. It is stricter in one case: a suspended vendor in its grace
+period, which the check admits; the write then did nothing, says so in a column, and is sent again
+on its own once the check has admitted the caller."""
+
+
 @dataclass(frozen=True, slots=True)
 class CompanionRead:
     """A single-statement read that rides on the token check's round trip.
@@ -59,13 +74,17 @@ class CompanionRead:
 
     sql: str
     params: Mapping[str, Any]
+    ctes: str = ""
+    """Common table expressions the statement starts with: a data-modifying one (which PostgreSQL
+    takes only at the top), whose WHERE holds :data:`WRITE_ADMITTED`, and ``sql`` reads its result."""
 
 
 @cache
-def _with_access(sql: str) -> str:
+def _with_access(sql: str, ctes: str) -> str:
     # LATERAL on an uncorrelated subquery: the read keeps its own plan (its MATERIALIZED steps
     # start from their unique indexes) and runs once, beside the token's row
-    return f"SELECT a.*, q.* FROM ({ACCESS_SQL}) a LEFT JOIN LATERAL ({sql}) q ON true"
+    head = f"WITH {ctes}\n" if ctes else ""
+    return f"{head}SELECT a.*, q.* FROM ({ACCESS_SQL}) a LEFT JOIN LATERAL ({sql}) q ON true"
 
 
 async def check_token(
@@ -84,21 +103,21 @@ async def check_token_with(
     """:func:`check_token` and ``read`` in one statement: the caller, and the read's row by column
     name (None when it found none). The refusals are :func:`check_token`'s, in its order."""
     params = {**read.params, "jti": jti, "v": vendor_id}
-    cursor = await conn.execute(_with_access(read.sql), params, prepare=True)
+    cursor = await conn.execute(_with_access(read.sql, read.ctes), params, prepare=True)
     row = await cursor.fetchone()
     caller = caller_of(row, vendor_id=vendor_id, write=write, now=now)
     assert row is not None  # caller_of refuses a missing token
     if row[ACCESS_COLUMNS] is None:
         return caller, None
-    names = _names.get(read.sql)
+    names = _names.get((read.sql, read.ctes))
     if names is None:
         # psycopg builds a Column object per column for ``description``: once per statement is enough
         assert cursor.description is not None
-        names = _names[read.sql] = tuple(column.name for column in cursor.description[ACCESS_COLUMNS:])
+        names = _names[(read.sql, read.ctes)] = tuple(column.name for column in cursor.description[ACCESS_COLUMNS:])
     return caller, dict(zip(names, row[ACCESS_COLUMNS:], strict=True))
 
 
-_names: dict[str, tuple[str, ...]] = {}
+_names: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
 def caller_of(row: Any, *, vendor_id: int | None, write: bool, now: datetime) -> VendorContext:

@@ -81,12 +81,13 @@ def vendor_authenticator(
         write = request.method not in SAFE_METHODS
         conn = await request_connection(request.scope).reader()
         state = request.scope["state"]
-        read = state.get("companion")
+        companion = state.get("companion")
+        now = clock.now()
         try:
-            if read is None:
-                return await check_token(conn, claims.jti, vendor_id=claims.vendor_id, write=write, now=clock.now())
+            if companion is None:
+                return await check_token(conn, claims.jti, vendor_id=claims.vendor_id, write=write, now=now)
             caller, state["companion_row"] = await check_token_with(
-                conn, claims.jti, read, vendor_id=claims.vendor_id, write=write, now=clock.now()
+                conn, claims.jti, companion(request, now), vendor_id=claims.vendor_id, write=write, now=now
             )
             return caller
         except UNATTRIBUTED as refused:

@@ -7,6 +7,7 @@ from datetime import date, datetime
 from typing import Annotated, Any
 
 import msgspec
+from litestar import Request
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.accounts import till_lookup
@@ -189,8 +190,9 @@ class CustomerLookup(msgspec.Struct):
         return {"identifier": problems} if problems else {}
 
 
-def lookup_read(params: CustomerLookup) -> CompanionRead:
+def lookup_read(request: Request[Any, Any, Any], now: datetime) -> CompanionRead:
     """The lookup's one read: by ``external_id`` when sent, else by ``identifier``."""
+    params: CustomerLookup = request.scope["state"]["params"]
     if isinstance(params.external_id, str):
         return till_lookup.lookup_read(external_id=params.external_id)
     return till_lookup.lookup_read(identifier=str(params.identifier))

@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Response, get, post
+from datetime import datetime
+from typing import Any
+
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.clock import Clock
 from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem import till_redeem
-from loyalty_core.redemptions.till_verify import read_code, verify_code
+from loyalty_core.redemptions.till_verify import read_code, verify_answer, verify_riding
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_http.params import Reader, Writer, given
+from loyalty_core.tenancy.token_check import CompanionRead
+from loyalty_http.params import Companion, Reader, Writer, given
 from loyalty_http.redemptions import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 
 Clk = NamedDependency[Clock]
 Caller = NamedDependency[VendorContext]
+
+
+def verify_in_token_check(request: Request[Any, Any, Any], now: datetime) -> CompanionRead:
+    """The verify, sent within the token check's statement (``reads(companion=...)``)."""
+    return verify_riding(request.path_params["code"], now)
 
 
 class RedemptionController(Controller):
@@ -55,13 +64,15 @@ class RedemptionController(Controller):
                 "CODE_EXPIRED",
                 "CODE_CANCELLED",
                 "VERIFICATION_FAILED",
-            )
+            ),
+            companion=verify_in_token_check,
         ),
         status_code=200,
     )
     async def verify(
-        self, code: FromPath[str], vendor: Caller, reader: Reader, clock: Clk
+        self, code: FromPath[str], vendor: Caller, reader: Reader, clock: Clk, companion: Companion
     ) -> Envelope[s.RedemptionBody]:
-        # one prepared statement in autocommit; a second only to diagnose a code that did not move
+        # the verify rode on the token check's statement; a second only to diagnose a code that did not move
         now = clock.now()
-        return Envelope(s.RedemptionBody.of_view(await verify_code(reader, vendor.vendor_id, code, now=now), now))
+        view = await verify_answer(reader, vendor.vendor_id, code, companion, now=now)
+        return Envelope(s.RedemptionBody.of_view(view, now))
