@@ -34,6 +34,8 @@ def path_is_readable(scope: Scope) -> bool:
     """Route paths holding a NUL byte or invalid UTF-8 reach no endpoint (spec: ROUTE_NOT_FOUND)."""
     raw = scope.get("raw_path")
     path = scope.get("path", "")
+    if raw is not None and raw.isascii() and b"%" not in raw and b"\x00" not in raw and path.isascii():
+        return True  # nothing encoded: the common case, decided without walking the path
     if "\x00" in path or any("\udc80" <= ch <= "\udcff" for ch in path):
         return False
     if raw is None:
@@ -101,14 +103,27 @@ def options_answer(request: Request[Any, Any, Any]) -> Response[None]:
     return Response(None, status_code=204, headers={"Allow": ", ".join(sorted(methods | {"OPTIONS"}))})
 
 
+def add_headers(message: Any, headers: Mapping[str, str]) -> None:
+    """Set ``headers`` on a response start message. Litestar's MutableScopeHeaders scans the list
+    for every name it sets; the response's few headers rarely hold one of these, so they are
+    appended, and only a name already there is replaced through it."""
+    raw: list[tuple[bytes, bytes]] = list(message.get("headers") or ())
+    present = {name.lower() for name, _ in raw}
+    message["headers"] = raw
+    replaced = MutableScopeHeaders.from_message(message) if raw else None
+    for name, value in headers.items():
+        key = name.lower().encode("latin-1")
+        if key in present and replaced is not None:
+            replaced[name] = value
+        else:
+            raw.append((key, value.encode("latin-1")))
+
+
 async def before_send(message: Message, scope: Scope) -> None:
     if message["type"] != "http.response.start" or scope["type"] != ScopeType.HTTP:
         return
-    headers = MutableScopeHeaders.from_message(message)
     state = scope.setdefault("state", {})
-    headers["X-Request-ID"] = request_id_of(scope)
-    for name, value in state.get("response_headers", {}).items():
-        headers[name] = value
+    add_headers(message, {"X-Request-ID": request_id_of(scope), **state.get("response_headers", {})})
     started = state.get("started")
     metrics.observe(scope, message["status"], time.perf_counter() - started if started else None)
     access_log.info(

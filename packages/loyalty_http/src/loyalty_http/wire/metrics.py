@@ -162,9 +162,20 @@ def refused(window: str) -> None:
 def observe(scope: Any, status: int, seconds: float | None) -> None:
     route = str(scope.get("path_template") or UNMATCHED)
     method = str(scope.get("method", ""))
-    REQUESTS.labels(method, route, str(status)).inc()
+    key = (method, route, status)
+    children = _children.get(key)
+    if children is None:
+        # labels() takes a lock and builds its key each time: once per series is enough
+        if len(_children) >= MAX_SERIES_CACHED:
+            _children.clear()
+        children = _children[key] = (REQUESTS.labels(method, route, str(status)), LATENCY.labels(method, route))
+    children[0].inc()
     if seconds is not None:
-        LATENCY.labels(method, route).observe(seconds)
+        children[1].observe(seconds)
+
+
+MAX_SERIES_CACHED: Final = 10_000
+_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
 
 def exposition(scraped: Scraped) -> bytes:
