@@ -261,9 +261,9 @@ def run(argv: list[str] | None = None) -> str:
     command = " ".join(["uv run just bench request-path", *(argv or [])])
     lines = [
         *preamble("The request path against the same SQL run bare", command, started, load_before, load_after),
-        "Other sessions ran test suites on the same two cores",
-        "and the same PostgreSQL meanwhile, so absolute figures are low and noisy; the ratios of runs made",
-        "back to back are the figures to read.",
+        "wrk, both servers and PostgreSQL share the machine's cores, so absolute figures move with",
+        "whatever else runs (see the load averages); the ratios of runs made back to back are the",
+        "figures to read.",
         "",
         f"Setup: `loyalty serve --workers {options.workers}` (granian, uvloop, test mode off, log level WARNING,"
         " in-process job worker, rate limiter "

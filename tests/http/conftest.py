@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
+import psycopg
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -55,3 +57,17 @@ async def ledger_holds_after_module(engine: AsyncEngine) -> AsyncIterator[None]:
 def real_time(test_clock: SettableClock) -> Iterator[None]:
     yield
     test_clock.reset()
+
+
+@pytest.fixture
+def driver_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """SQL sent through psycopg cursors while a test runs (the till's statements bypass the ORM)."""
+    seen: list[str] = []
+    execute = psycopg.AsyncCursor.execute
+
+    async def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(query))
+        return await execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.AsyncCursor, "execute", counted)
+    return seen

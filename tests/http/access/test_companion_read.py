@@ -7,30 +7,12 @@ the request costs one statement on one connection."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import psycopg
-import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from tests.support.customers import lookup, register
 from tests.support.envelope import error_of
 from tests.support.tenants import admin, make_tenant
-
-
-@pytest.fixture
-def driver_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """SQL sent through psycopg cursors while a test runs (the till's statements bypass the ORM)."""
-    seen: list[str] = []
-    execute = psycopg.AsyncCursor.execute
-
-    async def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(query))
-        return await execute(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.AsyncCursor, "execute", counted)
-    return seen
 
 
 async def test_a_lookup_is_one_statement_on_one_connection(

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import jwt
-import psycopg
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -93,7 +92,7 @@ async def test_an_expired_token_never_moves_the_code(
 
 
 async def test_a_suspended_vendor_in_its_grace_period_still_verifies_once(
-    client: AsyncTestClient[Litestar], engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, driver_statements: list[str]
 ) -> None:
     """The write's condition is stricter than the check here: nothing moved in the first statement,
     and the verify is sent again on its own once the check admitted the caller."""
@@ -104,14 +103,8 @@ async def test_a_suspended_vendor_in_its_grace_period_still_verifies_once(
         tenant,
         "UPDATE vendors SET status = 'suspended', suspended_grace_until = '2999-01-01' WHERE id = :vendor",
     )
-    sent: list[str] = []
-    execute = psycopg.AsyncCursor.execute
-
-    async def counted(self: psycopg.AsyncCursor[object], query: object, *args: object, **kwargs: object) -> object:
-        sent.append(str(query))
-        return await execute(self, query, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(psycopg.AsyncCursor, "execute", counted)
+    sent = driver_statements
+    sent.clear()
     first = await client.post(f"{REDEMPTIONS}/{confirmation}/verify", headers=tenant.headers)
     assert first.status_code == 200
     assert first.json()["data"]["status"] == "used"
@@ -125,18 +118,12 @@ async def test_a_suspended_vendor_in_its_grace_period_still_verifies_once(
 
 
 async def test_an_admitted_verify_is_one_statement(
-    client: AsyncTestClient[Litestar], engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, driver_statements: list[str]
 ) -> None:
     tenant = await make_tenant(client)
     _, confirmation = await redeemed(client, engine, tenant)
-    sent: list[str] = []
-    execute = psycopg.AsyncCursor.execute
-
-    async def counted(self: psycopg.AsyncCursor[object], query: object, *args: object, **kwargs: object) -> object:
-        sent.append(str(query))
-        return await execute(self, query, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(psycopg.AsyncCursor, "execute", counted)
+    sent = driver_statements
+    sent.clear()
     response = await client.post(f"{REDEMPTIONS}/{confirmation}/verify".lower(), headers=tenant.headers)
     assert response.status_code == 200
     assert response.json()["data"]["confirmation_code"] == confirmation
