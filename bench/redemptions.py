@@ -275,9 +275,9 @@ def _report(
     command = " ".join(["uv run just bench redemptions", *argv])
     lines = [
         *preamble("Redemptions and verifies against the same SQL run bare", command, started, load_before, load_after),
-        "The machine was shared: other sessions ran test suites",
-        "on the same two cores and the same PostgreSQL meanwhile, so absolute figures are low and noisy; the",
-        "rounds alternate service and raw, and the ratios of runs made back to back are the figures to read.",
+        "wrk, both servers and PostgreSQL share the machine's cores, so absolute figures move with whatever",
+        "else runs (see the load averages); the rounds alternate service and raw, and the ratios of runs made",
+        "back to back are the figures to read.",
         "",
         f"Setup: `loyalty serve --workers {options.workers}` (granian, uvloop, test mode off, log level WARNING,"
         " in-process job worker, rate limiter in process memory; plan limit 10,000,000/min) and the raw app"
@@ -302,7 +302,8 @@ def _report(
         " the same writes in two round trips (`loyalty_core/redemptions/till_redeem.py`): one pipeline with"
         " BEGIN, the key's lock, the wallet's lock and one read of everything its checks need, then one"
         " statement for stock, entry, lots, balance and redemption pipelined with COMMIT. Verify is the same"
-        " one conditional `UPDATE ... RETURNING` in both; the service adds the token check's read.",
+        " one conditional `UPDATE ... RETURNING` in both; the service's rides on its token check's statement"
+        " (a write condition that holds only for a caller the check admits), one round trip in all.",
         "",
         "Calls: " + "; ".join(f"{call} = {CALLS[call]}" for call in options.calls) + ".",
         "",
