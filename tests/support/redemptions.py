@@ -59,3 +59,16 @@ async def stock(engine: AsyncEngine, reward_id: int) -> int | None:
         found = await conn.execute(text("SELECT remaining_stock FROM rewards WHERE id = :r"), {"r": reward_id})
         value: int | None = found.scalar_one()
         return value
+
+
+async def redeemed(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, tenant: Tenant, **more: Any
+) -> tuple[int, str]:
+    """A discount redemption of a new customer; answers the customer's id and the code."""
+    made_reward = await reward(
+        client, tenant, type="discount", name="Tenner", point_cost=5, discount_type="fixed_amount", discount_value=1000
+    )
+    customer, email = await member(engine, tenant, points=20)
+    made = await redeem(client, tenant, email, made_reward["id"], "k", **more)
+    assert made.status_code == 201, made.text
+    return customer, str(made.json()["data"]["confirmation_code"])

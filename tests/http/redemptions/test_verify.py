@@ -5,7 +5,6 @@ contract 5 "Rewards and redemptions")."""
 
 from __future__ import annotations
 
-import itertools
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,35 +21,8 @@ from loyalty_core.tenancy.models import Branch
 from loyalty_http.redemptions.schemas import RedemptionBody
 from tests.support.app import ADMIN
 from tests.support.envelope import error_of
-from tests.support.tenants import Tenant, admin, make_tenant
-from tests.support.wallets import earn, new_customer
-
-_emails = itertools.count(1)
-REDEMPTIONS = "/api/v1/redemptions"
-
-
-async def redeemed(
-    client: AsyncTestClient[Litestar], engine: AsyncEngine, tenant: Tenant, **more: Any
-) -> tuple[int, str]:
-    """A discount redemption of a new customer; answers the customer's id and the code."""
-    body = {
-        "type": "discount",
-        "name": "Tenner",
-        "point_cost": 5,
-        "discount_type": "fixed_amount",
-        "discount_value": 1000,
-    }
-    reward = await admin(client, "POST", f"/admin/v1/vendors/{tenant.vendor_id}/rewards", body)
-    email = f"verify{next(_emails)}@example.com"
-    customer = await new_customer(engine, tenant.vendor_id, email=email)
-    await earn(engine, tenant.vendor_id, customer, 20, at=datetime.now(UTC))
-    made = await client.post(
-        REDEMPTIONS,
-        json={"identifier": email, "reward_id": reward["id"], "idempotency_key": "k", **more},
-        headers=tenant.headers,
-    )
-    assert made.status_code == 201, made.text
-    return customer, str(made.json()["data"]["confirmation_code"])
+from tests.support.redemptions import REDEMPTIONS, redeemed
+from tests.support.tenants import admin, make_tenant
 
 
 async def orm_body(engine: AsyncEngine, vendor_id: int, code: str, now: datetime) -> Any:

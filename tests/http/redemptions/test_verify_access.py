@@ -15,9 +15,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
-from tests.http.redemptions.test_verify import REDEMPTIONS, redeemed
 from tests.support.app import JWT_SECRET
 from tests.support.envelope import error_of
+from tests.support.redemptions import REDEMPTIONS, redeemed
 from tests.support.tenants import Tenant, make_tenant
 
 
