@@ -31,8 +31,9 @@ class LoyaltyHttp(InitPluginProtocol):
     def __init__(self, config: HttpConfig) -> None:
         self.config = config
         self.direct_providers: dict[str, Any] = {}
-        self.driver_pools: DriverPools | None = None
         """What handlers called directly may take (``loyalty_http.direct``), once the app is built."""
+        self.driver_pools: DriverPools | None = None
+        """The till's psycopg pool of the app's current run (``loyalty_http.access.connection``)."""
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         cfg = self.config

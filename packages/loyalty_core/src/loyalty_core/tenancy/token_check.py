@@ -63,7 +63,8 @@ on its own once the check has admitted the caller."""
 
 @dataclass(frozen=True, slots=True)
 class CompanionRead:
-    """A single-statement read that rides on the token check's round trip.
+    """A statement that rides on the token check's round trip: a read, or a write (``ctes``) whose
+    WHERE holds :data:`WRITE_ADMITTED`.
 
     ``sql`` selects at most one row of the caller's vendor, named ``%(v)s`` (the token's claimed
     vendor: the check refuses the request unless the token's client belongs to it), with a first
