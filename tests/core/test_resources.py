@@ -52,7 +52,7 @@ def customer_view(merged_into_id: int | None) -> CustomerView:
 
 
 def test_customer_shows_consent_under_its_read_names_and_no_merge_field_unless_closed() -> None:
-    body = encoded(Customer.from_view(customer_view(None)))
+    body = encoded(Customer.of(customer_view(None)))
 
     assert body["marketingConsent"] is True
     assert body["marketingConsentStatementVersion"] == "v2"
@@ -62,7 +62,7 @@ def test_customer_shows_consent_under_its_read_names_and_no_merge_field_unless_c
     assert body["identifiers"] == [{"type": "loyalty_card", "value": "LC-1", "active": True}]
     assert body["date_of_birth"] == "1990-05-17"
     assert body["is_deactivated"] is False
-    assert encoded(Customer.from_view(customer_view(9)))["merged_into_id"] == 9
+    assert encoded(Customer.of(customer_view(9)))["merged_into_id"] == 9
 
 
 def test_transaction_shows_the_branch_label_and_the_rules_as_read() -> None:
@@ -126,9 +126,9 @@ def redemption_view(expires_at: datetime) -> RedemptionView:
 def test_redemption_reads_expired_from_the_clock_and_shows_the_balance_on_creation_only() -> None:
     view = redemption_view(AT + timedelta(hours=1))
 
-    read = encoded(RedemptionBody.of_view(view, AT))
-    created = encoded(RedemptionBody.of_view(view, AT, remaining_balance=10))
-    late = encoded(RedemptionBody.of_view(view, AT + timedelta(hours=1)))
+    read = encoded(RedemptionBody.of(view, AT))
+    created = encoded(RedemptionBody.of(view, AT, remaining_balance=10))
+    late = encoded(RedemptionBody.of(view, AT + timedelta(hours=1)))
 
     assert read["status"] == "valid"
     assert "remaining_balance" not in read

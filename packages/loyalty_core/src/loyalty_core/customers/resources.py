@@ -44,7 +44,7 @@ class Customer(msgspec.Struct, omit_defaults=True):
     merged_into_id: int | None = None
 
     @classmethod
-    def from_view(cls, c: CustomerView) -> Customer:
+    def of(cls, c: CustomerView) -> Customer:
         return cls(**resource_fields(c))
 
 

@@ -69,7 +69,7 @@ class Transaction(msgspec.Struct):
             total_amount=view.total_amount,
             description=view.description,
             external_reference=view.external_reference,
-            branch=BranchShown.from_model(branch) if branch is not None else None,
+            branch=BranchShown.of(branch) if branch is not None else None,
             created_at=view.created_at,
             points_earned=view.points_earned,
             rules_applied=msgspec.convert(view.rules_applied, list[RuleApplied]),

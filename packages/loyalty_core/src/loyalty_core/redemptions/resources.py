@@ -1,6 +1,7 @@
-"""A redemption as the public API shows it, from the ORM's row (portal actions) or from a till
-statement's read (``till_verify.RedemptionView``): ``expired`` is read from the clock, and the
-balance left after the deduction is shown on the creation (and its replay) only."""
+"""A redemption as the public API shows it, built from a till statement's read
+(``till_verify.RedemptionView``); the portal's actions, which hold the ORM's row, read it through
+``row_view`` first, so both paths show one shape. ``expired`` is read from the clock, and the balance
+left after the deduction is shown on the creation (and its replay) only."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from datetime import datetime
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from loyalty_core.redemptions.models import Redemption, shown_status
-from loyalty_core.redemptions.till_verify import RedemptionView
+from loyalty_core.redemptions.models import Redemption
+from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.tenancy.resources import BranchShown
 
@@ -47,31 +48,8 @@ class RedemptionBody(msgspec.Struct, omit_defaults=True):
     """Creation (and its replay) only."""
 
     @classmethod
-    def of(cls, r: Redemption, branch: Branch | None, now: datetime, *, with_balance: bool = False) -> RedemptionBody:
-        return cls(
-            redemption_id=r.id,
-            confirmation_code=r.confirmation_code,
-            status=shown_status(r, now),
-            reward=RewardRef(id=r.reward_id, name=r.reward_name, type=r.reward_type),
-            customer_id=r.customer_id,
-            points_deducted=r.points_deducted,
-            branch=BranchShown.from_model(branch) if branch else None,
-            redeemed_at=r.redeemed_at,
-            expires_at=r.expires_at,
-            used_at=r.used_at,
-            cancelled_at=r.cancelled_at,
-            type_specific_data=TypeSpecificData(
-                discount_type=r.discount_type,
-                discount_value=r.discount_value,
-                product_reference=r.product_reference,
-                payment_amount=r.payment_amount,
-            ),
-            remaining_balance=r.remaining_balance if with_balance else UNSET,
-        )
-
-    @classmethod
-    def of_view(cls, r: RedemptionView, now: datetime, *, remaining_balance: int | UnsetType = UNSET) -> RedemptionBody:
-        """The same body from a till's statements; ``remaining_balance`` on creation and its replay only."""
+    def of(cls, r: RedemptionView, now: datetime, *, remaining_balance: int | UnsetType = UNSET) -> RedemptionBody:
+        """``remaining_balance`` is given on creation and its replay only."""
         return cls(
             redemption_id=r.id,
             confirmation_code=r.confirmation_code,
@@ -79,7 +57,7 @@ class RedemptionBody(msgspec.Struct, omit_defaults=True):
             reward=RewardRef(id=r.reward_id, name=r.reward_name, type=r.reward_type),
             customer_id=r.customer_id,
             points_deducted=r.points_deducted,
-            branch=BranchShown.from_model(r.branch) if r.branch else None,
+            branch=BranchShown.of(r.branch) if r.branch else None,
             redeemed_at=r.redeemed_at,
             expires_at=r.expires_at,
             used_at=r.used_at,
@@ -92,3 +70,26 @@ class RedemptionBody(msgspec.Struct, omit_defaults=True):
             ),
             remaining_balance=remaining_balance,
         )
+
+
+def row_view(r: Redemption, branch: Branch | None) -> RedemptionView:
+    """The ORM's row and its branch as a till statement reads them."""
+    return RedemptionView(
+        id=r.id,
+        confirmation_code=r.confirmation_code,
+        status=r.status,
+        reward_id=r.reward_id,
+        reward_name=r.reward_name,
+        reward_type=r.reward_type,
+        customer_id=r.customer_id,
+        points_deducted=r.points_deducted,
+        branch=BranchLabel(branch.external_id, branch.name, branch.type) if branch else None,
+        redeemed_at=r.redeemed_at,
+        expires_at=r.expires_at,
+        used_at=r.used_at,
+        cancelled_at=r.cancelled_at,
+        discount_type=r.discount_type,
+        discount_value=r.discount_value,
+        product_reference=r.product_reference,
+        payment_amount=r.payment_amount,
+    )

@@ -30,5 +30,5 @@ class BranchShown(msgspec.Struct):
     type: str
 
     @classmethod
-    def from_model(cls, b: Labelled) -> BranchShown:
+    def of(cls, b: Labelled) -> BranchShown:
         return cls(external_id=b.external_id, name=b.name, type=b.type)

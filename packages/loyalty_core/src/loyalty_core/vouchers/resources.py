@@ -29,7 +29,7 @@ class VoucherBody(msgspec.Struct):
             customer_id=v.customer_id,
             description=v.description,
             valid_until=v.valid_until,
-            branches=[BranchShown.from_model(b) for b in branches] if branches else None,
+            branches=[BranchShown.of(b) for b in branches] if branches else None,
             discount_type=v.discount_type,
             discount_value=v.discount_value,
             status=shown_status(v, today),

@@ -20,7 +20,7 @@ class Wallet(msgspec.Struct):
     updated_at: datetime
 
     @classmethod
-    def from_view(cls, view: WalletView) -> Wallet:
+    def of(cls, view: WalletView) -> Wallet:
         w = view.wallet
         return cls(
             id=w.id,
@@ -44,5 +44,5 @@ class LedgerEntry(msgspec.Struct):
     created_at: datetime
 
     @classmethod
-    def from_model(cls, e: LedgerEntryModel | EntryRow) -> LedgerEntry:
+    def of(cls, e: LedgerEntryModel | EntryRow) -> LedgerEntry:
         return msgspec.convert(e, cls, from_attributes=True)
