@@ -61,7 +61,7 @@ lint:
     uv run --frozen ruff format --check .
     uv run --frozen lint-imports
 
-# mypy, strict on loyalty_core
+# mypy --strict on every package (the configuration is in pyproject.toml)
 typecheck:
     uv run --frozen mypy packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_wallet_pass/src services/api/src
 

@@ -61,7 +61,7 @@ async def _measure(redis_url: str | None) -> Figures:
             read = lookup_read(identifier=str(held["card"]))
             async with reader.cursor(row_factory=_dict_row()) as cursor:
                 await cursor.execute(read.sql, {**read.params, "v": held["vendor"]}, prepare=True)
-                return Envelope(Customer.from_view(customer_found(await cursor.fetchone())))
+                return Envelope(Customer.of(customer_found(await cursor.fetchone())))
 
     engine = make_engine(scratch_database("loyalty_bench_auth"))
     async with engine.begin() as conn:

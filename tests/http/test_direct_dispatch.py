@@ -1,6 +1,9 @@
-"""Which handlers are called directly, without Litestar's dependency machinery (request-path issue):
-the till's calls are, a handler over the ORM session is not. Every other test of the suite runs
-through both ways and holds that the answers did not change."""
+"""Which handlers are called directly, without Litestar's dependency machinery: the till's calls
+(lookup, redeem, read and verify of a code, adjust, purchase) are, with the arguments named here;
+a handler over the ORM session is not, nor a call whose path value is not the text its route
+declares. There is no switch: the rest of the suite calls each of these handlers the one way this
+plan picks, so the till's tests hold the direct way and every other handler's tests the
+framework's way."""
 
 from __future__ import annotations
 

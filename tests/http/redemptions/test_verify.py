@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.clock import SettableClock
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.redemptions.models import Redemption
+from loyalty_core.redemptions.resources import row_view
 from loyalty_core.tenancy.models import Branch
 from loyalty_http.redemptions.schemas import RedemptionBody
 from tests.support.app import ADMIN
@@ -26,7 +27,8 @@ from tests.support.tenants import admin, make_tenant
 
 
 async def orm_body(engine: AsyncEngine, vendor_id: int, code: str, now: datetime) -> Any:
-    """The body ``RedemptionBody.of`` builds from the ORM's row, as JSON values (datetimes as text)."""
+    """The body the portal's actions answer: ``RedemptionBody.of`` the ORM's row read through
+    ``row_view``, as JSON values (datetimes as text)."""
     async with make_sessionmaker(engine)() as db:
         row = (
             await db.scalars(
@@ -34,7 +36,7 @@ async def orm_body(engine: AsyncEngine, vendor_id: int, code: str, now: datetime
             )
         ).one()
         branch = await db.get(Branch, row.branch_id) if row.branch_id else None
-        return msgspec.json.decode(msgspec.json.encode(RedemptionBody.of(row, branch, now)))
+        return msgspec.json.decode(msgspec.json.encode(RedemptionBody.of(row_view(row, branch), now)))
 
 
 async def test_verify_and_read_answer_the_orm_rows_body_with_its_branch(

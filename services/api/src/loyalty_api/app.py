@@ -6,14 +6,17 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import structlog
 from litestar import Litestar
+from saq import Queue, Worker
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from loyalty_api.jobs import SCHEDULED
+from loyalty_api.jobs import SCHEDULED, JobFunction
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
 from loyalty_api.jobs.card_mails import job_options
 from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
@@ -22,7 +25,7 @@ from loyalty_api.worker import drain, job_services, make_queue, make_worker, wit
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker, split_pool
 from loyalty_core.passes.identities import IdentityRows
-from loyalty_http.config import HttpConfig, Readiness
+from loyalty_http.config import HttpConfig, Job, Readiness
 from loyalty_http.plugin import LoyaltyHttp
 from loyalty_http.wire.metrics import QueueStats
 
@@ -31,86 +34,26 @@ log = structlog.get_logger("loyalty.api")
 
 def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses | None = None) -> Litestar:
     """The composed service. ``served``: running in a granian worker process (see ``leave_interrupt``)."""
-    if settings.database_url is None:
-        raise SettingsError("create_app needs a database URL; `loyalty serve` starts the embedded one")
-    if settings.admin_token is None or settings.jwt_secret is None:
-        raise SettingsError("create_app needs the admin token and JWT secret; see Settings.with_secrets")
-    if settings.encryption_key is None:
-        raise SettingsError("create_app needs the encryption key; see Settings.with_secrets")
+    database_url, admin_token, jwt_secret, encryption_key = required(settings)
     passes = passes or wallet_passes(
-        settings.encryption_key, issuer_key(settings.wallet_issuer_key, settings.home), local_platform(settings.home)
+        encryption_key, issuer_key(settings.wallet_issuer_key, settings.home), local_platform(settings.home)
     )
     orm_pool, till_pool = split_pool(settings.db_pool_size)
-    engine = make_engine(settings.database_url, pool_size=orm_pool)
+    engine = make_engine(database_url, pool_size=orm_pool)
     sessionmaker = make_sessionmaker(engine)
     test_clock = SettableClock() if settings.test_mode else None
     clock: Clock = test_clock or SystemClock()
     redis_client = _redis(settings)
-    queue = make_queue(settings)
+    queue = JobQueue(make_queue(settings))
     services = job_services(settings, passes)
-    job_context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock, "queue": queue, **services}
-
-    queue_state = {"connected": False}
-    queue_lock = asyncio.Lock()
-
-    async def connect_queue() -> None:
-        async with queue_lock:
-            if not queue_state["connected"]:
-                await queue.connect()
-                queue_state["connected"] = True
-
-    async def enqueue_card_mail(card_mail_id: int) -> None:
-        """After a send-card's commit. With an external worker the queue is connected at the first
-        send, so the service starts while the database is still away (readiness reports it)."""
-        await connect_queue()
-        await queue.enqueue(CARD_MAIL_JOB, **job_options(card_mail_id))
-
-    async def queue_stats() -> QueueStats | None:
-        """The queue's depth and failures for /metrics; None while its store does not answer."""
-        try:
-            await asyncio.wait_for(connect_queue(), timeout=2)
-            info = await asyncio.wait_for(queue.info(), timeout=2)
-        except Exception:  # a scrape answers what it can: loyalty_queue_up is 0
-            return None
-        failed = sum(stats["failed"] for worker in info["workers"].values() if (stats := worker.get("stats")))
-        return QueueStats(queued=info["queued"], active=info["active"], scheduled=info["scheduled"], failed=failed)
-
-    async def readiness() -> Readiness:
-        checks: dict[str, str] = {}
-        try:
-            async with engine.connect() as conn:
-                await asyncio.wait_for(conn.execute(text("SELECT 1")), timeout=2)
-            checks["database"] = "ok"
-        except Exception:  # any failure to answer is "not ready", whatever its cause
-            checks["database"] = "down"
-        if redis_client is None:
-            checks["redis"] = "not_configured"
-        else:
-            try:
-                await asyncio.wait_for(redis_client.ping(), timeout=1)
-                checks["redis"] = "ok"
-            except Exception:  # the service runs on its fallbacks while Redis is away
-                checks["redis"] = "down"
-        database_ok = checks["database"] == "ok"
-        degraded = checks["redis"] == "down"
-        return Readiness(
-            database_ok=database_ok, status="degraded" if degraded or not database_ok else "ok", checks=checks
-        )
-
-    def runner(fn: Any) -> Any:
-        async def run() -> Mapping[str, Any]:
-            result: Mapping[str, Any] = await fn(dict(job_context))
-            return result
-
-        return run
-
+    job_context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock, "queue": queue.queue, **services}
     http = LoyaltyHttp(
         HttpConfig(
             sessionmaker=sessionmaker,
             clock=clock,
-            admin_token=settings.admin_token,
-            jwt_secret=settings.jwt_secret,
-            readiness=readiness,
+            admin_token=admin_token,
+            jwt_secret=jwt_secret,
+            readiness=ReadinessProbe(engine, redis_client).check,
             max_body_bytes=settings.max_body_bytes,
             token_ttl_seconds=settings.token_ttl_seconds,
             anon_rate_per_minute=settings.anon_rate_per_minute,
@@ -118,28 +61,144 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             redis_url=settings.redis_url,
             trusted_proxies=settings.trusted_proxies,
             test_clock=test_clock,
-            jobs={name: runner(fn) for name, (fn, _) in SCHEDULED.items()},
+            jobs=scheduled_jobs(job_context),
             passes=passes,
-            enqueue_card_mail=enqueue_card_mail,
+            enqueue_card_mail=queue.enqueue_card_mail,
             mail_domain=mail_domain(settings.mail_from),
-            queue_stats=queue_stats,
+            queue_stats=queue.stats,
             driver_pool_size=till_pool,
             fill_pools=served,
         )
     )
+    lifespan = Lifespan(
+        served=served,
+        in_process_worker=settings.worker == "in-process",
+        engine=engine,
+        orm_pool=orm_pool,
+        sessionmaker=sessionmaker,
+        clock=clock,
+        queue=queue,
+        services=services,
+        passes=passes,
+        redis_client=redis_client,
+    )
+    return Litestar(plugins=[http], lifespan=[lifespan.run], logging_config=None, openapi_config=None)
+
+
+def required(settings: Settings) -> tuple[str, str, str, str]:
+    """The database URL, admin token, JWT secret and encryption key: an app is not composed without them."""
+    if settings.database_url is None:
+        raise SettingsError("create_app needs a database URL; `loyalty serve` starts the embedded one")
+    if settings.admin_token is None or settings.jwt_secret is None:
+        raise SettingsError("create_app needs the admin token and JWT secret; see Settings.with_secrets")
+    if settings.encryption_key is None:
+        raise SettingsError("create_app needs the encryption key; see Settings.with_secrets")
+    return settings.database_url, settings.admin_token, settings.jwt_secret, settings.encryption_key
+
+
+class JobQueue:
+    """The job queue, connected once, on first use: with an external worker the service starts while
+    the queue's store is still away (readiness and /metrics report it)."""
+
+    def __init__(self, queue: Queue) -> None:
+        self.queue = queue
+        self.connected = False
+        self._lock = asyncio.Lock()
+
+    async def connect(self) -> None:
+        async with self._lock:
+            if not self.connected:
+                await self.queue.connect()
+                self.connected = True
+
+    async def enqueue_card_mail(self, card_mail_id: int) -> None:
+        """After a send-card's commit."""
+        await self.connect()
+        await self.queue.enqueue(CARD_MAIL_JOB, **job_options(card_mail_id))
+
+    async def stats(self) -> QueueStats | None:
+        """The queue's depth and failures for /metrics; None while its store does not answer."""
+        try:
+            await asyncio.wait_for(self.connect(), timeout=2)
+            info = await asyncio.wait_for(self.queue.info(), timeout=2)
+        except Exception:  # a scrape answers what it can: loyalty_queue_up is 0
+            return None
+        failed = sum(stats["failed"] for worker in info["workers"].values() if (stats := worker.get("stats")))
+        return QueueStats(queued=info["queued"], active=info["active"], scheduled=info["scheduled"], failed=failed)
+
+    async def disconnect(self) -> None:
+        if self.connected:
+            # a queue whose pool will not close must not hold the process: the jobs are done by now
+            await within(5, self.queue.disconnect(), "disconnect the queue")
+
+
+class ReadinessProbe:
+    """``GET /health/ready``: the database must answer; Redis away is ``degraded`` (the service runs on
+    its fallbacks), Redis not configured is fine."""
+
+    def __init__(self, engine: AsyncEngine, redis_client: Any) -> None:
+        self.engine = engine
+        self.redis_client = redis_client
+
+    async def check(self) -> Readiness:
+        checks = {"database": await self._database(), "redis": await self._redis()}
+        database_ok = checks["database"] == "ok"
+        degraded = checks["redis"] == "down"
+        return Readiness(
+            database_ok=database_ok, status="degraded" if degraded or not database_ok else "ok", checks=checks
+        )
+
+    async def _database(self) -> str:
+        try:
+            async with self.engine.connect() as conn:
+                await asyncio.wait_for(conn.execute(text("SELECT 1")), timeout=2)
+        except Exception:  # any failure to answer is "not ready", whatever its cause
+            return "down"
+        return "ok"
+
+    async def _redis(self) -> str:
+        if self.redis_client is None:
+            return "not_configured"
+        try:
+            await asyncio.wait_for(self.redis_client.ping(), timeout=1)
+        except Exception:  # the service runs on its fallbacks while Redis is away
+            return "down"
+        return "ok"
+
+
+def scheduled_jobs(job_context: Mapping[str, Any]) -> dict[str, Job]:
+    """Each scheduled job by name, run on demand (test mode) with a copy of the worker's context."""
+    return {name: partial(_run_job, fn, job_context) for name, (fn, _) in SCHEDULED.items()}
+
+
+async def _run_job(fn: JobFunction, job_context: Mapping[str, Any]) -> Mapping[str, Any]:
+    return await fn(dict(job_context))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lifespan:
+    """Start-up and shutdown of what the app holds beyond its requests: the pool's connections, the
+    in-process worker, the start-up ask for missing wallet identities, the queue, Redis, the engine."""
+
+    served: bool
+    in_process_worker: bool
+    engine: AsyncEngine
+    orm_pool: int
+    sessionmaker: async_sessionmaker[AsyncSession]
+    clock: Clock
+    queue: JobQueue
+    services: Mapping[str, Any]
+    passes: WalletPasses
+    redis_client: Any
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        if served:
+    async def run(self, app: Litestar) -> AsyncIterator[None]:
+        if self.served:
             leave_interrupt()
-            await fill_pool(engine, orm_pool)
-        worker = None
-        task = None
-        if settings.worker == "in-process":
-            await connect_queue()
-            worker = make_worker(queue, sessionmaker, clock, **services)
-            task = asyncio.create_task(worker.start())
-        asks = asyncio.create_task(_ask_missing_identities(passes, sessionmaker, clock))
+            await fill_pool(self.engine, self.orm_pool)
+        worker = await self._start_worker()
+        task = asyncio.create_task(worker.start()) if worker is not None else None
+        asks = asyncio.create_task(_ask_missing_identities(self.passes, self.sessionmaker, self.clock))
         try:
             yield
         finally:
@@ -150,19 +209,16 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
                 await drain(worker)
                 task.cancel()
                 await within(5, asyncio.gather(task, return_exceptions=True), "stop the worker")
-            if queue_state["connected"]:
-                # a queue whose pool will not close must not hold the process: the jobs are done by now
-                await within(5, queue.disconnect(), "disconnect the queue")
-            if redis_client is not None:
-                await redis_client.aclose()
-            await engine.dispose()
+            await self.queue.disconnect()
+            if self.redis_client is not None:
+                await self.redis_client.aclose()
+            await self.engine.dispose()
 
-    return Litestar(
-        plugins=[http],
-        lifespan=[lifespan],
-        logging_config=None,
-        openapi_config=None,
-    )
+    async def _start_worker(self) -> Worker[Any] | None:
+        if not self.in_process_worker:
+            return None
+        await self.queue.connect()
+        return make_worker(self.queue.queue, self.sessionmaker, self.clock, **self.services)
 
 
 async def _ask_missing_identities(passes: WalletPasses, sessionmaker: Any, clock: Clock) -> None:

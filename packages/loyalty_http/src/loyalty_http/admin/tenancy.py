@@ -15,9 +15,6 @@ from loyalty_http.params import Config, Limiter, Tenancy, present, vendor_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
-
 
 class AdminTenancyController(Controller):
     path = "/admin/v1"
@@ -32,7 +29,7 @@ class AdminTenancyController(Controller):
             feature_customer_moments=features.customer_moments,
             feature_point_expiry=features.point_expiry,
         )
-        return Envelope(s.Plan.from_model(plan))
+        return Envelope(s.Plan.of(plan))
 
     @post("/vendors", opt=reads(auth="admin", body=s.VendorCreate))
     async def create_vendor(
@@ -47,14 +44,14 @@ class AdminTenancyController(Controller):
         if config.passes is not None:
             # asked now, in the creating request, so the shop's first pass never races a queued job
             await config.passes.ask_identity(db, clock, vendor.id)
-        return Envelope(s.Vendor.from_model(vendor))
+        return Envelope(s.Vendor.of(vendor))
 
     @patch("/vendors/{vendor_id:str}", opt=reads(auth="admin", body=s.VendorPatch))
     async def patch_vendor(
         self, vendor_id: FromPath[str], payload: NamedDependency[s.VendorPatch], tenancy: Tenancy
     ) -> Envelope[s.Vendor]:
         vendor = await tenancy.patch_vendor(vendor_id_of(vendor_id), present(payload))
-        return Envelope(s.Vendor.from_model(vendor))
+        return Envelope(s.Vendor.of(vendor))
 
     @post("/vendors/{vendor_id:str}/clients", opt=reads(auth="admin", body=s.ClientCreate))
     async def create_client(
@@ -75,7 +72,7 @@ class AdminTenancyController(Controller):
         self, client_id: FromPath[str], payload: NamedDependency[s.ClientPatch], tenancy: Tenancy
     ) -> Envelope[s.Client]:
         client, branch = await tenancy.patch_client(client_id, present(payload))
-        return Envelope(s.Client.from_model(client, branch))
+        return Envelope(s.Client.of(client, branch))
 
     @delete("/clients/{client_id:str}", opt=reads(auth="admin"), status_code=204)
     async def revoke_client(self, client_id: FromPath[str], tenancy: Tenancy, limiter: Limiter) -> None:
@@ -87,7 +84,7 @@ class AdminTenancyController(Controller):
         self, vendor_id: FromPath[str], payload: NamedDependency[s.BranchCreate], tenancy: Tenancy
     ) -> Envelope[s.Branch]:
         branch = await tenancy.create_branch(vendor_id_of(vendor_id), **present(payload))
-        return Envelope(s.Branch.from_model(branch))
+        return Envelope(s.Branch.of(branch))
 
     @patch("/vendors/{vendor_id:str}/branches/{external_id:str}", opt=reads(auth="admin", body=s.BranchPatch))
     async def patch_branch(
@@ -98,9 +95,9 @@ class AdminTenancyController(Controller):
         tenancy: Tenancy,
     ) -> Envelope[s.Branch]:
         branch = await tenancy.patch_branch(vendor_id_of(vendor_id), external_id, present(payload))
-        return Envelope(s.Branch.from_model(branch))
+        return Envelope(s.Branch.of(branch))
 
 
 def _created(made: Any) -> s.ClientCreated:
-    base = s.Client.from_model(made.client, made.default_branch)
+    base = s.Client.of(made.client, made.default_branch)
     return s.ClientCreated(**{f: getattr(base, f) for f in base.__struct_fields__}, client_secret=made.secret)

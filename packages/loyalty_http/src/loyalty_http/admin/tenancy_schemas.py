@@ -53,7 +53,7 @@ class Plan(msgspec.Struct):
     created_at: datetime
 
     @classmethod
-    def from_model(cls, p: PlanModel) -> Plan:
+    def of(cls, p: PlanModel) -> Plan:
         return cls(
             id=p.id,
             name=p.name,
@@ -101,7 +101,7 @@ class Vendor(msgspec.Struct):
     updated_at: datetime
 
     @classmethod
-    def from_model(cls, v: VendorModel) -> Vendor:
+    def of(cls, v: VendorModel) -> Vendor:
         return msgspec.convert(v, cls, from_attributes=True)
 
 
@@ -137,7 +137,7 @@ class Client(msgspec.Struct):
     revoked: bool
 
     @classmethod
-    def from_model(cls, c: ApiClient, branch: BranchModel | None) -> Client:
+    def of(cls, c: ApiClient, branch: BranchModel | None) -> Client:
         return cls(
             client_id=c.client_id,
             name=c.name,
@@ -174,5 +174,5 @@ class Branch(msgspec.Struct):
     active: bool
 
     @classmethod
-    def from_model(cls, b: BranchModel) -> Branch:
+    def of(cls, b: BranchModel) -> Branch:
         return msgspec.convert(b, cls, from_attributes=True)

@@ -9,11 +9,9 @@ from litestar import Controller, Request, Response, delete, get, patch, post, pu
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 from msgspec import UnsetType
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.catalogue.batch import check_size, duplicate_message, later_duplicates
 from loyalty_core.catalogue.services import ProductData
-from loyalty_core.clock import Clock
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_http.catalogue import schemas as s
 from loyalty_http.params import Products, Rewards, given
@@ -26,8 +24,6 @@ from loyalty_http.wire.paths import path_key, refuse_encoded_slash
 from loyalty_http.wire.slots import TRIMMED
 from loyalty_http.wire.validation import validate
 
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
 Caller = NamedDependency[VendorContext]
 
 BATCH = "batch"
@@ -57,7 +53,7 @@ class ProductController(Controller):
             category=given(params.category),
             search=given(params.search),
         )
-        items = [s.Product.from_model(p) for p in found.products]
+        items = [s.Product.of(p) for p in found.products]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
     @post("/", opt=reads(body=s.ProductCreate, errors=("PRODUCT_EXTERNAL_ID_DUPLICATE",)))
@@ -65,7 +61,7 @@ class ProductController(Controller):
         self, payload: NamedDependency[s.ProductCreate], vendor: Caller, products: Products
     ) -> Envelope[s.Product]:
         product = await products.create(vendor.vendor_id, payload.data())
-        return Envelope(s.Product.from_model(product))
+        return Envelope(s.Product.of(product))
 
     @post("/batch", opt=reads(body=s.ProductBatch), status_code=200)
     async def upsert_products(
@@ -93,7 +89,7 @@ class ProductController(Controller):
                 index=index,
                 external_id=data.external_id,
                 status="created" if done.created else "updated",
-                product=s.Product.from_model(done.product),
+                product=s.Product.of(done.product),
             )
         return Envelope(s.BatchOutcome.of([results[index] for index in range(len(items))]))
 
@@ -102,7 +98,7 @@ class ProductController(Controller):
         self, vendor: Caller, products: Products, external_id: FromPath[str] = BATCH
     ) -> Envelope[s.Product]:
         product = await products.get(vendor.vendor_id, path_key(external_id))
-        return Envelope(s.Product.from_model(product))
+        return Envelope(s.Product.of(product))
 
     @put(ONE, opt=reads(body=s.ProductReplace, errors=("PRODUCT_NOT_FOUND",), success=(201,)))
     async def replace_product(
@@ -115,7 +111,7 @@ class ProductController(Controller):
         """201 when the PUT created the product, 200 when it replaced (or restored) one."""
         key = _writable_key(external_id, payload.external_id)
         done = await products.put(vendor.vendor_id, payload.data(key))
-        return Response(Envelope(s.Product.from_model(done.product)), status_code=201 if done.created else 200)
+        return Response(Envelope(s.Product.of(done.product)), status_code=201 if done.created else 200)
 
     @patch(ONE, opt=reads(body=s.ProductPatch, errors=("PRODUCT_NOT_FOUND",)))
     async def patch_product(
@@ -126,7 +122,7 @@ class ProductController(Controller):
         external_id: FromPath[str] = BATCH,
     ) -> Envelope[s.Product]:
         product = await products.patch(vendor.vendor_id, path_key(external_id), payload.changes())
-        return Envelope(s.Product.from_model(product))
+        return Envelope(s.Product.of(product))
 
     @delete(ONE, opt=reads(errors=("PRODUCT_NOT_FOUND",)), status_code=204)
     async def delete_product(self, vendor: Caller, products: Products, external_id: FromPath[str] = BATCH) -> None:
@@ -146,7 +142,7 @@ class ProductController(Controller):
     ) -> Envelope[s.RewardCreated]:
         """201 for a new reward and for a replay of its idempotency key (spec: idempotency rule 1)."""
         made = await rewards.create_from_product(vendor.vendor_id, path_key(external_id), payload.terms())
-        return Envelope(s.RewardCreated.from_model(made.reward))
+        return Envelope(s.RewardCreated.of(made.reward))
 
 
 def _writable_key(raw: str, in_body: str | UnsetType | None) -> str:

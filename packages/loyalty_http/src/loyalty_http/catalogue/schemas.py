@@ -156,7 +156,7 @@ class Product(msgspec.Struct):
     updated_at: datetime
 
     @classmethod
-    def from_model(cls, p: ProductModel) -> Product:
+    def of(cls, p: ProductModel) -> Product:
         return cls(
             id=p.id,
             external_id=p.external_id,
@@ -273,7 +273,7 @@ class RewardCreated(msgspec.Struct):
     max_redemptions_per_customer: int | None
 
     @classmethod
-    def from_model(cls, r: RewardModel) -> RewardCreated:
+    def of(cls, r: RewardModel) -> RewardCreated:
         return cls(
             id=r.id,
             product_id=r.product_id,

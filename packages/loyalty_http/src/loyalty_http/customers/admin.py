@@ -9,11 +9,9 @@ from datetime import date
 from litestar import Controller, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.enrolment import ImportOutcome
-from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.customers import admin_schemas as s
@@ -22,9 +20,6 @@ from loyalty_http.customers.schemas import Customer
 from loyalty_http.params import Config, Customers, KnownVendor, customer_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
-
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
 
 PORTAL = consent.Provenance(consent.PORTAL, consent.PORTAL_USER)
 
@@ -56,7 +51,7 @@ class AdminCustomersController(Controller):
         customers: Customers,
         known_vendor: KnownVendor,
     ) -> Envelope[s.Card]:
-        return Envelope(s.Card.from_view(await customers.set_card_active(known_vendor, code, payload.active)))
+        return Envelope(s.Card.of(await customers.set_card_active(known_vendor, code, payload.active)))
 
     @get("/customers/{customer_id:str}", opt=reads(auth="admin"))
     async def get_customer(
@@ -77,7 +72,7 @@ class AdminCustomersController(Controller):
         known_vendor: KnownVendor,
     ) -> Envelope[Customer]:
         code = payload.code if isinstance(payload.code, str) else None
-        return Envelope(Customer.from_view(await customers.add_card(known_vendor, customer_id_of(customer_id), code)))
+        return Envelope(Customer.of(await customers.add_card(known_vendor, customer_id_of(customer_id), code)))
 
     @patch("/customers/{customer_id:str}/identifiers/{value:str}", opt=reads(auth="admin", body=s.ActiveSet))
     async def set_identifier_active(
@@ -89,13 +84,13 @@ class AdminCustomersController(Controller):
         known_vendor: KnownVendor,
     ) -> Envelope[Customer]:
         view = await customers.set_identifier_active(known_vendor, customer_id_of(customer_id), value, payload.active)
-        return Envelope(Customer.from_view(view))
+        return Envelope(Customer.of(view))
 
     @post("/customers/{customer_id:str}/deactivate", opt=reads(auth="admin"), status_code=200)
     async def deactivate_customer(
         self, customer_id: FromPath[str], customers: Customers, known_vendor: KnownVendor
     ) -> Envelope[Customer]:
-        return Envelope(Customer.from_view(await customers.deactivate(known_vendor, customer_id_of(customer_id))))
+        return Envelope(Customer.of(await customers.deactivate(known_vendor, customer_id_of(customer_id))))
 
     @post("/customers/{customer_id:str}/anonymize", opt=reads(auth="admin"), status_code=200)
     async def anonymize_customer(
@@ -153,12 +148,12 @@ class AdminCustomersController(Controller):
 async def _admin_view(config: Config, customers: CustomerService, vendor_id: int, customer_id: int) -> s.AdminCustomer:
     view = await customers.get(vendor_id, customer_id)
     events = await customers.consent_history(vendor_id, customer_id)
-    return s.AdminCustomer.from_parts(view, events, unsubscribe_path(config, vendor_id, customer_id))
+    return s.AdminCustomer.of(view, events=events, unsubscribe_url=unsubscribe_path(config, vendor_id, customer_id))
 
 
 def _result(index: int, outcome: ImportOutcome) -> s.ImportResult:
     if outcome.customer is not None:
-        return s.ImportResult(index=index, status="created", customer=Customer.from_view(outcome.customer))
+        return s.ImportResult(index=index, status="created", customer=Customer.of(outcome.customer))
     error: DomainError | None = outcome.error
     assert error is not None
     if isinstance(error, ValidationFailed):

@@ -3,7 +3,7 @@ redemption actions"; section 5 "Customers")."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Annotated, Literal, cast
 
@@ -57,7 +57,7 @@ class Card(msgspec.Struct):
     assigned_at: datetime | None
 
     @classmethod
-    def from_view(cls, c: CardView) -> Card:
+    def of(cls, c: CardView) -> Card:
         return msgspec.convert(c, cls, from_attributes=True)
 
 
@@ -79,7 +79,7 @@ class ConsentEvent(msgspec.Struct):
     statement_version: str | None
 
     @classmethod
-    def from_model(cls, e: ConsentEventModel) -> ConsentEvent:
+    def of(cls, e: ConsentEventModel) -> ConsentEvent:
         return msgspec.convert(e, cls, from_attributes=True)
 
 
@@ -103,7 +103,10 @@ class AdminCustomer(Customer):
     unsubscribe_url: str = ""
 
     @classmethod
-    def from_parts(cls, c: CustomerView, events: list[ConsentEventModel], unsubscribe_url: str) -> AdminCustomer:
+    def of(
+        cls, c: CustomerView, *, events: Sequence[ConsentEventModel] = (), unsubscribe_url: str = ""
+    ) -> AdminCustomer:
+        """The resource with the consent in force, its recorded ``events`` and the unsubscribe link."""
         return cls(
             **resource_fields(c),
             consent=Consent(
@@ -113,7 +116,7 @@ class AdminCustomer(Customer):
                 withdrawn_at=c.consent_withdrawn_at,
                 source=c.consent_source,
                 recorded_by=c.consent_recorded_by,
-                events=[ConsentEvent.from_model(e) for e in events],
+                events=[ConsentEvent.of(e) for e in events],
             ),
             unsubscribe_url=unsubscribe_url,
         )

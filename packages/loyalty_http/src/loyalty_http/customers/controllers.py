@@ -6,10 +6,8 @@ from __future__ import annotations
 from litestar import Controller, get, post, route
 from litestar.di import NamedDependency
 from litestar.params import FromPath
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.till_lookup import customer_found
-from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
 from loyalty_core.customers import errors as ce
 from loyalty_core.tenancy.access import VendorContext
@@ -20,8 +18,6 @@ from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.paths import refuse_encoded_slash
 
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
 Vendor = NamedDependency[VendorContext]
 
 
@@ -58,13 +54,13 @@ class CustomerController(Controller):
         self, payload: NamedDependency[s.CustomerCreate], vendor: Vendor, customers: Customers
     ) -> Envelope[s.Customer]:
         view = await customers.register(vendor.vendor_id, payload.profile(), provenance=api_provenance(vendor))
-        return Envelope(s.Customer.from_view(view))
+        return Envelope(s.Customer.of(view))
 
     @get("/lookup", opt=reads(query=s.CustomerLookup, errors=("CUSTOMER_NOT_FOUND",), companion=s.lookup_read))
     async def lookup_customer(self, companion: Companion) -> Envelope[s.Customer]:
         """The customer behind an identifier (a card number, an e-mail, a phone number) or an ``external_id``."""
         # the till's hottest read rode on the token check's statement: one round trip in all
-        return Envelope(s.Customer.from_view(customer_found(companion)))
+        return Envelope(s.Customer.of(customer_found(companion)))
 
     @post(
         "/link-external-id",
@@ -82,7 +78,7 @@ class CustomerController(Controller):
             identifier=payload.identifier if isinstance(payload.identifier, str) else None,
             customer_id=payload.customer_id if isinstance(payload.customer_id, int) else None,
         )
-        return Envelope(s.Customer.from_view(view))
+        return Envelope(s.Customer.of(view))
 
     @route(
         "/by-external-id/{external_id:str}",
@@ -101,7 +97,7 @@ class CustomerController(Controller):
         view = await customers.update_by_external_id(
             vendor.vendor_id, external_id, payload.changes(), provenance=api_provenance(vendor)
         )
-        return Envelope(s.Customer.from_view(view))
+        return Envelope(s.Customer.of(view))
 
 
 class UnsubscribeController(Controller):

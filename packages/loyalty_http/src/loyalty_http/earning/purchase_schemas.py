@@ -1,19 +1,19 @@
 """Wire shapes of purchases (spec: Resources > Transaction, POST /transactions; contract 5
-"Earning (further decisions)" for the text bounds and the preview)."""
+"Earning (further decisions)" for the text bounds and the preview). The response shape,
+``Transaction``, is the core's (``loyalty_core.earning.resources``), re-exported here."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from loyalty_core.earning.purchase_reads import ItemView, TransactionView
+from loyalty_core.earning.resources import RuleApplied as RuleApplied
+from loyalty_core.earning.resources import Transaction as Transaction
 from loyalty_core.earning.submission import Line, PurchaseRequest
 from loyalty_http.params import given
-from loyalty_http.rewards.schemas import BranchShown
 from loyalty_http.wallet.schemas import DateOrInstant
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
@@ -76,72 +76,6 @@ class TransactionsQuery(msgspec.Struct):
     date_from: DateOrInstant | UnsetType = UNSET
     date_to: DateOrInstant | UnsetType = UNSET
     per_page: PerPage = DEFAULT_PER_PAGE
-
-
-class LineAwardShown(msgspec.Struct):
-    sku: str
-    quantity: int
-    points: int
-
-
-class RuleApplied(msgspec.Struct):
-    """A ``rules_applied`` entry: always exactly these ten keys."""
-
-    rule_id: int
-    rule_name: str
-    rule_type: str
-    points_earned: int
-    family: str | None
-    moment: str | None
-    campaign_version: int | None
-    suppressed_by: int | None
-    reason: str | None
-    line_breakdown: list[LineAwardShown] | None
-
-
-class Item(msgspec.Struct):
-    id: int
-    name: str
-    sku: str | None
-    quantity: int
-    unit_price: int
-    line_total: int
-    category: str | None
-
-    @classmethod
-    def of(cls, item: ItemView) -> Item:
-        return cls(item.id, item.name, item.sku, item.quantity, item.unit_price, item.line_total, item.category)
-
-
-class Transaction(msgspec.Struct):
-    id: int
-    customer_id: int
-    idempotency_key: str
-    total_amount: int
-    description: str | None
-    external_reference: str | None
-    branch: BranchShown | None
-    created_at: datetime
-    points_earned: int
-    rules_applied: list[RuleApplied]
-    items: list[Item]
-
-    @classmethod
-    def of(cls, view: TransactionView) -> Transaction:
-        branch = view.branch
-        return cls(
-            id=view.id,
-            customer_id=view.customer_id,
-            idempotency_key=view.idempotency_key,
-            total_amount=view.total_amount,
-            description=view.description,
-            external_reference=view.external_reference,
-            branch=BranchShown(branch.external_id, branch.name, branch.type) if branch is not None else None,
-            created_at=view.created_at,
-            points_earned=view.points_earned,
-            rules_applied=msgspec.convert(view.rules_applied, list[RuleApplied]),
-            items=[Item.of(item) for item in view.items],
-        )
 
 
 class PreviewResult(msgspec.Struct):

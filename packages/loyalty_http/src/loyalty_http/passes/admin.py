@@ -16,15 +16,12 @@ from loyalty_core.passes.identities import IdentityRows, unavailable
 from loyalty_core.passes.models import CardMail, IdentityState
 from loyalty_core.passes.outbox import SuppressionNotFound
 from loyalty_core.passes.ports import BrandingFacts
-from loyalty_http.params import Cards, Config, KnownVendor, Outboxes, pass_maker_of, present
+from loyalty_http.params import Cards, Clk, Config, Db, KnownVendor, Outboxes, pass_maker_of, present
 from loyalty_http.passes import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.errors import RouteNotFound
 from loyalty_http.wire.pagination import Page, page_number, paginate
-
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
 
 
 async def _state(db: AsyncSession, clock: Clock, vendor_id: int) -> s.IdentityState:

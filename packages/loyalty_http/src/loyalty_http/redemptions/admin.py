@@ -11,6 +11,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.clock import Clock
+from loyalty_core.redemptions.resources import row_view
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_http.params import KnownVendor, PortalRedemptionsDep
 from loyalty_http.redemptions import schemas as s
@@ -35,7 +36,7 @@ class AdminRedemptionsController(Controller):
         clock: NamedDependency[Clock],
     ) -> Envelope[s.RedemptionBody]:
         redemption, branch = await portal_redemptions.cancel(known_vendor, code)
-        return Envelope(s.RedemptionBody.of(redemption, branch, clock.now()))
+        return Envelope(s.RedemptionBody.of(row_view(redemption, branch), clock.now()))
 
     @post("/rewards/{reward_id:str}/give", opt=reads(auth="admin", body=GiveBody), status_code=201)
     async def give(
@@ -49,4 +50,6 @@ class AdminRedemptionsController(Controller):
         """201 with the redemption in state ``used``: no till can verify it (contract 5)."""
         reward = parse_id(reward_id, RewardNotFound, "The vendor has no reward with this id.", reward_id=reward_id)
         redemption = await portal_redemptions.give(known_vendor, reward, payload.customer_id)
-        return Envelope(s.RedemptionBody.of(redemption, None, clock.now(), with_balance=True))
+        return Envelope(
+            s.RedemptionBody.of(row_view(redemption, None), clock.now(), remaining_balance=redemption.remaining_balance)
+        )

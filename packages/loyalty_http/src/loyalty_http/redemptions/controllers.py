@@ -9,18 +9,16 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from loyalty_core.clock import Clock
 from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.redemptions.till_verify import read_code, verify_answer, verify_riding
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.token_check import CompanionRead
-from loyalty_http.params import Companion, Reader, Writer, given
+from loyalty_http.params import Clk, Companion, Reader, Writer, given
 from loyalty_http.redemptions import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 
-Clk = NamedDependency[Clock]
 Caller = NamedDependency[VendorContext]
 
 
@@ -47,13 +45,13 @@ class RedemptionController(Controller):
         done = await till_redeem(
             writer, vendor.vendor_id, request, default_branch=vendor.default_branch, client_id=vendor.client_id, now=now
         )
-        body = s.RedemptionBody.of_view(done.redemption, now, remaining_balance=done.remaining_balance)
+        body = s.RedemptionBody.of(done.redemption, now, remaining_balance=done.remaining_balance)
         return Response(Envelope(body), status_code=200 if done.replayed else 201)
 
     @get("/{code:str}", opt=reads(errors=("REDEMPTION_NOT_FOUND",)))
     async def read(self, code: FromPath[str], vendor: Caller, reader: Reader, clock: Clk) -> Envelope[s.RedemptionBody]:
         # one prepared statement in autocommit: no session, no BEGIN/COMMIT (a docstring would show in OpenAPI)
-        return Envelope(s.RedemptionBody.of_view(await read_code(reader, vendor.vendor_id, code), clock.now()))
+        return Envelope(s.RedemptionBody.of(await read_code(reader, vendor.vendor_id, code), clock.now()))
 
     @post(
         "/{code:str}/verify",
@@ -75,4 +73,4 @@ class RedemptionController(Controller):
         # the verify rode on the token check's statement; a second only to diagnose a code that did not move
         now = clock.now()
         view = await verify_answer(reader, vendor.vendor_id, code, companion, now=now)
-        return Envelope(s.RedemptionBody.of_view(view, now))
+        return Envelope(s.RedemptionBody.of(view, now))

@@ -1,17 +1,15 @@
-"""Wire shapes of redemptions (spec: Resources > Redemption; contract 5 "Rewards and redemptions")."""
+"""Wire shapes of redemptions (spec: Resources > Redemption; contract 5 "Rewards and redemptions"): the
+request body here; the response shape, ``RedemptionBody``, is the core's
+(``loyalty_core.redemptions.resources``), re-exported here."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from loyalty_core.redemptions.models import Redemption, shown_status
-from loyalty_core.redemptions.till_verify import RedemptionView
-from loyalty_core.tenancy.models import Branch
-from loyalty_http.rewards.schemas import BranchShown
+from loyalty_core.redemptions.resources import RedemptionBody as RedemptionBody
 
 
 class RedeemBody(msgspec.Struct, kw_only=True):
@@ -21,82 +19,3 @@ class RedeemBody(msgspec.Struct, kw_only=True):
     reward_id: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
     idempotency_key: Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
     branch: Annotated[str, msgspec.Meta(max_length=64)] | UnsetType | None = UNSET
-
-
-class RewardRef(msgspec.Struct):
-    id: int
-    name: str
-    type: str
-
-
-class TypeSpecificData(msgspec.Struct):
-    """The reward's type-specific values as they were at the moment of redemption."""
-
-    discount_type: str | None
-    discount_value: int | None
-    product_reference: str | None
-    payment_amount: int
-
-
-class RedemptionBody(msgspec.Struct, omit_defaults=True):
-    redemption_id: int
-    confirmation_code: str
-    status: str
-    reward: RewardRef
-    customer_id: int
-    points_deducted: int
-    branch: BranchShown | None
-    redeemed_at: datetime
-    expires_at: datetime | None
-    used_at: datetime | None
-    cancelled_at: datetime | None
-    type_specific_data: TypeSpecificData
-    remaining_balance: int | UnsetType = UNSET
-    """Creation (and its replay) only."""
-
-    @classmethod
-    def of(cls, r: Redemption, branch: Branch | None, now: datetime, *, with_balance: bool = False) -> RedemptionBody:
-        return cls(
-            redemption_id=r.id,
-            confirmation_code=r.confirmation_code,
-            status=shown_status(r, now),
-            reward=RewardRef(id=r.reward_id, name=r.reward_name, type=r.reward_type),
-            customer_id=r.customer_id,
-            points_deducted=r.points_deducted,
-            branch=BranchShown.from_model(branch) if branch else None,
-            redeemed_at=r.redeemed_at,
-            expires_at=r.expires_at,
-            used_at=r.used_at,
-            cancelled_at=r.cancelled_at,
-            type_specific_data=TypeSpecificData(
-                discount_type=r.discount_type,
-                discount_value=r.discount_value,
-                product_reference=r.product_reference,
-                payment_amount=r.payment_amount,
-            ),
-            remaining_balance=r.remaining_balance if with_balance else UNSET,
-        )
-
-    @classmethod
-    def of_view(cls, r: RedemptionView, now: datetime, *, remaining_balance: int | UnsetType = UNSET) -> RedemptionBody:
-        """The same body from a till's statements; ``remaining_balance`` on creation and its replay only."""
-        return cls(
-            redemption_id=r.id,
-            confirmation_code=r.confirmation_code,
-            status=r.shown_status(now),
-            reward=RewardRef(id=r.reward_id, name=r.reward_name, type=r.reward_type),
-            customer_id=r.customer_id,
-            points_deducted=r.points_deducted,
-            branch=BranchShown(r.branch.external_id, r.branch.name, r.branch.type) if r.branch else None,
-            redeemed_at=r.redeemed_at,
-            expires_at=r.expires_at,
-            used_at=r.used_at,
-            cancelled_at=r.cancelled_at,
-            type_specific_data=TypeSpecificData(
-                discount_type=r.discount_type,
-                discount_value=r.discount_value,
-                product_reference=r.product_reference,
-                payment_amount=r.payment_amount,
-            ),
-            remaining_balance=remaining_balance,
-        )

@@ -31,7 +31,7 @@ class AdminRewardsController(Controller):
         if missing:
             raise ValidationFailed("Required fields are missing.", {f: ["validation.required"] for f in missing})
         reward, branches = await reward_writes.create(known_vendor, values)
-        return Envelope(s.RewardAdmin.full(reward, branches))
+        return Envelope(s.RewardAdmin.of(reward, branches))
 
     @patch("/{reward_id:str}", opt=reads(auth="admin", body=s.RewardPatch))
     async def update_reward(
@@ -42,7 +42,7 @@ class AdminRewardsController(Controller):
         reward_writes: RewardWriter,
     ) -> Envelope[s.RewardAdmin]:
         reward, branches = await reward_writes.update(known_vendor, _reward_id(reward_id), present(payload))
-        return Envelope(s.RewardAdmin.full(reward, branches))
+        return Envelope(s.RewardAdmin.of(reward, branches))
 
     @delete("/{reward_id:str}", opt=reads(auth="admin"), status_code=204)
     async def delete_reward(self, vendor_id: FromPath[str], reward_id: FromPath[str], rewards: Rewards) -> None:

@@ -47,5 +47,5 @@ class RewardController(Controller):
             identifier=identifier,
             affordable=affordable,
         )
-        items = [s.RewardListed.from_offer(o) for o in found.offers]
+        items = [s.RewardListed.of(o.reward, o.branches, o.customer_redemptions) for o in found.offers]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))

@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from loyalty_core.redemptions.offers import Offer
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS, Reward
 from loyalty_core.tenancy.models import Branch
+from loyalty_core.tenancy.resources import BranchShown
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
@@ -50,16 +50,6 @@ class RewardCreate(RewardPatch, kw_only=True):
     """POST .../rewards: ``type``, ``name`` and ``point_cost`` are required (checked by the handler)."""
 
 
-class BranchShown(msgspec.Struct):
-    external_id: str
-    name: str
-    type: str
-
-    @classmethod
-    def from_model(cls, b: Branch) -> BranchShown:
-        return cls(external_id=b.external_id, name=b.name, type=b.type)
-
-
 class RewardListed(msgspec.Struct):
     """One reward of ``GET /rewards`` (spec: Resources > Reward, list fields)."""
 
@@ -96,7 +86,7 @@ class RewardListed(msgspec.Struct):
             total_stock=r.total_stock,
             available_from=r.available_from,
             available_until=r.available_until,
-            branches=[BranchShown.from_model(b) for b in branches] if branches else None,
+            branches=[BranchShown.of(b) for b in branches] if branches else None,
             product_reference=r.product_reference,
             is_unlimited=r.total_stock is None,
             discount_type=r.discount_type,
@@ -104,10 +94,6 @@ class RewardListed(msgspec.Struct):
             max_redemptions_per_customer=r.max_redemptions_per_customer,
             customer_redemptions=customer_redemptions,
         )
-
-    @classmethod
-    def from_offer(cls, offer: Offer) -> RewardListed:
-        return cls.of(offer.reward, offer.branches, offer.customer_redemptions)
 
 
 class RewardAdmin(RewardListed):
@@ -120,8 +106,9 @@ class RewardAdmin(RewardListed):
     updated_at: datetime | None = None
 
     @classmethod
-    def full(cls, r: Reward, branches: list[Branch] | None) -> RewardAdmin:
-        base = RewardListed.of(r, branches, None)
+    def of(cls, r: Reward, branches: list[Branch] | None, customer_redemptions: int | None = None) -> RewardAdmin:
+        """The admin routes name no customer, so they leave ``customer_redemptions`` null."""
+        base = RewardListed.of(r, branches, customer_redemptions)
         return cls(
             **{f: getattr(base, f) for f in RewardListed.__struct_fields__},
             status=r.status,

@@ -7,22 +7,18 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.clock import Clock
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer, LedgerFilter
 from loyalty_core.wallet.till_adjust import till_adjust
-from loyalty_http.params import Wallets, Writer, customer_id_of
+from loyalty_http.params import Clk, Wallets, Writer, customer_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wallet import schemas as s
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate
 from loyalty_http.wire.validation import parse_datetime_or_date
 
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
 Vendor = NamedDependency[VendorContext]
 
 
@@ -32,7 +28,7 @@ class WalletController(Controller):
     @get("/wallet", opt=reads(errors=("WALLET_NOT_FOUND",)))
     async def read_wallet(self, customer: FromPath[str], vendor: Vendor, wallets: Wallets) -> Envelope[s.Wallet]:
         view = await wallets.read(vendor.vendor_id, customer_id_of(customer))
-        return Envelope(s.Wallet.from_view(view))
+        return Envelope(s.Wallet.of(view))
 
     @get("/ledger", opt=reads(query=s.LedgerQuery))
     async def list_ledger(
@@ -59,7 +55,7 @@ class WalletController(Controller):
         return Envelope(
             paginate(
                 request,
-                [s.LedgerEntry.from_model(e) for e in entries],
+                [s.LedgerEntry.of(e) for e in entries],
                 total=total,
                 page=page,
                 per_page=params.per_page,
@@ -94,4 +90,4 @@ class WalletController(Controller):
             now=clock.now(),
         )
         # contract 5 "Ledger, plans": a new adjustment answers 201, its replay 200
-        return Response(Envelope(s.LedgerEntry.from_model(done.entry)), status_code=201 if done.created else 200)
+        return Response(Envelope(s.LedgerEntry.of(done.entry)), status_code=201 if done.created else 200)

@@ -1,0 +1,77 @@
+"""A purchase (transaction) as the public API shows it, with its lines and the rules that earned
+its points, built from the statements' read (``purchase_reads.TransactionView``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from loyalty_core.earning.purchase_reads import ItemView, TransactionView
+from loyalty_core.tenancy.resources import BranchShown
+
+
+class LineAwardShown(msgspec.Struct):
+    sku: str
+    quantity: int
+    points: int
+
+
+class RuleApplied(msgspec.Struct):
+    """A ``rules_applied`` entry: always exactly these ten keys."""
+
+    rule_id: int
+    rule_name: str
+    rule_type: str
+    points_earned: int
+    family: str | None
+    moment: str | None
+    campaign_version: int | None
+    suppressed_by: int | None
+    reason: str | None
+    line_breakdown: list[LineAwardShown] | None
+
+
+class Item(msgspec.Struct):
+    id: int
+    name: str
+    sku: str | None
+    quantity: int
+    unit_price: int
+    line_total: int
+    category: str | None
+
+    @classmethod
+    def of(cls, item: ItemView) -> Item:
+        return cls(item.id, item.name, item.sku, item.quantity, item.unit_price, item.line_total, item.category)
+
+
+class Transaction(msgspec.Struct):
+    id: int
+    customer_id: int
+    idempotency_key: str
+    total_amount: int
+    description: str | None
+    external_reference: str | None
+    branch: BranchShown | None
+    created_at: datetime
+    points_earned: int
+    rules_applied: list[RuleApplied]
+    items: list[Item]
+
+    @classmethod
+    def of(cls, view: TransactionView) -> Transaction:
+        branch = view.branch
+        return cls(
+            id=view.id,
+            customer_id=view.customer_id,
+            idempotency_key=view.idempotency_key,
+            total_amount=view.total_amount,
+            description=view.description,
+            external_reference=view.external_reference,
+            branch=BranchShown.of(branch) if branch is not None else None,
+            created_at=view.created_at,
+            points_earned=view.points_earned,
+            rules_applied=msgspec.convert(view.rules_applied, list[RuleApplied]),
+            items=[Item.of(item) for item in view.items],
+        )

@@ -1,0 +1,48 @@
+"""The wallet and its ledger entries as the public API shows them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from loyalty_core.wallet.models import LedgerEntry as LedgerEntryModel
+from loyalty_core.wallet.services import WalletView
+from loyalty_core.wallet.till_adjust import EntryRow
+
+
+class Wallet(msgspec.Struct):
+    id: int
+    customer_id: int
+    balance: int
+    expiring_soon: int
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, view: WalletView) -> Wallet:
+        w = view.wallet
+        return cls(
+            id=w.id,
+            customer_id=w.customer_id,
+            balance=w.balance,
+            expiring_soon=view.expiring_soon,
+            created_at=w.created_at,
+            updated_at=w.updated_at,
+        )
+
+
+class LedgerEntry(msgspec.Struct):
+    id: int
+    wallet_id: int
+    type: str
+    amount: int
+    running_balance: int
+    reason: str | None
+    causer_type: str
+    causer_id: str | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, e: LedgerEntryModel | EntryRow) -> LedgerEntry:
+        return msgspec.convert(e, cls, from_attributes=True)
