@@ -55,6 +55,10 @@ faults *ARGS:
 openapi:
     uv run --frozen python -m loyalty_http.openapi.export docs
 
+# refresh docs/screenshots/ from the docs pages as Chromium renders them (the browser tests, which save them)
+screenshots:
+    LOYALTY_DOCS_SCREENSHOTS=docs/screenshots uv run --frozen --exact --all-packages pytest tests/api/docs -q
+
 # ruff (lint + format) and the import-direction contracts
 lint:
     uv run --frozen ruff check .
