@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from loyalty_api import backoffice, migrate
+from loyalty_api import backoffice, migrate, preflight
 from loyalty_api.settings import Settings, SettingsError
 
 
@@ -65,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"loyalty: {exc}", file=sys.stderr)
         return 2
+    except preflight.StartFailure as exc:
+        print(f"loyalty: {exc}", file=sys.stderr)
+        return 1
     return result
 
 
@@ -98,10 +101,12 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     settings, notices = settings.with_secrets()
     for line in notices:
         print(f"loyalty: {line}", file=sys.stderr, flush=True)
+    preflight.check_port(settings.host, settings.port)
     with _database(settings) as settings:
         assert settings.database_url is not None
         print("loyalty: migrating the database", file=sys.stderr, flush=True)
-        migrate.upgrade(settings.database_url)
+        preflight.migrate_database(settings.database_url)
+        preflight.check_room(settings)
         os.environ.update(
             {
                 "DATABASE_URL": settings.database_url,
