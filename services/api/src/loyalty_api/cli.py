@@ -95,6 +95,9 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     import msgspec
     from granian import Granian
     from granian.constants import Interfaces, Loops
+    from granian.log import LogLevels
+
+    from loyalty_api.logs import granian_logging
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
     settings = msgspec.structs.replace(settings, **overrides)
@@ -129,7 +132,9 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             loop=Loops.uvloop,
             workers=settings.workers,
             factory=True,
-            log_access=False,
+            log_access=False,  # the app's access line names the route; granian's would repeat it
+            log_level=LogLevels(settings.log_level.lower()),
+            log_dictconfig=granian_logging(settings.log_format),
             workers_kill_timeout=30,
         ).serve()
     return 0
@@ -152,7 +157,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
 
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     with _database(settings) as settings:
         assert settings.database_url is not None
 
