@@ -47,6 +47,8 @@ class Served:
     home: Path
     settings: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
+    python: str = sys.executable
+    """The interpreter of the environment to serve from (another install than the tests')."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -61,7 +63,7 @@ class Served:
         env = serve_environment(self.database_url, self.home, LOYALTY_PORT=str(self.port), **self.settings)
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "loyalty_api.cli", "serve"], env=env, stdout=out, stderr=subprocess.STDOUT
+                [self.python, "-m", "loyalty_api.cli", "serve"], env=env, stdout=out, stderr=subprocess.STDOUT
             )
         deadline = time.monotonic() + START_SECONDS
         while not self._answers():
