@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from loyalty_api import backoffice, migrate
+from loyalty_api import backoffice, migrate, preflight
 from loyalty_api.settings import Settings, SettingsError
 
 
@@ -65,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"loyalty: {exc}", file=sys.stderr)
         return 2
+    except preflight.StartFailure as exc:
+        print(f"loyalty: {exc}", file=sys.stderr)
+        return 1
     return result
 
 
@@ -92,16 +95,21 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     import msgspec
     from granian import Granian
     from granian.constants import Interfaces, Loops
+    from granian.log import LogLevels
+
+    from loyalty_api.logs import granian_logging
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
     settings = msgspec.structs.replace(settings, **overrides)
     settings, notices = settings.with_secrets()
     for line in notices:
         print(f"loyalty: {line}", file=sys.stderr, flush=True)
+    preflight.check_port(settings.host, settings.port)
     with _database(settings) as settings:
         assert settings.database_url is not None
         print("loyalty: migrating the database", file=sys.stderr, flush=True)
-        migrate.upgrade(settings.database_url)
+        preflight.migrate_database(settings.database_url)
+        preflight.check_room(settings)
         os.environ.update(
             {
                 "DATABASE_URL": settings.database_url,
@@ -124,7 +132,9 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             loop=Loops.uvloop,
             workers=settings.workers,
             factory=True,
-            log_access=False,
+            log_access=False,  # the app's access line names the route; granian's would repeat it
+            log_level=LogLevels(settings.log_level.lower()),
+            log_dictconfig=granian_logging(settings.log_format),
             workers_kill_timeout=30,
         ).serve()
     return 0
@@ -147,7 +157,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
 
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     with _database(settings) as settings:
         assert settings.database_url is not None
 
