@@ -7,6 +7,8 @@ answers come before the token check (spec: Authentication, rule 7).
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -73,15 +75,54 @@ async def read_body(request: Request[Any, Any, Any], fields: frozenset[str], max
     return nest_form(pairs, fields)
 
 
+class BigNumber(str):
+    """A JSON number no field here can hold (``1e309``, thousands of digits), kept as its text so
+    validation refuses it on its field, as it refuses the same text in a form body."""
+
+    __slots__ = ()
+
+
+_BIG_DIGITS = 30
+"""Integers with more digits than this stay text: converting one of thousands of digits costs
+quadratic time (Python refuses past 4,300), and no field takes more than 19."""
+_CUT_OFF = "The JSON body is cut off or not valid UTF-8; nothing was changed."
+
+
 def decode_json(raw: bytes) -> Any:
     try:
-        raw.decode("utf-8")
+        text = raw.decode("utf-8")
         value = msgspec.json.decode(raw)
-    except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
-        raise InvalidJson("The JSON body is cut off or not valid UTF-8; nothing was changed.") from exc
+    except msgspec.DecodeError as exc:
+        if "out of range" not in str(exc):
+            raise InvalidJson(_CUT_OFF) from exc
+        # valid JSON whose number is too large for a float or an integer: a field error, not a syntax one
+        value = _decode_keeping_big_numbers(text)
+    except (UnicodeDecodeError, RecursionError) as exc:
+        raise InvalidJson(_CUT_OFF) from exc
     if _depth_exceeds(value, MAX_JSON_DEPTH):
         raise InvalidJson(f"The JSON body is nested deeper than {MAX_JSON_DEPTH} levels.")
     return value
+
+
+def _decode_keeping_big_numbers(text: str) -> Any:
+    """The JSON with its out-of-range numbers as ``BigNumber`` text; a body that is no JSON stays 400."""
+    try:
+        return json.loads(text, parse_int=_whole, parse_float=_decimal, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidJson(_CUT_OFF) from exc
+
+
+def _whole(text: str) -> int | BigNumber:
+    return BigNumber(text) if len(text.lstrip("-").lstrip("0")) > _BIG_DIGITS else int(text)
+
+
+def _decimal(text: str) -> float | BigNumber:
+    number = float(text)
+    return BigNumber(text) if math.isinf(number) else number
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:

@@ -27,7 +27,7 @@ from msgspec import inspect as mi
 
 from loyalty_core.clock import midnight_utc
 from loyalty_core.text import EMAIL, SURROGATE
-from loyalty_http.wire.body import indexed_list
+from loyalty_http.wire.body import BigNumber, indexed_list
 from loyalty_http.wire.errors import InputInvalid
 from loyalty_http.wire.numbers import check_float, check_int
 from loyalty_http.wire.slots import FAIL, TRIMMED, Slot, fail
@@ -39,6 +39,7 @@ NUL_MESSAGE = "The value must not contain NUL bytes."
 UTF8_MESSAGE = "The value is not valid UTF-8."
 BASE64_MESSAGE = "The value must be base64-encoded."
 WRONG_TYPE_MESSAGE = "The value has the wrong type."
+BIG_NUMBER_MESSAGE = "The number is out of range."
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -70,7 +71,7 @@ def _path_of(message: str) -> str:
 
 def _check_bytes(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     """Binary values (a pass's images) travel as standard base64 text."""
-    if isinstance(value, str) and len(value) % 4 == 0:
+    if isinstance(value, str) and not isinstance(value, BigNumber) and len(value) % 4 == 0:
         try:
             base64.b64decode(value, validate=True)
             return value
@@ -132,9 +133,7 @@ def _check_struct(
             if field.required:
                 errors[path] = ["validation.required"]
             continue
-        value = raw[key]
-        if isinstance(value, str):
-            value = value.strip(TRIMMED)
+        value = _trimmed(raw[key])
         if value is None or value == "":
             if field.required:
                 errors[path] = [type_key(slot.type), "validation.required"]
@@ -149,6 +148,13 @@ def _check_struct(
     return out
 
 
+def _trimmed(value: Any) -> Any:
+    """Text trimmed of white space and NUL bytes; an out-of-range number stays what it is."""
+    if isinstance(value, str) and not isinstance(value, BigNumber):
+        return value.strip(TRIMMED)
+    return value
+
+
 def _check(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     checker = _CHECKERS.get(type(slot.type))
     if checker is None:
@@ -158,7 +164,7 @@ def _check(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> A
 
 def _check_str(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     t = slot.type
-    if not isinstance(value, str):
+    if not isinstance(value, str) or isinstance(value, BigNumber):
         return fail(errors, path, "validation.string")
     value = value.strip(TRIMMED)
     if SURROGATE.search(value):
@@ -278,8 +284,7 @@ def _check_list(slot: Slot, value: Any, path: str, errors: dict[str, list[str]])
     failed = False
     for index, item in enumerate(value):
         item_path = f"{path}.{index}"
-        if isinstance(item, str):
-            item = item.strip(TRIMMED)
+        item = _trimmed(item)
         if item is None or item == "":
             errors.setdefault(item_path, []).extend([type_key(item_slot.type), "validation.required"])
             failed = True
@@ -326,6 +331,8 @@ def _free_text_problem(value: Any) -> str | None:
     stack = [value]
     while stack:
         item = stack.pop()
+        if isinstance(item, BigNumber):
+            return BIG_NUMBER_MESSAGE
         if isinstance(item, str):
             if SURROGATE.search(item):
                 return UTF8_MESSAGE
