@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.errors import NotFound
 from loyalty_core.passes.models import CardMail, EmailSuppression, MailStatus, SuppressionRelease
+from loyalty_core.text import mail_key
 
 IDENTITY_WAIT = timedelta(hours=24)
 """A mail whose shop has no platform_a identity waits this long from its acceptance, then goes
@@ -49,7 +50,7 @@ class Outbox:
     async def suppress(self, email: str, reason: str) -> EmailSuppression:
         """Record a bounce or complaint for every shop. A new report of an address overrides the
         shops' earlier releases: it bounced again after sending was switched back on."""
-        address = email.lower()
+        address = mail_key(email)
         await self._session.execute(
             insert(EmailSuppression)
             .values(email=address, reason=reason)
@@ -66,7 +67,7 @@ class Outbox:
 
     async def release(self, vendor_id: int, email: str) -> None:
         """Switch sending back on for one shop; an address suppressed nowhere is not found."""
-        address = email.strip().lower()
+        address = mail_key(email)
         if await self._session.scalar(select(_S.id).where(_S.email == address)) is None:
             raise SuppressionNotFound("This address is not on the suppression list.", email=email)
         await self._session.execute(

@@ -7,7 +7,9 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from loyalty_core.text import MAX_EMAIL_LENGTH
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
+from loyalty_http.wire.validation import SingleLine
 
 Platform = Literal["platform_a", "platform_b"]
 
@@ -39,7 +41,9 @@ HexColour = Annotated[str, msgspec.Meta(pattern=r"^#[0-9A-Fa-f]{6}$")]
 
 
 class BrandingBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    display_name: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | msgspec.UnsetType | None = msgspec.UNSET
+    display_name: Annotated[str, msgspec.Meta(min_length=1, max_length=200), SingleLine] | msgspec.UnsetType | None = (
+        msgspec.UNSET
+    )
     background: HexColour | msgspec.UnsetType = msgspec.UNSET
     foreground: HexColour | msgspec.UnsetType = msgspec.UNSET
     label: HexColour | msgspec.UnsetType = msgspec.UNSET
@@ -69,7 +73,7 @@ class SendCardAccepted(msgspec.Struct):
     queued: bool
 
 
-Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
+Email = Annotated[str, msgspec.Meta(max_length=MAX_EMAIL_LENGTH, extra={"rule": "email"})]
 
 
 class SuppressionCreate(msgspec.Struct, forbid_unknown_fields=True):

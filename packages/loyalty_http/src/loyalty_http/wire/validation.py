@@ -7,8 +7,9 @@ service). Text is trimmed of white space and NUL bytes first; an empty optional 
 omitted (back-office contract, section 5 "Input").
 
 Extra rules ride on ``msgspec.Meta(extra={"rule": ...})``: ``email``, ``url`` (absolute http or
-https), ``datetime_or_date`` (a timestamp with offset, or a bare date) and ``number`` (a float that
-is checked; a bare float passes as given).
+https), ``datetime_or_date`` (a timestamp with offset, or a bare date), ``number`` (a float that
+is checked; a bare float passes as given) and ``single_line`` (text that reaches a mail header or a
+pass: no control character; add ``SingleLine`` to a field's ``Annotated``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import msgspec
 from msgspec import inspect as mi
 
 from loyalty_core.clock import midnight_utc
-from loyalty_core.text import EMAIL, SURROGATE
+from loyalty_core.text import CONTROL, CONTROL_MESSAGE, SURROGATE, is_email
 from loyalty_http.wire.body import BigNumber, indexed_list
 from loyalty_http.wire.errors import InputInvalid
 from loyalty_http.wire.numbers import check_float, check_int
@@ -40,6 +41,12 @@ UTF8_MESSAGE = "The value is not valid UTF-8."
 BASE64_MESSAGE = "The value must be base64-encoded."
 WRONG_TYPE_MESSAGE = "The value has the wrong type."
 BIG_NUMBER_MESSAGE = "The number is out of range."
+
+SINGLE_LINE = "x-single-line"
+"""The OpenAPI document's mark of a ``single_line`` field (it becomes a pattern there)."""
+SingleLine = msgspec.Meta(extra={"rule": "single_line"}, extra_json_schema={SINGLE_LINE: True})
+"""A shop's name, a pass's display name, a branch's name: a CR or LF in a mail header would split
+it (every card mail of the shop failing), and wallets show control characters raw."""
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -177,7 +184,9 @@ def _check_str(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) 
         return fail(errors, path, "validation.min.string")
     if t.pattern is not None and not re.search(t.pattern, value):
         return fail(errors, path, "validation.regex")
-    if slot.rule == "email" and not EMAIL.fullmatch(value):
+    if slot.rule == "single_line" and CONTROL.search(value):
+        return fail(errors, path, CONTROL_MESSAGE)
+    if slot.rule == "email" and not is_email(value):
         return fail(errors, path, "validation.email")
     if slot.rule == "url" and not _is_web_url(value):
         return fail(errors, path, "validation.url")
