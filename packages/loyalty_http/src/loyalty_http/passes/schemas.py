@@ -116,3 +116,5 @@ class OutboxItem(msgspec.Struct):
 
 class OutboxQuery(msgspec.Struct, forbid_unknown_fields=False):
     per_page: PerPage = DEFAULT_PER_PAGE
+    status: Literal["delivered", "failed"] = "delivered"
+    """``delivered`` (sent or written, the default) or ``failed``."""
