@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -41,21 +41,40 @@ def is_json_type(media: str) -> bool:
     return media in ("", "application/json") or (media.startswith("application/") and media.endswith("+json"))
 
 
+DRAIN_BYTES = 1_048_576
+"""How far past the limit a refused body is still read, and dropped: a client still sending when the
+413 is decided then reads its answer, where a server that stops reading and closes leaves it a reset
+connection (a broken pipe on its next write). A larger body is cut off there."""
+
+
 async def read_raw(request: Request[Any, Any, Any], max_bytes: int) -> bytes:
     """The body bytes, refused with 413 as soon as they pass ``max_bytes`` (before any parsing)."""
+    too_large = PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
     announced = request.headers.get("content-length")
+    stream = request.stream()
     if announced is not None and announced.isdigit() and int(announced) > max_bytes:
-        raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+        await _drain(stream, 0, max_bytes + DRAIN_BYTES)
+        raise too_large
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    async for chunk in stream:
         size += len(chunk)
         if size > max_bytes:
-            raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+            await _drain(stream, size, max_bytes + DRAIN_BYTES)
+            raise too_large
         chunks.append(chunk)
     raw = b"".join(chunks)
     request._body = raw  # later readers (the multipart parser) see the bytes already received
     return raw
+
+
+async def _drain(stream: AsyncIterator[bytes], read: int, up_to: int) -> None:
+    """Read and drop the rest of a refused body, stopping once ``up_to`` bytes have been read."""
+    while read <= up_to:
+        try:
+            read += len(await anext(stream))
+        except StopAsyncIteration:
+            return
 
 
 async def read_body(request: Request[Any, Any, Any], fields: frozenset[str], max_bytes: int) -> Any:
