@@ -12,8 +12,11 @@ from loyalty_core.tenancy.models import ApiClient, VendorStatus
 from loyalty_core.tenancy.models import Branch as BranchModel
 from loyalty_core.tenancy.models import Plan as PlanModel
 from loyalty_core.tenancy.models import Vendor as VendorModel
+from loyalty_http.wire.validation import SingleLine
 
 Name = Annotated[str, msgspec.Meta(max_length=200)]
+ShownName = Annotated[str, msgspec.Meta(max_length=200), SingleLine]
+"""A shop's or branch's name: it reaches mail headers and passes."""
 Count = Annotated[int, msgspec.Meta(ge=0)]
 BranchKey = Annotated[str, msgspec.Meta(max_length=64)]
 BranchType = Annotated[str, msgspec.Meta(max_length=32)]
@@ -70,7 +73,7 @@ class Plan(msgspec.Struct):
 
 
 class VendorCreate(msgspec.Struct):
-    name: Name
+    name: ShownName
     plan_id: Annotated[int, msgspec.Meta(ge=1)]
     status: VendorStatus = VendorStatus.ACTIVE
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | None = None
@@ -79,7 +82,7 @@ class VendorCreate(msgspec.Struct):
 
 
 class VendorPatch(msgspec.Struct, omit_defaults=True):
-    name: Name | UnsetType = UNSET
+    name: ShownName | UnsetType = UNSET
     code_prefix: Annotated[str, msgspec.Meta(pattern="^[A-Z]{4}$")] | UnsetType = UNSET
     plan_id: Annotated[int, msgspec.Meta(ge=1)] | UnsetType = UNSET
     status: VendorStatus | UnsetType = UNSET
@@ -156,12 +159,12 @@ class ClientCreated(Client):
 
 class BranchCreate(msgspec.Struct):
     external_id: BranchKey
-    name: Name
+    name: ShownName
     type: BranchType = "store"
 
 
 class BranchPatch(msgspec.Struct, omit_defaults=True):
-    name: Name | UnsetType = UNSET
+    name: ShownName | UnsetType = UNSET
     type: BranchType | UnsetType = UNSET
     active: bool | UnsetType = UNSET
 

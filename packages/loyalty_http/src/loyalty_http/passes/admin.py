@@ -141,11 +141,13 @@ class AdminSuppressionsController(Controller):
         outbox: Outboxes,
         config: Config,
     ) -> Envelope[Page[s.OutboxItem]]:
-        """Test mode: the mails sent or written, newest first (contract 4)."""
+        """Test mode: the mails sent or written, newest first (contract 4); ``status=failed`` lists
+        the mails that ended failed instead."""
         if config.test_clock is None:
             raise RouteNotFound("No endpoint at this path.")
         page = page_number(request)
-        rows, total = await outbox.delivered(page=page, per_page=params.per_page)
+        failed = params.status == "failed"
+        rows, total = await outbox.delivered(page=page, per_page=params.per_page, failed=failed)
         items = [_outbox_item(row) for row in rows]
         return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))
 
