@@ -17,9 +17,9 @@ worker:
 db-upgrade:
     uv run --frozen loyalty db upgrade
 
-# autogenerate a migration from the models
+# autogenerate a migration from the models against DATABASE_URL (a scratch database; developers only)
 db-revision MESSAGE:
-    uv run --frozen loyalty db revision -m "{{MESSAGE}}"
+    uv run --frozen python -m loyalty_api.revision -m "{{MESSAGE}}"
 
 # every package's tests alone in its own environment, then the composed service
 # (VIRTUAL_ENV is dropped for the package environments: uv would warn that it names another one)
