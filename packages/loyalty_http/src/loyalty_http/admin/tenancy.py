@@ -186,7 +186,7 @@ class AdminTenancyController(Controller):
         items = [s.Branch.from_model(b) for b in found.items]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
-    @get("/vendors/{vendor_id:str}/branches/{external_id:str}", opt=reads(auth="admin", errors=("NOT_FOUND",)))
+    @get("/vendors/{vendor_id:str}/branches/{external_id:str}", opt=reads(auth="admin"))
     async def get_branch(
         self, external_id: FromPath[str], known_vendor: KnownVendor, tenancy_reads: TenancyReadsDep
     ) -> Envelope[s.Branch]:
