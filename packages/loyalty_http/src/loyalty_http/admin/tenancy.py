@@ -12,7 +12,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.tenancy.errors import PlanNotFound
-from loyalty_core.tenancy.reads import ClientRead
 from loyalty_http.admin import tenancy_schemas as s
 from loyalty_http.params import (
     Config,
@@ -166,12 +165,13 @@ class AdminTenancyController(Controller):
     ) -> Envelope[Page[s.Client]]:
         page = page_number(request)
         found = await tenancy_reads.clients(known_vendor, page=page, per_page=params.per_page)
-        items = [_client(c) for c in found.items]
+        items = [s.Client.of(c.client, c.default_branch) for c in found.items]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
     @get("/clients/{client_id:str}", opt=reads(auth="admin"))
     async def get_client(self, client_id: FromPath[str], tenancy_reads: TenancyReadsDep) -> Envelope[s.Client]:
-        return Envelope(_client(await tenancy_reads.client(client_id)))
+        found = await tenancy_reads.client(client_id)
+        return Envelope(s.Client.of(found.client, found.default_branch))
 
     @get("/vendors/{vendor_id:str}/branches", opt=reads(auth="admin", query=s.PageQuery))
     async def list_branches(
@@ -195,20 +195,6 @@ class AdminTenancyController(Controller):
 
 def _plan_id(raw: str) -> int:
     return parse_id(raw, PlanNotFound, "No plan has this id.", plan_id=raw)
-
-
-def _client(found: ClientRead) -> s.Client:
-    c = found.client
-    return s.Client(
-        client_id=c.client_id,
-        name=c.name,
-        vendor_id=c.vendor_id,
-        default_branch=found.default_branch,
-        scopes=list(c.scopes),
-        grant_types=list(c.grant_types),
-        platform=c.platform,
-        revoked=c.revoked_at is not None,
-    )
 
 
 def _created(made: Any) -> s.ClientCreated:

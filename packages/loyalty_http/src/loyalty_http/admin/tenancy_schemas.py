@@ -176,11 +176,16 @@ class Client(msgspec.Struct):
 
     @classmethod
     def from_model(cls, c: ApiClient, branch: BranchModel | None) -> Client:
+        return cls.of(c, branch.external_id if branch else None)
+
+    @classmethod
+    def of(cls, c: ApiClient, default_branch: str | None) -> Client:
+        """Never the secret: only a hash of it is kept."""
         return cls(
             client_id=c.client_id,
             name=c.name,
             vendor_id=c.vendor_id,
-            default_branch=branch.external_id if branch else None,
+            default_branch=default_branch,
             scopes=list(c.scopes),
             grant_types=list(c.grant_types),
             platform=c.platform,
