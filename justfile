@@ -17,9 +17,9 @@ worker:
 db-upgrade:
     uv run --frozen loyalty db upgrade
 
-# autogenerate a migration from the models
+# autogenerate a migration from the models against DATABASE_URL (a scratch database; developers only)
 db-revision MESSAGE:
-    uv run --frozen loyalty db revision -m "{{MESSAGE}}"
+    uv run --frozen python -m loyalty_api.revision -m "{{MESSAGE}}"
 
 # every suite: each package alone in its own environment, then the composed service
 test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS)

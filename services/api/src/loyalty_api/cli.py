@@ -1,5 +1,6 @@
-"""``loyalty``: serve the API, run the worker, migrate the database, take the back office's first
-steps. ``--help`` on every verb."""
+"""``loyalty``: serve the API, run the worker, migrate the database, create and read the back
+office's plans, vendors, clients, branches and rewards. ``--help`` on every verb. (Developers
+autogenerate migrations with ``just db-revision``, ``loyalty_api.revision``.)"""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from loyalty_api import backoffice, migrate, preflight
+from loyalty_api import backoffice, backoffice_reads, migrate, preflight
 from loyalty_api.settings import Settings, SettingsError
 
 
@@ -48,15 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     upgrade.add_argument("revision", nargs="?", default="head")
     upgrade.set_defaults(run=_db_upgrade)
-    revision = db_verbs.add_parser(
-        "revision",
-        help="autogenerate a migration from the models (developers)",
-        description="Autogenerate an Alembic migration from loyalty_core's models.",
-    )
-    revision.add_argument("-m", "--message", required=True)
-    revision.set_defaults(run=_db_revision)
 
-    backoffice.add_verbs(verbs)
+    backoffice_reads.add_verbs(backoffice.add_verbs(verbs))
 
     args = parser.parse_args(argv)
     try:
@@ -200,14 +194,6 @@ def _db_upgrade(settings: Settings, args: argparse.Namespace) -> int:
         assert settings.database_url is not None
         print(f"loyalty: migrating to {args.revision}", file=sys.stderr, flush=True)
         migrate.upgrade(settings.database_url, args.revision)
-    return 0
-
-
-def _db_revision(settings: Settings, args: argparse.Namespace) -> int:
-    with _database(settings) as settings:
-        assert settings.database_url is not None
-        migrate.upgrade(settings.database_url)
-        migrate.revision(settings.database_url, args.message)
     return 0
 
 

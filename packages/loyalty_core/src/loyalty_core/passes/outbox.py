@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.errors import NotFound
+from loyalty_core.listing import page_of
 from loyalty_core.passes.models import CardMail, EmailSuppression, MailStatus, SuppressionRelease
 from loyalty_core.text import mail_key
 
@@ -79,6 +80,16 @@ class Outbox:
             .values(vendor_id=vendor_id, email=address)
             .on_conflict_do_nothing(constraint="uq_email_suppression_releases")
         )
+
+    async def suppressions(
+        self, *, email: str | None, page: int, per_page: int
+    ) -> tuple[Sequence[EmailSuppression], int]:
+        """The suppression list, newest first; ``email`` is one address (case aside), through its unique index."""
+        statement = select(EmailSuppression).order_by(_S.id.desc())
+        if email is not None:
+            statement = statement.where(_S.email == email.strip().lower())
+        listed = await page_of(self._session, statement, page=page, per_page=per_page)
+        return listed.items, listed.total
 
     # --- the outbox listing (contract 4) ---------------------------------------------------------
 

@@ -16,7 +16,7 @@ from loyalty_core.passes.identities import IdentityRows, unavailable
 from loyalty_core.passes.models import CardMail, IdentityState
 from loyalty_core.passes.outbox import SuppressionNotFound
 from loyalty_core.passes.ports import BrandingFacts
-from loyalty_http.params import Cards, Clk, Config, Db, KnownVendor, Outboxes, pass_maker_of, present
+from loyalty_http.params import Cards, Clk, Config, Db, KnownVendor, Outboxes, given, pass_maker_of, present
 from loyalty_http.passes import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
@@ -131,6 +131,19 @@ class AdminSuppressionsController(Controller):
         return Envelope(
             s.Suppression(email=row.email, reason=row.reason, created_at=row.created_at, updated_at=row.updated_at)
         )
+
+    @get("/email-suppressions", opt=reads(auth="admin", query=s.SuppressionQuery))
+    async def list_suppressions(
+        self, request: Request[Any, Any, Any], params: NamedDependency[s.SuppressionQuery], outbox: Outboxes
+    ) -> Envelope[Page[s.Suppression]]:
+        """The suppression list, newest first; ``email`` picks one address."""
+        page = page_number(request)
+        rows, total = await outbox.suppressions(email=given(params.email), page=page, per_page=params.per_page)
+        items = [
+            s.Suppression(email=r.email, reason=r.reason, created_at=r.created_at, updated_at=r.updated_at)
+            for r in rows
+        ]
+        return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))
 
     # outside test mode the path answers 404 ROUTE_NOT_FOUND (contract 4), as its document says
     @get("/outbox", opt=reads(auth="admin", query=s.OutboxQuery, errors=("ROUTE_NOT_FOUND",)))

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from loyalty_core.text import MAX_EMAIL_LENGTH
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
@@ -129,6 +130,11 @@ class OutboxItem(msgspec.Struct):
     created_at: datetime
     status: str
     attachments: list[Attachment]
+
+
+class SuppressionQuery(msgspec.Struct):
+    email: Annotated[str, msgspec.Meta(max_length=255)] | UnsetType = UNSET
+    per_page: PerPage = DEFAULT_PER_PAGE
 
 
 class OutboxQuery(msgspec.Struct, forbid_unknown_fields=False):
