@@ -41,6 +41,10 @@ from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
+from loyalty_core.wallet.ledger_writes import entry_params, posting_ctes
+from loyalty_core.wallet.models import CauserType, EntryType
+
+REDEEM_REASON = "redemption"
 
 _KEY_LOCK = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('redemption:' || %(k)s))"
 
@@ -81,38 +85,24 @@ LEFT JOIN LATERAL (
 ) lots ON true
 """
 
-_WRITE = """
+# The redemption and its entry hang off ``go``, the stock take: refused, the statement writes nothing.
+_WRITE = f"""
 WITH stock AS (
     UPDATE rewards SET remaining_stock = remaining_stock - 1, updated_at = %(now)s
     WHERE vendor_id = %(v)s AND id = %(r)s AND remaining_stock > 0 AND %(limited)s
     RETURNING id
 ), go AS (
     SELECT 1 AS ok WHERE NOT %(limited)s OR EXISTS (SELECT 1 FROM stock)
-), entry AS (
-    INSERT INTO ledger_entries
-        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
-         created_at, updated_at)
-    SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, 'redeem', -%(cost)s, %(after)s, 'redemption',
-           'api_client', %(ci)s, %(now)s, %(now)s
-    FROM go
-    RETURNING id
-), taken AS (
-    UPDATE point_lots l SET remaining = l.remaining - t.points, updated_at = %(now)s
-    FROM unnest(%(ids)s::bigint[], %(takes)s::bigint[]) AS t(id, points)
-    WHERE l.id = t.id AND l.wallet_id = %(w)s AND EXISTS (SELECT 1 FROM go)
-), balance AS (
-    UPDATE wallets SET balance = %(after)s, updated_at = %(now)s
-    WHERE id = %(w)s AND EXISTS (SELECT 1 FROM go)
-), made AS (
+), {posting_ctes(gate="EXISTS (SELECT 1 FROM go)")}, made AS (
     INSERT INTO redemptions
         (id, vendor_id, reward_id, customer_id, branch_id, confirmation_code, status, idempotency_key,
          points_deducted, remaining_balance, ledger_entry_id, taken_lots, reward_name, reward_type,
          discount_type, discount_value, product_reference, payment_amount, redeemed_at, expires_at,
          created_at, updated_at)
     SELECT nextval('redemptions_id_seq'), %(v)s, %(r)s, %(c)s, %(bid)s, %(code)s, 'valid', %(k)s,
-           %(cost)s, %(after)s, entry.id, %(lots)s, %(name)s, %(type)s,
+           %(cost)s, e.running_balance, e.id, %(lots)s, %(name)s, %(type)s,
            %(dt)s, %(dv)s, %(pref)s, %(pay)s, %(now)s, %(until)s, %(now)s, %(now)s
-    FROM entry
+    FROM ledger_entry e
     ON CONFLICT (vendor_id, confirmation_code) DO NOTHING
     RETURNING id
 )
@@ -241,14 +231,22 @@ async def _attempt(
         hours = reward.code_valid_for_hours
         until = now + timedelta(hours=hours) if hours else None
         params.update(
+            entry_params(
+                vendor_id=vendor_id,
+                wallet_id=wallet_id,
+                kind=EntryType.REDEEM,
+                amount=-reward.point_cost,
+                causer_type=CauserType.API_CLIENT,
+                causer_id=params["ci"],
+                now=now,
+                reason=REDEEM_REASON,
+                taken=takes,
+            ),
             c=customer_id,
             w=wallet_id,
             bid=branch.id if branch is not None else None,
             limited=reward.total_stock is not None,
             cost=reward.point_cost,
-            after=balance - reward.point_cost,
-            ids=[t.lot_id for t in takes],
-            takes=[t.points for t in takes],
             lots=Jsonb([[t.points, _iso(ends[t.lot_id])] for t in takes]),
             code=code,
             name=reward.name,

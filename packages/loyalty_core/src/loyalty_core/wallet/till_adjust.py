@@ -3,7 +3,8 @@
 
 The money-like write order of docs/architecture.md holds: lock the wallet row, look the key up
 under that lock (a concurrent duplicate waits, then answers the replay), refuse before writing, then
-write the entry, its lot (or the lots it takes from) and the balance in one statement. Ids come from
+write the entry, its lot (or the lots it takes from) and the balance in one statement, the ledger's
+one writer (``loyalty_core.wallet.ledger_writes``). Ids come from
 the tables' sequences, as the ORM draws them. Each step is
 a fixed statement prepared on the connection, whose plan starts from a primary or unique key.
 Three round trips for a new credit, four for a deduction, two for a replay, plus BEGIN and COMMIT.
@@ -22,22 +23,9 @@ from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
+from loyalty_core.wallet.ledger_writes import ENTRY_COLUMNS, EntryRow, entry_params, write_entry
+from loyalty_core.wallet.models import EntryType
 from loyalty_core.wallet.services.posting import Causer
-
-
-@dataclass(frozen=True, slots=True)
-class EntryRow:
-    """A ledger entry as the wire shows it (spec Resources > Ledger entry)."""
-
-    id: int
-    wallet_id: int
-    type: str
-    amount: int
-    running_balance: int
-    reason: str | None
-    causer_type: str
-    causer_id: str | None
-    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +34,6 @@ class Adjusted:
     created: bool
     """False for a replay: the original entry, nothing written."""
 
-
-_ENTRY_COLUMNS = "id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id, created_at"
 
 _LOCK = """
 SELECT w.id, w.balance
@@ -76,7 +62,7 @@ FROM (SELECT merged_into_id FROM customers WHERE vendor_id = %(v)s AND id = %(c)
 LEFT JOIN LATERAL (
     SELECT k.* FROM family_wallets fw
     CROSS JOIN LATERAL (
-        SELECT {_ENTRY_COLUMNS} FROM ledger_entries
+        SELECT {ENTRY_COLUMNS} FROM ledger_entries
         WHERE vendor_id = %(v)s AND wallet_id = fw.id AND type = 'adjust' AND idempotency_key = %(k)s
         LIMIT 1
     ) k
@@ -84,43 +70,7 @@ LEFT JOIN LATERAL (
 ) e ON true
 """
 
-_ENTRY = f"""
-    INSERT INTO ledger_entries
-        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
-         idempotency_key, created_at, updated_at)
-    VALUES (nextval('ledger_entries_id_seq'), %(v)s, %(w)s, 'adjust', %(a)s, %(b)s, %(r)s, %(ct)s, %(ci)s,
-            %(k)s, %(now)s, %(now)s)
-    RETURNING {_ENTRY_COLUMNS}"""
-
-_BALANCE = "UPDATE wallets SET balance = %(b)s, updated_at = %(now)s WHERE id = %(w)s"
-
-_CREDIT = f"""
-WITH e AS (
-{_ENTRY}
-), lot AS (
-    INSERT INTO point_lots
-        (id, vendor_id, wallet_id, entry_id, points, remaining, expires_at, created_at, updated_at)
-    SELECT nextval('point_lots_id_seq'), %(v)s, %(w)s, e.id, %(a)s, %(a)s, %(x)s, %(now)s, %(now)s FROM e
-), bal AS (
-    {_BALANCE}
-)
-SELECT * FROM e
-"""
-
 _OPEN_LOTS = "SELECT id, expires_at, remaining FROM point_lots WHERE wallet_id = %(w)s AND remaining > 0"
-
-_DEBIT = f"""
-WITH e AS (
-{_ENTRY}
-), taken AS (
-    UPDATE point_lots p SET remaining = p.remaining - t.points, updated_at = %(now)s
-    FROM unnest(%(ids)s::bigint[], %(takes)s::bigint[]) AS t(id, points)
-    WHERE p.id = t.id AND p.wallet_id = %(w)s
-), bal AS (
-    {_BALANCE}
-)
-SELECT * FROM e
-"""
 
 _WHICH_IS_MISSING = "SELECT 1 FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> 'anonymized'"
 
@@ -163,14 +113,24 @@ async def till_adjust(
         after = balance + amount
         if after < 0:
             raise InsufficientBalance("The balance is too low for this deduction.", balance=balance, amount=amount)
-        params.update(w=wallet_id, a=amount, b=after, r=reason, ct=causer.type, ci=causer.id, now=now)
-        if amount > 0:
-            params["x"] = ledger.lot_expiry(now, expire_after_days)
-            written = await (await conn.execute(_CREDIT, params, prepare=True)).fetchone()
-        else:
-            lots = await (await conn.execute(_OPEN_LOTS, params, prepare=True)).fetchall()
+        takes: list[ledger.Take] = []
+        if amount < 0:
+            lots = await (await conn.execute(_OPEN_LOTS, {"w": wallet_id}, prepare=True)).fetchall()
             takes = ledger.take([ledger.Lot(i, x, r) for i, x, r in lots], -amount)
-            params.update(ids=[t.lot_id for t in takes], takes=[t.points for t in takes])
-            written = await (await conn.execute(_DEBIT, params, prepare=True)).fetchone()
-        assert written is not None
-        return Adjusted(EntryRow(*written), created=True)
+        written = await write_entry(
+            conn,
+            entry_params(
+                vendor_id=vendor_id,
+                wallet_id=wallet_id,
+                kind=EntryType.ADJUST,
+                amount=amount,
+                causer_type=causer.type,
+                causer_id=causer.id,
+                now=now,
+                reason=reason,
+                key=key,
+                opened=[(amount, ledger.lot_expiry(now, expire_after_days))] if amount > 0 else [],
+                taken=takes,
+            ),
+        )
+        return Adjusted(written, created=True)

@@ -10,10 +10,10 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core.wallet.ledger_writes import EntryRow
 from loyalty_core.wallet.models import EntryType
 from loyalty_core.wallet.models import LedgerEntry as LedgerEntryModel
 from loyalty_core.wallet.services import WalletView
-from loyalty_core.wallet.till_adjust import EntryRow
 from loyalty_http.customers.schemas import Customer
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
