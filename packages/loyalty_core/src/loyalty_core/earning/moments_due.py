@@ -16,16 +16,18 @@ from typing import Any
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.models import Campaign
 from loyalty_core.earning.moments import due
+from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.services import campaign_terms
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, MomentKey
+from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, Family, MomentKey
 
 _VENDORS = text(
-    """
+    f"""
 SELECT DISTINCT c.vendor_id FROM campaigns c
 JOIN vendors v ON v.id = c.vendor_id JOIN plans p ON p.id = v.plan_id
-WHERE c.active AND c.family = 'customer_moment' AND p.feature_customer_moments
+WHERE c.active AND c.family = '{Family.CUSTOMER_MOMENT}' AND p.feature_customer_moments
   AND (c.starts_on IS NULL OR c.starts_on <= :today) AND (c.ends_on IS NULL OR :today <= c.ends_on)
 ORDER BY c.vendor_id
 """
@@ -34,7 +36,7 @@ ORDER BY c.vendor_id
 # The accounts that keep a family (not merged away, not closed), with the family's facts: the last
 # purchase and the occurrences already recorded, over the account and those merged into it.
 _CUSTOMERS = text(
-    """
+    f"""
 SELECT c.id, c.date_of_birth, coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date),
        (SELECT max(t.created_at) FROM customers m
           JOIN transactions t ON t.vendor_id = m.vendor_id AND t.customer_id = m.id
@@ -43,16 +45,16 @@ SELECT c.id, c.date_of_birth, coalesce(c.customer_since, (c.created_at AT TIME Z
           JOIN customer_moments cm ON cm.vendor_id = m.vendor_id AND cm.customer_id = m.id
          WHERE m.vendor_id = c.vendor_id AND (m.id = c.id OR m.merged_into_id = c.id))
 FROM customers c
-WHERE c.vendor_id = :vendor AND c.status = 'active' AND c.merged_into_id IS NULL AND c.id > :after
+WHERE c.vendor_id = :vendor AND c.status = '{CustomerStatus.ACTIVE}' AND c.merged_into_id IS NULL AND c.id > :after
 ORDER BY c.id
 LIMIT :batch
 """
 )
 
 _RECORD = text(
-    """
+    f"""
 INSERT INTO customer_moments (id, vendor_id, customer_id, moment, since, state, created_at, updated_at)
-SELECT nextval('customer_moments_id_seq'), :vendor, d.customer_id, d.moment, d.since, 'due', :now, :now
+SELECT nextval('customer_moments_id_seq'), :vendor, d.customer_id, d.moment, d.since, '{MomentState.DUE}', :now, :now
 FROM json_to_recordset(CAST(:due AS json)) AS d(customer_id bigint, moment text, since date)
 ON CONFLICT (vendor_id, customer_id, moment, since) DO NOTHING
 """

@@ -15,7 +15,9 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.purchase_reads import BranchView
+from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.terms import CustomerFacts, MomentKey
 from loyalty_core.tenancy.access import VendorContext
 
@@ -27,12 +29,12 @@ _FAMILY = """, family(id) AS (
     SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
 )"""
 
-_FACTS = """,
+_FACTS = f""",
        (SELECT max(t.created_at) FROM family f
           JOIN transactions t ON t.vendor_id = %(v)s AND t.customer_id = f.id) AS last_purchase_at,
        (SELECT json_agg(json_build_array(m.moment, m.since)) FROM family f
           JOIN customer_moments m ON m.vendor_id = %(v)s AND m.customer_id = f.id
-          WHERE m.state = 'paid') AS moments_paid"""
+          WHERE m.state = '{MomentState.PAID}') AS moments_paid"""
 
 # The identifier is found first through its unique index, in a MATERIALIZED step, whatever the
 # statistics say; a card left on a merged account finds the account that kept the family.
@@ -41,7 +43,7 @@ WITH RECURSIVE {holder}{family}
 SELECT {columns}{facts}
 FROM (SELECT earning_version FROM vendors WHERE id = %(v)s) vendor
 LEFT JOIN holder h ON true
-LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
+LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{anonymized}'
 LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
 LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.external_id = %(b)s
 LEFT JOIN transactions t ON t.vendor_id = %(v)s AND t.idempotency_key = %(k)s
@@ -51,8 +53,12 @@ _COLUMNS = """vendor.earning_version, c.id, c.status, c.date_of_birth,
        coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date), w.id,
        b.id, b.external_id, b.name, b.type, b.active, t.id, t.customer_id, t.total_amount"""
 
-FIND = _FIND.format(holder=HOLDER_BY_IDENTIFIER, family="", columns=_COLUMNS, facts="")
-FIND_WITH_FACTS = _FIND.format(holder=HOLDER_BY_IDENTIFIER, family=_FAMILY, columns=_COLUMNS, facts=_FACTS)
+FIND = _FIND.format(
+    holder=HOLDER_BY_IDENTIFIER, family="", columns=_COLUMNS, facts="", anonymized=CustomerStatus.ANONYMIZED
+)
+FIND_WITH_FACTS = _FIND.format(
+    holder=HOLDER_BY_IDENTIFIER, family=_FAMILY, columns=_COLUMNS, facts=_FACTS, anonymized=CustomerStatus.ANONYMIZED
+)
 
 
 async def find(conn: AsyncConnection[Any], params: dict[str, Any], *, with_facts: bool, lock: bool) -> Found:

@@ -15,6 +15,7 @@ from psycopg import AsyncConnection
 
 from loyalty_core.clock import midnight_utc
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.customers.models import CustomerStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +69,9 @@ WHERE t.vendor_id = %(v)s AND t.id = %(t)s
 """
 )
 
-_FAMILY = """
+_FAMILY = f"""
 WITH RECURSIVE family(id) AS (
-    SELECT id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> 'anonymized'
+    SELECT id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> '{CustomerStatus.ANONYMIZED}'
     UNION
     SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
 ), chosen AS MATERIALIZED (

@@ -31,6 +31,7 @@ from loyalty_core.earning.purchase_reads import (
     TransactionView,
     transaction_by_id,
 )
+from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.rules import Scoring, score
 from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
 from loyalty_core.earning.terms_cache import TermsCache, paying
@@ -105,11 +106,12 @@ WITH meter AS (
 ), moments AS (
     INSERT INTO customer_moments AS cm
         (id, vendor_id, customer_id, moment, since, state, transaction_id, created_at, updated_at)
-    SELECT nextval('customer_moments_id_seq'), %(v)s, %(c)s, m.moment, m.since, 'paid', t.id, %(now)s, %(now)s
+    SELECT nextval('customer_moments_id_seq'), %(v)s, %(c)s, m.moment, m.since, '{MomentState.PAID}', t.id,
+           %(now)s, %(now)s
     FROM t, unnest(%(moments)s::text[], %(since)s::date[]) AS m(moment, since)
     ON CONFLICT (vendor_id, customer_id, moment, since) DO UPDATE
-    SET state = 'paid', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
-    WHERE cm.state = 'due'
+    SET state = '{MomentState.PAID}', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
+    WHERE cm.state = '{MomentState.DUE}'
 )
 SELECT t.id, (SELECT array_agg(id ORDER BY position) FROM lines) FROM t
 """

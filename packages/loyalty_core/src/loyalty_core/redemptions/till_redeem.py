@@ -22,7 +22,7 @@ A refusal rolls back before step 2 and writes nothing, leaving its key free.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -31,10 +31,13 @@ from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.redemptions import errors as e
+from loyalty_core.redemptions import rules
 from loyalty_core.redemptions.codes import new_code
-from loyalty_core.redemptions.services import RedeemRequest, check_available
+from loyalty_core.redemptions.models import StoredStatus
+from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, read_view
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.tenancy.access import BranchRef
@@ -51,7 +54,7 @@ _KEY_LOCK = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('redemption:' || 
 _WALLET_LOCK = f"""
 WITH {HOLDER_BY_IDENTIFIER}
 SELECT w.id FROM holder h
-JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
+JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{CustomerStatus.ANONYMIZED}'
 JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
 FOR UPDATE OF w
 """
@@ -66,14 +69,14 @@ SELECT c.id, c.status, w.id, w.balance,
          WHERE rb.vendor_id = %(v)s AND rb.reward_id = r.id),
        CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN
          (SELECT count(*) FROM redemptions x
-           WHERE x.vendor_id = %(v)s AND x.customer_id = c.id AND x.reward_id = r.id AND x.status <> 'cancelled')
+           WHERE x.vendor_id = %(v)s AND x.customer_id = c.id AND x.reward_id = r.id AND x.status <> %(not_counted)s)
        END,
        b.id, b.external_id, b.name, b.type, b.active,
        p.id, p.customer_id, p.reward_id, p.points_deducted, p.confirmation_code, p.remaining_balance,
        vendor.code_prefix, lots.ids, lots.ends, lots.rems
 FROM (SELECT code_prefix FROM vendors WHERE id = %(v)s) vendor
 LEFT JOIN holder h ON true
-LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
+LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{CustomerStatus.ANONYMIZED}'
 LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
 LEFT JOIN rewards r ON r.vendor_id = %(v)s AND r.id = %(r)s
 LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.id = coalesce(
@@ -99,7 +102,7 @@ WITH stock AS (
          points_deducted, remaining_balance, ledger_entry_id, taken_lots, reward_name, reward_type,
          discount_type, discount_value, product_reference, payment_amount, redeemed_at, expires_at,
          created_at, updated_at)
-    SELECT nextval('redemptions_id_seq'), %(v)s, %(r)s, %(c)s, %(bid)s, %(code)s, 'valid', %(k)s,
+    SELECT nextval('redemptions_id_seq'), %(v)s, %(r)s, %(c)s, %(bid)s, %(code)s, '{StoredStatus.VALID}', %(k)s,
            %(cost)s, e.running_balance, e.id, %(lots)s, %(name)s, %(type)s,
            %(dt)s, %(dv)s, %(pref)s, %(pay)s, %(now)s, %(until)s, %(now)s, %(now)s
     FROM ledger_entry e
@@ -166,6 +169,7 @@ async def till_redeem(
         "b": request.branch,
         "bid": default_branch.id if request.branch is None and default_branch is not None else None,
         "ci": client_id,
+        "not_counted": str(rules.NOT_COUNTED),
         "now": now,
     }
     for _ in range(_ATTEMPTS):
@@ -211,15 +215,10 @@ async def _attempt(
         reward = _Reward(*row[4:20])
         if row[27] is not None:
             return await _replay(conn, vendor_id, request, customer_id, reward, row[27:33])
-        check_available(reward, now)
+        rules.check_available(reward, now)
         branch = _branch(request, default_branch, reward, row[20], row[22:27])
-        held = row[21]
-        if reward.max_redemptions_per_customer is not None and held >= reward.max_redemptions_per_customer:
-            raise e.RedemptionLimitReached(
-                "The customer reached this reward's limit.", limit=reward.max_redemptions_per_customer
-            )
-        if reward.total_stock is not None and (reward.remaining_stock or 0) <= 0:
-            raise e.OutOfStock("The reward is out of stock.", reward_id=reward.id)
+        rules.check_limit(reward.max_redemptions_per_customer, row[21] or 0)
+        rules.check_stock(reward.id, reward.total_stock, reward.remaining_stock)
         if balance < reward.point_cost:
             raise InsufficientBalance(
                 "The balance is too low for this deduction.", balance=balance, amount=-reward.point_cost
@@ -228,8 +227,7 @@ async def _attempt(
         takes = ledger.take(lots, reward.point_cost)
         ends = {lot.id: lot.expires_at for lot in lots}
         code = new_code(row[33] or "CODE")
-        hours = reward.code_valid_for_hours
-        until = now + timedelta(hours=hours) if hours else None
+        until = rules.code_expiry(now, reward.code_valid_for_hours)
         params.update(
             entry_params(
                 vendor_id=vendor_id,
@@ -247,7 +245,7 @@ async def _attempt(
             bid=branch.id if branch is not None else None,
             limited=reward.total_stock is not None,
             cost=reward.point_cost,
-            lots=Jsonb([[t.points, _iso(ends[t.lot_id])] for t in takes]),
+            lots=Jsonb(rules.consumed_lots(takes, ends)),
             code=code,
             name=reward.name,
             type=reward.type,
@@ -323,7 +321,3 @@ def _branch(
     if allowed and (branch is None or branch.id not in allowed):
         raise e.BranchRequired("The reward may be redeemed only at one of its branches.", reward_id=reward.id)
     return branch
-
-
-def _iso(at: datetime | None) -> str | None:
-    return None if at is None else at.astimezone(UTC).isoformat()

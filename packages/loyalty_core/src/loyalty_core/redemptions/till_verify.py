@@ -24,10 +24,12 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import RuleViolation
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus, status_at
-from loyalty_core.tenancy.token_check import WRITE_ADMITTED, CompanionRead
+from loyalty_core.tenancy.access import WRITE_ADMITTED
+from loyalty_core.tenancy.token_check import CompanionRead
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,21 +82,21 @@ _READ = "\n".join(("SELECT " + _SHOWN.format(status="r.status", used_at="r.used_
 # spec, Customer status: an anonymized customer is excluded from all API responses
 _READ_SHOWN = (
     _READ
-    + """
+    + f"""
   AND EXISTS (
       SELECT 1 FROM customers c
-      WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> 'anonymized'
+      WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
   )"""
 )
 
-_MOVED = """moved AS (
-    UPDATE redemptions r SET status = 'used', used_at = %(now)s, updated_at = %(now)s
-    WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s AND r.status = 'valid'
+_MOVED = f"""moved AS (
+    UPDATE redemptions r SET status = '{StoredStatus.USED}', used_at = %(now)s, updated_at = %(now)s
+    WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s AND r.status = '{StoredStatus.VALID}'
       AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
       AND EXISTS (
           SELECT 1 FROM customers c
-          WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> 'anonymized'
-      ){gate}
+          WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
+      ){{gate}}
     RETURNING r.id, r.status, r.used_at
 )"""
 

@@ -46,25 +46,10 @@ WHERE t.jti = %(jti)s
 ACCESS_COLUMNS = 29
 
 
-WRITE_ADMITTED = """EXISTS (
-    SELECT 1 FROM issued_tokens gt
-    JOIN api_clients gc ON gc.id = gt.api_client_id
-    JOIN vendors gv ON gv.id = gc.vendor_id
-    WHERE gt.jti = %(jti)s AND NOT gt.revoked AND gt.expires_at > %(now)s AND gc.revoked_at IS NULL
-      AND gc.vendor_id = %(v)s AND 'client_credentials' = ANY(gc.grant_types) AND 'write' = ANY(gc.scopes)
-      AND gv.status = 'active' AND (gv.subscription_ends_at IS NULL OR gv.subscription_ends_at > %(now)s)
-)"""
-"""The condition a write riding on the token check puts in its WHERE: it holds only for a caller
-:func:`caller_of` admits for a write at ``%(now)s`` (each clause is one of its rules or stricter), so
-a token the check refuses never writes. It is stricter in one case: a suspended vendor in its grace
-period, which the check admits; the write then did nothing, says so in a column, and is sent again
-on its own once the check has admitted the caller."""
-
-
 @dataclass(frozen=True, slots=True)
 class CompanionRead:
     """A statement that rides on the token check's round trip: a read, or a write (``ctes``) whose
-    WHERE holds :data:`WRITE_ADMITTED`.
+    WHERE holds :data:`~loyalty_core.tenancy.access.WRITE_ADMITTED`.
 
     ``sql`` selects at most one row of the caller's vendor, named ``%(v)s`` (the token's claimed
     vendor: the check refuses the request unless the token's client belongs to it), with a first
@@ -77,7 +62,8 @@ class CompanionRead:
     params: Mapping[str, Any]
     ctes: str = ""
     """Common table expressions the statement starts with: a data-modifying one (which PostgreSQL
-    takes only at the top), whose WHERE holds :data:`WRITE_ADMITTED`, and ``sql`` reads its result."""
+    takes only at the top), whose WHERE holds :data:`~loyalty_core.tenancy.access.WRITE_ADMITTED`,
+    and ``sql`` reads its result."""
 
 
 @cache

@@ -20,6 +20,7 @@ from psycopg import AsyncConnection
 from psycopg.errors import LockNotAvailable
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
@@ -35,11 +36,11 @@ class Adjusted:
     """False for a replay: the original entry, nothing written."""
 
 
-_LOCK = """
+_LOCK = f"""
 SELECT w.id, w.balance
 FROM customers c
 JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
-WHERE c.vendor_id = %(v)s AND c.id = %(c)s AND c.status <> 'anonymized'
+WHERE c.vendor_id = %(v)s AND c.id = %(c)s AND c.status <> '{CustomerStatus.ANONYMIZED}'
 FOR UPDATE OF w
 """
 
@@ -63,7 +64,7 @@ LEFT JOIN LATERAL (
     SELECT k.* FROM family_wallets fw
     CROSS JOIN LATERAL (
         SELECT {ENTRY_COLUMNS} FROM ledger_entries
-        WHERE vendor_id = %(v)s AND wallet_id = fw.id AND type = 'adjust' AND idempotency_key = %(k)s
+        WHERE vendor_id = %(v)s AND wallet_id = fw.id AND type = '{EntryType.ADJUST}' AND idempotency_key = %(k)s
         LIMIT 1
     ) k
     ORDER BY k.id LIMIT 1
@@ -72,7 +73,9 @@ LEFT JOIN LATERAL (
 
 _OPEN_LOTS = "SELECT id, expires_at, remaining FROM point_lots WHERE wallet_id = %(w)s AND remaining > 0"
 
-_WHICH_IS_MISSING = "SELECT 1 FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> 'anonymized'"
+_WHICH_IS_MISSING = (
+    f"SELECT 1 FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> '{CustomerStatus.ANONYMIZED}'"
+)
 
 
 async def till_adjust(
