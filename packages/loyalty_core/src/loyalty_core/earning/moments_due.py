@@ -37,13 +37,13 @@ ORDER BY c.vendor_id
 # purchase and the occurrences already recorded, over the account and those merged into it.
 _CUSTOMERS = text(
     f"""
-SELECT c.id, c.date_of_birth, coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date),
+SELECT c.id, c.date_of_birth, coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date) AS customer_since,
        (SELECT max(t.created_at) FROM customers m
           JOIN transactions t ON t.vendor_id = m.vendor_id AND t.customer_id = m.id
-         WHERE m.vendor_id = c.vendor_id AND (m.id = c.id OR m.merged_into_id = c.id)),
+         WHERE m.vendor_id = c.vendor_id AND (m.id = c.id OR m.merged_into_id = c.id)) AS last_purchase_at,
        (SELECT json_agg(json_build_array(cm.moment, cm.since)) FROM customers m
           JOIN customer_moments cm ON cm.vendor_id = m.vendor_id AND cm.customer_id = m.id
-         WHERE m.vendor_id = c.vendor_id AND (m.id = c.id OR m.merged_into_id = c.id))
+         WHERE m.vendor_id = c.vendor_id AND (m.id = c.id OR m.merged_into_id = c.id)) AS recorded
 FROM customers c
 WHERE c.vendor_id = :vendor AND c.status = '{CustomerStatus.ACTIVE}' AND c.merged_into_id IS NULL AND c.id > :after
 ORDER BY c.id
@@ -80,20 +80,20 @@ async def record_due(session: AsyncSession, vendor_id: int, now: datetime) -> in
         if not rows:
             return recorded
         found = [
-            {"customer_id": row[0], "moment": key.moment, "since": key.since.isoformat()}
+            {"customer_id": row.id, "moment": key.moment, "since": key.since.isoformat()}
             for row in rows
             for key in _due_for(_facts(row), campaigns, today)
         ]
         if found:
             result: Any = await session.execute(_RECORD, {"vendor": vendor_id, "due": json.dumps(found), "now": now})
             recorded += int(result.rowcount or 0)
-        after = int(rows[-1][0])
+        after = int(rows[-1].id)
 
 
 async def _moment_campaigns(session: AsyncSession, vendor_id: int, today: date) -> list[CampaignTerms]:
     rows = await session.scalars(
         select(Campaign)
-        .where(Campaign.vendor_id == vendor_id, Campaign.active, Campaign.family == "customer_moment")
+        .where(Campaign.vendor_id == vendor_id, Campaign.active, Campaign.family == Family.CUSTOMER_MOMENT)
         .order_by(Campaign.id)
     )
     terms = [campaign_terms(c) for c in rows]
@@ -103,13 +103,13 @@ async def _moment_campaigns(session: AsyncSession, vendor_id: int, today: date) 
 
 
 def _facts(row: Any) -> CustomerFacts:
-    last: datetime | None = row[3]
+    last: datetime | None = row.last_purchase_at
     return CustomerFacts(
-        date_of_birth=row[1],
-        customer_since=row[2],
+        date_of_birth=row.date_of_birth,
+        customer_since=row.customer_since,
         last_purchase_on=last.astimezone(UTC).date() if last is not None else None,
         # recorded occurrences, due or paid: neither is recorded again
-        moments_paid=frozenset(MomentKey(m, date.fromisoformat(s)) for m, s in row[4] or ()),
+        moments_paid=frozenset(MomentKey(m, date.fromisoformat(s)) for m, s in row.recorded or ()),
     )
 
 

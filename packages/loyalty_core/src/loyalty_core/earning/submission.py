@@ -20,6 +20,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
@@ -113,7 +114,7 @@ WITH meter AS (
     SET state = '{MomentState.PAID}', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
     WHERE cm.state = '{MomentState.DUE}'
 )
-SELECT t.id, (SELECT array_agg(id ORDER BY position) FROM lines) FROM t
+SELECT t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids FROM t
 """
 
 
@@ -285,11 +286,11 @@ async def _write(
         since=[m.since for m in moments],
         now=now,
     )
-    async with conn.pipeline():
-        cursor = await conn.execute(_WRITE, params, prepare=True)
+    async with conn.pipeline(), conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(_WRITE, params, prepare=True)
         await conn.commit()
         row = await cursor.fetchone()
-    return None if row is None else (row[0], row[1])
+    return None if row is None else (row["transaction_id"], row["item_ids"])
 
 
 def _needs_facts(vendor: VendorContext, campaigns: tuple[CampaignTerms, ...] | list[CampaignTerms]) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 from psycopg.errors import LockNotAvailable
+from psycopg.rows import class_row, dict_row
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
@@ -37,7 +38,7 @@ class Adjusted:
 
 
 _LOCK = f"""
-SELECT w.id, w.balance
+SELECT w.id AS wallet_id, w.balance
 FROM customers c
 JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
 WHERE c.vendor_id = %(v)s AND c.id = %(c)s AND c.status <> '{CustomerStatus.ANONYMIZED}'
@@ -92,34 +93,38 @@ async def till_adjust(
 ) -> Adjusted:
     """``conn`` is out of autocommit; the whole adjustment is one transaction on it."""
     params: dict[str, Any] = {"v": vendor_id, "c": customer_id, "k": key}
-    async with conn.transaction():
+    async with conn.transaction(), conn.cursor(row_factory=dict_row) as cursor:
         try:
-            locked = await (await conn.execute(_LOCK, params, prepare=True)).fetchone()
+            await cursor.execute(_LOCK, params, prepare=True)
+            locked = await cursor.fetchone()
         except LockNotAvailable as exc:
             raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1) from exc
         if locked is None:
-            if await (await conn.execute(_WHICH_IS_MISSING, params, prepare=True)).fetchone() is None:
+            await cursor.execute(_WHICH_IS_MISSING, params, prepare=True)
+            if await cursor.fetchone() is None:
                 raise CustomerNotFound("No customer with this id.", customer_id=customer_id)
             raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
-        wallet_id, balance = locked
-        state = await (await conn.execute(_STATE_AND_KEY, params, prepare=True)).fetchone()
+        wallet_id, balance = locked["wallet_id"], locked["balance"]
+        await cursor.execute(_STATE_AND_KEY, params, prepare=True)
+        state = await cursor.fetchone()
         assert state is not None  # the customer row exists: its wallet was just locked
-        merged_into, previous = state[0], state[1:]
-        if previous[0] is not None:
-            if previous[3] != amount:
+        merged_into = state.pop("merged_into_id")
+        if state["id"] is not None:
+            previous = EntryRow(**state)
+            if previous.amount != amount:
                 raise IdempotencyKeyConflict("This key was used for a different amount.", idempotency_key=key)
-            return Adjusted(EntryRow(*previous), created=False)
+            return Adjusted(previous, created=False)
         if merged_into is not None:
             raise CustomerDeactivated(
                 "The account was merged into another and takes no new adjustments.", merged_into_id=merged_into
             )
-        after = balance + amount
-        if after < 0:
+        if balance + amount < 0:
             raise InsufficientBalance("The balance is too low for this deduction.", balance=balance, amount=amount)
         takes: list[ledger.Take] = []
         if amount < 0:
-            lots = await (await conn.execute(_OPEN_LOTS, {"w": wallet_id}, prepare=True)).fetchall()
-            takes = ledger.take([ledger.Lot(i, x, r) for i, x, r in lots], -amount)
+            async with conn.cursor(row_factory=class_row(ledger.Lot)) as lots:
+                await lots.execute(_OPEN_LOTS, {"w": wallet_id}, prepare=True)
+                takes = ledger.take(await lots.fetchall(), -amount)
         written = await write_entry(
             conn,
             entry_params(

@@ -15,9 +15,6 @@ from loyalty_http.params import Config, Limiter, Tenancy, present, vendor_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
-
 
 class AdminTenancyController(Controller):
     path = "/admin/v1"

@@ -9,11 +9,9 @@ from datetime import date
 from litestar import Controller, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.enrolment import ImportOutcome
-from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.customers import admin_schemas as s
@@ -22,9 +20,6 @@ from loyalty_http.customers.schemas import Customer
 from loyalty_http.params import Config, Customers, KnownVendor, customer_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
-
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
 
 PORTAL = consent.Provenance(consent.PORTAL, consent.PORTAL_USER)
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 from litestar import Controller, get, post, route
 from litestar.di import NamedDependency
 from litestar.params import FromPath
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.till_lookup import customer_found
-from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
 from loyalty_core.customers import errors as ce
 from loyalty_core.tenancy.access import VendorContext
@@ -20,8 +18,6 @@ from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.paths import refuse_encoded_slash
 
-Db = NamedDependency[AsyncSession]
-Clk = NamedDependency[Clock]
 Vendor = NamedDependency[VendorContext]
 
 

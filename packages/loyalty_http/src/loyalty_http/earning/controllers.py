@@ -10,7 +10,6 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated
 from loyalty_core.earning.errors import PlanLimitExceeded
 from loyalty_core.earning.purchase_reads import customer_transactions
@@ -19,13 +18,12 @@ from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_http.earning import purchase_schemas as s
-from loyalty_http.params import Reader, Writer, customer_id_of
+from loyalty_http.params import Clk, Reader, Writer, customer_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate
 from loyalty_http.wire.validation import parse_datetime_or_date
 
-Clk = NamedDependency[Clock]
 Caller = NamedDependency[VendorContext]
 Scorer = NamedDependency[Purchases]
 

@@ -6,15 +6,12 @@ from litestar import Controller, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_http.params import KnownVendor, Vouchers, given
+from loyalty_http.params import Clk, KnownVendor, Vouchers, given
 from loyalty_http.route_options import reads
 from loyalty_http.vouchers import schemas as s
 from loyalty_http.wire.envelope import Envelope
-
-Clk = NamedDependency[Clock]
 
 
 class AdminVouchersController(Controller):

@@ -33,7 +33,6 @@ class AdminWalletController(Controller):
         vendor = vendor_id_of(vendor_id)
         closing = customer_id_of(customer_id)
         await merges.merge(vendor, closing, payload.into_customer_id, causer=PORTAL)
-        customers = customers
         return Envelope(
             Merged(
                 kept=Customer.from_view(await customers.get(vendor, payload.into_customer_id)),

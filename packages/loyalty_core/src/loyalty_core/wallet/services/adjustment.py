@@ -67,7 +67,7 @@ class Adjustments(Posting):
                 .where(Vendor.id == vendor_id)
             )
         ).first()
-        if row is None or not row[1]:
+        if row is None or not row.feature_point_expiry:
             return None
-        days: int | None = row[0]
+        days: int | None = row.points_expire_after_days
         return days
