@@ -22,7 +22,7 @@ from loyalty_core.earning.services import (
     EarnRuleService,
 )
 from loyalty_core.earning.terms import CustomerFacts, Purchase
-from loyalty_core.earning.terms_cache import fetch_terms, paying
+from loyalty_core.earning.till_terms import fetch_terms, paying
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy.errors import BranchNotFound, VendorNotFound
 from loyalty_core.tenancy.models import Plan, Vendor

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from loyalty_core.earning.purchase_reads import ItemView, TransactionView
-from loyalty_core.earning.submission import Line, PurchaseRequest
+from loyalty_core.earning.till_purchase import Line, PurchaseRequest
+from loyalty_core.earning.till_purchase_reads import ItemView, TransactionView
 from loyalty_http.params import given
 from loyalty_http.rewards.schemas import BranchShown
 from loyalty_http.wallet.schemas import DateOrInstant

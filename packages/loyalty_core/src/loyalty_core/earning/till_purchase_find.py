@@ -17,9 +17,9 @@ from psycopg.rows import dict_row
 
 from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.earning.purchase_reads import BranchView
 from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.terms import CustomerFacts, MomentKey
+from loyalty_core.earning.till_purchase_reads import BranchView
 from loyalty_core.tenancy.access import VendorContext
 
 _LOCK_KEY = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('transaction:' || %(k)s))"

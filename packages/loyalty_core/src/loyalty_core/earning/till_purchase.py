@@ -25,17 +25,17 @@ from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.earning.errors import PlanLimitExceeded
-from loyalty_core.earning.purchase_find import Found, find, same_family
-from loyalty_core.earning.purchase_reads import (
+from loyalty_core.earning.purchases import MomentState
+from loyalty_core.earning.rules import Scoring, score
+from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
+from loyalty_core.earning.till_purchase_find import Found, find, same_family
+from loyalty_core.earning.till_purchase_reads import (
     BranchView,
     ItemView,
     TransactionView,
     transaction_by_id,
 )
-from loyalty_core.earning.purchases import MomentState
-from loyalty_core.earning.rules import Scoring, score
-from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
-from loyalty_core.earning.terms_cache import TermsCache, paying
+from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
