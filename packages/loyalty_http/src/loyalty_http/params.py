@@ -35,7 +35,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.customers.card_list import CardList
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.earning.services import CampaignService, EarnRuleService
-from loyalty_core.earning.submission import Purchases
+from loyalty_core.earning.till_purchase import Purchases
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.outbox import Outbox
 from loyalty_core.passes.ports import PassMaker
