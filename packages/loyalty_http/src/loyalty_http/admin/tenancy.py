@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.tenancy.errors import PlanNotFound
+from loyalty_core.tenancy.services import NewClient
 from loyalty_http.admin import tenancy_schemas as s
 from loyalty_http.params import (
     Config,
@@ -195,6 +196,7 @@ def _plan_id(raw: str) -> int:
     return parse_id(raw, PlanNotFound, "No plan has this id.", plan_id=raw)
 
 
-def _created(made: Any) -> s.ClientCreated:
-    base = s.Client.of(made.client, made.default_branch)
+def _created(made: NewClient) -> s.ClientCreated:
+    branch = made.default_branch
+    base = s.Client.of(made.client, branch.external_id if branch is not None else None)
     return s.ClientCreated(**{f: getattr(base, f) for f in base.__struct_fields__}, client_secret=made.secret)
