@@ -81,7 +81,8 @@ class MergeService(Posting):
         return closing, kept
 
     async def _lock_both(self, vendor_id: int, closing_id: int, into_id: int) -> tuple[Customer, Customer]:
-        """Both customer rows, locked in id order and read as committed now: the "already merged"
+        """Both customer rows, locked in id order and read as committed now (never against the key
+        checks of a till write that holds a wallet, see below): the "already merged"
         checks are decided on these rows, so of two merges racing over one account exactly one
         succeeds (A into B with B into A, or A into B with C into A). Rows read before the locks
         would let both pass and leave an account merged into a closed one."""
@@ -96,7 +97,10 @@ class MergeService(Posting):
                         Customer.status != CustomerStatus.ANONYMIZED,
                     )
                     .order_by(Customer.id)
-                    .with_for_update()
+                    # FOR NO KEY UPDATE: two merges still queue on these rows, while a till write that
+                    # holds a wallet and then checks a foreign key to its customer (FOR KEY SHARE)
+                    # passes; FOR UPDATE made the two wait on each other (a deadlock, answered 503)
+                    .with_for_update(key_share=True)
                     .execution_options(populate_existing=True)
                 )
             ).all()

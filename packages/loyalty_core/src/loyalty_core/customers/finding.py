@@ -16,3 +16,17 @@ HOLDER_BY_IDENTIFIER = f"""found AS MATERIALIZED (
 """Two CTEs every till call that takes an identifier starts with: ``holder`` is the customer the
 identifier ``%(q)s`` of vendor ``%(v)s`` finds, found through the unique index on the identifier's
 value whatever the statistics say; a card left on a merged account finds the account that stays."""
+
+
+HOLDER_WALLET_LOCK = f"""
+WITH {HOLDER_BY_IDENTIFIER}
+SELECT w.id AS wallet_id FROM holder h
+JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{CustomerStatus.ANONYMIZED}'
+JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
+FOR UPDATE OF w
+"""
+"""The wallet of the account the identifier finds, locked: a till write that credits or debits it
+takes this lock before it reads anything it decides on, so a merge of that account (which needs
+the same lock) either committed before the read, which then sees it, or waits for the write and
+then moves what it wrote. A read that finds another wallet than the one locked (the card moved
+in between) runs again under the right lock."""

@@ -3,9 +3,12 @@ Idempotency 1 to 5; back-office contract 5 "Earning" and "Earning (further decis
 
 Two round trips for a new purchase, whatever its lines and rules:
 1. ``BEGIN``, a transaction lock on the vendor's key (a concurrent duplicate waits here, then finds
-   the first one's row and answers its replay), and one statement that finds the customer through
-   the identifier's unique index, the branch, the key's earlier transaction, the vendor's terms
-   version and, when moment campaigns exist, the customer family's moment facts.
+   the first one's row and answers its replay), the lock of the wallet the identifier finds (a
+   merge of its account waits for the purchase, or committed before the read: the points always
+   land on the account that holds the card; a card moved in between runs the attempt again), and
+   one statement, read after both locks, that finds the customer through the identifier's unique
+   index, the branch, the key's earlier transaction, the vendor's terms version and, when moment
+   campaigns exist, the customer family's moment facts.
 2. After scoring in Python: one statement that moves the plan's meter (a conditional upsert: racing
    purchases never pass the hard limit), credits the wallet, writes the entry, its lot, the
    transaction, its lines and the moments it paid, each step only when the meter admitted it;
@@ -24,11 +27,12 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.errors import PlanLimitExceeded
 from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.rules import Scoring, score
 from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
-from loyalty_core.earning.till_purchase_find import Found, find, same_family
+from loyalty_core.earning.till_purchase_find import CardMoved, Found, find, same_family
 from loyalty_core.earning.till_purchase_reads import (
     BranchView,
     ItemView,
@@ -40,7 +44,7 @@ from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
-from loyalty_core.wallet.errors import WalletNotFound
+from loyalty_core.wallet.errors import WalletBusy, WalletNotFound
 from loyalty_core.wallet.ledger_writes import entry_params, posting_ctes
 from loyalty_core.wallet.models import CauserType, EntryType
 
@@ -118,6 +122,9 @@ SELECT t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM line
 """
 
 
+_ATTEMPTS = 5
+
+
 def period_of(now: datetime) -> date:
     """Contract 5: the meter's period is the calendar month in UTC."""
     return now.astimezone(UTC).date().replace(day=1)
@@ -147,7 +154,7 @@ class Purchases:
         """``conn`` is out of autocommit; the purchase is one transaction on it."""
         params = _params(vendor, request, key)
         try:
-            found, scoring = await self._find_and_score(conn, vendor, request, params, now, replayable=True)
+            found, scoring = await self._found_under_lock(conn, vendor, request, params, now)
             if found.earlier_id is not None:
                 if found.earlier_total != request.total_amount or not await same_family(conn, vendor, found):
                     raise IdempotencyKeyConflict(
@@ -202,6 +209,24 @@ class Purchases:
         assert found.customer_id is not None
         return Preview(found.customer_id, scoring)
 
+    async def _found_under_lock(
+        self,
+        conn: AsyncConnection[Any],
+        vendor: VendorContext,
+        request: PurchaseRequest,
+        params: dict[str, Any],
+        now: datetime,
+    ) -> tuple[Found, Scoring | None]:
+        """Found and scored with the wallet locked, so the points land on the account that holds
+        the card when they are written (a merge racing the purchase waits, then moves them)."""
+        for _ in range(_ATTEMPTS):
+            try:
+                return await self._find_and_score(conn, vendor, request, params, now, replayable=True)
+            except CardMoved:
+                await conn.rollback()
+        # five merges of one card in a row: never seen, but a clean retryable refusal, not a 500
+        raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1)
+
     async def _find_and_score(
         self,
         conn: AsyncConnection[Any],
@@ -227,7 +252,7 @@ class Purchases:
             raise BranchNotFound("No branch of the vendor has this key.", branch=request.branch)
         if replayable and found.earlier_id is not None:
             return found, None
-        if found.status == "deactivated":
+        if found.status == CustomerStatus.DEACTIVATED:
             raise CustomerDeactivated("The customer is deactivated.", customer_id=found.customer_id)
         branch = _branch(vendor, request, found)
         if branch is not None and not branch.active:

@@ -15,7 +15,7 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
+from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.terms import CustomerFacts, MomentKey
@@ -64,16 +64,27 @@ FIND_WITH_FACTS = _FIND.format(
 )
 
 
+class CardMoved(Exception):
+    """A merge moved the card to another account between the wallet's lock and the read: the
+    attempt is undone and runs again under the right lock."""
+
+
 async def find(conn: AsyncConnection[Any], params: dict[str, Any], *, with_facts: bool, lock: bool) -> Found:
-    """Round trip 1: with ``lock``, the key's transaction lock first, in the same pipeline."""
+    """Round trip 1: with ``lock``, the key's transaction lock and the wallet's lock first, in the
+    same pipeline, so the read is taken after both were granted."""
     sql = FIND_WITH_FACTS if with_facts else FIND
-    async with conn.cursor(row_factory=dict_row) as cursor:
+    async with conn.cursor(row_factory=dict_row) as cursor, conn.cursor(row_factory=dict_row) as wallet:
         if lock:
             async with conn.pipeline() as pipeline:
                 await conn.execute(_LOCK_KEY, params, prepare=True)
+                await wallet.execute(HOLDER_WALLET_LOCK, params, prepare=True)
                 await cursor.execute(sql, params, prepare=True)
                 await pipeline.sync()
+                locked = await wallet.fetchone()
                 row = await cursor.fetchone()
+            found = None if row is None else row["wallet_id"]
+            if found is not None and (locked is None or locked["wallet_id"] != found):
+                raise CardMoved
         else:
             await cursor.execute(sql, params, prepare=True)
             row = await cursor.fetchone()

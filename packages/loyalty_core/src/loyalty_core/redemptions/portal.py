@@ -44,7 +44,9 @@ class PortalRedemptions(RedemptionService):
         if status == "expired":
             raise e.CodeExpired("An expired redemption cannot be cancelled.", code=redemption.confirmation_code)
         posting = Posting(self._session, self._clock)
-        wallet = await posting.wallet_of(vendor_id, redemption.customer_id, lock=True)
+        # the points come back to the account that holds the customer's points now (after a merge,
+        # the kept one): a closed account's balance stays 0
+        wallet = await posting.open_wallet(vendor_id, redemption.customer_id)
         lots = [(int(points), _when(end)) for points, end in redemption.taken_lots]
         await posting.post(
             wallet, redemption.points_deducted, kind=EntryType.ADJUST, causer=PORTAL, reason=CANCEL_REASON, lots=lots

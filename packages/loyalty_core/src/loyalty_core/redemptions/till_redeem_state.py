@@ -12,18 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
+from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.wallet import ledger
 
-WALLET_LOCK = f"""
-WITH {HOLDER_BY_IDENTIFIER}
-SELECT w.id AS wallet_id FROM holder h
-JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{CustomerStatus.ANONYMIZED}'
-JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
-FOR UPDATE OF w
-"""
+WALLET_LOCK = HOLDER_WALLET_LOCK
 
 STATE = f"""
 WITH {HOLDER_BY_IDENTIFIER}

@@ -120,6 +120,24 @@ class Posting:
         set_committed_value(wallet, "updated_at", now)
         return entry, takes
 
+    async def open_wallet(self, vendor_id: int, customer_id: int) -> Wallet:
+        """The locked wallet of the account that holds ``customer_id``'s points now: its own, or the
+        one it was merged into. Decided under that wallet's lock, which a merge of the account
+        needs too: a merge that committed first is seen (and followed), one that comes later waits
+        and then moves what this transaction wrote."""
+        target = customer_id
+        for _ in range(_FOLLOW):
+            wallet = await self._locked(self.wallet_of(vendor_id, target, lock=True))
+            merged_into = await self._session.scalar(
+                select(Customer.merged_into_id)
+                .where(Customer.vendor_id == vendor_id, Customer.id == target)
+                .execution_options(populate_existing=True)
+            )
+            if merged_into is None:
+                return wallet
+            target = merged_into
+        raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1)
+
     async def _locked(self, pending: Awaitable[Wallet | None]) -> Wallet:
         try:
             wallet = await pending
@@ -128,6 +146,11 @@ class Posting:
         if wallet is None:
             raise WalletNotFound("The wallet does not exist.")
         return wallet
+
+
+_FOLLOW = 5
+"""Merges re-point accounts merged earlier, so one step reaches the open end; more only when merges
+commit while this one follows."""
 
 
 def _busy(exc: OperationalError) -> Exception:
