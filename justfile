@@ -23,7 +23,7 @@ db-revision MESSAGE:
 
 # every package's tests alone in its own environment, then the composed service
 # (VIRTUAL_ENV is dropped for the package environments: uv would warn that it names another one)
-test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS)
+test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS) (test-portal ARGS)
 
 # loyalty_core alone: no litestar, saq or redis installed
 test-core *ARGS:
@@ -45,6 +45,11 @@ test-api *ARGS:
     @echo "== loyalty-api (the composed service)"
     uv run --frozen --exact --all-packages pytest tests/api {{ARGS}}
 
+# the vendor portal through the composed service: HTTP-level checks and browser flows in Chromium
+test-portal *ARGS:
+    @echo "== loyalty_portal (through the composed service)"
+    uv run --frozen --exact --all-packages pytest tests/portal {{ARGS}}
+
 # the multi-process fault and load tests on deploy/Procfile (K1-K3, R1, A1; docs/deployment.md):
 # real PostgreSQL, a redis-server of their own; LOYALTY_FAULT_SECONDS bounds each fault (CI sets it low)
 faults *ARGS:
@@ -63,7 +68,7 @@ lint:
 
 # mypy, strict on loyalty_core
 typecheck:
-    uv run --frozen mypy packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_wallet_pass/src services/api/src
+    uv run --frozen mypy packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_portal/src packages/loyalty_wallet_pass/src services/api/src
 
 # benchmarks under bench/, results recorded in bench/results/
 bench *ARGS:

@@ -75,6 +75,7 @@ def _lines(out: str) -> dict[str, str]:
         ["plans", "create", "--help"],
         ["vendors", "create", "--help"],
         ["clients", "create", "--help"],
+        ["users", "create", "--help"],
     ],
 )
 def test_back_office_verbs_have_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,3 +145,28 @@ def test_an_unreachable_service_exits_2_saying_so(
     monkeypatch.setattr("loyalty_api.cli.Settings.from_env", lambda: settings)
     assert main(["plans", "create", "--name", "x", "--url", "http://127.0.0.1:9"]) == 2
     assert "is `loyalty serve` running?" in capsys.readouterr().err
+
+
+def test_a_portal_user_is_created_with_the_password_from_standard_input(
+    through_the_app: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    assert main(["plans", "create", "--name", "Portal"]) == 0
+    plan_id = _lines(capsys.readouterr().out)["plan_id"]
+    assert main(["vendors", "create", "--name", "Florist", "--plan-id", plan_id]) == 0
+    vendor_id = _lines(capsys.readouterr().out)["vendor_id"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("a password read from stdin\n"))
+    assert main(["users", "create", "--vendor-id", vendor_id, "--email", "Owner@Florist.example"]) == 0
+    made = _lines(capsys.readouterr().out)
+    assert made["user_id"].isdigit()
+    monkeypatch.setattr("sys.stdin", io.StringIO("too short\n"))
+    assert main(["users", "create", "--vendor-id", vendor_id, "--email", "staff@florist.example"]) == 1
+    assert "password" in capsys.readouterr().err
+
+
+def test_the_password_is_never_an_argument(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["users", "create", "--vendor-id", "1", "--email", "a@b.example", "--password", "secret secret"])
+    assert exited.value.code == 2
+    assert "unrecognized arguments: --password" in capsys.readouterr().err

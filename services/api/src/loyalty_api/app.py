@@ -17,6 +17,7 @@ from loyalty_api.jobs import SCHEDULED
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
 from loyalty_api.jobs.card_mails import job_options
 from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
+from loyalty_api.portal_mount import portal_mount
 from loyalty_api.settings import Settings, SettingsError
 from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
@@ -158,6 +159,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             await engine.dispose()
 
     return Litestar(
+        route_handlers=[portal_mount(sessionmaker, clock, settings.public_url)],
         plugins=[http],
         lifespan=[lifespan],
         logging_config=None,
