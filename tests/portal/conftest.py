@@ -3,7 +3,7 @@ mounted by it), a client per test, and a second app instance over the same datab
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,9 @@ from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
 from loyalty_core.db import make_engine
 from tests.support.app import ADMIN_TOKEN
+from tests.support.browser import browser, page, pytest_runtest_makereport  # noqa: F401  (fixtures and hook)
 from tests.support.database import database_name, fresh_database
+from tests.support.live import Live, served
 
 
 @pytest.fixture(scope="session")
@@ -61,3 +63,10 @@ async def other_client(settings: Settings) -> AsyncIterator[AsyncTestClient[Lite
         client.follow_redirects = False  # the tests read where each answer sends the browser
         yield client
         await client.delete("/admin/v1/test-clock", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+
+
+@pytest.fixture(scope="session")
+def live(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    """The service served on a free port, for the browser."""
+    with served(database_url, tmp_path_factory.mktemp("live-home")) as running:
+        yield running
