@@ -131,7 +131,11 @@ class RewardsController(Controller):
         form = await Form.of(request)
         try:
             async with db.begin_nested():
-                await RewardWrites(db, config.clock).update(visitor.vendor_id, found.id, values_of(form))
+                changes = values_of(form)
+                if changes["total_stock"] == found.total_stock:
+                    # an unchanged stock keeps the count of what is left; a new one restarts it
+                    del changes["total_stock"]
+                await RewardWrites(db, config.clock).update(visitor.vendor_id, found.id, changes)
         except DomainError as refused:
             return render(
                 "reward_form.html",
