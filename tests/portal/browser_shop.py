@@ -1,5 +1,5 @@
-"""A shop with its owner, staff member, a customer holding points and a card, a reward, and the
-database read back, for the browser flows (synchronous: Playwright's sync API drives them)."""
+"""A shop with its owner, staff member and a customer holding points and a card, set up through the
+served API, and the database read back, for the browser flows."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from playwright.sync_api import Page, expect
+from playwright.async_api import Page, expect
 
 from tests.support.live import Live
 from tests.support.portal import PASSWORD
@@ -26,10 +26,6 @@ class LiveShop:
     customer_id: int
     card: str
     email: str
-
-    @property
-    def headers_token(self) -> str:
-        return self.token
 
 
 def make_live_shop(live: Live, points: int = 200) -> LiveShop:
@@ -60,12 +56,12 @@ def make_live_shop(live: Live, points: int = 200) -> LiveShop:
     return LiveShop(v, owner, staff, made_owner["id"], token, c["id"], c["loyalty_card_code"], email)
 
 
-def sign_in(page: Page, live: Live, email: str, password: str = PASSWORD) -> None:
-    page.goto(live.url + "/portal/login")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page).to_have_url(live.url + "/portal/customers")
+async def sign_in(page: Page, live: Live, email: str, password: str = PASSWORD) -> None:
+    await page.goto(live.url + "/portal/login")
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password").fill(password)
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page).to_have_url(live.url + "/portal/customers")
 
 
 def rows(database_url: str, sql: str, **params: Any) -> list[tuple[Any, ...]]:

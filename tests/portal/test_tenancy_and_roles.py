@@ -66,6 +66,14 @@ CASES: dict[str, Case] = {
     "POST /customers/{customer_id}/deactivate": Case(404, lambda w: f"{_customer(w)}/deactivate"),
     "GET /customers/{customer_id}/anonymize": Case(404, lambda w: f"{_customer(w)}/anonymize"),
     "POST /customers/{customer_id}/anonymize": Case(404, lambda w: f"{_customer(w)}/anonymize"),
+    "POST /customers/{customer_id}/send-card": Case(404, lambda w: f"{_customer(w)}/send-card"),
+    "POST /customers/{customer_id}/consent": Case(
+        404, lambda w: f"{_customer(w)}/consent", lambda w: {"marketing_consent": "yes", "statement_version": "v1"}
+    ),
+    "POST /customers/{customer_id}/merge/preview": Case(
+        404, lambda w: f"{_customer(w)}/merge/preview", lambda w: {"keep": w.card}
+    ),
+    "POST /customers/{customer_id}/merge": Case(404, lambda w: f"{_customer(w)}/merge", lambda w: {"keep": w.card}),
     "GET /rewards": Case(LISTS_OWN, lambda w: "/portal/rewards"),
     "GET /rewards/new": Case(200, lambda w: "/portal/rewards/new"),
     "POST /rewards": Case(
@@ -151,7 +159,7 @@ async def owner_rows(engine: AsyncEngine, vendor_id: int) -> dict[str, list[tupl
 
 @pytest.fixture
 async def swept(client: AsyncTestClient[Litestar]) -> tuple[World, Shop, str]:
-    owner, intruder = await make_shop(client), await make_shop(client)
+    owner, intruder = await make_shop(client, with_staff=False), await make_shop(client, with_staff=False)
     world = await owner_world(client, owner)
     return world, owner, await signed_in(client, intruder.owner)
 

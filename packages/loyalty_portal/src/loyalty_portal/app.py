@@ -10,6 +10,7 @@ from litestar.static_files import create_static_files_router
 
 from loyalty_portal.access import Throttle, provide_db, provide_visitor
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
 from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
@@ -19,7 +20,14 @@ from loyalty_portal.web import EXCEPTION_HANDLERS, MOUNT_PATH, add_security_head
 
 __all__ = ["CONTROLLERS", "MOUNT_PATH", "create_portal"]
 
-CONTROLLERS = [LoginController, CustomersController, RewardsController, RedemptionsController, MailController]
+CONTROLLERS = [
+    LoginController,
+    CustomersController,
+    CustomerActionsController,
+    RewardsController,
+    RedemptionsController,
+    MailController,
+]
 STATIC = Path(__file__).parent / "static"
 
 

@@ -18,4 +18,6 @@ class PortalConfig:
     """Mark the session cookie ``Secure``: the service is reached over https."""
     sign_in_posts_per_minute: int = 30
     """Sign-in attempts one address may make per minute, whatever emails it tries."""
+    mail_domain: str = "loyalty.local"
+    """The right-hand side of the Message-IDs of the card mails the portal sends."""
     passwords: Passwords = field(default=DEFAULT)

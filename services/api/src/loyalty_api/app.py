@@ -159,7 +159,11 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             await engine.dispose()
 
     return Litestar(
-        route_handlers=[portal_mount(sessionmaker, clock, settings.public_url)],
+        route_handlers=[
+            portal_mount(
+                sessionmaker, clock, public_url=settings.public_url, mail_domain=mail_domain(settings.mail_from)
+            )
+        ],
         plugins=[http],
         lifespan=[lifespan],
         logging_config=None,

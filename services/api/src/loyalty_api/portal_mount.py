@@ -11,9 +11,16 @@ from loyalty_core.clock import Clock
 from loyalty_portal import MOUNT_PATH, PortalConfig, create_portal
 
 
-def portal_mount(sessionmaker: async_sessionmaker[AsyncSession], clock: Clock, public_url: str) -> ASGIRouteHandler:
+def portal_mount(
+    sessionmaker: async_sessionmaker[AsyncSession], clock: Clock, *, public_url: str, mail_domain: str
+) -> ASGIRouteHandler:
     portal = create_portal(
-        PortalConfig(sessionmaker=sessionmaker, clock=clock, secure_cookies=public_url.startswith("https://"))
+        PortalConfig(
+            sessionmaker=sessionmaker,
+            clock=clock,
+            secure_cookies=public_url.startswith("https://"),
+            mail_domain=mail_domain,
+        )
     )
 
     @asgi(MOUNT_PATH, is_mount=True, copy_scope=True)

@@ -31,6 +31,9 @@ DONE = {
     "blocked": "The card is blocked.",
     "unblocked": "The card is unblocked.",
     "deactivated": "The customer is deactivated.",
+    "sent": "The card is on its way to the customer's email.",
+    "consent": "The marketing consent is saved.",
+    "merged": "The customers are merged into this one.",
 }
 
 
