@@ -9,7 +9,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.customers import register
-from tests.support.portal import make_shop, signed_in
+from tests.support.portal import csrf_of, make_shop, sign_in, signed_in
 from tests.support.tenants import admin
 
 
@@ -65,3 +65,29 @@ async def test_core_refusals_show_as_messages_with_their_status(client: AsyncTes
     missing = await client.get("/portal/no-such-page")
     assert missing.status_code == 404
     assert missing.headers["cache-control"] == "no-store"
+
+
+async def test_hostile_input_is_refused_without_a_server_error(client: AsyncTestClient[Litestar]) -> None:
+    shop = await make_shop(client, with_staff=False)
+    nul = await client.post(
+        "/portal/login",
+        data={
+            "email": "a\x00@b.example",
+            "password": "whatever it is",
+            "csrf_token": csrf_of(await client.get("/portal/login")),
+        },
+    )
+    assert nul.status_code == 401
+    long = await sign_in(client, "x" * 300 + "@b.example")
+    assert long.status_code == 401
+    csrf = await signed_in(client, shop.owner)
+    for path in ("/portal/redemptions/AB%00CD", "/portal/customers?q=%00", "/portal/customers/1%00"):
+        response = await client.get(path)
+        assert response.status_code == 404, path
+    reward = await client.post(
+        "/portal/rewards", data={"csrf_token": csrf, "name": "Te\x00a", "type": "free_product", "point_cost": "3"}
+    )
+    assert reward.status_code == 422
+    assert "not allowed" in reward.text
+    huge = await client.post("/portal/rewards", data={"csrf_token": csrf, "name": "x" * 70_000})
+    assert huge.status_code == 413

@@ -65,6 +65,12 @@ async def provide_visitor(
     return visitor
 
 
+def refuse_unreadable(request: Request[Any, Any, Any]) -> None:
+    """A NUL in the path or query names no page (PostgreSQL text cannot hold one): 404, not a 500."""
+    if "\x00" in request.url.path or "%00" in request.scope.get("query_string", b"").decode("latin-1"):
+        raise Refused(404, "There is no page here.")
+
+
 class Throttle:
     """At most ``per_minute`` requests per client address in any minute, counted in this process."""
 

@@ -8,7 +8,7 @@ from litestar import Litestar
 from litestar.di import Provide
 from litestar.static_files import create_static_files_router
 
-from loyalty_portal.access import Throttle, provide_db, provide_visitor
+from loyalty_portal.access import Throttle, provide_db, provide_visitor, refuse_unreadable
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
@@ -29,6 +29,8 @@ CONTROLLERS = [
     MailController,
 ]
 STATIC = Path(__file__).parent / "static"
+MAX_BODY_BYTES = 65_536
+"""The portal's forms are a few fields; a larger body is refused before it is read."""
 
 
 def create_portal(config: PortalConfig) -> Litestar:
@@ -49,6 +51,8 @@ def create_portal(config: PortalConfig) -> Litestar:
             "visitor": Provide(provide_visitor),
         },
         exception_handlers=EXCEPTION_HANDLERS,
+        before_request=refuse_unreadable,
+        request_max_body_size=MAX_BODY_BYTES,
         before_send=[add_security_headers],
         logging_config=None,
         openapi_config=None,

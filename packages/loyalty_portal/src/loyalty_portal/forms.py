@@ -14,8 +14,12 @@ MAX_INT = 2_147_483_647
 
 class Form:
     def __init__(self, fields: dict[str, Any]) -> None:
-        self.raw = {k: v for k, v in fields.items() if isinstance(v, str)}
+        # PostgreSQL text cannot hold NUL: such a value is refused here, never sent to the database
+        self.raw = {k: v.replace("\x00", "") for k, v in fields.items() if isinstance(v, str)}
         self.problems: dict[str, list[str]] = {}
+        for name, value in fields.items():
+            if isinstance(value, str) and "\x00" in value:
+                self.problems.setdefault(name, []).append("This field holds a character that is not allowed.")
 
     @classmethod
     async def of(cls, request: Request[Any, Any, Any]) -> Form:

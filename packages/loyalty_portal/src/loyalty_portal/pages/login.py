@@ -72,6 +72,8 @@ class LoginController(Controller):
             raise Refused(403, "This form has expired. Reload the page and try again.")
         form = await request.form()
         email, password = str(form.get("email") or ""), str(form.get("password") or "")
+        if "\x00" in email or len(email) > 254:  # no user has such an address; the database is not asked
+            return _form(visitor, None, config, status=401, error=MESSAGES[Outcome.INVALID][1])
         if not email or not password:
             return _form(visitor, None, config, status=422, error="Enter your email and password", email=email)
         result = await sessions.sign_in(visitor, email, password)
