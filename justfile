@@ -22,7 +22,7 @@ db-revision MESSAGE:
     uv run --frozen python -m loyalty_api.revision -m "{{MESSAGE}}"
 
 # every suite: each package alone in its own environment, then the composed service
-test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS)
+test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS) (test-portal ARGS)
 
 # the package suites run in environments of their own under .venvs/ (VIRTUAL_ENV is dropped: uv
 # would warn that it names another environment)
@@ -47,6 +47,11 @@ test-api *ARGS:
     @echo "== loyalty-api (the composed service)"
     uv run --frozen --exact --all-packages pytest tests/api {{ARGS}}
 
+# the vendor portal through the composed service: HTTP-level checks and browser flows in Chromium
+test-portal *ARGS:
+    @echo "== loyalty_portal (through the composed service)"
+    uv run --frozen --exact --all-packages pytest tests/portal {{ARGS}}
+
 # deploy/Procfile's processes under faults (kills, Redis down, shared limits, fuzzing); LOYALTY_FAULT_SECONDS bounds each
 faults *ARGS:
     @echo "== the deployment of deploy/Procfile under faults"
@@ -68,7 +73,7 @@ lint:
 
 # mypy --strict on every package (the configuration is in pyproject.toml)
 typecheck:
-    uv run --frozen mypy packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_wallet_pass/src services/api/src
+    uv run --frozen mypy packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_portal/src packages/loyalty_wallet_pass/src services/api/src
 
 # run a benchmark of bench/ (e.g. `just bench mix`); results are recorded in bench/results/
 bench *ARGS:

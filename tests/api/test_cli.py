@@ -81,6 +81,7 @@ def _lines(out: str) -> dict[str, str]:
             for verb in ("list", "show")
         ),
         ["vendors", "usage", "--help"],
+        ["users", "create", "--help"],
     ],
 )
 def test_back_office_verbs_have_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -258,3 +259,28 @@ def test_a_read_of_something_unknown_exits_1_with_the_api_error(
     assert capsys.readouterr().err.startswith("loyalty: 404 VENDOR_NOT_FOUND")
     assert main(["plans", "show", "nope"]) == 1
     assert capsys.readouterr().err.startswith("loyalty: 404 PLAN_NOT_FOUND")
+
+
+def test_a_portal_user_is_created_with_the_password_from_standard_input(
+    through_the_app: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    assert main(["plans", "create", "--name", "Portal"]) == 0
+    plan_id = _lines(capsys.readouterr().out)["plan_id"]
+    assert main(["vendors", "create", "--name", "Florist", "--plan-id", plan_id]) == 0
+    vendor_id = _lines(capsys.readouterr().out)["vendor_id"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("a password read from stdin\n"))
+    assert main(["users", "create", "--vendor-id", vendor_id, "--email", "Owner@Florist.example"]) == 0
+    made = _lines(capsys.readouterr().out)
+    assert made["user_id"].isdigit()
+    monkeypatch.setattr("sys.stdin", io.StringIO("too short\n"))
+    assert main(["users", "create", "--vendor-id", vendor_id, "--email", "staff@florist.example"]) == 1
+    assert "password" in capsys.readouterr().err
+
+
+def test_the_password_is_never_an_argument(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["users", "create", "--vendor-id", "1", "--email", "a@b.example", "--password", "secret secret"])
+    assert exited.value.code == 2
+    assert "unrecognized arguments: --password" in capsys.readouterr().err

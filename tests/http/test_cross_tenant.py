@@ -448,6 +448,13 @@ NOT_SWEPT: dict[str, str] = {
         "creates the path vendor's own customers and takes no id of an existing row; per-vendor uniqueness "
         "of external ids and emails is swept through POST /api/v1/customers"
     ),
+    **{
+        f"{verb} /admin/v1/vendors/{{vendor_id}}/users{tail}": (
+            "portal users: another vendor's user id answers USER_NOT_FOUND in tests/http/admin/test_users.py, "
+            "which makes the one user it needs (an argon2id hash in every world here would slow each case)"
+        )
+        for verb, tail in (("POST", ""), ("GET", ""), ("PATCH", "/{user_id}"))
+    },
     "GET /admin/v1/test-clock": "test mode: one clock for the whole service",
     "PUT /admin/v1/test-clock": "test mode: one clock for the whole service",
     "DELETE /admin/v1/test-clock": "test mode: one clock for the whole service",

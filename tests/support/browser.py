@@ -72,6 +72,7 @@ async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
 @pytest.fixture
 async def page(context: BrowserContext, request: pytest.FixtureRequest) -> AsyncIterator[Page]:
     page = await context.new_page()
+    page.set_default_timeout(10_000)
     requested: list[str] = []
     page.on("request", lambda r: requested.append(r.url))
     page.requests = requested  # type: ignore[attr-defined]

@@ -117,6 +117,8 @@ ADMIN_STATUSES = {
     "PLAN_NOT_FOUND": 404,
     "CLIENT_NOT_FOUND": 404,
     "BRANCH_EXTERNAL_ID_DUPLICATE": 409,
+    "USER_NOT_FOUND": 404,
+    "USER_EMAIL_DUPLICATE": 409,
 }
 """The admin API's own codes, in the spec's status classes: 404 not found, 409 already registered."""
 

@@ -29,9 +29,22 @@ Base = BigIntAuditBase
 """Every model: a big-integer id and UTC ``created_at``/``updated_at`` audit columns."""
 
 
-REFERENCE_TABLES = frozenset({"plans", "vendors", "branches", "api_clients", "issued_tokens", "email_suppressions"})
+REFERENCE_TABLES = frozenset(
+    {
+        "plans",
+        "vendors",
+        "branches",
+        "api_clients",
+        "issued_tokens",
+        "email_suppressions",
+        "users",
+        "portal_sessions",
+        "sign_in_failures",
+    }
+)
 """Tables shared by every vendor or read before the vendor is known (a client by its ``client_id``
-at the token endpoint, a token by its ``jti``, an address suppressed at any shop), and the small
+at the token endpoint, a token by its ``jti``, an address suppressed at any shop, a portal user by
+the email that signs in, a portal session by its cookie), and the small
 branch table that clients point at. On a sharded PostgreSQL they are reference tables, copied to
 every node; every other table is distributed by ``vendor_id`` (``VendorRow``)."""
 

@@ -17,6 +17,7 @@ from loyalty_core.passes.models import (
 )
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
+from loyalty_core.staff.models import PortalSession, SignInFailure, User
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
 from loyalty_core.wallet.models import Wallet
@@ -37,14 +38,17 @@ __all__ = [
     "IssuedToken",
     "PassBrandingRow",
     "Plan",
+    "PortalSession",
     "Product",
     "ProductCount",
     "Redemption",
     "Reward",
     "RewardBranch",
+    "SignInFailure",
     "SuppressionRelease",
     "Transaction",
     "TransactionItem",
+    "User",
     "Vendor",
     "Voucher",
     "VoucherBranch",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from loyalty_http.admin.tenancy import AdminTenancyController
+from loyalty_http.admin.users import AdminUsersController
 from loyalty_http.catalogue.controllers import ProductController
 from loyalty_http.customers.admin import AdminCustomersController
 from loyalty_http.customers.admin_reads import AdminCustomerReadsController
@@ -30,6 +31,7 @@ ROUTE_HANDLERS: list[Any] = [
     OAuthController,
     VersionedOAuthController,
     AdminTenancyController,
+    AdminUsersController,
     ProductController,
     AdminRewardsController,
     RewardController,

@@ -20,6 +20,7 @@ from loyalty_api.jobs import SCHEDULED, JobFunction
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
 from loyalty_api.jobs.card_mails import job_options
 from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
+from loyalty_api.portal_mount import portal_mount
 from loyalty_api.settings import Settings, SettingsError
 from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
@@ -82,7 +83,12 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         passes=passes,
         redis_client=redis_client,
     )
-    return Litestar(plugins=[http], lifespan=[lifespan.run], logging_config=None, openapi_config=None)
+    portal = portal_mount(
+        sessionmaker, clock, public_url=settings.public_url, mail_domain=mail_domain(settings.mail_from)
+    )
+    return Litestar(
+        route_handlers=[portal], plugins=[http], lifespan=[lifespan.run], logging_config=None, openapi_config=None
+    )
 
 
 def required(settings: Settings) -> tuple[str, str, str, str]:

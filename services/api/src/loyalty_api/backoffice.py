@@ -1,5 +1,6 @@
 """The back office's first steps from a shell: ``loyalty admin token``, ``loyalty plans create``,
-``loyalty vendors create``, ``loyalty clients create`` (their reads are in ``backoffice_reads``).
+``loyalty vendors create``, ``loyalty clients create``, ``loyalty users create`` (their reads are in
+``backoffice_reads``).
 
 The create verbs call the running service's admin API with the admin token, so they validate and
 answer exactly as the API does (and work against the embedded database that ``loyalty serve``
@@ -10,6 +11,7 @@ secret once.
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import sys
 import urllib.error
@@ -67,6 +69,17 @@ def add_verbs(verbs: Any) -> dict[str, Any]:
 
     branches = _area(verbs, "branches", "branches: a vendor's stores and other locations")
     rewards = _area(verbs, "rewards", "rewards: what a vendor's customers spend points on")
+    users = _area(verbs, "users", "portal users: the shop's own people who sign in at /portal")
+    user = _create(
+        users,
+        "a portal user of a vendor; the password is asked for at a prompt, or read from the first line of "
+        "standard input when that is not a terminal (never from an argument, so it stays out of the shell's "
+        "history and the process list)",
+        _create_user,
+    )
+    user.add_argument("--vendor-id", type=int, required=True)
+    user.add_argument("--email", required=True)
+    user.add_argument("--role", default="owner", choices=("owner", "staff"), help="default: owner")
     return {"plans": plans, "vendors": vendors, "clients": clients, "branches": branches, "rewards": rewards}
 
 
@@ -126,6 +139,27 @@ def _create_client(settings: Settings, args: argparse.Namespace, send: Send | No
     if code == 0:
         print("loyalty: the client secret is shown this once; store it now", file=sys.stderr)
     return code
+
+
+def _create_user(settings: Settings, args: argparse.Namespace, send: Send | None = None, stdin: Any = None) -> int:
+    password = read_password(stdin or sys.stdin)
+    if password is None:
+        print("loyalty: no password given", file=sys.stderr)
+        return 2
+    body: dict[str, Any] = {"email": args.email, "role": args.role, "password": password}
+    return _call(settings, args, send, f"/admin/v1/vendors/{args.vendor_id}/users", body, ("id",), "user_")
+
+
+def read_password(stdin: Any) -> str | None:
+    """At a terminal, asked twice without echo; otherwise the first line of standard input."""
+    if stdin.isatty():
+        first = getpass.getpass("Password (at least 12 characters): ")
+        if getpass.getpass("The same password again: ") != first:
+            print("loyalty: the two passwords differ", file=sys.stderr)
+            return None
+        return first or None
+    line: str = stdin.readline()
+    return line.rstrip("\r\n") or None
 
 
 def _call(

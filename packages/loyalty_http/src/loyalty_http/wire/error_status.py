@@ -73,6 +73,8 @@ STATUS_BY_CODE: Final = MappingProxyType(
         "PLAN_NOT_FOUND": 404,
         "CLIENT_NOT_FOUND": 404,
         "BRANCH_EXTERNAL_ID_DUPLICATE": 409,
+        "USER_NOT_FOUND": 404,
+        "USER_EMAIL_DUPLICATE": 409,
         # server errors
         "PLATFORM_A_WALLET_UNAVAILABLE": 503,
         "INTERNAL_ERROR": 500,

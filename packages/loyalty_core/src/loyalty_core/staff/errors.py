@@ -1,0 +1,13 @@
+"""Errors of the shop's users, each named for its code."""
+
+from __future__ import annotations
+
+from loyalty_core.errors import Conflict, NotFound
+
+
+class UserNotFound(NotFound):
+    code = "USER_NOT_FOUND"
+
+
+class UserEmailDuplicate(Conflict):
+    code = "USER_EMAIL_DUPLICATE"

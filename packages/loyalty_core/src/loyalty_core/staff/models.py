@@ -1,0 +1,64 @@
+"""Portal users, their sessions and failed sign-ins.
+
+All three are read before any vendor is known (sign-in names only an email, a cookie only a
+session), so they are reference tables, not distributed by ``vendor_id``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from advanced_alchemy.types import DateTimeUTC
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from loyalty_core.db import Base, one_of
+
+
+class Role(StrEnum):
+    OWNER = "owner"
+    STAFF = "staff"
+
+
+class User(Base):
+    """One person of a shop. ``email`` is stored lowercased and is unique in the deployment, since
+    signing in names no shop."""
+
+    __tablename__ = "users"
+    __table_args__ = (
+        CheckConstraint(one_of("role", Role), name="role_known"),
+        CheckConstraint("email = lower(email)", name="email_lowercased"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), index=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    password_hash: Mapped[str] = mapped_column(String(255))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class PortalSession(Base):
+    """A browser's session. Only a hash of the cookie's value is kept, so a copy of the table names
+    no usable session. ``user_id`` is empty until sign-in, and signing in always starts a new row."""
+
+    __tablename__ = "portal_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int | None] = mapped_column(
+        BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    last_seen_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True), index=True)
+
+
+class SignInFailure(Base):
+    """One failed sign-in for a (lowercased) email, known or not, on the service clock.
+    ``locks_until`` is set on the failure that reached the lockout threshold."""
+
+    __tablename__ = "sign_in_failures"
+    __table_args__ = (Index("ix_sign_in_failures_email_at", "email", "failed_at"),)
+
+    email: Mapped[str] = mapped_column(String(254))
+    failed_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    locks_until: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)

@@ -1,0 +1,99 @@
+"""Who is asking: the request's database session, the signed-in visitor with their shop and role,
+the CSRF check of every POST, and the per-address throttle of the sign-in form."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict, deque
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from litestar import Request
+from litestar.di import NamedDependency
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.staff.models import Role
+from loyalty_core.staff.sessions import PortalSessions, Visitor, csrf_matches
+from loyalty_portal.config import PortalConfig
+from loyalty_portal.web import Refused, SignedOut
+
+COOKIE = "loyalty_portal_session"
+OWNER_ONLY = {"owner_only": True}
+"""Route ``opt`` of the pages staff may not open."""
+ANY_STATE = {"any_state": True}
+"""Route ``opt`` of a POST a shop whose subscription ended may still make (signing out)."""
+
+
+async def provide_db(config: NamedDependency[PortalConfig]) -> AsyncGenerator[AsyncSession, None]:
+    """One session and transaction per request: committed when the page is answered, rolled back
+    when the request is refused, so a refused request changes nothing."""
+    async with config.sessionmaker() as session:
+        try:
+            yield session
+        except BaseException:
+            await session.rollback()
+            raise
+        await session.commit()
+
+
+async def sent_csrf(request: Request[Any, Any, Any]) -> str | None:
+    header = request.headers.get("x-csrf-token")
+    if header:
+        return header
+    form = await request.form()
+    value = form.get("csrf_token")
+    return value if isinstance(value, str) else None
+
+
+async def provide_visitor(
+    request: Request[Any, Any, Any], db: NamedDependency[AsyncSession], config: NamedDependency[PortalConfig]
+) -> Visitor:
+    """The signed-in user of the request; signed out, the page redirects to the sign-in form."""
+    sessions = PortalSessions(db, config.clock, config.passwords)
+    visitor = await sessions.visitor(request.cookies.get(COOKIE))
+    if visitor is None or visitor.user_id is None:
+        raise SignedOut
+    request.scope["state"]["visitor"] = visitor
+    opt = request.route_handler.opt
+    if opt.get("owner_only") and visitor.role != Role.OWNER:
+        raise Refused(403, "Only the shop's owners may open this page.")
+    if request.method == "POST":
+        if not csrf_matches(visitor, await sent_csrf(request)):
+            raise Refused(403, "This form has expired. Reload the page and try again.")
+        if visitor.read_only and not opt.get("any_state"):
+            raise Refused(403, "The shop's subscription has ended: you can look things up, not change them.")
+    return visitor
+
+
+def refuse_unreadable(request: Request[Any, Any, Any]) -> None:
+    """A NUL in the path or query names no page (PostgreSQL text cannot hold one): 404, not a 500."""
+    if "\x00" in request.url.path or "%00" in request.scope.get("query_string", b"").decode("latin-1"):
+        raise Refused(404, "There is no page here.")
+
+
+class Throttle:
+    """At most ``per_minute`` requests per client address in any minute, counted in this process."""
+
+    def __init__(self, per_minute: int) -> None:
+        self._per_minute = per_minute
+        self._seen: defaultdict[str, deque[float]] = defaultdict(deque)
+
+    def allow(self, address: str) -> bool:
+        now = time.monotonic()
+        seen = self._seen[address]
+        while seen and seen[0] <= now - 60:
+            seen.popleft()
+        if len(seen) >= self._per_minute:
+            return False
+        seen.append(now)
+        if len(self._seen) > 10_000:  # forget idle addresses so the map stays small
+            for key in [k for k, v in self._seen.items() if not v or v[-1] <= now - 60]:
+                del self._seen[key]
+        return True
+
+
+Db = NamedDependency[AsyncSession]
+Me = NamedDependency[Visitor]
+"""The signed-in user of the request (signed out, the page redirects to the sign-in form)."""
+Cfg = NamedDependency[PortalConfig]
+Throttles = NamedDependency[Throttle]

@@ -1,0 +1,59 @@
+"""``create_portal(config)``: the portal as a Litestar app of its own, which the service mounts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.static_files import create_static_files_router
+
+from loyalty_portal.access import Throttle, provide_db, provide_visitor, refuse_unreadable
+from loyalty_portal.config import PortalConfig
+from loyalty_portal.pages.customer_actions import CustomerActionsController
+from loyalty_portal.pages.customers import CustomersController
+from loyalty_portal.pages.login import LoginController
+from loyalty_portal.pages.mail import MailController
+from loyalty_portal.pages.redemptions import RedemptionsController
+from loyalty_portal.pages.rewards import RewardsController
+from loyalty_portal.web import EXCEPTION_HANDLERS, MOUNT_PATH, add_security_headers
+
+__all__ = ["CONTROLLERS", "MOUNT_PATH", "create_portal"]
+
+CONTROLLERS = [
+    LoginController,
+    CustomersController,
+    CustomerActionsController,
+    RewardsController,
+    RedemptionsController,
+    MailController,
+]
+STATIC = Path(__file__).parent / "static"
+MAX_BODY_BYTES = 65_536
+"""The portal's forms are a few fields; a larger body is refused before it is read."""
+
+
+def create_portal(config: PortalConfig) -> Litestar:
+    throttle = Throttle(config.sign_in_posts_per_minute)
+
+    def provide_config() -> PortalConfig:
+        return config
+
+    def provide_throttle() -> Throttle:
+        return throttle
+
+    return Litestar(
+        route_handlers=[*CONTROLLERS, create_static_files_router(path="/static", directories=[STATIC])],
+        dependencies={
+            "config": Provide(provide_config, use_cache=True, sync_to_thread=False),
+            "throttle": Provide(provide_throttle, use_cache=True, sync_to_thread=False),
+            "db": Provide(provide_db),
+            "visitor": Provide(provide_visitor),
+        },
+        exception_handlers=EXCEPTION_HANDLERS,
+        before_request=refuse_unreadable,
+        request_max_body_size=MAX_BODY_BYTES,
+        before_send=[add_security_headers],
+        logging_config=None,
+        openapi_config=None,
+    )

@@ -1,0 +1,110 @@
+"""The customer page's remaining actions: mail the card, record marketing consent, and merge with
+a preview of what moves before it is confirmed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, Response, post
+from litestar.params import FromPath
+
+from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.accounts.merge import MergeService
+from loyalty_core.customers import consent
+from loyalty_core.customers.views import CustomerView
+from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.passes.sending import CardSends
+from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.services.posting import Causer
+from loyalty_portal import reads
+from loyalty_portal.access import Cfg, Db, Me
+from loyalty_portal.forms import Form
+from loyalty_portal.pages.customers import CURRENT, customer_id_of, page
+from loyalty_portal.pages.rewards import customer_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+
+
+class CustomerActionsController(Controller):
+    path = "/customers/{customer_id:str}"
+
+    @post("/send-card")
+    async def send_card(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        number = customer_id_of(customer_id)
+        sends = CardSends(db, config.clock)
+        try:
+            async with db.begin_nested():
+                await sends.accept(await sends.by_id(visitor.vendor_id, number), message_domain=config.mail_domain)
+        except DomainError as refused:
+            return await page(db, config, visitor, number, status=status_of(refused), error=refused.message)
+        # the mail job's sweep picks the committed mail up within a minute
+        return see_other(f"{MOUNT_PATH}/customers/{number}?done=sent")
+
+    @post("/consent")
+    async def save_consent(
+        self, customer_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
+    ) -> Response[Any]:
+        number = customer_id_of(customer_id)
+        form = await Form.of(request)
+        granted = form.raw.get("marketing_consent") == "yes"
+        version = form.text("statement_version", max_length=64)
+        recorder = consent.Provenance(consent.PORTAL, f"{consent.PORTAL_USER}:{visitor.user_id}")
+        try:
+            form.check()
+            async with db.begin_nested():
+                await CustomerService(db, config.clock).record_consent(
+                    visitor.vendor_id, number, granted, version, provenance=recorder
+                )
+        except DomainError as refused:
+            return await page(db, config, visitor, number, status=status_of(refused), error=refused.message)
+        return see_other(f"{MOUNT_PATH}/customers/{number}?done=consent")
+
+    @post("/merge/preview")
+    async def preview_merge(
+        self, customer_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
+    ) -> Response[Any]:
+        number = customer_id_of(customer_id)
+        given = (await Form.of(request)).raw.get("keep", "")
+        try:
+            closing, kept = await _pair(db, config, visitor.vendor_id, number, given)
+        except DomainError as refused:
+            return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, keep=given)
+        redemptions = await reads.customer_redemptions(db, visitor.vendor_id, closing.id)
+        return render(
+            "customer_merge.html",
+            visitor=visitor,
+            current=CURRENT,
+            closing=closing,
+            kept=kept,
+            cards=[i for i in closing.identifiers if i.type != "email"],
+            redemptions=len(redemptions),
+        )
+
+    @post("/merge")
+    async def merge(
+        self, customer_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
+    ) -> Response[Any]:
+        number = customer_id_of(customer_id)
+        keep = (await Form.of(request)).raw.get("keep", "")
+        try:
+            async with db.begin_nested():
+                closing, kept = await _pair(db, config, visitor.vendor_id, number, keep)
+                await MergeService(db, config.clock).merge(
+                    visitor.vendor_id,
+                    closing.id,
+                    kept.id,
+                    causer=Causer(CauserType.PORTAL_USER, str(visitor.user_id)),
+                )
+        except DomainError as refused:
+            return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, keep=keep)
+        return see_other(f"{MOUNT_PATH}/customers/{kept.id}?done=merged")
+
+
+async def _pair(db: Db, config: Cfg, vendor_id: int, closing_id: int, keep: str) -> tuple[CustomerView, CustomerView]:
+    """The customer closing and the one kept (named by id or card code); never the same one."""
+    closing = await CustomerService(db, config.clock).get(vendor_id, closing_id)
+    kept = await customer_of(db, config, vendor_id, keep)
+    if kept.id == closing.id:
+        raise ValidationFailed(
+            "A customer cannot be merged into itself.", {"keep": ["The customer to keep must be another customer."]}
+        )
+    return closing, kept

@@ -1,0 +1,156 @@
+"""Customers: search, the customer's page (cards, balance, ledger, purchases, redemptions) and the
+counter's actions on it: adjust points, block or unblock a card, deactivate, anonymize."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.params import FromPath, FromQuery
+
+from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.customers.models import IdentifierType
+from loyalty_core.earning.purchase_reads import customer_transactions
+from loyalty_core.errors import DomainError
+from loyalty_core.wallet.errors import WalletNotFound
+from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.services import WalletService
+from loyalty_core.wallet.services.posting import Causer
+from loyalty_core.wallet.services.reads import LedgerFilter
+from loyalty_portal import reads
+from loyalty_portal.access import Cfg, Db, Me
+from loyalty_portal.forms import Form
+from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+
+CURRENT = "Customers"
+SHOWN = 20
+DONE = {
+    "adjusted": "The points are adjusted.",
+    "blocked": "The card is blocked.",
+    "unblocked": "The card is unblocked.",
+    "deactivated": "The customer is deactivated.",
+    "sent": "The card is on its way to the customer's email.",
+    "consent": "The marketing consent is saved.",
+    "merged": "The customers are merged into this one.",
+}
+
+
+def customer_id_of(raw: str) -> int:
+    if not raw.isdigit() or len(raw) > 18:
+        raise CustomerNotFound("The shop has no customer with this id.", customer_id=raw)
+    return int(raw)
+
+
+class CustomersController(Controller):
+    path = "/customers"
+
+    @get("/")
+    async def search(
+        self, visitor: Me, db: Db, q: FromQuery[str] = "", done: FromQuery[str | None] = None
+    ) -> Response[Any]:
+        found = await reads.search_customers(db, visitor.vendor_id, q[:255])
+        message = "The customer is anonymized." if done == "anonymized" else None
+        return render("customers.html", visitor=visitor, current=CURRENT, customers=found, q=q, done=message)
+
+    @get("/{customer_id:str}")
+    async def show(
+        self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None
+    ) -> Response[Any]:
+        return await page(db, config, visitor, customer_id_of(customer_id), done=DONE.get(done or ""))
+
+    @post("/{customer_id:str}/adjust")
+    async def adjust(
+        self,
+        customer_id: FromPath[str],
+        request: Request[Any, Any, Any],
+        visitor: Me,
+        db: Db,
+        config: Cfg,
+    ) -> Response[Any]:
+        number = customer_id_of(customer_id)
+        form = await Form.of(request)
+        try:
+            amount = form.whole("amount", required=True, low=-2_147_483_648)
+            reason = form.text("reason", required=True, max_length=255)
+            if amount == 0:
+                form.problems.setdefault("amount", []).append("An adjustment moves at least one point.")
+            form.check()
+            async with db.begin_nested():
+                await WalletService(db, config.clock).adjust(
+                    visitor.vendor_id,
+                    number,
+                    amount=amount or 0,
+                    reason=reason or "",
+                    key=form.raw.get("key") or secrets.token_hex(16),
+                    causer=Causer(CauserType.PORTAL_USER, str(visitor.user_id)),
+                )
+        except DomainError as refused:
+            return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, form=form)
+        return see_other(f"{MOUNT_PATH}/customers/{number}?done=adjusted")
+
+    @post("/{customer_id:str}/cards/{code:str}/{action:str}")
+    async def card(
+        self, customer_id: FromPath[str], code: FromPath[str], action: FromPath[str], visitor: Me, db: Db, config: Cfg
+    ) -> Response[Any]:
+        number = customer_id_of(customer_id)
+        if action not in ("block", "unblock"):
+            raise CustomerNotFound("There is no such card action.")
+        try:
+            async with db.begin_nested():
+                await CustomerService(db, config.clock).set_identifier_active(
+                    visitor.vendor_id, number, code, action == "unblock"
+                )
+        except DomainError as refused:
+            return await page(db, config, visitor, number, status=status_of(refused), error=refused.message)
+        return see_other(f"{MOUNT_PATH}/customers/{number}?done={action}ed")
+
+    @post("/{customer_id:str}/deactivate")
+    async def deactivate(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Any:
+        number = customer_id_of(customer_id)
+        await CustomerService(db, config.clock).deactivate(visitor.vendor_id, number)
+        return see_other(f"{MOUNT_PATH}/customers/{number}?done=deactivated")
+
+    @get("/{customer_id:str}/anonymize")
+    async def confirm_anonymize(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        customer = await CustomerService(db, config.clock).get(visitor.vendor_id, customer_id_of(customer_id))
+        return render("customer_anonymize.html", visitor=visitor, current=CURRENT, c=customer)
+
+    @post("/{customer_id:str}/anonymize")
+    async def anonymize(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Any:
+        await CustomerService(db, config.clock).anonymize(visitor.vendor_id, customer_id_of(customer_id))
+        return see_other(f"{MOUNT_PATH}/customers?done=anonymized")
+
+
+async def page(
+    db: Db, config: Cfg, visitor: Me, customer_id: int, *, status: int = 200, **context: Any
+) -> Response[str]:
+    """The customer's page: who they are, their cards, balance, ledger, purchases and redemptions."""
+    customer = await CustomerService(db, config.clock).get(visitor.vendor_id, customer_id)
+    wallets = WalletService(db, config.clock)
+    try:
+        wallet = await wallets.read(visitor.vendor_id, customer_id)
+        expiring = wallet.expiring_soon
+        entries, _ = await wallets.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
+    except WalletNotFound:
+        expiring, entries = 0, []
+    raw: Any = await (await db.connection()).get_raw_connection()
+    purchases, _ = await customer_transactions(
+        raw.driver_connection, visitor.vendor_id, customer_id, date_from=None, date_to=None, offset=0, limit=SHOWN
+    )
+    cards = [i for i in customer.identifiers if i.type != IdentifierType.EMAIL]
+    return render(
+        "customer.html",
+        status=status,
+        visitor=visitor,
+        current=CURRENT,
+        c=customer,
+        cards=cards,
+        expiring=expiring,
+        entries=entries,
+        purchases=purchases,
+        redemptions=await reads.customer_redemptions(db, visitor.vendor_id, customer_id),
+        key=secrets.token_hex(16),
+        **context,
+    )

@@ -1,0 +1,213 @@
+"""Rewards of every status: create, edit, delete, and give one at the counter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.params import FromPath, FromQuery
+
+from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.customers.views import CustomerView
+from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.redemptions.portal import PortalRedemptions
+from loyalty_core.rewards.errors import RewardNotFound
+from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, RewardType
+from loyalty_core.rewards.services import RewardService
+from loyalty_core.rewards.writes import RewardWrites
+from loyalty_core.staff import attribution
+from loyalty_portal import reads
+from loyalty_portal.access import Cfg, Db, Me
+from loyalty_portal.forms import Form
+from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+
+CURRENT = "Rewards"
+DONE = {
+    "created": "The reward is created.",
+    "saved": "The reward is saved.",
+    "deleted": "The reward is deleted.",
+}
+CHOICES: dict[str, Any] = {"types": list(RewardType), "statuses": list(RewardStatus), "discount_types": DISCOUNT_TYPES}
+
+
+def reward_id_of(raw: str) -> int:
+    if not raw.isdigit() or len(raw) > 18:
+        raise RewardNotFound("The shop has no reward with this id.", reward_id=raw)
+    return int(raw)
+
+
+def values_of(form: Form) -> dict[str, Any]:
+    """The reward's fields from the form; an empty stock is unlimited."""
+    values: dict[str, Any] = {
+        "name": form.text("name", required=True),
+        "type": form.text("type", required=True),
+        "description": form.text("description", max_length=5000),
+        "point_cost": form.whole("point_cost", required=True, low=1),
+        "status": form.text("status") or RewardStatus.ACTIVE,
+        "total_stock": form.whole("total_stock"),
+        "available_from": form.day("available_from"),
+        "available_until": form.day("available_until"),
+        "discount_type": form.text("discount_type"),
+        "discount_value": form.whole("discount_value", low=1),
+    }
+    if values["type"] is not None and values["type"] not in set(RewardType):
+        form.problems.setdefault("type", []).append("Choose discount or free product.")
+    if values["status"] not in set(RewardStatus):
+        form.problems.setdefault("status", []).append("Choose active or inactive.")
+    if values["discount_type"] is not None and values["discount_type"] not in DISCOUNT_TYPES:
+        form.problems.setdefault("discount_type", []).append("Choose percentage or fixed amount.")
+    form.check()
+    return values
+
+
+async def customer_of(db: Db, config: Cfg, vendor_id: int, given: str) -> CustomerView:
+    """A customer named by their id or a card code."""
+    customers = CustomerService(db, config.clock)
+    value = given.strip()
+    if not value:
+        raise CustomerNotFound("Enter a customer id or a card code.")
+    if value.isdigit() and len(value) <= 18:
+        return await customers.get(vendor_id, int(value))
+    return await customers.lookup(vendor_id, identifier=value)
+
+
+def _problems(refused: DomainError) -> dict[str, list[str]]:
+    return refused.fields if isinstance(refused, ValidationFailed) else {}
+
+
+class RewardsController(Controller):
+    path = "/rewards"
+
+    @get("/")
+    async def list_rewards(self, visitor: Me, db: Db, done: FromQuery[str | None] = None) -> Response[Any]:
+        found = await reads.rewards(db, visitor.vendor_id)
+        return render("rewards.html", visitor=visitor, current=CURRENT, rewards=found, done=DONE.get(done or ""))
+
+    @get("/new")
+    async def new_reward(self, visitor: Me) -> Response[Any]:
+        return render("reward_form.html", visitor=visitor, current=CURRENT, reward=None, values={}, **CHOICES)
+
+    @post("/")
+    async def create_reward(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        form = await Form.of(request)
+        try:
+            async with db.begin_nested():
+                await RewardWrites(db, config.clock).create(visitor.vendor_id, values_of(form))
+        except DomainError as refused:
+            return render(
+                "reward_form.html",
+                status=status_of(refused),
+                visitor=visitor,
+                current=CURRENT,
+                reward=None,
+                values=form.raw,
+                problems=_problems(refused),
+                error=refused.message,
+                **CHOICES,
+            )
+        return see_other(f"{MOUNT_PATH}/rewards?done=created")
+
+    @get("/{reward_id:str}")
+    async def edit_reward(
+        self, reward_id: FromPath[str], visitor: Me, db: Db, done: FromQuery[str | None] = None
+    ) -> Response[Any]:
+        found = await reads.reward(db, visitor.vendor_id, reward_id_of(reward_id))
+        return render(
+            "reward_form.html",
+            visitor=visitor,
+            current=CURRENT,
+            reward=found,
+            values=shown(found),
+            done=DONE.get(done or ""),
+            **CHOICES,
+        )
+
+    @post("/{reward_id:str}")
+    async def save_reward(
+        self, reward_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
+    ) -> Response[Any]:
+        found = await reads.reward(db, visitor.vendor_id, reward_id_of(reward_id))
+        form = await Form.of(request)
+        try:
+            async with db.begin_nested():
+                changes = values_of(form)
+                if changes["total_stock"] == found.total_stock:
+                    # an unchanged stock keeps the count of what is left; a new one restarts it
+                    del changes["total_stock"]
+                await RewardWrites(db, config.clock).update(visitor.vendor_id, found.id, changes)
+        except DomainError as refused:
+            return render(
+                "reward_form.html",
+                status=status_of(refused),
+                visitor=visitor,
+                current=CURRENT,
+                reward=found,
+                values=form.raw,
+                problems=_problems(refused),
+                error=refused.message,
+                **CHOICES,
+            )
+        return see_other(f"{MOUNT_PATH}/rewards?done=saved")
+
+    @get("/{reward_id:str}/delete")
+    async def confirm_delete(self, reward_id: FromPath[str], visitor: Me, db: Db) -> Response[Any]:
+        found = await reads.reward(db, visitor.vendor_id, reward_id_of(reward_id))
+        return render("reward_delete.html", visitor=visitor, current=CURRENT, reward=found)
+
+    @post("/{reward_id:str}/delete")
+    async def delete_reward(self, reward_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        await RewardService(db, config.clock).delete(visitor.vendor_id, reward_id_of(reward_id))
+        return see_other(f"{MOUNT_PATH}/rewards?done=deleted")
+
+    @post("/{reward_id:str}/give")
+    async def give(
+        self, reward_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
+    ) -> Response[Any]:
+        found = await reads.reward(db, visitor.vendor_id, reward_id_of(reward_id))
+        form = await Form.of(request)
+        before = await attribution.last_entry_id(db, visitor.vendor_id)
+        try:
+            async with db.begin_nested():
+                customer = await customer_of(db, config, visitor.vendor_id, form.raw.get("customer", ""))
+                given = await PortalRedemptions(db, config.clock).give(visitor.vendor_id, found.id, customer.id)
+        except DomainError as refused:
+            return render(
+                "reward_form.html",
+                status=status_of(refused),
+                visitor=visitor,
+                current=CURRENT,
+                reward=found,
+                values=shown(found),
+                customer=form.raw.get("customer", ""),
+                give_error=refused.message,
+                **CHOICES,
+            )
+        await attribution.name_user(db, visitor.vendor_id, before, visitor.user_id or 0)
+        message = f"Given to customer {customer.id}: redemption {given.confirmation_code}."
+        return render(
+            "reward_form.html",
+            visitor=visitor,
+            current=CURRENT,
+            reward=found,
+            values=shown(found),
+            done=message,
+            **CHOICES,
+        )
+
+
+def shown(reward: Reward) -> dict[str, str]:
+    """The reward's fields as the form shows them."""
+    fields = (
+        "name",
+        "type",
+        "description",
+        "point_cost",
+        "status",
+        "total_stock",
+        "available_from",
+        "available_until",
+        "discount_type",
+        "discount_value",
+    )
+    return {name: "" if getattr(reward, name) is None else str(getattr(reward, name)) for name in fields}

@@ -1,0 +1,123 @@
+"""Rendering pages, the headers every portal answer carries, and how refusals are shown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+from jinja2 import Environment, PackageLoader, select_autoescape
+from litestar import Request, Response
+from litestar.datastructures import MutableScopeHeaders
+from litestar.exceptions import HTTPException
+from litestar.response import Redirect
+from litestar.types import Message, Scope
+
+from loyalty_core.errors import Conflict, DomainError, NotFound
+from loyalty_core.staff.sessions import Visitor
+
+MOUNT_PATH = "/portal"
+LOGIN = f"{MOUNT_PATH}/login"
+log = structlog.get_logger("loyalty.portal")
+
+TEMPLATES = Environment(
+    loader=PackageLoader("loyalty_portal", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+SECURITY_HEADERS: Mapping[str, str] = {
+    # pages hold customers' personal data: never stored by a browser or a proxy
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+}
+
+# (label, path, open to staff): the pages that exist, in the navigation's order
+NAVIGATION: tuple[tuple[str, str, bool], ...] = (
+    ("Customers", f"{MOUNT_PATH}/customers", True),
+    ("Rewards", f"{MOUNT_PATH}/rewards", True),
+    ("Redemptions", f"{MOUNT_PATH}/redemptions", True),
+    ("Mail", f"{MOUNT_PATH}/mail", False),
+)
+HOME = f"{MOUNT_PATH}/customers"
+
+
+class SignedOut(Exception):
+    """No signed-in session: every page sends the browser to the sign-in form."""
+
+
+class Refused(Exception):
+    """A request the portal refuses with a page saying why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def render(name: str, *, status: int = 200, visitor: Visitor | None = None, **context: Any) -> Response[str]:
+    nav = [(label, path) for label, path, staff in NAVIGATION if visitor and (staff or visitor.role == "owner")]
+    html = TEMPLATES.get_template(name).render(visitor=visitor, nav=nav, base=MOUNT_PATH, **context)
+    return Response(html, status_code=status, media_type="text/html")
+
+
+def see_other(path: str) -> Redirect:
+    return Redirect(path, status_code=303)
+
+
+def status_of(error: DomainError) -> int:
+    if isinstance(error, NotFound):
+        return 404
+    if isinstance(error, Conflict):
+        return 409
+    return 422
+
+
+async def add_security_headers(message: Message, scope: Scope) -> None:
+    if message["type"] == "http.response.start":
+        headers = MutableScopeHeaders.from_message(message)
+        for name, value in SECURITY_HEADERS.items():
+            headers[name] = value
+
+
+def _page(request: Request[Any, Any, Any], status: int, message: str) -> Response[str]:
+    visitor = request.scope.get("state", {}).get("visitor")
+    return render("error.html", status=status, visitor=visitor, message=message)
+
+
+def on_signed_out(request: Request[Any, Any, Any], exc: SignedOut) -> Response[Any]:
+    return see_other(LOGIN)
+
+
+def on_refused(request: Request[Any, Any, Any], exc: Refused) -> Response[str]:
+    return _page(request, exc.status, exc.message)
+
+
+def on_domain_error(request: Request[Any, Any, Any], exc: DomainError) -> Response[str]:
+    return _page(request, status_of(exc), exc.message)
+
+
+def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[str]:
+    messages = {404: "There is no page here.", 405: "This page does not take that kind of request."}
+    status = exc.status_code if 400 <= exc.status_code < 500 else 400
+    return _page(request, status, messages.get(status, "The request could not be read."))
+
+
+def on_error(request: Request[Any, Any, Any], exc: Exception) -> Response[str]:
+    log.exception("portal request failed", path=request.url.path)
+    return _page(request, 500, "Something went wrong on our side; nothing was changed.")
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    SignedOut: on_signed_out,
+    Refused: on_refused,
+    DomainError: on_domain_error,
+    HTTPException: on_http_error,
+    Exception: on_error,
+}

@@ -1,0 +1,30 @@
+"""The vendor portal, mounted under ``/portal`` beside the API: its own app over the same database,
+clock and hasher, so a portal page and an API call see the same data at the same instant."""
+
+from __future__ import annotations
+
+from litestar.handlers import ASGIRouteHandler, asgi
+from litestar.types import Receive, Scope, Send
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from loyalty_core.clock import Clock
+from loyalty_portal import MOUNT_PATH, PortalConfig, create_portal
+
+
+def portal_mount(
+    sessionmaker: async_sessionmaker[AsyncSession], clock: Clock, *, public_url: str, mail_domain: str
+) -> ASGIRouteHandler:
+    portal = create_portal(
+        PortalConfig(
+            sessionmaker=sessionmaker,
+            clock=clock,
+            secure_cookies=public_url.startswith("https://"),
+            mail_domain=mail_domain,
+        )
+    )
+
+    @asgi(MOUNT_PATH, is_mount=True, copy_scope=True)
+    async def serve_portal(scope: Scope, receive: Receive, send: Send) -> None:
+        await portal(scope, receive, send)
+
+    return serve_portal
