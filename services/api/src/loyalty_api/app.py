@@ -18,6 +18,7 @@ from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
 from loyalty_api.jobs.card_mails import job_options
 from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.settings import Settings, SettingsError
+from loyalty_api.webhook_secrets import WebhookSealer
 from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker, split_pool
@@ -121,6 +122,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             jobs={name: runner(fn) for name, (fn, _) in SCHEDULED.items()},
             passes=passes,
             enqueue_card_mail=enqueue_card_mail,
+            webhook_sealer=WebhookSealer(settings.encryption_key),
             mail_domain=mail_domain(settings.mail_from),
             queue_stats=queue_stats,
             driver_pool_size=till_pool,

@@ -17,7 +17,7 @@ Name = Annotated[str, msgspec.Meta(max_length=200)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
 BranchKey = Annotated[str, msgspec.Meta(max_length=64)]
 BranchType = Annotated[str, msgspec.Meta(max_length=32)]
-Scope = Literal["read", "write"]
+Scope = Literal["read", "write", "webhooks"]
 GrantType = Annotated[str, msgspec.Meta(max_length=64)]
 
 
