@@ -16,9 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_api.jobs import SCHEDULED
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
 from loyalty_api.jobs.card_mails import job_options
+from loyalty_api.jobs.webhook_deliveries import JOB as WEBHOOK_JOB
+from loyalty_api.jobs.webhook_deliveries import job_options as webhook_job_options
 from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.settings import Settings, SettingsError
-from loyalty_api.webhook_secrets import WebhookSealer
 from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker, split_pool
@@ -65,6 +66,11 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         send, so the service starts while the database is still away (readiness reports it)."""
         await connect_queue()
         await queue.enqueue(CARD_MAIL_JOB, **job_options(card_mail_id))
+
+    async def enqueue_webhooks() -> None:
+        """After a commit that recorded events: wake the delivery job (one waits at a time)."""
+        await connect_queue()
+        await queue.enqueue(WEBHOOK_JOB, **webhook_job_options())
 
     async def queue_stats() -> QueueStats | None:
         """The queue's depth and failures for /metrics; None while its store does not answer."""
@@ -122,7 +128,8 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             jobs={name: runner(fn) for name, (fn, _) in SCHEDULED.items()},
             passes=passes,
             enqueue_card_mail=enqueue_card_mail,
-            webhook_sealer=WebhookSealer(settings.encryption_key),
+            webhook_sealer=services["webhook_sealer"],
+            enqueue_webhooks=enqueue_webhooks,
             mail_domain=mail_domain(settings.mail_from),
             queue_stats=queue_stats,
             driver_pool_size=till_pool,
