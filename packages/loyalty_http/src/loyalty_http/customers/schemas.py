@@ -11,10 +11,12 @@ from litestar import Request
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.accounts import till_lookup
+from loyalty_core.accounts.resources import Customer as Customer  # the resource lives in core, for events too
+from loyalty_core.accounts.resources import Identifier as Identifier
+from loyalty_core.accounts.resources import resource_fields as resource_fields
 from loyalty_core.customers import cards
 from loyalty_core.customers.models import Locale
 from loyalty_core.customers.profiles import IdentifierInput, Profile
-from loyalty_core.customers.views import CustomerView
 from loyalty_core.tenancy.token_check import CompanionRead
 from loyalty_core.text import EMAIL, SURROGATE
 from loyalty_http.params import given, present
@@ -209,66 +211,6 @@ class LinkExternalId(msgspec.Struct):
         if self.identifier is not UNSET and self.customer_id is not UNSET:
             return {"customer_id": ["Send identifier or customer_id, not both."]}
         return {}
-
-
-class Identifier(msgspec.Struct):
-    type: str
-    value: str
-    active: bool
-
-
-class Customer(msgspec.Struct, omit_defaults=True):
-    """Contract 5 "Customers": the customer resource, with the spec's read names for consent. A closed
-    (merged) account also has ``merged_into_id``; other customers do not carry the field."""
-
-    id: int
-    first_name: str | None
-    last_name: str | None
-    email: str | None
-    phone: str | None
-    date_of_birth: date | None
-    customer_since: date
-    external_id: str | None
-    locale: str
-    status: str
-    marketing_consent: bool = msgspec.field(name="marketingConsent")
-    marketing_consent_statement_version: str | None = msgspec.field(name="marketingConsentStatementVersion")
-    loyalty_card_code: str | None
-    identifiers: list[Identifier]
-    is_deactivated: bool
-    balance: int
-    created_at: datetime
-    updated_at: datetime
-    merged_into_id: int | None = None
-
-    @classmethod
-    def from_view(cls, c: CustomerView) -> Customer:
-        return cls(**resource_fields(c))
-
-
-def resource_fields(c: CustomerView) -> dict[str, Any]:
-    """The resource's fields by attribute name, also for structs that extend it (the admin view)."""
-    return {
-        "id": c.id,
-        "first_name": c.first_name,
-        "last_name": c.last_name,
-        "email": c.email,
-        "phone": c.phone,
-        "date_of_birth": c.date_of_birth,
-        "customer_since": c.customer_since,
-        "external_id": c.external_id,
-        "locale": c.locale,
-        "status": c.status,
-        "marketing_consent": c.marketing_consent,
-        "marketing_consent_statement_version": c.marketing_consent_statement_version,
-        "loyalty_card_code": c.loyalty_card_code,
-        "identifiers": [Identifier(i.type, i.value, i.active) for i in c.identifiers],
-        "is_deactivated": c.is_deactivated,
-        "balance": c.balance,
-        "created_at": c.created_at,
-        "updated_at": c.updated_at,
-        "merged_into_id": c.merged_into_id,
-    }
 
 
 class Unsubscribed(msgspec.Struct):

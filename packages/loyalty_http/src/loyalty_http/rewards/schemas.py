@@ -11,6 +11,7 @@ from msgspec import UNSET, UnsetType
 from loyalty_core.redemptions.offers import Offer
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS, Reward
 from loyalty_core.tenancy.models import Branch
+from loyalty_core.tenancy.resources import BranchShown as BranchShown  # in core, inside the vouchers' events
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
@@ -48,16 +49,6 @@ class RewardPatch(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
 
 class RewardCreate(RewardPatch, kw_only=True):
     """POST .../rewards: ``type``, ``name`` and ``point_cost`` are required (checked by the handler)."""
-
-
-class BranchShown(msgspec.Struct):
-    external_id: str
-    name: str
-    type: str
-
-    @classmethod
-    def from_model(cls, b: Branch) -> BranchShown:
-        return cls(external_id=b.external_id, name=b.name, type=b.type)
 
 
 class RewardListed(msgspec.Struct):
