@@ -4,15 +4,20 @@ service clock, the 10-second cut, the address check at delivery, and the docs' v
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import signal
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
 from loyalty_api.webhook_delivery import Sender
 from tests.support.receiver import Received, receiver
@@ -98,13 +103,14 @@ async def advance(client: AsyncTestClient[Litestar], to: datetime) -> None:
     await set_clock(client, to)
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 async def frozen(client: AsyncTestClient[Litestar]) -> Any:
     await advance(client, AT)
     yield
     await client.delete("/admin/v1/test-clock", headers=ADMIN)
 
 
+@pytest.mark.usefixtures("frozen")
 async def test_a_ping_arrives_signed_and_verifies(client: AsyncTestClient[Litestar]) -> None:
     headers = await hooks_tenant(client)
     verify = docs_verifier()
@@ -128,6 +134,7 @@ async def test_a_ping_arrives_signed_and_verifies(client: AsyncTestClient[Litest
     assert not verify(got.body, signed, made["secret"], now=stamp + 301)
 
 
+@pytest.mark.usefixtures("frozen")
 async def test_while_rotating_both_secrets_sign(client: AsyncTestClient[Litestar]) -> None:
     crm = await hooks_client(client)
     headers = await token_of(client, crm)
@@ -151,6 +158,7 @@ async def test_while_rotating_both_secrets_sign(client: AsyncTestClient[Litestar
     assert not verify(second.body, second.headers["loyalty-signature"], made["secret"], now=later)
 
 
+@pytest.mark.usefixtures("frozen")
 async def test_two_failures_then_success_on_the_clocks_schedule(client: AsyncTestClient[Litestar]) -> None:
     headers = await hooks_tenant(client)
     with receiver() as hook:
@@ -180,6 +188,7 @@ async def test_two_failures_then_success_on_the_clocks_schedule(client: AsyncTes
     assert len({r.headers["loyalty-event-id"] for r in hook.received}) == 1
 
 
+@pytest.mark.usefixtures("frozen")
 async def test_a_receiver_that_hangs_is_cut_at_ten_seconds(client: AsyncTestClient[Litestar]) -> None:
     headers = await hooks_tenant(client)
     with receiver() as hook:
@@ -246,3 +255,55 @@ async def test_redirects_are_not_followed() -> None:
             await sender.aclose()
     assert (outcome.succeeded, outcome.response_status, outcome.error) == (False, 302, "The receiver answered 302.")
     assert len(hook.received) == 1
+
+
+@pytest.fixture
+async def external_worker_client(settings: Settings) -> Any:
+    """The service with its worker elsewhere: nothing in this process delivers unless a test runs the job."""
+    async with AsyncTestClient(app=create_app(msgspec.structs.replace(settings, worker="external"))) as client:
+        yield client
+
+
+async def test_a_worker_killed_mid_delivery_leaves_the_event_to_be_sent_again(
+    external_worker_client: AsyncTestClient[Litestar], settings: Settings
+) -> None:
+    """At least once, with the same event id: the killed attempt was never recorded, so it stays due."""
+    client = external_worker_client
+    await client.delete("/admin/v1/test-clock", headers=ADMIN)  # the separate worker reads the wall clock
+    headers = await hooks_tenant(client)
+    with receiver() as hook:
+        hook.answers = [30.0, 200]
+        made = (await client.post(ENDPOINTS, json={"url": hook.url, "events": ["*"]}, headers=headers)).json()["data"]
+        sent = await client.post(f"{ENDPOINTS}/{made['id']}/test", headers=headers)
+        worker = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.support.webhook_worker",
+            settings.database_url or "",
+            settings.encryption_key or "",
+            cwd=Path(__file__).parents[2],
+        )
+        try:
+            for _ in range(300):
+                if hook.received:
+                    break
+                await asyncio.sleep(0.05)
+            assert len(hook.received) == 1, "the worker never reached the receiver"
+            os.kill(worker.pid, signal.SIGKILL)
+        finally:
+            if worker.returncode is None:
+                worker.kill()
+            assert await worker.wait() == -signal.SIGKILL
+        log = await deliveries(client, headers, made["id"])
+        assert [(r["attempt"], r["status"]) for r in log] == [(1, "pending")]
+        for _ in range(100):
+            ran = await client.post(RUN, headers=ADMIN)
+            if ran.json()["data"]["result"].get("succeeded"):
+                break
+            await asyncio.sleep(0.1)  # PostgreSQL notices the dead worker's connection
+        log = await deliveries(client, headers, made["id"])
+    assert [(r["attempt"], r["status"], r["response_status"]) for r in log] == [(1, "succeeded", 200)], [
+        (r["error"], r["duration_ms"]) for r in log
+    ]
+    event_id = sent.json()["data"]["event_id"]
+    assert [r.headers["loyalty-event-id"] for r in hook.received] == [event_id, event_id]
