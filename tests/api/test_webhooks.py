@@ -307,3 +307,46 @@ async def test_a_worker_killed_mid_delivery_leaves_the_event_to_be_sent_again(
     ]
     event_id = sent.json()["data"]["event_id"]
     assert [r.headers["loyalty-event-id"] for r in hook.received] == [event_id, event_id]
+
+
+@pytest.mark.usefixtures("frozen")
+async def test_a_vendors_events_reach_only_its_own_endpoints(client: AsyncTestClient[Litestar]) -> None:
+    """A registration records customer.created; it is delivered to the shop's endpoint with the data
+    the API answered, and never to another shop's endpoint listening to everything."""
+    shop = await hooks_tenant(client)
+    other = await hooks_tenant(client)
+    with receiver() as mine, receiver() as theirs:
+        made = (
+            await client.post(ENDPOINTS, json={"url": mine.url, "events": ["customer.created"]}, headers=shop)
+        ).json()
+        await client.post(ENDPOINTS, json={"url": theirs.url, "events": ["*"]}, headers=other)
+        registered = await client.post("/api/v1/customers", json={"first_name": "Ada"}, headers=shop)
+        assert registered.status_code == 201
+        (row,) = await settled(client, shop, made["data"]["id"], 1)
+    assert row["status"] == "succeeded"
+    (got,) = mine.received
+    body = msgspec.json.decode(got.body)
+    assert (body["type"], body["data"]) == ("customer.created", registered.json()["data"])
+    assert body["id"] == got.headers["loyalty-event-id"]
+    assert theirs.received == []
+    feed = await client.get("/api/v1/events", headers=other)
+    assert feed.json()["data"]["data"] == []
+
+
+@pytest.mark.usefixtures("frozen")
+async def test_events_are_kept_thirty_days(client: AsyncTestClient[Litestar]) -> None:
+    """The prune-events job deletes an event once it is more than 30 days old, not before."""
+    crm = await hooks_client(client)
+    shop = await token_of(client, crm)
+    assert (await client.post("/api/v1/customers", json={"first_name": "Old"}, headers=shop)).status_code == 201
+    (event,) = (await client.get("/api/v1/events", headers=shop)).json()["data"]["data"]
+    prune = RUN.replace("webhook-deliveries", "prune-events")
+    await advance(client, AT + timedelta(days=30))
+    assert (await client.post(prune, headers=ADMIN)).status_code == 200
+    shop = await token_of(client, crm)
+    assert (await client.get(f"/api/v1/events/{event['id']}", headers=shop)).status_code == 200
+    await advance(client, AT + timedelta(days=30, seconds=1))
+    ran = await client.post(prune, headers=ADMIN)
+    assert ran.json()["data"]["result"]["events"] >= 1
+    gone = await client.get(f"/api/v1/events/{event['id']}", headers=shop)
+    assert gone.status_code == 404

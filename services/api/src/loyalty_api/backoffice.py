@@ -56,7 +56,9 @@ def add_verbs(verbs: Any) -> None:
     client = _create(clients, "an OAuth client of a vendor; its secret is printed once", _create_client)
     client.add_argument("--vendor-id", type=int, required=True)
     client.add_argument("--name", required=True)
-    client.add_argument("--scope", action="append", choices=("read", "write"), help="default: read and write")
+    client.add_argument(
+        "--scope", action="append", choices=("read", "write", "webhooks"), help="default: read and write"
+    )
     client.add_argument("--default-branch", metavar="EXTERNAL_ID")
 
 
