@@ -14,7 +14,7 @@ from loyalty_core.events.deliveries import ATTEMPTS, DISABLED_REASON, Deliveries
 from loyalty_core.events.endpoints import WebhookEndpoints, signing_secrets
 from loyalty_core.events.feed import one_event, page_of_events, prune_events, scrub_customer_events
 from loyalty_core.events.models import WebhookDelivery
-from loyalty_core.events.recording import RECORDED, record_event
+from loyalty_core.events.recording import EVENT_CTE, RECORDED, event_params, record_event
 from tests.support.sealing import HmacSealer
 from tests.support.vendors import make_vendor
 
@@ -162,3 +162,24 @@ async def test_scrub_and_prune(db: AsyncSession, clock: FixedClock) -> None:
     assert await prune_events(db, clock.now()) >= 1
     _, total = await page_of_events(db, vendor.id, event_type=None, created_after=None, page=1, per_page=15)
     assert total == 0
+
+
+async def test_a_till_statement_embeds_the_event_as_ctes(db: AsyncSession, clock: FixedClock) -> None:
+    """The psycopg form: a statement of its own with the event's CTEs in front records the event and
+    its pending deliveries in the same statement."""
+    vendor = await make_vendor(db)
+    endpoint = (
+        await _endpoints(db, clock).create(
+            vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
+        )
+    ).endpoint
+    raw = await (await db.connection()).get_raw_connection()
+    params = event_params(vendor.id, "points.adjusted", {"amount": 5}, clock.now(), customer_id=3)
+    cursor = await raw.driver_connection.execute(
+        "WITH " + EVENT_CTE + " SELECT %(answer)s::int", {**params, "answer": 42}, prepare=True
+    )
+    assert await cursor.fetchall() == [(42,)]
+    event = await one_event(db, vendor.id, params["event_id"])
+    assert (event["type"], event["data"], event["customer_id"]) == ("points.adjusted", {"amount": 5}, 3)
+    (pending,) = await _pending(db, vendor.id)
+    assert (pending.endpoint_id, pending.event_id, pending.status) == (endpoint.id, params["event_id"], "pending")
