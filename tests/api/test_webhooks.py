@@ -22,6 +22,7 @@ from loyalty_api.settings import Settings
 from loyalty_api.webhook_delivery import Sender
 from tests.support.receiver import Received, receiver
 from tests.support.service import ADMIN
+from tests.support.tls_receiver import tls_receiver
 
 ENDPOINTS = "/api/v1/webhook-endpoints"
 RUN = "/admin/v1/jobs/webhook-deliveries/run"
@@ -350,3 +351,23 @@ async def test_events_are_kept_thirty_days(client: AsyncTestClient[Litestar]) ->
     assert ran.json()["data"]["result"]["events"] >= 1
     gone = await client.get(f"/api/v1/events/{event['id']}", headers=shop)
     assert gone.status_code == 404
+
+
+async def test_tls_is_verified_against_the_urls_host_name_at_the_checked_address() -> None:
+    """The connection goes to the checked address, and the certificate must name the URL's host."""
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    with tls_receiver("hooks.test") as (port, trusting, hosts):
+        sender = Sender(resolve, test_mode=True, verify=trusting)
+        try:
+            named = await sender.post(f"https://hooks.test:{port}/in", b"{}", {})
+            other = await sender.post(f"https://elsewhere.test:{port}/in", b"{}", {})
+        finally:
+            await sender.aclose()
+    assert (named.succeeded, named.response_status) == (True, 204)
+    assert hosts == [f"hooks.test:{port}"]
+    assert (other.succeeded, other.response_status) == (False, None)
+    assert other.error is not None
+    assert "certificate" in other.error.lower()

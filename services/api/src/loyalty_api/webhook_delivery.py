@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import hmac
 import ipaddress
+import ssl
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -44,9 +45,18 @@ def _netloc(address: str, port: int) -> str:
 class Sender:
     """Posts webhooks; one HTTP client (and its connection pool, keyed by address) per worker."""
 
-    def __init__(self, resolver: Resolver, *, test_mode: bool, timeout: float = TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        resolver: Resolver,
+        *,
+        test_mode: bool,
+        timeout: float = TIMEOUT_SECONDS,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
+        """``verify``: the TLS trust (the system's by default; tests pass a context trusting their own CA)."""
         self._resolver, self._test_mode, self._timeout = resolver, test_mode, timeout
         self._client = httpx.AsyncClient(
+            verify=verify,
             trust_env=False,
             follow_redirects=False,
             timeout=httpx.Timeout(timeout),
