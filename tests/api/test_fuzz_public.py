@@ -107,4 +107,6 @@ def test_public_api_statefully(public_document: Any, served: tuple[str, dict[str
     transactions and adjustment; a redemption's read and verify; a product's read), a fixed seed
     and a bounded number of scenarios: zero 5xx and every answer valid against the document."""
     _, vendor = served
-    fuzzing.run_statefully(public_document, vendor)
+    # the events feed and webhook endpoints answer this client 403 (it lacks the webhooks scope): they
+    # link to nothing and hold no state for the run, and the test above fuzzes each of them
+    fuzzing.run_statefully(public_document.exclude(path_regex=r"^/api/v1/(events|webhook-endpoints)"), vendor)

@@ -21,15 +21,18 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy import Table, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from loyalty_core.clock import SystemClock
+from loyalty_core.events.recording import record_event
 from loyalty_core.models import metadata
 from tests.support.app import ADMIN
 from tests.support.customers import CUSTOMERS, card_batch, portal, register
 from tests.support.envelope import error_of
 from tests.support.products import PRODUCTS, create
 from tests.support.routes import endpoints
-from tests.support.tenants import Tenant, admin, make_tenant
+from tests.support.tenants import Tenant, add_client, admin, make_tenant
+from tests.support.webhooks import ALL_SCOPES, make_endpoint
 
 SECRET = "Ownerina-7f3c"
 """Every owner text the intruder could be shown carries this marker; no answer may hold it."""
@@ -52,6 +55,8 @@ class World:
     voucher: str
     earn_rule_id: int
     campaign_id: int
+    endpoint_id: int
+    event_id: str
 
 
 @dataclass(frozen=True)
@@ -427,6 +432,47 @@ CASES: dict[str, list[Call]] = {
 
 PLATFORM = "platform-wide admin route: the admin token acts for every vendor, and the vendor is its subject"
 OWN_IDENTITY = "acts on the path vendor's own identity or branding; takes no id of a row"
+
+
+def _endpoint(w: World) -> dict[str, Any]:
+    return {"endpoint_id": w.endpoint_id}
+
+
+_ENDPOINT_GONE = "another vendor's webhook endpoint"
+CASES |= {
+    "GET /api/v1/events": [Call(200, None, "the intruder's feed holds only its own events")],
+    "GET /api/v1/events/{event_id}": [
+        Call(404, "EVENT_NOT_FOUND", "another vendor's event", path=lambda w: {"event_id": w.event_id})
+    ],
+    "POST /api/v1/webhook-endpoints": [
+        Call(
+            201,
+            None,
+            "makes the intruder's own endpoint",
+            body=lambda w: {"url": "http://127.0.0.1:9/", "events": ["*"]},
+        )
+    ],
+    "GET /api/v1/webhook-endpoints": [Call(200, None, "the intruder's list holds only its own endpoints")],
+    "GET /api/v1/webhook-endpoints/{endpoint_id}": [
+        Call(404, "WEBHOOK_ENDPOINT_NOT_FOUND", _ENDPOINT_GONE, path=_endpoint)
+    ],
+    "PATCH /api/v1/webhook-endpoints/{endpoint_id}": [
+        Call(404, "WEBHOOK_ENDPOINT_NOT_FOUND", _ENDPOINT_GONE, path=_endpoint, body=lambda w: {"enabled": False})
+    ],
+    "DELETE /api/v1/webhook-endpoints/{endpoint_id}": [
+        Call(404, "WEBHOOK_ENDPOINT_NOT_FOUND", _ENDPOINT_GONE, path=_endpoint)
+    ],
+    "POST /api/v1/webhook-endpoints/{endpoint_id}/rotate-secret": [
+        Call(404, "WEBHOOK_ENDPOINT_NOT_FOUND", _ENDPOINT_GONE, path=_endpoint)
+    ],
+    "POST /api/v1/webhook-endpoints/{endpoint_id}/test": [
+        Call(404, "WEBHOOK_ENDPOINT_NOT_FOUND", _ENDPOINT_GONE, path=_endpoint)
+    ],
+    "GET /api/v1/webhook-endpoints/{endpoint_id}/deliveries": [
+        Call(404, "WEBHOOK_ENDPOINT_NOT_FOUND", _ENDPOINT_GONE, path=_endpoint)
+    ],
+}
+
 NOT_SWEPT: dict[str, str] = {
     "POST /admin/v1/plans": PLATFORM,
     "GET /admin/v1/plans": PLATFORM,
@@ -521,7 +567,7 @@ def test_every_vendor_route_is_swept(app: Litestar) -> None:
 
 
 @pytest.fixture
-async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
+async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> dict[str, Any]:
     """The owner vendor with one of everything the routes take an id of (made afresh for each
     case, so no case can see what another one wrote)."""
     owner = await make_tenant(client, plan={"features": {"campaigns": True}})
@@ -566,8 +612,16 @@ async def owner_world(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
     campaign = await admin(
         client, "POST", portal(owner, "/campaigns"), {"name": SECRET, "kind": "fixed_points", "points": 5}
     )
+    hooks = await add_client(client, owner.vendor_id, owner.plan_id, ALL_SCOPES)
+    endpoint = await make_endpoint(client, hooks, description=SECRET)
+    async with AsyncSession(engine) as session, session.begin():
+        event_id = await record_event(
+            session, SystemClock(), owner.vendor_id, "customer.updated", {"first_name": SECRET}, customer_id=made["id"]
+        )
     return {
         "owner": owner,
+        "endpoint_id": endpoint["id"],
+        "event_id": event_id,
         "earn_rule_id": rule["id"],
         "campaign_id": campaign["id"],
         "customer_id": made["id"],
@@ -602,7 +656,7 @@ async def test_another_vendor_gets_the_spec_answer_and_none_of_the_owners_data(
 ) -> None:
     """Authentication 3 and each route's not-found rule: the intruder's request answers the status
     and code of ``call``, carries none of the owner's data, and leaves every owner row as it was."""
-    intruder = await make_tenant(client)
+    intruder = await make_tenant(client, credentials=ALL_SCOPES)
     world = World(intruder=intruder, **owner_world)
     method = key.split(" ", 1)[0]
     [endpoint] = [e for e in endpoints(client.app) if e.key == key]

@@ -13,6 +13,7 @@ from loyalty_core.db import make_sessionmaker
 from loyalty_http.config import HttpConfig, Readiness
 from loyalty_http.plugin import LoyaltyHttp
 from tests.support.probe import ProbeController, probe_jobs
+from tests.support.sealing import HmacSealer
 
 ADMIN_TOKEN = "test-admin-token"
 JWT_SECRET = "test-jwt-secret-of-a-proper-length-32b"
@@ -31,6 +32,7 @@ def build_app(
         checks = {"database": "ok" if database_ok else "down", "redis": "not_configured"}
         return Readiness(database_ok=database_ok, status="ok" if database_ok else "degraded", checks=checks)
 
+    overrides.setdefault("webhook_sealer", HmacSealer())
     config = HttpConfig(
         sessionmaker=make_sessionmaker(engine),
         clock=test_clock or SettableClock(),

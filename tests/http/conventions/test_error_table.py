@@ -107,6 +107,8 @@ CONTRACT_STATUSES = {
     "PLAN_FEATURE_UNAVAILABLE": 403,  # campaigns of a family the plan lacks
     "PAYLOAD_TOO_LARGE": 413,  # Input: a body above LOYALTY_MAX_BODY_BYTES
     "SERVICE_UNAVAILABLE": 503,  # a dependency is not ready; Retry-After
+    "EVENT_NOT_FOUND": 404,  # the events feed
+    "WEBHOOK_ENDPOINT_NOT_FOUND": 404,  # webhook endpoints
 }
 """Codes the back-office contract names."""
 

@@ -15,6 +15,7 @@ from tests.support.app import ADMIN, build_app
 from tests.support.envelope import error_of
 from tests.support.redemptions import member, redeem, reward
 from tests.support.tenants import make_tenant
+from tests.support.webhooks import ENDPOINTS, make_endpoint, webhook_tenant
 
 
 def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -100,3 +101,19 @@ async def test_rate_limit_refusals_are_counted_by_window(engine: AsyncEngine, te
     assert answers == [401, 401, 429]
     key = ("loyalty_rate_limit_refusals_total", (("window", "address"),))
     assert after[key] - before.get(key, 0.0) == 1
+
+
+async def test_webhook_deliveries_are_counted_by_outcome_with_the_queue_age(
+    client: AsyncTestClient[Litestar], test_clock: SettableClock
+) -> None:
+    """Webhook deliveries waiting are counted, and the oldest due one's wait is the queue's age."""
+    test_clock.freeze(datetime(2036, 4, 1, 9, 0, tzinfo=UTC))
+    before = _samples((await client.get("/metrics", headers=ADMIN)).text)
+    tenant = await webhook_tenant(client)
+    made = await make_endpoint(client, tenant)
+    assert (await client.post(f"{ENDPOINTS}/{made['id']}/test", headers=tenant.headers)).status_code == 202
+    test_clock.freeze(datetime(2036, 4, 1, 9, 2, 30, tzinfo=UTC))
+    after = _samples((await client.get("/metrics", headers=ADMIN)).text)
+    pending = ("loyalty_webhook_deliveries", (("status", "pending"),))
+    assert after[pending] - before.get(pending, 0.0) == 1
+    assert after[("loyalty_webhook_queue_age_seconds", ())] >= 150

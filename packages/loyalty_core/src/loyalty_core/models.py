@@ -7,6 +7,7 @@ from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdenti
 from loyalty_core.db import Base
 from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, meters
+from loyalty_core.events.models import WebhookDelivery, WebhookEndpoint, events
 from loyalty_core.passes.models import (
     CardMail,
     CardSendCooldown,
@@ -54,6 +55,9 @@ __all__ = [
     "VoucherBranch",
     "Wallet",
     "WalletIdentity",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "events",
     "metadata",
     "meters",
 ]

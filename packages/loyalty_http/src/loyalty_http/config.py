@@ -14,6 +14,8 @@ import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock, SettableClock
+from loyalty_core.events.addresses import Resolver, system_resolver
+from loyalty_core.events.endpoints import Sealer
 from loyalty_core.passes.ports import PassMaker
 from loyalty_http.wire.metrics import QueueStats
 
@@ -50,6 +52,13 @@ class HttpConfig:
     enqueue_card_mail: Callable[[int], Awaitable[None]] | None = None
     """Queues the mail job for an accepted send-card (its ``card_mails`` id), called after the commit.
     None: the row waits for the service's sweep (an app composed without a queue)."""
+    webhook_sealer: Sealer | None = None
+    """Seals webhook secrets with the service's encryption key; None: the endpoint routes answer 500."""
+    resolver: Resolver = system_resolver
+    """Resolves a webhook URL's host for the address check (tests script the answers)."""
+    enqueue_webhooks: Callable[[], Awaitable[None]] | None = None
+    """Wakes the delivery worker after a transaction that recorded events commits. None: the
+    pending deliveries wait for the service's sweep."""
     mail_domain: str = "loyalty.local"
     """The right-hand side of the card mails' Message-IDs."""
     driver_pool_size: int | None = None

@@ -36,6 +36,7 @@ from loyalty_core.customers.card_list import CardList
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.earning.till_purchase import Purchases
+from loyalty_core.events.recording import RECORDED
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.outbox import Outbox
 from loyalty_core.passes.ports import PassMaker
@@ -103,7 +104,10 @@ async def provide_db(request: Request[Any, Any, Any], config: Config) -> AsyncGe
         except BaseException:
             await session.rollback()
             raise
+        recorded = session.info.pop(RECORDED, False)
         await session.commit()
+        if recorded and config.enqueue_webhooks is not None:
+            after_commit(request, config.enqueue_webhooks)
         await _run_after_commit(request)
 
 

@@ -19,6 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from loyalty_api.jobs import SCHEDULED, JobFunction
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
 from loyalty_api.jobs.card_mails import job_options
+from loyalty_api.jobs.webhook_deliveries import JOB as WEBHOOK_JOB
+from loyalty_api.jobs.webhook_deliveries import job_options as webhook_job_options
 from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.portal_mount import portal_mount
 from loyalty_api.settings import Settings, SettingsError
@@ -65,6 +67,8 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             jobs=scheduled_jobs(job_context),
             passes=passes,
             enqueue_card_mail=queue.enqueue_card_mail,
+            webhook_sealer=services["webhook_sealer"],
+            enqueue_webhooks=queue.enqueue_webhooks,
             mail_domain=mail_domain(settings.mail_from),
             queue_stats=queue.stats,
             driver_pool_size=till_pool,
@@ -121,6 +125,11 @@ class JobQueue:
         """After a send-card's commit."""
         await self.connect()
         await self.queue.enqueue(CARD_MAIL_JOB, **job_options(card_mail_id))
+
+    async def enqueue_webhooks(self) -> None:
+        """After a commit that recorded events: wake the delivery job (one waits at a time)."""
+        await self.connect()
+        await self.queue.enqueue(WEBHOOK_JOB, **webhook_job_options())
 
     async def stats(self) -> QueueStats | None:
         """The queue's depth and failures for /metrics; None while its store does not answer."""

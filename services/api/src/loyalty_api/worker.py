@@ -13,7 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from loyalty_api.jobs import QUEUED, SCHEDULED
 from loyalty_api.mail_delivery import mailer_for
 from loyalty_api.settings import Settings, libpq_url
+from loyalty_api.webhook_delivery import Sender
+from loyalty_api.webhook_secrets import WebhookSealer
 from loyalty_core.clock import Clock
+from loyalty_core.events.addresses import Resolver, system_resolver
 from loyalty_core.passes.ports import PassMaker
 
 log = structlog.get_logger("loyalty.worker")
@@ -36,12 +39,15 @@ def make_queue(settings: Settings) -> Queue:
     return Queue.from_url(libpq_url(settings.database_url), name=QUEUE_NAME)
 
 
-def job_services(settings: Settings, passes: PassMaker) -> dict[str, Any]:
-    """What the card-mail jobs need besides the database and the clock, from the settings."""
+def job_services(settings: Settings, passes: PassMaker, resolver: Resolver = system_resolver) -> dict[str, Any]:
+    """What the card-mail and webhook jobs need besides the database and the clock, from the settings."""
+    assert settings.encryption_key is not None, "the secrets are filled before the jobs are composed"
     return {
         "passes": passes,
         "mailer": mailer_for(settings.smtp_host, settings.smtp_port, settings.home),
         "mail_from": settings.mail_from,
+        "webhook_sealer": WebhookSealer(settings.encryption_key),
+        "webhook_sender": Sender(resolver, test_mode=settings.test_mode),
     }
 
 

@@ -1,4 +1,5 @@
-"""A voucher as the public API shows it: its status read against today's date."""
+"""A voucher as the public API shows it (its status read against today's date): the answer of its
+read and verify, and the ``voucher.used`` event's data."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ import psycopg
 from litestar import Controller, Request, Response, get
 from sqlalchemy.exc import SQLAlchemyError
 
+from loyalty_core.events.totals import webhook_totals
 from loyalty_core.passes.totals import card_mails_by_status
 from loyalty_core.redemptions.totals import redemptions_by_state
 from loyalty_core.wallet.totals import points_by_kind
@@ -40,14 +41,16 @@ class MetricsController(Controller):
     async def metrics(self, config: Config, request: Request[Any, Any, Any]) -> bytes:
         """Prometheus text (admin token; not rate-limited): requests and their durations by route
         template and status, rate-limit refusals, pool use; points by kind, redemptions by state,
-        card mails by status and the job queue, read at the scrape. docs/deployment.md lists the names."""
-        points = redemptions = card_mails = None
+        card mails by status, webhook deliveries by outcome and the age of the oldest due one, and the job
+        queue, read at the scrape. docs/deployment.md lists the names."""
+        points = redemptions = card_mails = webhooks = None
         try:
             conn = await request_connection(request.scope).reader()
             points = await points_by_kind(conn)
             redemptions = await redemptions_by_state(conn, config.clock.now())
             card_mails = await card_mails_by_status(conn)
+            webhooks = await webhook_totals(conn, config.clock.now())
         except (OSError, psycopg.Error, SQLAlchemyError):
             pass  # the scrape still answers: loyalty_database_up is 0
         queue = await config.queue_stats() if config.queue_stats is not None else None
-        return metrics.exposition(metrics.Scraped(points, redemptions, queue, card_mails))
+        return metrics.exposition(metrics.Scraped(points, redemptions, queue, card_mails, webhooks))

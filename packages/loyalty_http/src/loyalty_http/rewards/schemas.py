@@ -10,7 +10,7 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS, Reward
 from loyalty_core.tenancy.models import Branch
-from loyalty_core.tenancy.resources import BranchShown
+from loyalty_core.tenancy.resources import BranchShown as BranchShown
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=255)]

@@ -43,6 +43,8 @@ STATUS_BY_CODE: Final = MappingProxyType(
         "REWARD_NOT_FOUND": 404,
         "REWARD_UNAVAILABLE": 422,
         "WALLET_NOT_FOUND": 404,
+        "EVENT_NOT_FOUND": 404,
+        "WEBHOOK_ENDPOINT_NOT_FOUND": 404,
         # business rules
         "BRANCH_REQUIRED": 422,
         "CODE_ALREADY_USED": 422,

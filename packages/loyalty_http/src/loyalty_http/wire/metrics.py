@@ -24,6 +24,8 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import event
 
+from loyalty_core.events.totals import WebhookTotals
+
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 UNMATCHED: Final = "unmatched"
 _BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -83,6 +85,7 @@ class Scraped:
     redemptions: dict[str, int] | None
     queue: QueueStats | None
     card_mails: dict[str, int] | None = None
+    webhooks: WebhookTotals | None = None
 
 
 def _families(scraped: Scraped) -> list[Any]:
@@ -113,6 +116,20 @@ def _families(scraped: Scraped) -> list[Any]:
         for status, value in scraped.card_mails.items():
             mails.add_metric([status], value)
         families.append(mails)
+    if scraped.webhooks is not None:
+        deliveries = GaugeMetricFamily(
+            "loyalty_webhook_deliveries",
+            "Webhook delivery attempts by outcome (succeeded, failed) and those waiting (pending), over the"
+            " events kept.",
+            labels=("status",),
+        )
+        for status, value in scraped.webhooks.by_status.items():
+            deliveries.add_metric([status], value)
+        age = GaugeMetricFamily(
+            "loyalty_webhook_queue_age_seconds", "How long the longest-waiting due webhook delivery has waited."
+        )
+        age.add_metric([], scraped.webhooks.queue_age_seconds)
+        families.extend((deliveries, age))
     queue_up = GaugeMetricFamily("loyalty_queue_up", "1 when this scrape could read the job queue.")
     queue_up.add_metric([], 1 if scraped.queue is not None else 0)
     families.append(queue_up)

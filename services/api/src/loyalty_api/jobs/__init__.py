@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from loyalty_api.jobs import card_mails, customer_moments, expire_points, prune_tokens
+from loyalty_api.jobs import card_mails, customer_moments, expire_points, prune_tokens, webhook_deliveries
 
 JobFunction = Callable[..., Awaitable[Mapping[str, Any]]]
 
@@ -14,8 +14,10 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "prune-tokens": (prune_tokens.prune_tokens, prune_tokens.CRON),
     "card-mails": (card_mails.card_mails, card_mails.CRON),
     "customer-moments": (customer_moments.customer_moments, customer_moments.CRON),
+    "webhook-deliveries": (webhook_deliveries.webhook_deliveries, webhook_deliveries.CRON),
+    "prune-events": (webhook_deliveries.prune_old_events, webhook_deliveries.PRUNE_CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (contract, section 4)."""
 
-QUEUED: list[JobFunction] = [card_mails.send_card_mail]
+QUEUED: list[JobFunction] = [card_mails.send_card_mail, webhook_deliveries.deliver_webhooks]
 """Jobs queued by requests (after their commit), not by the clock."""

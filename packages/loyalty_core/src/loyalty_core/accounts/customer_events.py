@@ -1,0 +1,156 @@
+"""Every change of a customer recorded as an event in the change's own transaction.
+
+Registration and import record ``customer.created``; a change of the profile, consent, status,
+cards or identifiers records ``customer.updated`` (only when the customer as the API shows it
+changed); anonymization records ``customer.anonymized`` and scrubs the personal data from the
+customer's stored events. ``data`` is the customer resource the API answers with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+
+import msgspec
+from sqlalchemy import and_, func, select
+
+from loyalty_core.accounts.enrolment import Enrolment, ImportOutcome
+from loyalty_core.accounts.views import CustomerReads
+from loyalty_core.customers import errors as ce
+from loyalty_core.customers.consent import Provenance
+from loyalty_core.customers.models import Customer
+from loyalty_core.customers.profiles import Profile
+from loyalty_core.customers.resources import Customer as CustomerResource
+from loyalty_core.customers.services.status import StatusWrites
+from loyalty_core.customers.services.updates import ProfileWrites
+from loyalty_core.customers.views import IDENTIFIER_LIST, CardView, CustomerView, view_of
+from loyalty_core.events.feed import scrub_customer_events
+from loyalty_core.events.models import EventType
+from loyalty_core.events.recording import record_event
+from loyalty_core.wallet.models import Wallet
+
+_C = Customer.__table__.c
+_W = Wallet.__table__.c
+_ANY_STATUS = (
+    select(*_C, func.coalesce(_W.balance, 0).label("balance"), IDENTIFIER_LIST)
+    .select_from(Customer.__table__)
+    .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
+)
+"""The customer read, anonymized customers included: the data of ``customer.anonymized``."""
+
+
+def customer_data(view: CustomerView) -> dict[str, Any]:
+    data: dict[str, Any] = msgspec.to_builtins(CustomerResource.of(view))
+    return data
+
+
+class CustomerEvents(CustomerReads, Enrolment, ProfileWrites, StatusWrites):
+    async def _record(self, event_type: EventType, view: CustomerView) -> None:
+        await record_event(
+            self._session, self._clock, view.vendor_id, event_type, customer_data(view), customer_id=view.id
+        )
+
+    async def _before(self, vendor_id: int, customer_id: int | None) -> CustomerView | None:
+        if customer_id is None:
+            return None
+        try:
+            return await self.get(vendor_id, customer_id)
+        except ce.CustomerNotFound:
+            return None
+
+    async def _updated(self, before: CustomerView | None, after: CustomerView) -> CustomerView:
+        if before is None or customer_data(before) != customer_data(after):
+            await self._record(EventType.CUSTOMER_UPDATED, after)
+        return after
+
+    async def register(self, vendor_id: int, profile: Profile, *, provenance: Provenance) -> CustomerView:
+        view = await super().register(vendor_id, profile, provenance=provenance)
+        await self._record(EventType.CUSTOMER_CREATED, view)
+        return view
+
+    async def import_customers(
+        self, vendor_id: int, *, importer: str | None, attested_on: date | None, items: Sequence[Profile]
+    ) -> list[ImportOutcome]:
+        outcomes = await super().import_customers(vendor_id, importer=importer, attested_on=attested_on, items=items)
+        for outcome in outcomes:
+            if outcome.customer is not None:
+                await self._record(EventType.CUSTOMER_CREATED, outcome.customer)
+        return outcomes
+
+    async def update_by_external_id(
+        self, vendor_id: int, external_id: str, changes: Mapping[str, Any], *, provenance: Provenance
+    ) -> CustomerView:
+        before = await self._before_by_external_id(vendor_id, external_id)
+        after = await super().update_by_external_id(vendor_id, external_id, changes, provenance=provenance)
+        return await self._updated(before, after)
+
+    async def _before_by_external_id(self, vendor_id: int, external_id: str) -> CustomerView | None:
+        try:
+            return await self.lookup(vendor_id, external_id=external_id)
+        except ce.CustomerNotFound:
+            return None
+
+    async def link_external_id(
+        self, vendor_id: int, external_id: str, *, identifier: str | None = None, customer_id: int | None = None
+    ) -> CustomerView:
+        before = await self._before(vendor_id, customer_id)
+        after = await super().link_external_id(vendor_id, external_id, identifier=identifier, customer_id=customer_id)
+        if before is None:
+            before = await self._before_linking(after, external_id)
+        return await self._updated(before, after)
+
+    async def _before_linking(self, after: CustomerView, external_id: str) -> CustomerView | None:
+        """Found by identifier: the customer before linking is the one after, less a new link."""
+        if after.external_id == external_id and after.updated_at != self._clock.now():
+            return after  # linked already: nothing changed
+        return None
+
+    async def record_consent(
+        self, vendor_id: int, customer_id: int, granted: bool, version: str | None, *, provenance: Provenance
+    ) -> CustomerView:
+        before = await self._before(vendor_id, customer_id)
+        after = await super().record_consent(vendor_id, customer_id, granted, version, provenance=provenance)
+        return await self._updated(before, after)
+
+    async def unsubscribe(self, vendor_id: int, customer_id: int) -> None:
+        before = await self._before(vendor_id, customer_id)
+        await super().unsubscribe(vendor_id, customer_id)
+        await self._updated(before, await self.get(vendor_id, customer_id))
+
+    async def add_card(self, vendor_id: int, customer_id: int, code: str | None) -> CustomerView:
+        before = await self._before(vendor_id, customer_id)
+        return await self._updated(before, await super().add_card(vendor_id, customer_id, code))
+
+    async def set_card_active(self, vendor_id: int, code: str, active: bool) -> CardView:
+        holder = await self._holder(vendor_id, code)
+        before = await self._before(vendor_id, holder)
+        card = await super().set_card_active(vendor_id, code, active)
+        if card.customer_id is not None:
+            await self._updated(before, await self.get(vendor_id, card.customer_id))
+        return card
+
+    async def _holder(self, vendor_id: int, identifier: str) -> int | None:
+        try:
+            return (await self.lookup(vendor_id, identifier=identifier)).id
+        except ce.CustomerNotFound:
+            return None
+
+    async def set_identifier_active(self, vendor_id: int, customer_id: int, value: str, active: bool) -> CustomerView:
+        before = await self._before(vendor_id, customer_id)
+        return await self._updated(before, await super().set_identifier_active(vendor_id, customer_id, value, active))
+
+    async def deactivate(self, vendor_id: int, customer_id: int) -> CustomerView:
+        before = await self._before(vendor_id, customer_id)
+        return await self._updated(before, await super().deactivate(vendor_id, customer_id))
+
+    async def anonymize(self, vendor_id: int, customer_id: int) -> None:
+        await super().anonymize(vendor_id, customer_id)
+        row = (
+            (await self._session.execute(_ANY_STATUS.where(_C.vendor_id == vendor_id, _C.id == customer_id)))
+            .mappings()
+            .one()
+        )
+        view = view_of(row)
+        await self._record(EventType.CUSTOMER_ANONYMIZED, view)
+        await scrub_customer_events(self._session, vendor_id, customer_id, customer_data(view))

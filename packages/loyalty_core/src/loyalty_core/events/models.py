@@ -1,0 +1,131 @@
+"""Rows of the events area: the events themselves, the shops' webhook endpoints and the delivery log.
+
+``events`` rides in the till's statements, so it has no foreign key to ``vendors`` (a key share
+lock on the vendor row per purchase would be a hot row) and no ``updated_at``: an event is written
+once, and only scrubbed when its customer is anonymized.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from advanced_alchemy.types import DateTimeUTC
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    LargeBinary,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from loyalty_core.db import Base, VendorRow, one_of
+
+
+class EventType(StrEnum):
+    CUSTOMER_CREATED = "customer.created"
+    CUSTOMER_UPDATED = "customer.updated"
+    CUSTOMER_MERGED = "customer.merged"
+    CUSTOMER_ANONYMIZED = "customer.anonymized"
+    TRANSACTION_CREATED = "transaction.created"
+    TRANSACTION_RETURNED = "transaction.returned"
+    POINTS_ADJUSTED = "points.adjusted"
+    POINTS_EXPIRED = "points.expired"
+    REDEMPTION_CREATED = "redemption.created"
+    REDEMPTION_USED = "redemption.used"
+    REDEMPTION_CANCELLED = "redemption.cancelled"
+    VOUCHER_USED = "voucher.used"
+
+
+PING = "ping"
+"""The test event an endpoint's ``test`` action sends; stored so its delivery has a body, never listed."""
+EVERY = "*"
+
+
+class DeliveryStatus(StrEnum):
+    PENDING = "pending"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+events = Table(
+    "events",
+    Base.metadata,
+    Column("vendor_id", BigInteger, nullable=False),
+    Column("id", String(28), nullable=False),
+    Column("type", String(32), nullable=False),
+    Column("created_at", DateTimeUTC(timezone=True), nullable=False),
+    Column("customer_id", BigInteger, nullable=True),
+    Column("data", JSONB, nullable=False),
+    PrimaryKeyConstraint("vendor_id", "id", name="pk_events"),
+    Index("ix_events_vendor_created", "vendor_id", "created_at"),
+    Index("ix_events_vendor_customer", "vendor_id", "customer_id"),
+    Index("ix_events_created", "created_at"),
+)
+"""``customer_id``: the customer the event is about, so anonymizing can find the events to scrub."""
+
+
+class WebhookEndpoint(VendorRow, Base):
+    """A shop's receiver. The secret is stored only sealed; while it rotates, the previous one keeps
+    signing until ``previous_secret_until``. ``failing_since``: the first failed attempt since the
+    last success, from which the 3-day disabling is counted."""
+
+    __tablename__ = "webhook_endpoints"
+    __table_args__ = (PrimaryKeyConstraint("vendor_id", "id", name="pk_webhook_endpoints"),)
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    events: Mapped[list[str]] = mapped_column(ARRAY(String(32)))
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    disabled_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    sealed_secret: Mapped[bytes] = mapped_column(LargeBinary)
+    previous_sealed_secret: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    previous_secret_until: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    failing_since: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class WebhookDelivery(VendorRow, Base):
+    """One row per attempt (``succeeded`` or ``failed``) and one ``pending`` row for the attempt
+    scheduled next; the pending row becomes the attempt's row when it is made."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_webhook_deliveries"),
+        ForeignKeyConstraint(
+            ["vendor_id", "endpoint_id"],
+            ["webhook_endpoints.vendor_id", "webhook_endpoints.id"],
+            name="fk_webhook_deliveries_endpoint",
+            ondelete="CASCADE",
+        ),
+        ForeignKeyConstraint(
+            ["vendor_id", "event_id"],
+            ["events.vendor_id", "events.id"],
+            name="fk_webhook_deliveries_event",
+            ondelete="CASCADE",
+        ),
+        CheckConstraint(one_of("status", DeliveryStatus), name="status_known"),
+        Index("ix_webhook_deliveries_due", "next_attempt_at", postgresql_where="status = 'pending'"),
+        Index("ix_webhook_deliveries_endpoint", "vendor_id", "endpoint_id", "id"),
+        Index("ix_webhook_deliveries_event", "vendor_id", "event_id"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    endpoint_id: Mapped[int] = mapped_column(BigInteger)
+    event_id: Mapped[str] = mapped_column(String(28))
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    status: Mapped[str] = mapped_column(String(16), default=DeliveryStatus.PENDING)
+    response_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    duration_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)

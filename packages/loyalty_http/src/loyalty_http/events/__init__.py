@@ -1,0 +1,1 @@
+"""The events feed and the webhook endpoints: routes and wire structs."""

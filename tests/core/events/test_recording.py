@@ -1,0 +1,185 @@
+"""Events recorded in the caller's transaction, with a pending delivery for each listening endpoint,
+and the delivery schedule on the service clock."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.clock import FixedClock
+from loyalty_core.events.deliveries import ATTEMPTS, DISABLED_REASON, Deliveries, Outcome
+from loyalty_core.events.endpoints import WebhookEndpoints, signing_secrets
+from loyalty_core.events.feed import one_event, page_of_events, prune_events, scrub_customer_events
+from loyalty_core.events.models import WebhookDelivery
+from loyalty_core.events.recording import EVENT_CTE, RECORDED, event_params, record_event
+from tests.support.sealing import HmacSealer
+from tests.support.vendors import make_vendor
+
+
+async def _public(host: str, port: int) -> list[str]:
+    return ["93.184.216.34"]
+
+
+def _endpoints(db: AsyncSession, clock: FixedClock) -> WebhookEndpoints:
+    return WebhookEndpoints(db, clock, HmacSealer(), _public, test_mode=False)
+
+
+async def _pending(db: AsyncSession, vendor_id: int) -> list[WebhookDelivery]:
+    rows = await db.scalars(
+        select(WebhookDelivery).where(WebhookDelivery.vendor_id == vendor_id).order_by(WebhookDelivery.id)
+    )
+    return list(rows)
+
+
+async def test_an_event_gets_a_pending_delivery_per_listening_endpoint(db: AsyncSession, clock: FixedClock) -> None:
+    vendor = await make_vendor(db)
+    endpoints = _endpoints(db, clock)
+    every = (
+        await endpoints.create(vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True)
+    ).endpoint
+    customers = await endpoints.create(
+        vendor.id, url="https://b.example/", events=["customer.created"], description=None, enabled=True
+    )
+    await endpoints.create(vendor.id, url="https://c.example/", events=["voucher.used"], description=None, enabled=True)
+    await endpoints.create(vendor.id, url="https://d.example/", events=["*"], description=None, enabled=False)
+
+    event_id = await record_event(db, clock, vendor.id, "customer.created", {"id": 7}, customer_id=7)
+
+    assert re.fullmatch(r"evt_[A-Za-z0-9]{24}", event_id)
+    assert db.info[RECORDED] is True
+    event = await one_event(db, vendor.id, event_id)
+    assert (event["type"], event["data"], event["created_at"]) == ("customer.created", {"id": 7}, clock.now())
+    pending = await _pending(db, vendor.id)
+    assert sorted(d.endpoint_id for d in pending) == sorted([every.id, customers.endpoint.id])
+    assert {(d.event_id, d.attempt, d.status, d.next_attempt_at) for d in pending} == {
+        (event_id, 1, "pending", clock.now())
+    }
+
+
+async def test_another_vendors_events_are_not_in_the_feed(db: AsyncSession, clock: FixedClock) -> None:
+    a, b = await make_vendor(db), await make_vendor(db)
+    await record_event(db, clock, a.id, "customer.created", {"id": 1})
+    rows, total = await page_of_events(db, b.id, event_type=None, created_after=None, page=1, per_page=15)
+    assert (rows, total) == ([], 0)
+
+
+async def test_failures_follow_the_schedule_then_fail_for_good(db: AsyncSession, clock: FixedClock) -> None:
+    vendor = await make_vendor(db)
+    endpoint = (
+        await _endpoints(db, clock).create(
+            vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
+        )
+    ).endpoint
+    await record_event(db, clock, vendor.id, "voucher.used", {"code": "X"})
+    deliveries = Deliveries(db, clock)
+    start = clock.now()
+    waits = []
+    for _ in range(ATTEMPTS):
+        (due,) = await deliveries.due()
+        claimed = await deliveries.claim(*due)
+        assert claimed is not None
+        await deliveries.settle(*claimed, Outcome(False, 500, 3, "HTTP 500"))
+        rows = await _pending(db, vendor.id)
+        if rows[-1].status == "pending":
+            waits.append(rows[-1].next_attempt_at - clock.now())  # type: ignore[operator]
+            assert await deliveries.due() == []
+            clock.set(rows[-1].next_attempt_at)  # type: ignore[arg-type]
+    rows = await _pending(db, vendor.id)
+    assert [(d.attempt, d.status) for d in rows] == [(n, "failed") for n in range(1, ATTEMPTS + 1)]
+    assert [w.total_seconds() for w in waits] == [60, 300, 1800, 3600, 7200, 21600, 43200]
+    assert clock.now() - start == timedelta(hours=21, minutes=36)
+    assert endpoint.enabled is True  # 21.6 hours of failures is not yet 3 days
+
+
+async def test_an_endpoint_failing_for_three_days_is_disabled(db: AsyncSession, clock: FixedClock) -> None:
+    vendor = await make_vendor(db)
+    endpoint = (
+        await _endpoints(db, clock).create(
+            vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
+        )
+    ).endpoint
+    deliveries = Deliveries(db, clock)
+    for day in range(4):
+        await record_event(db, clock, vendor.id, "voucher.used", {"day": day})
+        for due in await deliveries.due():
+            claimed = await deliveries.claim(*due)
+            if claimed is None:  # the endpoint was disabled by an earlier failure of this round
+                assert endpoint.enabled is False
+                continue
+            await deliveries.settle(*claimed, Outcome(False, None, 10000, "timed out"))
+        if day < 3:
+            assert endpoint.enabled is True
+            clock.set(clock.now() + timedelta(days=1))
+    assert (endpoint.enabled, endpoint.disabled_reason) == (False, DISABLED_REASON)
+    assert await deliveries.due() == []
+
+
+async def test_a_success_resets_the_failing_time(db: AsyncSession, clock: FixedClock) -> None:
+    vendor = await make_vendor(db)
+    endpoint = (
+        await _endpoints(db, clock).create(
+            vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
+        )
+    ).endpoint
+    deliveries = Deliveries(db, clock)
+    await record_event(db, clock, vendor.id, "voucher.used", {})
+    claimed = await deliveries.claim(*(await deliveries.due())[0])
+    assert claimed is not None
+    await deliveries.settle(*claimed, Outcome(False, 503, 5, "HTTP 503"))
+    assert endpoint.failing_since == clock.now()
+    clock.set(clock.now() + timedelta(minutes=1))
+    claimed = await deliveries.claim(*(await deliveries.due())[0])
+    assert claimed is not None
+    await deliveries.settle(*claimed, Outcome(True, 200, 5, None))
+    assert endpoint.failing_since is None
+    assert [(d.attempt, d.status, d.response_status) for d in await _pending(db, vendor.id)] == [
+        (1, "failed", 503),
+        (2, "succeeded", 200),
+    ]
+
+
+async def test_rotation_signs_with_both_secrets_for_a_day(db: AsyncSession, clock: FixedClock) -> None:
+    vendor = await make_vendor(db)
+    endpoints = _endpoints(db, clock)
+    made = await endpoints.create(vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True)
+    assert re.fullmatch(r"whsec_[A-Za-z0-9]{32}", made.secret)
+    assert made.secret.encode() not in made.endpoint.sealed_secret
+    rotated = await endpoints.rotate_secret(vendor.id, made.endpoint.id)
+    assert signing_secrets(rotated.endpoint, HmacSealer(), clock.now()) == [rotated.secret, made.secret]
+    later = clock.now() + timedelta(hours=24)
+    assert signing_secrets(rotated.endpoint, HmacSealer(), later) == [rotated.secret]
+
+
+async def test_scrub_and_prune(db: AsyncSession, clock: FixedClock) -> None:
+    vendor = await make_vendor(db)
+    kept = await record_event(db, clock, vendor.id, "customer.updated", {"email": "a@b.c"}, customer_id=5)
+    await scrub_customer_events(db, vendor.id, 5, {"email": None})
+    assert (await one_event(db, vendor.id, kept))["data"] == {"email": None}
+    clock.set(clock.now() + timedelta(days=30, seconds=1))
+    assert await prune_events(db, clock.now()) >= 1
+    _, total = await page_of_events(db, vendor.id, event_type=None, created_after=None, page=1, per_page=15)
+    assert total == 0
+
+
+async def test_a_till_statement_embeds_the_event_as_ctes(db: AsyncSession, clock: FixedClock) -> None:
+    """The psycopg form: a statement of its own with the event's CTEs in front records the event and
+    its pending deliveries in the same statement."""
+    vendor = await make_vendor(db)
+    endpoint = (
+        await _endpoints(db, clock).create(
+            vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
+        )
+    ).endpoint
+    raw = await (await db.connection()).get_raw_connection()
+    params = event_params(vendor.id, "points.adjusted", {"amount": 5}, clock.now(), customer_id=3)
+    cursor = await raw.driver_connection.execute(
+        "WITH " + EVENT_CTE + " SELECT %(answer)s::int", {**params, "answer": 42}, prepare=True
+    )
+    assert await cursor.fetchall() == [(42,)]
+    event = await one_event(db, vendor.id, params["event_id"])
+    assert (event["type"], event["data"], event["customer_id"]) == ("points.adjusted", {"amount": 5}, 3)
+    (pending,) = await _pending(db, vendor.id)
+    assert (pending.endpoint_id, pending.event_id, pending.status) == (endpoint.id, params["event_id"], "pending")

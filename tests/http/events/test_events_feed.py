@@ -1,0 +1,80 @@
+"""The events feed: a shop's events newest first, filtered by type and time, one event by id."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import get_args
+
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from loyalty_core.clock import FixedClock
+from loyalty_core.events.models import EventType
+from loyalty_core.events.recording import record_event
+from loyalty_http.events.schemas import TypeName
+from tests.support.envelope import error_of
+from tests.support.webhooks import EVENTS, webhook_tenant
+
+T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+
+
+async def _record(engine: AsyncEngine, vendor_id: int, event_type: str, at: datetime, n: int) -> str:
+    async with AsyncSession(engine) as session, session.begin():
+        return await record_event(session, FixedClock(at), vendor_id, event_type, {"n": n})
+
+
+async def test_newest_first_with_filters(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
+    tenant = await webhook_tenant(client)
+    other = await webhook_tenant(client)
+    ids = [
+        await _record(engine, tenant.vendor_id, kind, T0 + timedelta(hours=n), n)
+        for n, kind in enumerate(["customer.created", "voucher.used", "customer.updated", "voucher.used"])
+    ]
+    await _record(engine, other.vendor_id, "voucher.used", T0, 99)
+
+    everything = await client.get(EVENTS, headers=tenant.headers)
+    assert everything.status_code == 200
+    body = everything.json()["data"]
+    assert [e["id"] for e in body["data"]] == ids[::-1]
+    assert body["data"][0] == {
+        "id": ids[3],
+        "type": "voucher.used",
+        "created_at": "2026-05-01T12:00:00Z",
+        "data": {"n": 3},
+    }
+    assert body["meta"]["total"] == 4
+
+    vouchers = await client.get(EVENTS, params={"type": "voucher.used"}, headers=tenant.headers)
+    assert [e["id"] for e in vouchers.json()["data"]["data"]] == [ids[3], ids[1]]
+    later = await client.get(EVENTS, params={"created_after": "2026-05-01T10:00:00Z"}, headers=tenant.headers)
+    assert [e["id"] for e in later.json()["data"]["data"]] == [ids[3], ids[2]]
+    paged = await client.get(EVENTS, params={"per_page": 1, "page": 2}, headers=tenant.headers)
+    assert [e["id"] for e in paged.json()["data"]["data"]] == [ids[2]]
+
+    one = await client.get(f"{EVENTS}/{ids[0]}", headers=tenant.headers)
+    assert one.status_code == 200
+    assert one.json()["data"] == {
+        "id": ids[0],
+        "type": "customer.created",
+        "created_at": "2026-05-01T09:00:00Z",
+        "data": {"n": 0},
+    }
+    for missing in (
+        await client.get(f"{EVENTS}/{ids[0]}", headers=other.headers),
+        await client.get(f"{EVENTS}/evt_x", headers=tenant.headers),
+    ):
+        assert missing.status_code == 404
+        assert error_of(missing)["code"] == "EVENT_NOT_FOUND"
+
+
+async def test_an_unknown_type_filter_is_refused(client: AsyncTestClient[Litestar]) -> None:
+    tenant = await webhook_tenant(client)
+    response = await client.get(EVENTS, params={"type": "customer.deleted"}, headers=tenant.headers)
+    assert response.status_code == 422
+    assert set(error_of(response)["details"]) == {"type"}
+
+
+def test_the_wire_knows_every_event_type() -> None:
+    """The filter and the endpoints' ``events`` accept exactly the types the service records."""
+    assert set(get_args(TypeName)) == {str(t) for t in EventType}
