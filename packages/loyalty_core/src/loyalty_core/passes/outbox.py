@@ -1,5 +1,5 @@
-"""The card-mail outbox as rows: the global suppression list and its per-shop releases (contract 2),
-the outbox listing (contract 4), and what the mail job needs to deliver each accepted mail once:
+"""The card-mail outbox as rows: the global suppression list and its per-shop releases (PASS-5),
+the outbox listing of test mode, and what the mail job needs to deliver each accepted mail once (PASS-6):
 a claim under a row lock, the back-off of a mail that waits or failed, and the delivered state.
 """
 
@@ -18,7 +18,7 @@ from loyalty_core.passes.models import CardMail, EmailSuppression, MailStatus, S
 
 IDENTITY_WAIT = timedelta(hours=24)
 """A mail whose shop has no platform_a identity waits this long from its acceptance, then goes
-without the pass file (contract 5 "Passes and card mail")."""
+without the pass file (PASS-7)."""
 FIRST_BACKOFF = timedelta(seconds=30)
 MAX_BACKOFF = timedelta(hours=1)
 
@@ -44,7 +44,7 @@ class Outbox:
         self._session = session
         self._clock = clock
 
-    # --- suppressions (contract 2) ---------------------------------------------------------------
+    # --- suppressions (PASS-5) ------------------------------------------------------------------
 
     async def suppress(self, email: str, reason: str) -> EmailSuppression:
         """Record a bounce or complaint for every shop. A new report of an address overrides the
@@ -75,7 +75,7 @@ class Outbox:
             .on_conflict_do_nothing(constraint="uq_email_suppression_releases")
         )
 
-    # --- the outbox listing (contract 4) ---------------------------------------------------------
+    # --- the outbox listing (test mode) ----------------------------------------------------------
 
     async def delivered(self, *, page: int, per_page: int) -> tuple[Sequence[CardMail], int]:
         """Mails sent over SMTP or written as files, newest first."""

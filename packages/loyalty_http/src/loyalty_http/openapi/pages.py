@@ -28,7 +28,7 @@ PAGE = """<!doctype html>
 function show() {{
   const token = sessionStorage.getItem("loyalty-admin-token");
   window.ui = SwaggerUIBundle({{
-    url: "{spec}", dom_id: "#ui", persistAuthorization: true,
+    url: "{document}", dom_id: "#ui", persistAuthorization: true,
     requestInterceptor: (req) => {{
       if ({admin} && token && !req.headers.Authorization) req.headers.Authorization = "Bearer " + token;
       return req;
@@ -68,9 +68,11 @@ class PublicDocsController(Controller):
     @get("/docs", opt=reads(auth="none", limit="address"), media_type="text/html")
     async def public_docs(self) -> str:
         """Swagger UI on the public document; "Authorize" takes a client id and secret."""
-        return PAGE.format(title="Loyalty API", form="", spec="/api/v1/openapi.json", admin="false", start="show();")
+        return PAGE.format(
+            title="Loyalty API", form="", document="/api/v1/openapi.json", admin="false", start="show();"
+        )
 
-    # contract 5: the page's own assets count like every /api/v1 request without a token
+    # RATE-5: the page's own assets count like every /api/v1 request without a token
     @get("/docs/swagger-ui-bundle.js", opt=reads(auth="none", limit="address"), media_type="text/javascript")
     async def docs_script(self) -> bytes:
         """Swagger UI's script, from the swagger-ui-bundle package."""
@@ -95,6 +97,6 @@ class AdminDocsController(Controller):
         """Swagger UI on the admin document: the page asks for the admin token, then fetches the
         document with it; the token also authorizes "Try it out"."""
         html = PAGE.format(
-            title="Loyalty admin API", form=ADMIN_FORM, spec="/admin/v1/openapi.json", admin="true", start=""
+            title="Loyalty admin API", form=ADMIN_FORM, document="/admin/v1/openapi.json", admin="true", start=""
         )
         return Response(html, media_type="text/html")

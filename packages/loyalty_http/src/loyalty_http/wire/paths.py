@@ -1,9 +1,9 @@
 """Ids in paths: numeric ids, vendor keys, and the encoded-slash guard.
 
-Numeric path ids: one that is not a whole number answers the route's not-found code (contract 5
-"Input").
+Numeric path ids: one that is not a whole number answers the route's not-found code
+(INPUT-13).
 
-Vendor keys (spec: Endpoints > Slash in a path id): an ``external_id`` holding ``/`` is reachable
+Vendor keys (INPUT-14): an ``external_id`` holding ``/`` is reachable
 by no ``/{externalId}`` route, and sending it as ``%2F`` does not help: the server decodes ``%2F``
 before routing, so ``/products/A%2F`` would otherwise reach product ``A`` and
 ``/products/A%2Freward`` the reward route of ``A``. The guard answers every such path 404

@@ -15,7 +15,7 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "card-mails": (card_mails.card_mails, card_mails.CRON),
     "customer-moments": (customer_moments.customer_moments, customer_moments.CRON),
 }
-"""Job name -> (function, cron). Test mode runs each by name (contract, section 4)."""
+"""Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 
 QUEUED: list[JobFunction] = [card_mails.send_card_mail]
 """Jobs queued by requests (after their commit), not by the clock."""
