@@ -1,4 +1,4 @@
-"""Serving the documents and their pages (issue 12; contract 5 "Merge, secrets, operations"): the
+"""Serving the documents and their pages (OPS-5): the
 public document needs no token and counts like any tokenless request; the admin one takes the admin
 token; Swagger UI comes from the service itself, not a CDN."""
 
@@ -14,7 +14,7 @@ from tests.support.envelope import error_of
 async def test_public_document_needs_no_token_and_carries_rate_limit_headers(
     client: AsyncTestClient[Litestar],
 ) -> None:
-    """Contract 5: the public document counts in the per-address allowance and says so in headers."""
+    """RATE-5: the public document counts in the per-address allowance and says so in headers."""
     response = await client.get("/api/v1/openapi.json")
     assert response.status_code == 200
     assert response.json()["openapi"] == "3.1.0"
@@ -25,8 +25,8 @@ async def test_public_document_needs_no_token_and_carries_rate_limit_headers(
 
 
 async def test_admin_document_takes_the_admin_token(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: without the admin token 401 UNAUTHENTICATED; with it, only admin-token routes (the
-    admin API and contract 5's /metrics)."""
+    """AUTH-9: without the admin token 401 UNAUTHENTICATED; with it, only admin-token routes (the
+    admin API and /metrics, OPS-2)."""
     refused = await client.get("/admin/v1/openapi.json")
     assert refused.status_code == 401
     assert error_of(refused)["code"] == "UNAUTHENTICATED"
@@ -40,13 +40,13 @@ async def test_admin_document_takes_the_admin_token(client: AsyncTestClient[Lite
 
 
 async def test_docs_pages_load_swagger_ui_from_the_service(client: AsyncTestClient[Litestar]) -> None:
-    """Issue 12: the pages work offline: every script and style sheet they name is served here."""
-    for page, spec in (("/api/v1/docs", "/api/v1/openapi.json"), ("/admin/v1/docs", "/admin/v1/openapi.json")):
+    """OPS-5: the pages work offline: every script and style sheet they name is served here."""
+    for page, document in (("/api/v1/docs", "/api/v1/openapi.json"), ("/admin/v1/docs", "/admin/v1/openapi.json")):
         response = await client.get(page)
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/html")
         html = response.text
-        assert spec in html
+        assert document in html
         assert "http://" not in html
         assert "https://" not in html
     script = await client.get("/api/v1/docs/swagger-ui-bundle.js")
@@ -55,14 +55,14 @@ async def test_docs_pages_load_swagger_ui_from_the_service(client: AsyncTestClie
     style = await client.get("/api/v1/docs/swagger-ui.css")
     assert style.status_code == 200
     assert style.headers["content-type"].startswith("text/css")
-    # contract 5: the page's assets carry the rate-limit headers and count per address
+    # RATE-5: the page's assets carry the rate-limit headers and count per address
     for asset in (script, style):
         assert asset.headers["x-ratelimit-limit"] == "100000"
         assert int(asset.headers["x-ratelimit-remaining"]) < 100000
 
 
 async def test_form_body_that_looks_like_json_says_so(client: AsyncTestClient[Litestar]) -> None:
-    """Validation details 7: a form body with none of the endpoint's fields answers 422 naming each
+    """INPUT-9: a form body with none of the endpoint's fields answers 422 naming each
     key; when the body looks like JSON the message says it was sent with a form content type."""
     response = await client.post(
         "/api/v1/customers",
@@ -79,7 +79,7 @@ async def test_form_body_that_looks_like_json_says_so(client: AsyncTestClient[Li
 
 
 async def test_form_body_not_looking_like_json_keeps_the_plain_message(client: AsyncTestClient[Litestar]) -> None:
-    """Validation details 7: other unread forms keep the generic message."""
+    """INPUT-9: other unread forms keep the generic message."""
     response = await client.post(
         "/api/v1/customers", content=b"colour=red", headers={"Content-Type": "application/x-www-form-urlencoded"}
     )

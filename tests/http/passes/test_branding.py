@@ -1,6 +1,6 @@
-"""The admin API's pass branding (back-office contract 2 "Passes"; contract 5 "Passes and card mail
-(further decisions)"): a shop's colours, name and images, set and read; bad input refused with the
-spec's envelope, never a 5xx (found by fuzzing: text that is not base64 for an image)."""
+"""The admin API's pass branding (PASS-1, PASS-2): a shop's colours, name and images, set and read;
+bad input refused with the error envelope (INPUT-1, INPUT-15), never a 5xx (found by fuzzing: text
+that is not base64 for an image)."""
 
 from __future__ import annotations
 
