@@ -542,7 +542,7 @@ async def owner_rows(engine: AsyncEngine, vendor_id: int) -> dict[str, list[tupl
 
 
 @pytest.mark.parametrize(("key", "call"), SWEEP)
-async def test_another_vendor_gets_the_spec_answer_and_none_of_the_owners_data(
+async def test_another_vendor_gets_the_routes_answer_and_none_of_the_owners_data(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, owner_world: dict[str, Any], key: str, call: Call
 ) -> None:
     """TENANCY-2 and each route's not-found rule: the intruder's request answers the status

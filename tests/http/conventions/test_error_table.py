@@ -121,7 +121,7 @@ ADMIN_STATUSES = {
 """The admin API's own codes, in the public API's status classes: 404 not found, 409 already registered."""
 
 
-def test_the_table_is_exactly_the_spec_and_the_contract() -> None:
+def test_the_table_is_exactly_the_public_and_the_admin_table() -> None:
     """INPUT-1: every code the service can answer is named in the public or the admin table
     (or is an admin not-found / duplicate) with that status; a
     code added, dropped or moved to another status fails here."""
