@@ -45,7 +45,7 @@ test-api *ARGS:
     @echo "== loyalty-api (the composed service)"
     uv run --frozen --exact --all-packages pytest tests/api {{ARGS}}
 
-# the multi-process fault and load tests on deploy/Procfile (K1-K3, R1, A1; docs/deployment.md):
+# the multi-process fault and load tests on deploy/Procfile (FAULT-1 to FAULT-4, RATE-1; docs/deployment.md):
 # real PostgreSQL, a redis-server of their own; LOYALTY_FAULT_SECONDS bounds each fault (CI sets it low)
 faults *ARGS:
     @echo "== the deployment of deploy/Procfile under faults"
