@@ -13,40 +13,41 @@ serve *ARGS:
 worker:
     uv run --frozen loyalty worker
 
-# apply database migrations
+# migrate the database (DATABASE_URL, or the embedded one) to the newest revision
 db-upgrade:
     uv run --frozen loyalty db upgrade
 
-# autogenerate a migration from the models
+# autogenerate a migration from the models against DATABASE_URL (a scratch database; developers only)
 db-revision MESSAGE:
-    uv run --frozen loyalty db revision -m "{{MESSAGE}}"
+    uv run --frozen python -m loyalty_api.revision -m "{{MESSAGE}}"
 
-# every package's tests alone in its own environment, then the composed service
-# (VIRTUAL_ENV is dropped for the package environments: uv would warn that it names another one)
+# every suite: each package alone in its own environment, then the composed service
 test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS)
 
-# loyalty_core alone: no litestar, saq or redis installed
+# the package suites run in environments of their own under .venvs/ (VIRTUAL_ENV is dropped: uv
+# would warn that it names another environment)
+
+# loyalty_core's tests alone in .venvs/core: no litestar, saq or redis installed
 test-core *ARGS:
     @echo "== loyalty_core (alone)"
     env -u VIRTUAL_ENV UV_PROJECT_ENVIRONMENT=.venvs/core uv run --frozen --exact --package loyalty-core pytest tests/core {{ARGS}}
 
-# loyalty_wallet_pass alone: neither of the other packages installed
+# loyalty_wallet_pass's tests alone in .venvs/wallet-pass: neither other package installed
 test-wallet-pass *ARGS:
     @echo "== loyalty_wallet_pass (alone)"
     env -u VIRTUAL_ENV UV_PROJECT_ENVIRONMENT=.venvs/wallet-pass uv run --frozen --exact --package loyalty-wallet-pass pytest tests/wallet_pass {{ARGS}}
 
-# loyalty_http with loyalty_core, no service
+# loyalty_http's tests with loyalty_core only, in .venvs/http: no service
 test-http *ARGS:
     @echo "== loyalty_http (with loyalty_core)"
     env -u VIRTUAL_ENV UV_PROJECT_ENVIRONMENT=.venvs/http uv run --frozen --exact --package loyalty-http pytest tests/http {{ARGS}}
 
-# the composed service, end to end
+# the composed service's tests in the workspace environment (the docs pages' tests drive /usr/bin/chromium)
 test-api *ARGS:
     @echo "== loyalty-api (the composed service)"
     uv run --frozen --exact --all-packages pytest tests/api {{ARGS}}
 
-# the multi-process fault and load tests on deploy/Procfile (FAULT-1 to FAULT-4, RATE-1; docs/deployment.md):
-# real PostgreSQL, a redis-server of their own; LOYALTY_FAULT_SECONDS bounds each fault (CI sets it low)
+# deploy/Procfile's processes under faults (kills, Redis down, shared limits, fuzzing); LOYALTY_FAULT_SECONDS bounds each
 faults *ARGS:
     @echo "== the deployment of deploy/Procfile under faults"
     uv run --frozen --exact --all-packages pytest tests/deployment -p no:cacheprovider {{ARGS}}
@@ -54,6 +55,10 @@ faults *ARGS:
 # regenerate docs/openapi-public.json and docs/openapi-admin.json from the routes
 openapi:
     uv run --frozen python -m loyalty_http.openapi.export docs
+
+# refresh docs/screenshots/ with Chromium's view of the docs pages (runs their browser tests)
+screenshots:
+    LOYALTY_DOCS_SCREENSHOTS=docs/screenshots uv run --frozen --exact --all-packages pytest tests/api/docs -q
 
 # ruff (lint + format) and the import-direction contracts
 lint:
@@ -65,6 +70,6 @@ lint:
 typecheck:
     uv run --frozen mypy packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_wallet_pass/src services/api/src
 
-# benchmarks under bench/, results recorded in bench/results/
+# run a benchmark of bench/ (e.g. `just bench mix`); results are recorded in bench/results/
 bench *ARGS:
     uv run --frozen python -m bench {{ARGS}}

@@ -23,10 +23,9 @@ DATABASE = "loyalty_bench_customers"
 
 async def _measure() -> tuple[str, str, tuple[float, float], float]:
     from sqlalchemy import text
-    from sqlalchemy.dialects import postgresql
 
     from loyalty_core.accounts.customers import CustomerService
-    from loyalty_core.accounts.views import lookup_by_identifier
+    from loyalty_core.accounts.till_lookup import BY_IDENTIFIER
     from loyalty_core.clock import SystemClock
     from loyalty_core.customers import cards
     from loyalty_core.db import make_engine, make_sessionmaker
@@ -102,10 +101,8 @@ async def _measure() -> tuple[str, str, tuple[float, float], float]:
 
     vendor_cards = [code for (vendor_id, _), code in zip(ids, codes, strict=True) if vendor_id == 1]
     probe = random.Random(7).choice(vendor_cards).lower()
-    statement = lookup_by_identifier(1, probe).compile(
-        dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}
-    )
-    sql = str(statement)
+    # the lookup's statement with the probe's values in place of its parameters
+    sql = BY_IDENTIFIER.replace("%(v)s", "1").replace("%(q)s", f"'{probe}'")
     async with engine.connect() as conn:
         await conn.execute(text(f"EXPLAIN (ANALYZE, BUFFERS) {sql}"))  # warm the cache once
         plan = "\n".join(row[0] for row in await conn.execute(text(f"EXPLAIN (ANALYZE, BUFFERS, COSTS) {sql}")))

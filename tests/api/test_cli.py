@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,6 @@ from loyalty_api.settings import Settings
         ["worker", "--help"],
         ["db", "--help"],
         ["db", "upgrade", "--help"],
-        ["db", "revision", "--help"],
     ],
 )
 def test_every_verb_has_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,6 +75,12 @@ def _lines(out: str) -> dict[str, str]:
         ["plans", "create", "--help"],
         ["vendors", "create", "--help"],
         ["clients", "create", "--help"],
+        *(
+            [area, verb, "--help"]
+            for area in ("plans", "vendors", "clients", "branches", "rewards")
+            for verb in ("list", "show")
+        ),
+        ["vendors", "usage", "--help"],
     ],
 )
 def test_back_office_verbs_have_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,3 +150,111 @@ def test_an_unreachable_service_exits_2_saying_so(
     monkeypatch.setattr("loyalty_api.cli.Settings.from_env", lambda: settings)
     assert main(["plans", "create", "--name", "x", "--url", "http://127.0.0.1:9"]) == 2
     assert "is `loyalty serve` running?" in capsys.readouterr().err
+
+
+def test_db_revision_is_not_an_operator_verb(capsys: pytest.CaptureFixture[str]) -> None:
+    """Autogenerating migrations is a developer's tool (``just db-revision``), not the operator's."""
+    with pytest.raises(SystemExit) as exited:
+        main(["db", "revision", "-m", "x"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'revision'" in capsys.readouterr().err
+
+
+def test_the_revision_entry_point_has_help_and_needs_a_scratch_database(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loyalty_api import revision
+
+    with pytest.raises(SystemExit) as exited:
+        revision.main(["--help"])
+    assert exited.value.code == 0
+    assert "usage: just db-revision" in capsys.readouterr().out
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    assert revision.main(["-m", "x"]) == 2
+    assert "DATABASE_URL" in capsys.readouterr().err
+
+
+def _json_out(capsys: pytest.CaptureFixture[str]) -> Any:
+    """The JSON the verb printed: from its first line that opens an object (request logs share stdout)."""
+    out = capsys.readouterr().out
+    start = next(i for i, line in enumerate(out.splitlines(keepends=True)) if line.startswith("{"))
+    return json.loads("".join(out.splitlines(keepends=True)[start:]))
+
+
+def _verb_lines(out: str) -> list[str]:
+    """The verb's own lines (the in-process app's request logs share stdout)."""
+    return [line for line in out.splitlines() if not re.match(r"\d{4}-\d{2}-\d{2} |\{\"", line)]
+
+
+def test_reads_from_the_shell_print_aligned_text_or_json(
+    through_the_app: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["plans", "create", "--name", "Shelf", "--max-rewards", "3", "--feature", "campaigns"]) == 0
+    plan_id = _lines(capsys.readouterr().out)["plan_id"]
+    tag = f"Zoë {plan_id}"
+    assert main(["vendors", "create", "--name", f"Café {tag}", "--plan-id", plan_id]) == 0
+    vendor_id = _lines(capsys.readouterr().out)["vendor_id"]
+    assert main(["clients", "create", "--vendor-id", vendor_id, "--name", "hooks", "--scope", "webhooks"]) == 0
+    client_id = _lines(capsys.readouterr().out)["client_id"]
+
+    assert main(["plans", "show", plan_id]) == 0
+    shown = _verb_lines(capsys.readouterr().out)
+    column = len("rate_limit_per_minute  ")  # the widest field name and two spaces
+    assert {line[:column].rstrip(): line[column:] for line in shown} == {
+        "id": plan_id,
+        "name": "Shelf",
+        "max_transactions": "0",
+        "max_customers": "0",
+        "max_rewards": "3",
+        "max_campaigns": "0",
+        "max_locations": "0",
+        "rate_limit_per_minute": "0",
+        "overage_percent": "0",
+        "features": '{"campaigns":true,"customer_moments":false,"point_expiry":false}',
+        "selectable": "no",
+        "created_at": shown[-1][column:],
+    }
+
+    assert main(["vendors", "list", "--q", f"cafe zoe {plan_id}"]) == 0
+    listed = _verb_lines(capsys.readouterr().out)
+    assert listed[0].split() == ["id", "name", "status", "plan_id", "code_prefix"]
+    # aligned: each value starts where its column's header does
+    assert listed[1].index(f"Café {tag}") == listed[0].index("name")
+    assert listed[1].index("active") == listed[0].index("status")
+    assert listed[1].split()[0] == vendor_id
+    assert listed[-1] == "page 1 of 1, 1 in all"
+
+    assert main(["vendors", "list", "--q", f"cafe zoe {plan_id}", "--json"]) == 0
+    page = _json_out(capsys)
+    assert [v["id"] for v in page["data"]] == [int(vendor_id)]
+    assert page["meta"]["total"] == 1
+
+    assert main(["vendors", "usage", vendor_id, "--json"]) == 0
+    usage = _json_out(capsys)
+    assert (usage["max_rewards"], usage["rewards"], usage["locations"]) == (3, 0, 0)
+
+    assert main(["clients", "show", client_id, "--json"]) == 0
+    client = _json_out(capsys)
+    assert (client["client_id"], client["scopes"]) == (client_id, ["webhooks"])
+    assert "client_secret" not in client
+
+    assert main(["clients", "list", "--vendor-id", vendor_id]) == 0
+    rows = _verb_lines(capsys.readouterr().out)
+    assert rows[0].split() == ["client_id", "name", "scopes", "default_branch", "revoked"]
+    assert rows[1].split() == [client_id, "hooks", "webhooks", "-", "no"]
+
+    assert main(["branches", "list", "--vendor-id", vendor_id]) == 0
+    assert _verb_lines(capsys.readouterr().out)[-1] == "page 1 of 1, 0 in all"
+    assert main(["rewards", "list", "--vendor-id", vendor_id, "--status", "inactive"]) == 0
+    assert _verb_lines(capsys.readouterr().out)[-1] == "page 1 of 1, 0 in all"
+
+
+def test_a_read_of_something_unknown_exits_1_with_the_api_error(
+    through_the_app: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rewards", "show", "--vendor-id", "999999999", "1"]) == 1
+    assert capsys.readouterr().err.startswith("loyalty: 404 VENDOR_NOT_FOUND")
+    assert main(["branches", "show", "--vendor-id", "999999999", "HQ"]) == 1
+    assert capsys.readouterr().err.startswith("loyalty: 404 VENDOR_NOT_FOUND")
+    assert main(["plans", "show", "nope"]) == 1
+    assert capsys.readouterr().err.startswith("loyalty: 404 PLAN_NOT_FOUND")

@@ -29,6 +29,7 @@ def test_defaults_are_the_documented_ones() -> None:
     assert s.public_url == "http://127.0.0.1:8000"
     assert s.test_mode is False
     assert s.worker == "in-process"
+    assert (s.log_level, s.log_format) == ("INFO", "json")
 
 
 def test_every_variable_is_read() -> None:
@@ -50,6 +51,7 @@ def test_every_variable_is_read() -> None:
             "LOYALTY_PUBLIC_URL": "https://loyalty.example.com/",
             "LOYALTY_TEST_MODE": "1",
             "LOYALTY_WORKER": "external",
+            "LOYALTY_LOG_FORMAT": "Console",
         }
     )
     assert s.database_url == "postgresql+psycopg://u@db:5432/loyalty"
@@ -60,6 +62,7 @@ def test_every_variable_is_read() -> None:
     assert s.public_url == "https://loyalty.example.com"
     assert s.test_mode is True
     assert s.worker == "external"
+    assert s.log_format == "console"
 
 
 @pytest.mark.parametrize(
@@ -72,6 +75,7 @@ def test_every_variable_is_read() -> None:
         ({"REDIS_URL": "http://x"}, "REDIS_URL"),
         ({"LOYALTY_TEST_MODE": "maybe"}, "LOYALTY_TEST_MODE"),
         ({"LOYALTY_WORKER": "sidecar"}, "LOYALTY_WORKER"),
+        ({"LOYALTY_LOG_FORMAT": "xml"}, "LOYALTY_LOG_FORMAT"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_variable(env: dict[str, str], named: str) -> None:

@@ -10,8 +10,8 @@ import msgspec
 
 from loyalty_core.customers.resources import Customer
 from loyalty_core.customers.views import CustomerView, IdentifierView
-from loyalty_core.earning.purchase_reads import BranchView, ItemView, TransactionView
 from loyalty_core.earning.resources import Transaction
+from loyalty_core.earning.till_purchase_reads import BranchView, ItemView, TransactionView
 from loyalty_core.redemptions.resources import RedemptionBody
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView
 

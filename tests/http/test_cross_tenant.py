@@ -103,6 +103,13 @@ CUSTOMER_404 = (404, "CUSTOMER_NOT_FOUND", "customers, wallet and ledger: 404 CU
 ADMIN_CUSTOMER_404 = (404, "CUSTOMER_NOT_FOUND", "vendor-scoped admin path, another vendor's customer")
 ADMIN_404 = (404, "NOT_FOUND", "vendor-scoped admin path: the admin API's not-found")
 CREATES_OWN = "ids are unique per vendor: the owner's id makes the caller's own row"
+OWN_LIST = "the admin list reads the path vendor's own rows only, whatever the filter names"
+
+
+def _intruder_vendor(w: World) -> dict[str, Any]:
+    return {"vendor_id": w.intruder.vendor_id}
+
+
 CASES: dict[str, list[Call]] = {
     # --- catalogue ---------------------------------------------------------------------------------
     # search is a part of the marker, which the answer's links echo; the owner's products match it
@@ -371,6 +378,40 @@ CASES: dict[str, list[Call]] = {
             token="admin",
         )
     ],
+    # --- the back office's reads ----------------------------------------------------------------------
+    "GET /admin/v1/vendors/{vendor_id}/customers": [
+        Call(200, None, OWN_LIST, path=_intruder_vendor, query=lambda w, q=q: {"q": q(w)}, token="admin")
+        for q in (
+            lambda w: w.email,
+            lambda w: w.card,
+            lambda w: w.external_id,
+            lambda w: SECRET[:8],
+            lambda w: str(w.customer_id),
+        )
+    ],
+    "GET /admin/v1/vendors/{vendor_id}/redemptions": [
+        Call(200, None, OWN_LIST, path=_intruder_vendor, query=lambda w: {"code": w.code}, token="admin"),
+        Call(200, None, OWN_LIST, path=_intruder_vendor, query=lambda w: {"customer_id": w.customer_id}, token="admin"),
+    ],
+    "GET /admin/v1/vendors/{vendor_id}/vouchers": [
+        Call(200, None, OWN_LIST, path=_intruder_vendor, query=lambda w: {"customer_id": w.customer_id}, token="admin")
+    ],
+    **{
+        f"GET /admin/v1/vendors/{{vendor_id}}/{what}": [Call(200, None, OWN_LIST, path=_intruder_vendor, token="admin")]
+        for what in ("cards", "rewards", "branches", "clients", "usage")
+    },
+    "GET /admin/v1/vendors/{vendor_id}/rewards/{reward_id}": [
+        Call(
+            404,
+            "REWARD_NOT_FOUND",
+            "another vendor's reward id: 404 REWARD_NOT_FOUND",
+            path=lambda w: {"vendor_id": w.intruder.vendor_id, "reward_id": w.reward_id},
+            token="admin",
+        )
+    ],
+    "GET /admin/v1/vendors/{vendor_id}/branches/{external_id}": [
+        Call(*ADMIN_404, path=lambda w: {"vendor_id": w.intruder.vendor_id, "external_id": w.branch}, token="admin")
+    ],
     # --- tenancy -----------------------------------------------------------------------------------
     "PATCH /admin/v1/vendors/{vendor_id}/branches/{external_id}": [
         Call(
@@ -388,6 +429,13 @@ PLATFORM = "platform-wide admin route: the admin token acts for every vendor, an
 OWN_IDENTITY = "acts on the path vendor's own identity or branding; takes no id of a row"
 NOT_SWEPT: dict[str, str] = {
     "POST /admin/v1/plans": PLATFORM,
+    "GET /admin/v1/plans": PLATFORM,
+    "GET /admin/v1/plans/{plan_id}": PLATFORM,
+    "PATCH /admin/v1/plans/{plan_id}": PLATFORM,
+    "GET /admin/v1/vendors": PLATFORM,
+    "GET /admin/v1/vendors/{vendor_id}": PLATFORM,
+    "GET /admin/v1/clients/{client_id}": PLATFORM,
+    "GET /admin/v1/email-suppressions": "the suppression list is global across shops: it names no vendor",
     "POST /admin/v1/vendors": PLATFORM,
     "PATCH /admin/v1/vendors/{vendor_id}": PLATFORM,
     "POST /admin/v1/vendors/{vendor_id}/clients": PLATFORM,

@@ -59,25 +59,25 @@ async def test_issued_certificate_chains_to_the_root(platform: LocalPassPlatform
     assert alone.returncode != 0
 
 
-async def test_busy_stays_busy_until_scripted_otherwise(platform: LocalPassPlatform) -> None:
-    """Test mode: `busy` answers every request, asking the caller to wait a minute."""
+async def test_busy_is_the_next_answer_only_then_it_issues(platform: LocalPassPlatform) -> None:
+    """Test mode: `busy` answers the next request, asking the caller to wait a minute; the one after
+    issues without another script."""
     platform.script("v7", Outcome.BUSY)
     assert await platform.request_identity(SHOP) == Busy(retry_after_seconds=60)
-    assert await platform.request_identity(SHOP) == Busy(retry_after_seconds=60)
-    platform.script("v7", Outcome.ISSUED)
+    assert platform.scripted("v7") is Outcome.ISSUED
     assert isinstance(await platform.request_identity(SHOP), Issued)
-    assert platform.requests == [SHOP, SHOP, SHOP]
+    assert platform.requests == [SHOP, SHOP]
 
 
-async def test_refused_until_scripted_otherwise(platform: LocalPassPlatform) -> None:
-    """Test mode: `refused` answers every request until the script changes."""
+async def test_refused_is_the_next_answer_only_then_it_issues(platform: LocalPassPlatform) -> None:
+    """Test mode: `refused` answers the next request; a script again refuses once more."""
     platform.script("v7", Outcome.REFUSED)
-    first, second = await platform.request_identity(SHOP), await platform.request_identity(SHOP)
+    first = await platform.request_identity(SHOP)
     assert isinstance(first, Refused)
-    assert first == second
     assert first.reason == "the platform refused a pass type for 'Bakkerij Zoet' (scripted)"
-    platform.script("v7", "issued")
     assert isinstance(await platform.request_identity(SHOP), Issued)
+    platform.script("v7", "refused")
+    assert await platform.request_identity(SHOP) == first
 
 
 async def test_scripts_are_per_shop(platform: LocalPassPlatform) -> None:

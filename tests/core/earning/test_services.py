@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
+from loyalty_core.db import driver_connection
 from loyalty_core.earning.errors import CampaignNotFound, EarnRuleNotFound, PlanFeatureUnavailable
 from loyalty_core.earning.models import Campaign
 from loyalty_core.earning.rules import score
@@ -19,9 +20,9 @@ from loyalty_core.earning.services import (
     CampaignService,
     EarnRuleData,
     EarnRuleService,
-    load_terms,
 )
 from loyalty_core.earning.terms import CustomerFacts, Purchase
+from loyalty_core.earning.till_terms import fetch_terms, paying
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy.errors import BranchNotFound, VendorNotFound
 from loyalty_core.tenancy.models import Plan, Vendor
@@ -324,8 +325,9 @@ async def test_loaded_terms_are_the_active_rules_and_score_a_purchase(
     double = await campaigns.create(vendor.id, DOUBLE)
     await campaigns.update(vendor.id, double.id, {"multiplier": Decimal("1.5")})
     await campaigns.create(vendor.id, CampaignData(name="Off", kind="fixed_points", points=99, active=False))
-    earn_rules, offers = await load_terms(db, vendor.id)
-    scoring = score(Purchase(2000), CustomerFacts(), earn_rules, offers, clock.now())
+    terms = await fetch_terms(await driver_connection(db), vendor.id, 0)
+    offers = paying(terms.campaigns, transaction=True, moments=True)
+    scoring = score(Purchase(2000), CustomerFacts(), terms.earn_rules, offers, clock.now())
     assert [(e.rule_id, e.points_earned, e.campaign_version) for e in scoring.rules_applied] == [
         (rule.id, 20, None),
         (double.id, 10, 2),
@@ -346,5 +348,6 @@ async def test_campaigns_of_a_family_the_plan_dropped_are_not_loaded(
     assert plan is not None
     plan.feature_customer_moments = False
     await db.flush()
-    _, offers = await load_terms(db, vendor.id)
+    terms = await fetch_terms(await driver_connection(db), vendor.id, 0)
+    offers = paying(terms.campaigns, transaction=plan.feature_campaigns, moments=plan.feature_customer_moments)
     assert [c.name for c in offers] == ["Double"]

@@ -95,6 +95,59 @@ def test_error_answers_follow_route_properties(docs: dict[str, dict[str, Any]]) 
     )
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "not_found"),
+    [
+        ("get", "/admin/v1/plans/{plan_id}", ["PLAN_NOT_FOUND", "ROUTE_NOT_FOUND"]),
+        ("patch", "/admin/v1/plans/{plan_id}", ["PLAN_NOT_FOUND", "ROUTE_NOT_FOUND"]),
+        ("get", "/admin/v1/vendors/{vendor_id}/usage", ["ROUTE_NOT_FOUND", "VENDOR_NOT_FOUND"]),
+        ("get", "/admin/v1/clients/{client_id}", ["CLIENT_NOT_FOUND", "ROUTE_NOT_FOUND"]),
+        (
+            "get",
+            "/admin/v1/vendors/{vendor_id}/rewards/{reward_id}",
+            ["REWARD_NOT_FOUND", "ROUTE_NOT_FOUND", "VENDOR_NOT_FOUND"],
+        ),
+        (
+            "get",
+            "/admin/v1/vendors/{vendor_id}/branches/{external_id}",
+            ["NOT_FOUND", "ROUTE_NOT_FOUND", "VENDOR_NOT_FOUND"],
+        ),
+        (
+            "patch",
+            "/admin/v1/vendors/{vendor_id}/branches/{external_id}",
+            ["NOT_FOUND", "ROUTE_NOT_FOUND", "VENDOR_NOT_FOUND"],
+        ),
+        ("patch", "/admin/v1/vendors/{vendor_id}/cards/{code}", ["NOT_FOUND", "ROUTE_NOT_FOUND", "VENDOR_NOT_FOUND"]),
+    ],
+)
+def test_admin_reads_document_their_resources_not_found(
+    docs: dict[str, dict[str, Any]], method: str, path: str, not_found: list[str]
+) -> None:
+    """An unknown id answers its resource's 404 code; an unknown branch or card in an admin path
+    the admin API's NOT_FOUND (with details.resource)."""
+    op = docs["admin"]["paths"][path][method]
+    schema = op["responses"]["404"]["content"]["application/json"]["schema"]["allOf"][1]
+    assert schema["properties"]["error"]["properties"]["code"]["enum"] == not_found
+
+
+def test_admin_lists_document_their_filters_and_pages(docs: dict[str, dict[str, Any]]) -> None:
+    """Lists take page and per_page (1..100, default 15) beside their filters; a bad one is a 422."""
+    lists = {
+        "/admin/v1/plans": {"page", "per_page"},
+        "/admin/v1/vendors": {"page", "per_page", "status", "q"},
+        "/admin/v1/vendors/{vendor_id}/customers": {"page", "per_page", "q"},
+        "/admin/v1/vendors/{vendor_id}/redemptions": {"page", "per_page", "customer_id", "status", "code"},
+        "/admin/v1/vendors/{vendor_id}/vouchers": {"page", "per_page", "customer_id"},
+        "/admin/v1/vendors/{vendor_id}/cards": {"page", "per_page", "status"},
+        "/admin/v1/vendors/{vendor_id}/rewards": {"page", "per_page", "status"},
+        "/admin/v1/email-suppressions": {"page", "per_page", "email"},
+    }
+    for path, names in lists.items():
+        op = docs["admin"]["paths"][path]["get"]
+        assert {p["name"] for p in op["parameters"] if p["in"] == "query"} == names, path
+        assert "422" in op["responses"], path
+
+
 def test_request_bodies_take_json_form_and_multipart(docs: dict[str, dict[str, Any]]) -> None:
     """INPUT-3: JSON, form-encoded and multipart bodies are all read."""
     body = docs["public"]["paths"]["/api/v1/customers"]["post"]["requestBody"]

@@ -1,6 +1,6 @@
-"""Serving the documents and their pages (OPS-5): the
-public document needs no token and counts like any tokenless request; the admin one takes the admin
-token; Swagger UI comes from the service itself, not a CDN."""
+"""Serving the documents and their pages: the public document needs no token and counts like any
+tokenless request; the admin one takes the admin token; Swagger UI comes from the service itself, not
+a CDN."""
 
 from __future__ import annotations
 
@@ -39,8 +39,9 @@ async def test_admin_document_takes_the_admin_token(client: AsyncTestClient[Lite
     assert "x-ratelimit-limit" not in response.headers
 
 
-async def test_docs_pages_load_swagger_ui_from_the_service(client: AsyncTestClient[Litestar]) -> None:
-    """OPS-5: the pages work offline: every script and style sheet they name is served here."""
+async def test_docs_pages_name_only_assets_of_the_service(client: AsyncTestClient[Litestar]) -> None:
+    """The pages' HTML names only this service's addresses; that they render, and that the browser
+    then asks no other host, is checked in Chromium against a served instance (tests/api/docs)."""
     for page, document in (("/api/v1/docs", "/api/v1/openapi.json"), ("/admin/v1/docs", "/admin/v1/openapi.json")):
         response = await client.get(page)
         assert response.status_code == 200
@@ -51,14 +52,24 @@ async def test_docs_pages_load_swagger_ui_from_the_service(client: AsyncTestClie
         assert "https://" not in html
     script = await client.get("/api/v1/docs/swagger-ui-bundle.js")
     assert script.status_code == 200
-    assert "SwaggerUIBundle" in script.text
+    assert script.headers["content-type"].startswith("text/javascript")
+    # Swagger UI 5: the 4.x line refuses OpenAPI 3.1 documents
+    assert 'PACKAGE_VERSION:"5.' in script.text
     style = await client.get("/api/v1/docs/swagger-ui.css")
     assert style.status_code == 200
     assert style.headers["content-type"].startswith("text/css")
-    # RATE-5: the page's assets carry the rate-limit headers and count per address
+    # the page's assets carry the rate-limit headers and count per address
     for asset in (script, style):
         assert asset.headers["x-ratelimit-limit"] == "100000"
         assert int(asset.headers["x-ratelimit-remaining"]) < 100000
+
+
+async def test_admin_page_holds_nothing_of_the_admin_document(client: AsyncTestClient[Litestar]) -> None:
+    """Opened without a token, the admin page is a shell with a token form: no path of the admin API."""
+    response = await client.get("/admin/v1/docs")
+    assert response.status_code == 200
+    assert 'id="admin-token"' in response.text
+    assert "/admin/v1/plans" not in response.text
 
 
 async def test_form_body_that_looks_like_json_says_so(client: AsyncTestClient[Litestar]) -> None:

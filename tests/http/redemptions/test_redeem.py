@@ -95,12 +95,14 @@ async def test_admin_update_and_max_rewards_counts_active_rewards(client: AsyncT
 async def test_list_filters_on_status_only_and_counts_customer_redemptions(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """GET /rewards rule 1 (out-of-window and sold-out rewards are listed), rule 2 (identifier fills
-    customer_redemptions, null without one), contract 5 (paginated envelope, affordable=1)."""
+    """GET /rewards rule 1 (out-of-window and sold-out rewards are listed, inactive ones are not),
+    rule 2 (identifier fills customer_redemptions, null without one), contract 5 (paginated
+    envelope, affordable=1)."""
     tenant = await make_tenant(client)
     cheap = await reward(client, tenant, point_cost=5, max_redemptions_per_customer=1)
     await reward(client, tenant, point_cost=500, available_until="2020-01-01", total_stock=0)
     await reward(client, tenant, status="inactive")
+    await reward(client, tenant, point_cost=15)
     _, email = await member(engine, tenant, 20)
     listed = await client.get("/api/v1/rewards", headers=tenant.headers)
     assert listed.status_code == 200
@@ -110,13 +112,13 @@ async def test_list_filters_on_status_only_and_counts_customer_redemptions(
     assert all(item["customer_redemptions"] is None for item in body["data"])
     assert (await client.get("/api/v1/rewards?status=inactive", headers=tenant.headers)).json()["data"]["meta"][
         "total"
-    ] == 1
+    ] == 0
     assert (await redeem(client, tenant, email, cheap["id"], "k1")).status_code == 201
     mine = (await client.get(f"/api/v1/rewards?identifier={email}", headers=tenant.headers)).json()["data"]["data"]
     assert {item["id"]: item["customer_redemptions"] for item in mine}[cheap["id"]] == 1
     affordable = await client.get(f"/api/v1/rewards?affordable=1&identifier={email}", headers=tenant.headers)
     # cheap is at its per-customer limit and the 500-point one is beyond the balance (rule 3)
-    assert [i["point_cost"] for i in affordable.json()["data"]["data"]] == [10]
+    assert [i["point_cost"] for i in affordable.json()["data"]["data"]] == [15]
     missing = await client.get("/api/v1/rewards?affordable=true", headers=tenant.headers)
     assert missing.status_code == 422
     assert details_of(missing) == {"identifier": ["validation.required"]}

@@ -17,6 +17,7 @@ __all__ = [
     "REFERENCE_TABLES",
     "Base",
     "VendorRow",
+    "driver_connection",
     "make_driver_pool",
     "make_engine",
     "make_sessionmaker",
@@ -95,6 +96,15 @@ _lock_timeouts: WeakKeyDictionary[Engine, int] = WeakKeyDictionary()
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+async def driver_connection(session: AsyncSession) -> AsyncConnection[Any]:
+    """The psycopg connection under ``session``, inside its transaction: the till's statements run
+    on it for callers that hold a session, so both paths write through the same SQL."""
+    connection = await session.connection()
+    raw: Any = await connection.get_raw_connection()
+    driver: AsyncConnection[Any] = raw.driver_connection
+    return driver
 
 
 def split_pool(size: int) -> tuple[int, int]:

@@ -7,6 +7,7 @@ from typing import Any
 from loyalty_http.admin.tenancy import AdminTenancyController
 from loyalty_http.catalogue.controllers import ProductController
 from loyalty_http.customers.admin import AdminCustomersController
+from loyalty_http.customers.admin_reads import AdminCustomerReadsController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
 from loyalty_http.earning.admin import AdminCampaignsController, AdminEarnRulesController
 from loyalty_http.earning.controllers import CustomerTransactionsController, TransactionController
@@ -39,6 +40,7 @@ ROUTE_HANDLERS: list[Any] = [
     CustomerController,
     UnsubscribeController,
     AdminCustomersController,
+    AdminCustomerReadsController,
     WalletController,
     TransactionController,
     CustomerTransactionsController,

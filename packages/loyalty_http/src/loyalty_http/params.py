@@ -29,21 +29,28 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.merge import MergeService
+from loyalty_core.accounts.search import CustomerSearch
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
+from loyalty_core.customers.card_list import CardList
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.earning.services import CampaignService, EarnRuleService
-from loyalty_core.earning.submission import Purchases
+from loyalty_core.earning.till_purchase import Purchases
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.outbox import Outbox
 from loyalty_core.passes.ports import PassMaker
 from loyalty_core.passes.sending import CardSends
+from loyalty_core.redemptions.listing import RedemptionList
 from loyalty_core.redemptions.portal import PortalRedemptions
+from loyalty_core.rewards.listing import RewardReads
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import VendorNotFound
+from loyalty_core.tenancy.reads import TenancyReads
 from loyalty_core.tenancy.services import TenancyService
+from loyalty_core.usage import UsageReads
+from loyalty_core.vouchers.listing import VoucherList
 from loyalty_core.vouchers.services import VoucherService
 from loyalty_core.wallet.services import WalletService
 from loyalty_http.access.connection import request_connection
@@ -77,6 +84,13 @@ Cards = NamedDependency[PassCards]
 Sends = NamedDependency[CardSends]
 Outboxes = NamedDependency[Outbox]
 KnownVendor = NamedDependency[int]
+TenancyReadsDep = NamedDependency[TenancyReads]
+UsageDep = NamedDependency[UsageReads]
+CustomerSearchDep = NamedDependency[CustomerSearch]
+CardListDep = NamedDependency[CardList]
+RewardReadsDep = NamedDependency[RewardReads]
+RedemptionListDep = NamedDependency[RedemptionList]
+VoucherListDep = NamedDependency[VoucherList]
 
 
 async def provide_db(request: Request[Any, Any, Any], config: Config) -> AsyncGenerator[AsyncSession, None]:
@@ -202,6 +216,14 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
         "outbox": service(Outbox),
         "earn_rules": service(EarnRuleService),
         "campaigns": service(CampaignService),
+        # the back office's reads
+        "tenancy_reads": service(TenancyReads),
+        "usage": service(UsageReads),
+        "customer_search": service(CustomerSearch),
+        "card_list": service(CardList),
+        "reward_reads": service(RewardReads),
+        "redemption_list": service(RedemptionList),
+        "voucher_list": service(VoucherList),
     }
 
 

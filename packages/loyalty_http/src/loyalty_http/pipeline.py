@@ -21,6 +21,7 @@ from loyalty_http.wire import metrics
 from loyalty_http.wire.body import query_values, read_body
 from loyalty_http.wire.errors import RouteNotFound
 from loyalty_http.wire.log_safety import loggable_path
+from loyalty_http.wire.paths import whole_path_params
 from loyalty_http.wire.request_id import request_id_of
 from loyalty_http.wire.validation import field_names, validate
 
@@ -58,6 +59,7 @@ def make_prepare(
         request_id_of(request.scope)
         if not path_is_readable(request.scope):
             raise RouteNotFound("No endpoint at this path.")
+        whole_path_params(request.scope)
         opt = request.route_handler.opt
         if request.method == "OPTIONS" and getattr(request.route_handler.fn, "__name__", "") == "options_handler":
             return options_answer(request)

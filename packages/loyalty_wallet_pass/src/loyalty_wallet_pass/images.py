@@ -22,18 +22,30 @@ MAX_SIDE = 1024
 Colour = tuple[int, int, int]
 
 
+_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+"""Samples per pixel by PNG colour type: grey, RGB, palette, grey + alpha, RGBA."""
+_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
+"""The seven passes of an interlaced image: first column and row, then the steps between them."""
+
+
 def check_png(data: bytes, *, what: str) -> tuple[int, int]:
     """The width and height of a PNG, or ``InvalidImage`` when it is none, is damaged or too large.
 
-    Walks the chunks and checks each CRC, so a truncated or altered upload is refused here
-    rather than shown as a blank square in the wallet; the pixels themselves are not decoded.
+    Walks the chunks and checks each CRC, reads the header (sizes, a colour type and bit depth
+    that exist), and inflates the image data to exactly the bytes its rows need, each row starting
+    with a known filter: what a wallet would fail to decode is refused here rather than shown as a
+    blank square, or failing every pass of the shop. Inflating stops at the size the header
+    announces, so a small file cannot expand into gigabytes.
     """
     if len(data) > MAX_IMAGE_BYTES:
         raise InvalidImage(f"{what} image is {len(data)} bytes, more than {MAX_IMAGE_BYTES}")
     if not data.startswith(PNG_SIGNATURE):
         raise InvalidImage(f"{what} image is not a PNG")
     kinds: list[bytes] = []
-    offset, width, height = len(PNG_SIGNATURE), 0, 0
+    header = b""
+    compressed: list[bytes] = []
+    offset = len(PNG_SIGNATURE)
     while offset < len(data):
         if offset + 12 > len(data):
             raise InvalidImage(f"{what} image is a damaged PNG (cut short)")
@@ -45,16 +57,47 @@ def check_png(data: bytes, *, what: str) -> tuple[int, int]:
         if not kinds and (kind != b"IHDR" or length != 13):
             raise InvalidImage(f"{what} image is not a PNG")
         if kind == b"IHDR":
-            width, height = struct.unpack(">II", body[:8])
+            header = body
+        elif kind == b"IDAT":
+            compressed.append(body)
         kinds.append(kind)
         if kind == b"IEND":
             break  # some editors append bytes after the end; readers ignore them
         offset = end + 4
     if not kinds or kinds[-1] != b"IEND" or b"IDAT" not in kinds:
         raise InvalidImage(f"{what} image is a damaged PNG (no image data or end)")
+    width, height, depth, colour, compression, filtering, interlace = struct.unpack(">IIBBBBB", header)
     if not (0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE):
         raise InvalidImage(f"{what} image is {width}x{height}, outside 1-{MAX_SIDE} pixels a side")
+    if depth not in _DEPTHS.get(colour, ()) or compression != 0 or filtering != 0 or interlace not in (0, 1):
+        raise InvalidImage(f"{what} image is a PNG of a kind wallets do not read (colour type {colour}, depth {depth})")
+    if colour == 3 and b"PLTE" not in kinds:
+        raise InvalidImage(f"{what} image is a damaged PNG (palette image without a palette)")
+    _check_pixels(b"".join(compressed), width, height, depth * _CHANNELS[colour], interlace == 1, what)
     return width, height
+
+
+def _check_pixels(compressed: bytes, width: int, height: int, bits: int, interlaced: bool, what: str) -> None:
+    """The image data inflates to exactly the rows the header announces, each with a filter 0-4."""
+    passes = _ADAM7 if interlaced else ((0, 0, 1, 1),)
+    rows: list[int] = []  # the byte length of every row, filter byte included, in stream order
+    for x0, y0, dx, dy in passes:
+        columns, lines = -(-(width - x0) // dx), -(-(height - y0) // dy)
+        if columns > 0 and lines > 0:
+            rows.extend([1 + -(-(columns * bits) // 8)] * lines)
+    expected = sum(rows)
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(compressed, expected + 1)
+    except zlib.error as exc:
+        raise InvalidImage(f"{what} image is a damaged PNG (image data does not inflate)") from exc
+    if len(raw) != expected or not inflater.eof:
+        raise InvalidImage(f"{what} image is a damaged PNG (image data of the wrong size)")
+    position = 0
+    for length in rows:
+        if raw[position] > 4:
+            raise InvalidImage(f"{what} image is a damaged PNG (unknown row filter)")
+        position += length
 
 
 def encode_png(width: int, height: int, rgba: bytes) -> bytes:

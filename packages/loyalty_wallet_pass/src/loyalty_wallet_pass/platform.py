@@ -1,10 +1,10 @@
 """``PassPlatform``: how the service obtains a shop's platform_a signing identity, and
 ``LocalPassPlatform``, the stand-in that runs its own certificate authority and needs no network.
 
-The stand-in answers each shop as scripted (``busy``, ``refused`` or ``issued``; ``issued`` until
-scripted otherwise). A scripted answer stays until the script changes, as a real platform stays busy
-or keeps refusing until something changes on its side. Once issued, asking again gives the same
-identity, so a repeated request after a crash does not multiply certificates.
+The stand-in issues unless scripted: a script (``busy``, ``refused`` or ``issued``) is the shop's
+next answer only, and the one after it issues again, so a test plays one busy or refused answer and
+then sees the service recover the way it would once the platform is back. Once issued, asking
+again gives the same identity, so a repeated request after a crash does not multiply certificates.
 """
 
 from __future__ import annotations
@@ -88,10 +88,11 @@ class LocalPassPlatform:
         """Every request in order, so tests can count how often the service asked."""
 
     def script(self, shop_id: str, outcome: Outcome | str) -> None:
-        """Set this shop's answer from now on; a text other than the three answers is a ``ValueError``."""
+        """Set this shop's next answer; a text other than the three answers is a ``ValueError``."""
         self._scripts[shop_id] = Outcome(outcome)
 
     def scripted(self, shop_id: str) -> Outcome:
+        """The shop's next answer, without using it up."""
         return self._scripts.get(shop_id, Outcome.ISSUED)
 
     def pass_type_identifier(self, shop_id: str) -> str:
@@ -99,7 +100,7 @@ class LocalPassPlatform:
 
     async def request_identity(self, request: IdentityRequest) -> IdentityAnswer:
         self.requests.append(request)
-        outcome = self.scripted(request.shop_id)
+        outcome = self._scripts.pop(request.shop_id, Outcome.ISSUED)
         if outcome is Outcome.BUSY:
             return Busy()
         if outcome is Outcome.REFUSED:

@@ -275,5 +275,5 @@ def app_from_env() -> Litestar:
     from loyalty_api.logs import configure_logging
 
     settings, _ = Settings.from_env().with_secrets()
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     return create_app(settings, served=True)

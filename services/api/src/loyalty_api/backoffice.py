@@ -1,5 +1,5 @@
 """The back office's first steps from a shell: ``loyalty admin token``, ``loyalty plans create``,
-``loyalty vendors create``, ``loyalty clients create``.
+``loyalty vendors create``, ``loyalty clients create`` (their reads are in ``backoffice_reads``).
 
 The create verbs call the running service's admin API with the admin token, so they validate and
 answer exactly as the API does (and work against the embedded database that ``loyalty serve``
@@ -19,13 +19,14 @@ from typing import Any
 
 from loyalty_api.settings import Settings
 
-Send = Callable[[str, str, dict[str, Any], str], tuple[int, dict[str, Any]]]
-"""(method, path, JSON body, admin token) -> (status, decoded answer)."""
+Send = Callable[[str, str, dict[str, Any] | None, str], tuple[int, dict[str, Any]]]
+"""(method, path, JSON body or None, admin token) -> (status, decoded answer)."""
 
 FEATURES = ("campaigns", "customer_moments", "point_expiry")
 
 
-def add_verbs(verbs: Any) -> None:
+def add_verbs(verbs: Any) -> dict[str, Any]:
+    """The admin token and the create verbs; answers each area's action parsers, for the reads."""
     admin = verbs.add_parser("admin", help="the back office's admin token", description="The admin token.")
     admin_verbs = admin.add_subparsers(dest="admin_verb", required=True, metavar="ACTION")
     token = admin_verbs.add_parser(
@@ -56,8 +57,17 @@ def add_verbs(verbs: Any) -> None:
     client = _create(clients, "an OAuth client of a vendor; its secret is printed once", _create_client)
     client.add_argument("--vendor-id", type=int, required=True)
     client.add_argument("--name", required=True)
-    client.add_argument("--scope", action="append", choices=("read", "write"), help="default: read and write")
+    client.add_argument(
+        "--scope",
+        action="append",
+        choices=("read", "write", "webhooks"),
+        help="repeat for several (default: read and write); webhooks opens the events feed",
+    )
     client.add_argument("--default-branch", metavar="EXTERNAL_ID")
+
+    branches = _area(verbs, "branches", "branches: a vendor's stores and other locations")
+    rewards = _area(verbs, "rewards", "rewards: what a vendor's customers spend points on")
+    return {"plans": plans, "vendors": vendors, "clients": clients, "branches": branches, "rewards": rewards}
 
 
 def _area(verbs: Any, name: str, about: str) -> Any:
@@ -127,19 +137,9 @@ def _call(
     shown: tuple[str, ...],
     prefix: str,
 ) -> int:
-    filled, _ = settings.with_secrets()
-    transport = send or http_sender((args.url or filled.public_url).rstrip("/"))
-    try:
-        status, answer = transport("POST", path, body, filled.admin_token or "")
-    except OSError as exc:
-        print(f"loyalty: cannot reach the service ({exc}); is `loyalty serve` running?", file=sys.stderr)
-        return 2
-    if status >= 300:
-        error = answer.get("error", {})
-        details = f" {json.dumps(error['details'])}" if error.get("details") else ""
-        print(f"loyalty: {status} {error.get('code', '')}: {error.get('message', '')}{details}", file=sys.stderr)
-        return 1
-    data = answer.get("data", {})
+    code, data = request(settings, args, send, "POST", path, body)
+    if code != 0:
+        return code
     if args.json:
         print(json.dumps(data, indent=2))
     else:
@@ -148,11 +148,37 @@ def _call(
     return 0
 
 
+def request(
+    settings: Settings,
+    args: argparse.Namespace,
+    send: Send | None,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None,
+) -> tuple[int, dict[str, Any]]:
+    """One admin API call: (0, the answer's data), or the exit code after printing why it failed
+    (1 refused by the API, 2 service unreachable)."""
+    filled, _ = settings.with_secrets()
+    transport = send or http_sender((args.url or filled.public_url).rstrip("/"))
+    try:
+        status, answer = transport(method, path, body, filled.admin_token or "")
+    except OSError as exc:
+        print(f"loyalty: cannot reach the service ({exc}); is `loyalty serve` running?", file=sys.stderr)
+        return 2, {}
+    if status >= 300:
+        error = answer.get("error", {})
+        details = f" {json.dumps(error['details'])}" if error.get("details") else ""
+        print(f"loyalty: {status} {error.get('code', '')}: {error.get('message', '')}{details}", file=sys.stderr)
+        return 1, {}
+    data: dict[str, Any] = answer.get("data", {})
+    return 0, data
+
+
 def http_sender(base_url: str) -> Send:
-    def send(method: str, path: str, body: dict[str, Any], token: str) -> tuple[int, dict[str, Any]]:
+    def send(method: str, path: str, body: dict[str, Any] | None, token: str) -> tuple[int, dict[str, Any]]:
         request = urllib.request.Request(
             base_url + path,
-            data=json.dumps(body).encode(),
+            data=None if body is None else json.dumps(body).encode(),
             method=method,
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
         )

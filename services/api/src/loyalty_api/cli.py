@@ -1,5 +1,6 @@
-"""``loyalty``: serve the API, run the worker, migrate the database, take the back office's first
-steps. ``--help`` on every verb."""
+"""``loyalty``: serve the API, run the worker, migrate the database, create and read the back
+office's plans, vendors, clients, branches and rewards. ``--help`` on every verb. (Developers
+autogenerate migrations with ``just db-revision``, ``loyalty_api.revision``.)"""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from loyalty_api import backoffice, migrate
+from loyalty_api import backoffice, backoffice_reads, migrate, preflight
 from loyalty_api.settings import Settings, SettingsError
 
 
@@ -48,15 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     upgrade.add_argument("revision", nargs="?", default="head")
     upgrade.set_defaults(run=_db_upgrade)
-    revision = db_verbs.add_parser(
-        "revision",
-        help="autogenerate a migration from the models (developers)",
-        description="Autogenerate an Alembic migration from loyalty_core's models.",
-    )
-    revision.add_argument("-m", "--message", required=True)
-    revision.set_defaults(run=_db_revision)
 
-    backoffice.add_verbs(verbs)
+    backoffice_reads.add_verbs(backoffice.add_verbs(verbs))
 
     args = parser.parse_args(argv)
     try:
@@ -65,6 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"loyalty: {exc}", file=sys.stderr)
         return 2
+    except preflight.StartFailure as exc:
+        print(f"loyalty: {exc}", file=sys.stderr)
+        return 1
     return result
 
 
@@ -92,16 +89,21 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     import msgspec
     from granian import Granian
     from granian.constants import Interfaces, Loops
+    from granian.log import LogLevels
+
+    from loyalty_api.logs import granian_logging
 
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
     settings = msgspec.structs.replace(settings, **overrides)
     settings, notices = settings.with_secrets()
     for line in notices:
         print(f"loyalty: {line}", file=sys.stderr, flush=True)
+    preflight.check_port(settings.host, settings.port)
     with _database(settings) as settings:
         assert settings.database_url is not None
         print("loyalty: migrating the database", file=sys.stderr, flush=True)
-        migrate.upgrade(settings.database_url)
+        preflight.migrate_database(settings.database_url)
+        preflight.check_room(settings)
         os.environ.update(
             {
                 "DATABASE_URL": settings.database_url,
@@ -124,7 +126,9 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             loop=Loops.uvloop,
             workers=settings.workers,
             factory=True,
-            log_access=False,
+            log_access=False,  # the app's access line names the route; granian's would repeat it
+            log_level=LogLevels(settings.log_level.lower()),
+            log_dictconfig=granian_logging(settings.log_format),
             workers_kill_timeout=30,
         ).serve()
     return 0
@@ -147,7 +151,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
 
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     with _database(settings) as settings:
         assert settings.database_url is not None
 
@@ -190,14 +194,6 @@ def _db_upgrade(settings: Settings, args: argparse.Namespace) -> int:
         assert settings.database_url is not None
         print(f"loyalty: migrating to {args.revision}", file=sys.stderr, flush=True)
         migrate.upgrade(settings.database_url, args.revision)
-    return 0
-
-
-def _db_revision(settings: Settings, args: argparse.Namespace) -> int:
-    with _database(settings) as settings:
-        assert settings.database_url is not None
-        migrate.upgrade(settings.database_url)
-        migrate.revision(settings.database_url, args.message)
     return 0
 
 

@@ -48,6 +48,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     db_pool_size: int = 10
     trusted_proxies: tuple[str, ...] = ()
     log_level: str = "INFO"
+    log_format: Literal["json", "console"] = "json"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -83,6 +84,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         if test_raw not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
             problems.append(f"LOYALTY_TEST_MODE={test_raw!r} must be 1 or 0")
         worker = (text("LOYALTY_WORKER") or "in-process").lower()
+        log_format = (text("LOYALTY_LOG_FORMAT") or "json").lower()
         if worker not in ("in-process", "external"):
             problems.append(f"LOYALTY_WORKER={worker!r} must be 'external' or unset")
         for name in ("LOYALTY_ADMIN_TOKEN", "LOYALTY_JWT_SECRET", "LOYALTY_ENCRYPTION_KEY"):
@@ -125,9 +127,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             db_pool_size=whole("LOYALTY_DB_POOL_SIZE", 10, 1, 1000),
             trusted_proxies=proxies,
             log_level=(text("LOYALTY_LOG_LEVEL") or "INFO").upper(),
+            log_format="console" if log_format == "console" else "json",
         )
         if settings.log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             problems.append(f"LOYALTY_LOG_LEVEL={settings.log_level!r} must be DEBUG, INFO, WARNING or ERROR")
+        if log_format not in ("json", "console"):
+            problems.append(f"LOYALTY_LOG_FORMAT={log_format!r} must be json or console")
         if problems:
             raise SettingsError("invalid settings: " + "; ".join(problems))
         return settings

@@ -7,11 +7,11 @@ class only composes them so callers build one service per request.
 from __future__ import annotations
 
 from loyalty_core.accounts.enrolment import Enrolment, ImportOutcome
-from loyalty_core.accounts.views import CustomerReads, lookup_by_identifier
+from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.customers.services.status import StatusWrites
 from loyalty_core.customers.services.updates import ProfileWrites
 
-__all__ = ["CustomerService", "ImportOutcome", "lookup_by_identifier"]
+__all__ = ["CustomerService", "ImportOutcome"]
 
 
 class CustomerService(CustomerReads, Enrolment, ProfileWrites, StatusWrites):

@@ -15,10 +15,11 @@ from typing import Any
 
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.customers.views import CustomerView, view_of
 from loyalty_core.tenancy.token_check import CompanionRead
 
-_CUSTOMER = """
+_CUSTOMER = f"""
 SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
        c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
@@ -30,7 +31,7 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
 FROM holder h
 JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
-WHERE c.status <> 'anonymized'
+WHERE c.status <> '{CustomerStatus.ANONYMIZED}'
 """
 
 BY_IDENTIFIER = "\nWITH " + HOLDER_BY_IDENTIFIER + _CUSTOMER

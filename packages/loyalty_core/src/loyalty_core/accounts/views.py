@@ -6,19 +6,19 @@ shape (``customers.views``).
 
 from __future__ import annotations
 
-from typing import Any
+from psycopg.rows import dict_row
+from sqlalchemy import and_, func, select
 
-from sqlalchemy import Select, and_, func, select
-
+from loyalty_core.accounts.till_lookup import customer_found, lookup_read
 from loyalty_core.customers import errors as e
-from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.services.base import CustomerWrites
 from loyalty_core.customers.views import IDENTIFIER_LIST, CustomerView, view_of
+from loyalty_core.db import driver_connection
 from loyalty_core.wallet.models import Wallet
 
 _C = Customer.__table__.c
 _W = Wallet.__table__.c
-_Found = CustomerIdentifier.__table__.alias("found")
 
 _VIEW = (
     select(*_C, func.coalesce(_W.balance, 0).label("balance"), IDENTIFIER_LIST)
@@ -26,18 +26,6 @@ _VIEW = (
     .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
     .where(_C.status != CustomerStatus.ANONYMIZED)
 )
-
-VIEW_BY_IDENTIFIER = _VIEW.join(_Found, and_(_Found.c.vendor_id == _C.vendor_id, _Found.c.customer_id == _C.id))
-"""The till's lookup: the customer holding an active identifier, matched case-insensitively through
-``uq_customer_identifiers_vendor_value`` (bench/customers.py shows the plan)."""
-
-
-def lookup_by_identifier(vendor_id: int, value: str) -> Select[Any]:
-    return VIEW_BY_IDENTIFIER.where(
-        _Found.c.vendor_id == vendor_id,
-        func.lower(_Found.c.value) == func.lower(value),
-        _Found.c.active.is_(True),
-    )
 
 
 class CustomerReads(CustomerWrites):
@@ -54,15 +42,13 @@ class CustomerReads(CustomerWrites):
     async def lookup(
         self, vendor_id: int, *, identifier: str | None = None, external_id: str | None = None
     ) -> CustomerView:
-        """By ``external_id`` when given, else by any active identifier, retired types included."""
-        if external_id is not None:
-            statement = _VIEW.where(_C.vendor_id == vendor_id, _C.external_id == external_id)
-        else:
-            statement = lookup_by_identifier(vendor_id, identifier or "")
-        row = (await self._session.execute(statement)).mappings().first()
-        if row is None:
-            raise e.CustomerNotFound("No customer of the vendor has this identifier.")
-        if external_id is None and row["merged_into_id"] is not None:
-            # an identifier left on a closed account belongs to the account that stays (Merged customers 2)
-            return await self.get(vendor_id, row["merged_into_id"])
-        return view_of(row)
+        """By ``external_id`` when given, else by any active identifier, retired types included: the
+        till's statement (``till_lookup``), so an identifier left on a closed account answers the
+        account that stays on both paths alike. It runs on the session's connection, after what the
+        session holds unwritten."""
+        await self._session.flush()
+        read = lookup_read(identifier=identifier, external_id=external_id)
+        conn = await driver_connection(self._session)
+        async with conn.cursor(row_factory=dict_row) as cursor:
+            await cursor.execute(read.sql, {**read.params, "v": vendor_id}, prepare=True)
+            return customer_found(await cursor.fetchone())

@@ -3,13 +3,15 @@ customers 2), as SQL text the till paths of every area start their statements wi
 
 from __future__ import annotations
 
-HOLDER_BY_IDENTIFIER = """found AS MATERIALIZED (
+from loyalty_core.customers.models import CustomerStatus
+
+HOLDER_BY_IDENTIFIER = f"""found AS MATERIALIZED (
     SELECT customer_id FROM customer_identifiers
     WHERE vendor_id = %(v)s AND lower(value) = lower(%(q)s) AND active AND customer_id IS NOT NULL
 ), holder AS MATERIALIZED (
     SELECT coalesce(c.merged_into_id, c.id) AS id
     FROM found f JOIN customers c ON c.vendor_id = %(v)s AND c.id = f.customer_id
-    WHERE c.status <> 'anonymized'
+    WHERE c.status <> '{CustomerStatus.ANONYMIZED}'
 )"""
 """Two CTEs every till call that takes an identifier starts with: ``holder`` is the customer the
 identifier ``%(q)s`` of vendor ``%(v)s`` finds, found through the unique index on the identifier's

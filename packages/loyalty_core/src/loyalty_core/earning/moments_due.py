@@ -16,16 +16,18 @@ from typing import Any
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.models import Campaign
 from loyalty_core.earning.moments import due
+from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.services import campaign_terms
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, MomentKey
+from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, Family, MomentKey
 
 _VENDORS = text(
-    """
+    f"""
 SELECT DISTINCT c.vendor_id FROM campaigns c
 JOIN vendors v ON v.id = c.vendor_id JOIN plans p ON p.id = v.plan_id
-WHERE c.active AND c.family = 'customer_moment' AND p.feature_customer_moments
+WHERE c.active AND c.family = '{Family.CUSTOMER_MOMENT}' AND p.feature_customer_moments
   AND (c.starts_on IS NULL OR c.starts_on <= :today) AND (c.ends_on IS NULL OR :today <= c.ends_on)
 ORDER BY c.vendor_id
 """
@@ -34,25 +36,25 @@ ORDER BY c.vendor_id
 # The accounts that keep a family (not merged away, not closed), with the family's facts: the last
 # purchase and the occurrences already recorded, over the account and those merged into it.
 _CUSTOMERS = text(
-    """
-SELECT c.id, c.date_of_birth, coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date),
+    f"""
+SELECT c.id, c.date_of_birth, coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date) AS customer_since,
        (SELECT max(t.created_at) FROM customers m
           JOIN transactions t ON t.vendor_id = m.vendor_id AND t.customer_id = m.id
-         WHERE m.vendor_id = c.vendor_id AND (m.id = c.id OR m.merged_into_id = c.id)),
+         WHERE m.vendor_id = c.vendor_id AND (m.id = c.id OR m.merged_into_id = c.id)) AS last_purchase_at,
        (SELECT json_agg(json_build_array(cm.moment, cm.since)) FROM customers m
           JOIN customer_moments cm ON cm.vendor_id = m.vendor_id AND cm.customer_id = m.id
-         WHERE m.vendor_id = c.vendor_id AND (m.id = c.id OR m.merged_into_id = c.id))
+         WHERE m.vendor_id = c.vendor_id AND (m.id = c.id OR m.merged_into_id = c.id)) AS recorded
 FROM customers c
-WHERE c.vendor_id = :vendor AND c.status = 'active' AND c.merged_into_id IS NULL AND c.id > :after
+WHERE c.vendor_id = :vendor AND c.status = '{CustomerStatus.ACTIVE}' AND c.merged_into_id IS NULL AND c.id > :after
 ORDER BY c.id
 LIMIT :batch
 """
 )
 
 _RECORD = text(
-    """
+    f"""
 INSERT INTO customer_moments (id, vendor_id, customer_id, moment, since, state, created_at, updated_at)
-SELECT nextval('customer_moments_id_seq'), :vendor, d.customer_id, d.moment, d.since, 'due', :now, :now
+SELECT nextval('customer_moments_id_seq'), :vendor, d.customer_id, d.moment, d.since, '{MomentState.DUE}', :now, :now
 FROM json_to_recordset(CAST(:due AS json)) AS d(customer_id bigint, moment text, since date)
 ON CONFLICT (vendor_id, customer_id, moment, since) DO NOTHING
 """
@@ -78,20 +80,20 @@ async def record_due(session: AsyncSession, vendor_id: int, now: datetime) -> in
         if not rows:
             return recorded
         found = [
-            {"customer_id": row[0], "moment": key.moment, "since": key.since.isoformat()}
+            {"customer_id": row.id, "moment": key.moment, "since": key.since.isoformat()}
             for row in rows
             for key in _due_for(_facts(row), campaigns, today)
         ]
         if found:
             result: Any = await session.execute(_RECORD, {"vendor": vendor_id, "due": json.dumps(found), "now": now})
             recorded += int(result.rowcount or 0)
-        after = int(rows[-1][0])
+        after = int(rows[-1].id)
 
 
 async def _moment_campaigns(session: AsyncSession, vendor_id: int, today: date) -> list[CampaignTerms]:
     rows = await session.scalars(
         select(Campaign)
-        .where(Campaign.vendor_id == vendor_id, Campaign.active, Campaign.family == "customer_moment")
+        .where(Campaign.vendor_id == vendor_id, Campaign.active, Campaign.family == Family.CUSTOMER_MOMENT)
         .order_by(Campaign.id)
     )
     terms = [campaign_terms(c) for c in rows]
@@ -101,13 +103,13 @@ async def _moment_campaigns(session: AsyncSession, vendor_id: int, today: date) 
 
 
 def _facts(row: Any) -> CustomerFacts:
-    last: datetime | None = row[3]
+    last: datetime | None = row.last_purchase_at
     return CustomerFacts(
-        date_of_birth=row[1],
-        customer_since=row[2],
+        date_of_birth=row.date_of_birth,
+        customer_since=row.customer_since,
         last_purchase_on=last.astimezone(UTC).date() if last is not None else None,
         # recorded occurrences, due or paid: neither is recorded again
-        moments_paid=frozenset(MomentKey(m, date.fromisoformat(s)) for m, s in row[4] or ()),
+        moments_paid=frozenset(MomentKey(m, date.fromisoformat(s)) for m, s in row.recorded or ()),
     )
 
 

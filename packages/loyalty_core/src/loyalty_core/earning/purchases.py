@@ -1,7 +1,7 @@
 """Purchases as stored: the transaction, its lines, the plan's meter and the moments paid
 (spec: Resources > Transaction; Plan limits; back-office contract 5 "Earning (further decisions)").
 
-The till's write path (``earning/submission.py``) reaches these tables with prepared statements;
+The till's write path (``earning/till_purchase.py``) reaches these tables with prepared statements;
 the models give the schema, its constraints and the reads outside the hot path.
 """
 

@@ -1,5 +1,5 @@
 """A purchase (transaction) as the public API shows it, with its lines and the rules that earned
-its points, built from the statements' read (``purchase_reads.TransactionView``)."""
+its points, built from the statements' read (``till_purchase_reads.TransactionView``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import datetime
 
 import msgspec
 
-from loyalty_core.earning.purchase_reads import ItemView, TransactionView
+from loyalty_core.earning.till_purchase_reads import ItemView, TransactionView
 from loyalty_core.tenancy.resources import BranchShown
 
 

@@ -19,7 +19,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.earning import errors as e
 from loyalty_core.earning import validation
 from loyalty_core.earning.models import Campaign, EarnRule
-from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms, Family
+from loyalty_core.earning.terms import CampaignTerms, Family
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import BranchNotFound
@@ -145,35 +145,6 @@ class CampaignService:
         """Contract 5: a deleted campaign frees its place under ``max_campaigns``; transactions keep
         their own copy of what it paid, so the row itself goes."""
         await _delete(self._session, Campaign, vendor_id, campaign_id)
-
-
-async def load_terms(
-    session: AsyncSession, vendor_id: int
-) -> tuple[tuple[EarnRuleTerms, ...], tuple[CampaignTerms, ...]]:
-    """A vendor's active earn rules and campaigns as the engine takes them. Campaigns of a family the
-    plan no longer has are left out: a downgraded plan stops paying them without editing them."""
-    plan = await ceilings.plan_of(session, vendor_id)
-    families = [family for family, feature in FEATURE_OF_FAMILY.items() if getattr(plan, feature)]
-    rules = await session.scalars(
-        select(EarnRule).where(EarnRule.vendor_id == vendor_id, EarnRule.active).order_by(EarnRule.id)
-    )
-    campaigns = await session.scalars(
-        select(Campaign)
-        .where(Campaign.vendor_id == vendor_id, Campaign.active, Campaign.family.in_(families))
-        .order_by(Campaign.id)
-    )
-    return tuple(earn_rule_terms(rule) for rule in rules), tuple(campaign_terms(c) for c in campaigns)
-
-
-def earn_rule_terms(rule: EarnRule) -> EarnRuleTerms:
-    return EarnRuleTerms(
-        id=rule.id,
-        name=rule.name,
-        points_per_unit=rule.points_per_unit,
-        unit_amount=rule.unit_amount,
-        min_transaction_amount=rule.min_transaction_amount,
-        active=rule.active,
-    )
 
 
 def campaign_terms(campaign: Campaign) -> CampaignTerms:

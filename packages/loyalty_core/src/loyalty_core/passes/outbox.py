@@ -14,13 +14,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.errors import NotFound
+from loyalty_core.listing import page_of
 from loyalty_core.passes.models import CardMail, EmailSuppression, MailStatus, SuppressionRelease
+from loyalty_core.text import mail_key
 
 IDENTITY_WAIT = timedelta(hours=24)
 """A mail whose shop has no platform_a identity waits this long from its acceptance, then goes
 without the pass file (PASS-7)."""
 FIRST_BACKOFF = timedelta(seconds=30)
 MAX_BACKOFF = timedelta(hours=1)
+MAX_ATTEMPTS = 36
+"""A mail that still cannot be built or sent after this many attempts (waits for the shop's
+identity included: those take about 30 over their day) is marked failed instead of being retried
+for ever; with the back-off that is a day and a half of tries."""
 
 _M = CardMail.__table__.c
 _S = EmailSuppression.__table__.c
@@ -49,7 +55,7 @@ class Outbox:
     async def suppress(self, email: str, reason: str) -> EmailSuppression:
         """Record a bounce or complaint for every shop. A new report of an address overrides the
         shops' earlier releases: it bounced again after sending was switched back on."""
-        address = email.lower()
+        address = mail_key(email)
         await self._session.execute(
             insert(EmailSuppression)
             .values(email=address, reason=reason)
@@ -66,7 +72,7 @@ class Outbox:
 
     async def release(self, vendor_id: int, email: str) -> None:
         """Switch sending back on for one shop; an address suppressed nowhere is not found."""
-        address = email.strip().lower()
+        address = mail_key(email)
         if await self._session.scalar(select(_S.id).where(_S.email == address)) is None:
             raise SuppressionNotFound("This address is not on the suppression list.", email=email)
         await self._session.execute(
@@ -75,11 +81,22 @@ class Outbox:
             .on_conflict_do_nothing(constraint="uq_email_suppression_releases")
         )
 
+    async def suppressions(
+        self, *, email: str | None, page: int, per_page: int
+    ) -> tuple[Sequence[EmailSuppression], int]:
+        """The suppression list, newest first; ``email`` is one address (case aside), through its unique index."""
+        statement = select(EmailSuppression).order_by(_S.id.desc())
+        if email is not None:
+            statement = statement.where(_S.email == email.strip().lower())
+        listed = await page_of(self._session, statement, page=page, per_page=per_page)
+        return listed.items, listed.total
+
     # --- the outbox listing (test mode) ----------------------------------------------------------
 
-    async def delivered(self, *, page: int, per_page: int) -> tuple[Sequence[CardMail], int]:
-        """Mails sent over SMTP or written as files, newest first."""
-        done = _M.status.in_([MailStatus.SENT, MailStatus.WRITTEN])
+    async def delivered(self, *, page: int, per_page: int, failed: bool = False) -> tuple[Sequence[CardMail], int]:
+        """Mails sent over SMTP or written as files, newest first; with ``failed``, the mails that
+        ended failed instead (refused for good, or not built or sent after their attempts)."""
+        done = _M.status == MailStatus.FAILED if failed else _M.status.in_([MailStatus.SENT, MailStatus.WRITTEN])
         total = int(await self._session.scalar(select(func.count()).select_from(CardMail).where(done)) or 0)
         rows = await self._session.scalars(
             select(CardMail)
@@ -124,6 +141,21 @@ class Outbox:
         mail.next_attempt_at = self._clock.now() + backoff(mail.attempts)
         await self._session.flush()
         return mail.next_attempt_at
+
+    async def failed_attempt(self, mail_id: int) -> bool:
+        """Count an attempt that could not build or send the mail: postponed with back-off, or marked
+        failed once it has had ``MAX_ATTEMPTS`` (True then)."""
+        mail = await self._session.get_one(CardMail, mail_id)
+        if mail.status != MailStatus.QUEUED:
+            return False
+        if mail.attempts + 1 < MAX_ATTEMPTS:
+            await self.postpone(mail_id)
+            return False
+        mail.attempts += 1
+        mail.status = MailStatus.FAILED
+        mail.next_attempt_at = None
+        await self._session.flush()
+        return True
 
     async def mark_delivered(
         self, mail: CardMail, *, status: MailStatus, subject: str, attachments: list[dict[str, str]]

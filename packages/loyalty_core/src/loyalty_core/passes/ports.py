@@ -66,4 +66,4 @@ class PassMaker(ABC):
 
     @abstractmethod
     def script_platform(self, vendor_id: int, outcome: str) -> bool:
-        """Test mode: the stand-in's next answers for this shop; False when the platform is no stand-in."""
+        """Test mode: the stand-in's next answer for this shop; False when the platform is no stand-in."""

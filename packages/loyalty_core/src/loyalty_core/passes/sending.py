@@ -21,6 +21,7 @@ from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.errors import CardSendThrottled, CustomerEmailSuppressed, CustomerHasNoEmail
 from loyalty_core.passes.models import CardMail, CardSendCooldown, EmailSuppression, MailStatus, SuppressionRelease
+from loyalty_core.text import mail_key
 
 COOLDOWN = timedelta(seconds=60)
 """PASS-4: one card mail per customer per minute; both forms share it."""
@@ -60,7 +61,7 @@ class CardSends(CustomerReads):
             )
         if not customer.email:
             raise CustomerHasNoEmail("The customer has no email address on file.")
-        address = customer.email.lower()
+        address = mail_key(customer.email)
         if await self._suppressed(customer.vendor_id, address):
             raise CustomerEmailSuppressed(
                 "Mail to this address bounced or was marked as spam; no card is sent until sending is switched on."

@@ -13,7 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
-from loyalty_core.redemptions.models import Redemption, StoredStatus
+from loyalty_core.redemptions.models import Redemption
+from loyalty_core.redemptions.rules import NOT_COUNTED
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.tenancy.models import Branch
 
@@ -59,7 +60,7 @@ async def list_offers(
             Redemption.vendor_id == Reward.vendor_id,
             Redemption.reward_id == Reward.id,
             Redemption.customer_id == customer_id,
-            Redemption.status != StoredStatus.CANCELLED,
+            Redemption.status != NOT_COUNTED,
         )
         .scalar_subquery()
     )

@@ -15,7 +15,8 @@ from loyalty_core.customers.errors import CustomerDeactivated
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import Redemption, StoredStatus, shown_status
-from loyalty_core.redemptions.services import RedemptionService, check_available
+from loyalty_core.redemptions.rules import check_available
+from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.models import Reward
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.wallet.models import CauserType, EntryType

@@ -11,18 +11,18 @@ transaction commits, so it writes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-from typing import Protocol
+from datetime import datetime
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.redemptions import errors as e
+from loyalty_core.redemptions import rules
 from loyalty_core.redemptions.codes import new_code
-from loyalty_core.redemptions.models import Redemption, StoredStatus
+from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.errors import RewardNotFound
-from loyalty_core.rewards.models import Reward, RewardStatus
+from loyalty_core.rewards.models import Reward
 from loyalty_core.tenancy.models import Branch, Vendor
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.models import PointLot
@@ -57,13 +57,10 @@ class RedemptionService:
                 Redemption.vendor_id == vendor_id,
                 Redemption.reward_id == reward.id,
                 Redemption.customer_id == customer_id,
-                Redemption.status != StoredStatus.CANCELLED,
+                Redemption.status != rules.NOT_COUNTED,
             )
         )
-        if (held or 0) >= reward.max_redemptions_per_customer:
-            raise e.RedemptionLimitReached(
-                "The customer reached this reward's limit.", limit=reward.max_redemptions_per_customer
-            )
+        rules.check_limit(reward.max_redemptions_per_customer, held or 0)
 
     async def _take_stock(self, reward: Reward) -> None:
         if reward.total_stock is None:
@@ -89,7 +86,6 @@ class RedemptionService:
             )
             if taken is None:
                 break
-        hours = reward.code_valid_for_hours
         return Redemption(
             vendor_id=vendor_id,
             reward_id=reward.id,
@@ -105,7 +101,7 @@ class RedemptionService:
             product_reference=reward.product_reference,
             payment_amount=reward.payment_amount,
             redeemed_at=now,
-            expires_at=now + timedelta(hours=hours) if hours else None,
+            expires_at=rules.code_expiry(now, reward.code_valid_for_hours),
             created_at=now,
             updated_at=now,
         )
@@ -117,31 +113,4 @@ class RedemptionService:
                 await self._session.scalars(select(PointLot).where(PointLot.id.in_([t.lot_id for t in takes])))
             ).all()
         }
-        return [[t.points, end.isoformat() if (end := ends[t.lot_id]) else None] for t in takes]
-
-
-class Window(Protocol):
-    """What decides whether a reward can be redeemed now: a ``Reward`` row, or the till's read of one."""
-
-    @property
-    def id(self) -> int: ...
-    @property
-    def deleted_at(self) -> datetime | None: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def available_from(self) -> date | None: ...
-    @property
-    def available_until(self) -> date | None: ...
-
-
-def check_available(reward: Window, now: datetime) -> None:
-    """Deleted, inactive or out of its window (whole UTC dates, inclusive): REWARD_UNAVAILABLE."""
-    today = now.date()
-    if (
-        reward.deleted_at is not None
-        or reward.status != RewardStatus.ACTIVE
-        or (reward.available_from is not None and today < reward.available_from)
-        or (reward.available_until is not None and today > reward.available_until)
-    ):
-        raise e.RewardUnavailable("The reward cannot be redeemed now.", reward_id=reward.id)
+        return rules.consumed_lots(takes, ends)

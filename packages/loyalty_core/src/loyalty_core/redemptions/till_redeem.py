@@ -22,97 +22,53 @@ A refusal rolls back before step 2 and writes nothing, leaving its key free.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
 from psycopg.errors import LockNotAvailable
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
-from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.redemptions import errors as e
+from loyalty_core.redemptions import rules
 from loyalty_core.redemptions.codes import new_code
-from loyalty_core.redemptions.services import RedeemRequest, check_available
+from loyalty_core.redemptions.models import StoredStatus
+from loyalty_core.redemptions.services import RedeemRequest
+from loyalty_core.redemptions.till_redeem_state import STATE, WALLET_LOCK, LockedRow, RewardRow, StateRow
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, read_view
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
+from loyalty_core.wallet.ledger_writes import entry_params, posting_ctes
+from loyalty_core.wallet.models import CauserType, EntryType
+
+REDEEM_REASON = "redemption"
 
 _KEY_LOCK = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('redemption:' || %(k)s))"
 
-_WALLET_LOCK = f"""
-WITH {HOLDER_BY_IDENTIFIER}
-SELECT w.id FROM holder h
-JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
-JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
-FOR UPDATE OF w
-"""
-
-_STATE = f"""
-WITH {HOLDER_BY_IDENTIFIER}
-SELECT c.id, c.status, w.id, w.balance,
-       r.id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
-       r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
-       r.discount_type, r.discount_value, r.product_reference, r.payment_amount,
-       (SELECT array_agg(rb.branch_id) FROM reward_branches rb
-         WHERE rb.vendor_id = %(v)s AND rb.reward_id = r.id),
-       CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN
-         (SELECT count(*) FROM redemptions x
-           WHERE x.vendor_id = %(v)s AND x.customer_id = c.id AND x.reward_id = r.id AND x.status <> 'cancelled')
-       END,
-       b.id, b.external_id, b.name, b.type, b.active,
-       p.id, p.customer_id, p.reward_id, p.points_deducted, p.confirmation_code, p.remaining_balance,
-       vendor.code_prefix, lots.ids, lots.ends, lots.rems
-FROM (SELECT code_prefix FROM vendors WHERE id = %(v)s) vendor
-LEFT JOIN holder h ON true
-LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
-LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
-LEFT JOIN rewards r ON r.vendor_id = %(v)s AND r.id = %(r)s
-LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.id = coalesce(
-    (SELECT k.id FROM branches k WHERE k.vendor_id = %(v)s AND k.external_id = %(b)s), %(bid)s)
-LEFT JOIN redemptions p ON p.vendor_id = %(v)s AND p.idempotency_key = %(k)s
-LEFT JOIN LATERAL (
-    SELECT array_agg(l.id) AS ids, array_agg(l.expires_at) AS ends, array_agg(l.remaining) AS rems
-    FROM point_lots l WHERE l.wallet_id = w.id AND l.remaining > 0
-) lots ON true
-"""
-
-_WRITE = """
+_WRITE = f"""
 WITH stock AS (
     UPDATE rewards SET remaining_stock = remaining_stock - 1, updated_at = %(now)s
     WHERE vendor_id = %(v)s AND id = %(r)s AND remaining_stock > 0 AND %(limited)s
     RETURNING id
 ), go AS (
     SELECT 1 AS ok WHERE NOT %(limited)s OR EXISTS (SELECT 1 FROM stock)
-), entry AS (
-    INSERT INTO ledger_entries
-        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
-         created_at, updated_at)
-    SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, 'redeem', -%(cost)s, %(after)s, 'redemption',
-           'api_client', %(ci)s, %(now)s, %(now)s
-    FROM go
-    RETURNING id
-), taken AS (
-    UPDATE point_lots l SET remaining = l.remaining - t.points, updated_at = %(now)s
-    FROM unnest(%(ids)s::bigint[], %(takes)s::bigint[]) AS t(id, points)
-    WHERE l.id = t.id AND l.wallet_id = %(w)s AND EXISTS (SELECT 1 FROM go)
-), balance AS (
-    UPDATE wallets SET balance = %(after)s, updated_at = %(now)s
-    WHERE id = %(w)s AND EXISTS (SELECT 1 FROM go)
-), made AS (
+), {posting_ctes(gate="EXISTS (SELECT 1 FROM go)")}, made AS (
     INSERT INTO redemptions
         (id, vendor_id, reward_id, customer_id, branch_id, confirmation_code, status, idempotency_key,
          points_deducted, remaining_balance, ledger_entry_id, taken_lots, reward_name, reward_type,
          discount_type, discount_value, product_reference, payment_amount, redeemed_at, expires_at,
          created_at, updated_at)
-    SELECT nextval('redemptions_id_seq'), %(v)s, %(r)s, %(c)s, %(bid)s, %(code)s, 'valid', %(k)s,
-           %(cost)s, %(after)s, entry.id, %(lots)s, %(name)s, %(type)s,
+    SELECT nextval('redemptions_id_seq'), %(v)s, %(r)s, %(c)s, %(bid)s, %(code)s, '{StoredStatus.VALID}', %(k)s,
+           %(cost)s, e.running_balance, e.id, %(lots)s, %(name)s, %(type)s,
            %(dt)s, %(dv)s, %(pref)s, %(pay)s, %(now)s, %(until)s, %(now)s, %(now)s
-    FROM entry
+    FROM ledger_entry e
     ON CONFLICT (vendor_id, confirmation_code) DO NOTHING
     RETURNING id
 )
@@ -125,28 +81,6 @@ class TillRedeemed:
     redemption: RedemptionView
     remaining_balance: int
     replayed: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Reward:
-    """The reward as ``check_available`` and the write need it (the names of ``Reward``'s columns)."""
-
-    id: int
-    deleted_at: datetime | None
-    status: str
-    available_from: date | None
-    available_until: date | None
-    point_cost: int
-    total_stock: int | None
-    remaining_stock: int | None
-    max_redemptions_per_customer: int | None
-    code_valid_for_hours: int | None
-    name: str
-    type: str
-    discount_type: str | None
-    discount_value: int | None
-    product_reference: str | None
-    payment_amount: int
 
 
 class _Again(Exception):
@@ -176,6 +110,7 @@ async def till_redeem(
         "b": request.branch,
         "bid": default_branch.id if request.branch is None and default_branch is not None else None,
         "ci": client_id,
+        "not_counted": str(rules.NOT_COUNTED),
         "now": now,
     }
     for _ in range(_ATTEMPTS):
@@ -195,61 +130,68 @@ async def _attempt(
     default_branch: BranchRef | None,
     now: datetime,
 ) -> TillRedeemed:
-    async with conn.pipeline() as pipeline, conn.transaction():
+    async with (
+        conn.pipeline() as pipeline,
+        conn.transaction(),
+        conn.cursor(row_factory=class_row(LockedRow)) as locked,
+        conn.cursor(row_factory=class_row(StateRow)) as read,
+    ):
         try:
             await conn.execute(_KEY_LOCK, params, prepare=True)
-            locked = await conn.execute(_WALLET_LOCK, params, prepare=True)
-            state = await conn.execute(_STATE, params, prepare=True)
+            await locked.execute(WALLET_LOCK, params, prepare=True)
+            await read.execute(STATE, params, prepare=True)
             await pipeline.sync()
             locked_row = await locked.fetchone()
-            row = await state.fetchone()
+            state = await read.fetchone()
         except LockNotAvailable as exc:
             raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1) from exc
-        assert row is not None  # the vendor of an authenticated caller exists
-        customer_id, status, wallet_id, balance = row[0:4]
+        assert state is not None  # the vendor of an authenticated caller exists
+        customer_id, wallet_id, balance = state.customer_id, state.wallet_id, state.balance or 0
         if customer_id is None:
             raise CustomerNotFound("No customer of the vendor has this identifier.")
-        if status == "deactivated":
+        if state.customer_status == CustomerStatus.DEACTIVATED:
             raise CustomerDeactivated("The customer is deactivated.", customer_id=customer_id)
         if wallet_id is None:
             raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
-        if locked_row is None or locked_row[0] != wallet_id:
+        if locked_row is None or locked_row.wallet_id != wallet_id:
             # a merge moved the card between the lock and the read: run again under the right lock
             raise _Again
-        if row[4] is None:
+        if state.reward_id is None:
             raise RewardNotFound("The vendor has no reward with this id.", reward_id=request.reward_id)
-        reward = _Reward(*row[4:20])
-        if row[27] is not None:
-            return await _replay(conn, vendor_id, request, customer_id, reward, row[27:33])
-        check_available(reward, now)
-        branch = _branch(request, default_branch, reward, row[20], row[22:27])
-        held = row[21]
-        if reward.max_redemptions_per_customer is not None and held >= reward.max_redemptions_per_customer:
-            raise e.RedemptionLimitReached(
-                "The customer reached this reward's limit.", limit=reward.max_redemptions_per_customer
-            )
-        if reward.total_stock is not None and (reward.remaining_stock or 0) <= 0:
-            raise e.OutOfStock("The reward is out of stock.", reward_id=reward.id)
+        reward = state.reward()
+        if state.earlier_id is not None:
+            return await _replay(conn, vendor_id, request, customer_id, reward, state)
+        rules.check_available(reward, now)
+        branch = _branch(request, default_branch, reward, state.reward_branches, state.branch())
+        rules.check_limit(reward.max_redemptions_per_customer, state.held or 0)
+        rules.check_stock(reward.id, reward.total_stock, reward.remaining_stock)
         if balance < reward.point_cost:
             raise InsufficientBalance(
                 "The balance is too low for this deduction.", balance=balance, amount=-reward.point_cost
             )
-        lots = [ledger.Lot(i, x, left) for i, x, left in zip(row[34] or (), row[35] or (), row[36] or (), strict=True)]
+        lots = state.lots()
         takes = ledger.take(lots, reward.point_cost)
         ends = {lot.id: lot.expires_at for lot in lots}
-        code = new_code(row[33] or "CODE")
-        hours = reward.code_valid_for_hours
-        until = now + timedelta(hours=hours) if hours else None
+        code = new_code(state.code_prefix or "CODE")
+        until = rules.code_expiry(now, reward.code_valid_for_hours)
         params.update(
+            entry_params(
+                vendor_id=vendor_id,
+                wallet_id=wallet_id,
+                kind=EntryType.REDEEM,
+                amount=-reward.point_cost,
+                causer_type=CauserType.API_CLIENT,
+                causer_id=params["ci"],
+                now=now,
+                reason=REDEEM_REASON,
+                taken=takes,
+            ),
             c=customer_id,
             w=wallet_id,
             bid=branch.id if branch is not None else None,
             limited=reward.total_stock is not None,
             cost=reward.point_cost,
-            after=balance - reward.point_cost,
-            ids=[t.lot_id for t in takes],
-            takes=[t.points for t in takes],
-            lots=Jsonb([[t.points, _iso(ends[t.lot_id])] for t in takes]),
+            lots=Jsonb(rules.consumed_lots(takes, ends)),
             code=code,
             name=reward.name,
             type=reward.type,
@@ -269,7 +211,7 @@ async def _attempt(
     view = RedemptionView(
         id=made,
         confirmation_code=code,
-        status="valid",
+        status=StoredStatus.VALID,
         reward_id=reward.id,
         reward_name=reward.name,
         reward_type=reward.type,
@@ -293,31 +235,35 @@ async def _replay(
     vendor_id: int,
     request: RedeemRequest,
     customer_id: int,
-    reward: _Reward,
-    earlier: tuple[Any, ...],
+    reward: RewardRow,
+    earlier: StateRow,
 ) -> TillRedeemed:
     """The key's first redemption, answered as it was created; another customer, reward or cost
     under the same key is a conflict (contract 5)."""
-    _, earlier_customer, earlier_reward, points, code, remaining = earlier
-    if earlier_customer != customer_id or earlier_reward != request.reward_id or points != reward.point_cost:
+    if (
+        earlier.earlier_customer_id != customer_id
+        or earlier.earlier_reward_id != request.reward_id
+        or earlier.earlier_points != reward.point_cost
+    ):
         raise IdempotencyKeyConflict(
             "This idempotency_key was used for another customer, reward or amount.",
             idempotency_key=request.idempotency_key,
         )
-    view = await read_view(conn, vendor_id, code)
+    assert earlier.earlier_code is not None
+    assert earlier.earlier_remaining is not None
+    view = await read_view(conn, vendor_id, earlier.earlier_code)
     assert view is not None  # the key's row was just read in this transaction
-    return TillRedeemed(view, remaining, replayed=True)
+    return TillRedeemed(view, earlier.earlier_remaining, replayed=True)
 
 
 def _branch(
     request: RedeemRequest,
     default: BranchRef | None,
-    reward: _Reward,
+    reward: RewardRow,
     allowed: list[int] | None,
-    found: tuple[Any, ...],
+    branch: BranchRef | None,
 ) -> BranchRef | None:
     """Branch rules 1 to 3, and BRANCH_INACTIVE for a credential whose default branch closed."""
-    branch = BranchRef(*found) if found[0] is not None else None
     if request.branch is not None and branch is None:
         raise BranchNotFound("No branch of the vendor has this key.", branch=request.branch)
     if request.branch is None and default is not None and not default.active:
@@ -325,7 +271,3 @@ def _branch(
     if allowed and (branch is None or branch.id not in allowed):
         raise e.BranchRequired("The reward may be redeemed only at one of its branches.", reward_id=reward.id)
     return branch
-
-
-def _iso(at: datetime | None) -> str | None:
-    return None if at is None else at.astimezone(UTC).isoformat()

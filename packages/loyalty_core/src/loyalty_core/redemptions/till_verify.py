@@ -17,17 +17,20 @@ chosen; only a code that still looks verifiable then answers VERIFICATION_FAILED
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.rows import dict_row
 
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import RuleViolation
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus, status_at
-from loyalty_core.tenancy.token_check import WRITE_ADMITTED, CompanionRead
+from loyalty_core.tenancy.access import WRITE_ADMITTED
+from loyalty_core.tenancy.token_check import CompanionRead
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +69,8 @@ class RedemptionView:
 # status and used_at come from the update when it moved the row: the outer SELECT reads the
 # statement's snapshot, which is from before the update.
 _SHOWN = """r.id, r.confirmation_code, {status} AS status, r.reward_id, r.reward_name, r.reward_type,
-       r.customer_id, r.points_deducted, b.external_id, b.name, b.type, r.redeemed_at, r.expires_at,
+       r.customer_id, r.points_deducted, b.external_id AS branch_key, b.name AS branch_name,
+       b.type AS branch_type, r.redeemed_at, r.expires_at,
        {used_at} AS used_at, r.cancelled_at, r.discount_type, r.discount_value, r.product_reference,
        r.payment_amount"""
 
@@ -80,21 +84,21 @@ _READ = "\n".join(("SELECT " + _SHOWN.format(status="r.status", used_at="r.used_
 # spec, Customer status: an anonymized customer is excluded from all API responses
 _READ_SHOWN = (
     _READ
-    + """
+    + f"""
   AND EXISTS (
       SELECT 1 FROM customers c
-      WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> 'anonymized'
+      WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
   )"""
 )
 
-_MOVED = """moved AS (
-    UPDATE redemptions r SET status = 'used', used_at = %(now)s, updated_at = %(now)s
-    WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s AND r.status = 'valid'
+_MOVED = f"""moved AS (
+    UPDATE redemptions r SET status = '{StoredStatus.USED}', used_at = %(now)s, updated_at = %(now)s
+    WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s AND r.status = '{StoredStatus.VALID}'
       AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
       AND EXISTS (
           SELECT 1 FROM customers c
-          WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> 'anonymized'
-      ){gate}
+          WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
+      ){{gate}}
     RETURNING r.id, r.status, r.used_at
 )"""
 
@@ -127,10 +131,9 @@ async def verify_answer(
     (a suspended vendor in its grace period), nothing moved and the verify is sent on its own."""
     if row is None:
         raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
-    admitted, *moved_and_view = row.values()
-    if not admitted:
+    if not row["write_admitted"]:
         return await verify_code(conn, vendor_id, code, now=now)
-    return await _outcome(conn, vendor_id, code, moved_and_view, now)
+    return await _outcome(conn, vendor_id, code, row, now)
 
 
 async def read_code(conn: AsyncConnection[Any], vendor_id: int, code: str) -> RedemptionView:
@@ -146,18 +149,20 @@ async def verify_code(conn: AsyncConnection[Any], vendor_id: int, code: str, *, 
     """valid -> used, once; otherwise the refusal, checked in the order: not found, used,
     cancelled, expired, any other reason (the customer was anonymized)."""
     params = {"v": vendor_id, "code": code.upper(), "now": now}
-    row = await (await conn.execute(_VERIFY, params, prepare=True)).fetchone()
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(_VERIFY, params, prepare=True)
+        row = await cursor.fetchone()
     if row is None:
         raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
     return await _outcome(conn, vendor_id, code, row, now)
 
 
 async def _outcome(
-    conn: AsyncConnection[Any], vendor_id: int, code: str, row: Sequence[Any], now: datetime
+    conn: AsyncConnection[Any], vendor_id: int, code: str, row: Mapping[str, Any], now: datetime
 ) -> RedemptionView:
-    """``row``: whether the code moved, then the redemption as the statement saw it."""
-    seen = _view(row[1:])
-    if row[0]:
+    """``row``: whether the code ``moved``, and the redemption as the statement saw it."""
+    seen = _view(row)
+    if row["moved"]:
         return seen
     if seen.shown_status(now) == StoredStatus.VALID:
         # the snapshot may predate a verify or cancel the update waited for: read the row as it is now
@@ -168,7 +173,9 @@ async def _outcome(
 async def read_view(
     conn: AsyncConnection[Any], vendor_id: int, code: str, *, sql: str = _READ
 ) -> RedemptionView | None:
-    row = await (await conn.execute(sql, {"v": vendor_id, "code": code.upper()}, prepare=True)).fetchone()
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(sql, {"v": vendor_id, "code": code.upper()}, prepare=True)
+        row = await cursor.fetchone()
     return None if row is None else _view(row)
 
 
@@ -183,29 +190,26 @@ def _refusal(seen: RedemptionView, now: datetime) -> RuleViolation:
     return e.VerificationFailed("The code cannot be verified.", code=code)
 
 
-def _view(row: Any) -> RedemptionView:
-    (rid, code, status, reward_id, reward_name, reward_type, customer_id, points) = row[:8]
-    bkey, bname, btype = row[8:11]
-    redeemed_at, expires_at, used_at, cancelled_at = row[11:15]
-    discount_type, discount_value, product_reference, payment_amount = row[15:19]
+def _view(row: Mapping[str, Any]) -> RedemptionView:
+    key = row["branch_key"]
     return RedemptionView(
-        id=rid,
-        confirmation_code=code,
-        status=status,
-        reward_id=reward_id,
-        reward_name=reward_name,
-        reward_type=reward_type,
-        customer_id=customer_id,
-        points_deducted=points,
-        branch=BranchLabel(bkey, bname, btype) if bkey is not None else None,
-        redeemed_at=redeemed_at.astimezone(UTC),
-        expires_at=_utc(expires_at),
-        used_at=_utc(used_at),
-        cancelled_at=_utc(cancelled_at),
-        discount_type=discount_type,
-        discount_value=discount_value,
-        product_reference=product_reference,
-        payment_amount=payment_amount,
+        id=row["id"],
+        confirmation_code=row["confirmation_code"],
+        status=row["status"],
+        reward_id=row["reward_id"],
+        reward_name=row["reward_name"],
+        reward_type=row["reward_type"],
+        customer_id=row["customer_id"],
+        points_deducted=row["points_deducted"],
+        branch=BranchLabel(key, row["branch_name"], row["branch_type"]) if key is not None else None,
+        redeemed_at=row["redeemed_at"].astimezone(UTC),
+        expires_at=_utc(row["expires_at"]),
+        used_at=_utc(row["used_at"]),
+        cancelled_at=_utc(row["cancelled_at"]),
+        discount_type=row["discount_type"],
+        discount_value=row["discount_value"],
+        product_reference=row["product_reference"],
+        payment_amount=row["payment_amount"],
     )
 
 

@@ -10,8 +10,8 @@ from psycopg import AsyncConnection
 
 from loyalty_core.redemptions.models import StoredStatus
 
-_BY_STATE = """
-SELECT CASE WHEN status = 'valid' AND expires_at IS NOT NULL AND expires_at <= %(now)s THEN 'expired'
+_BY_STATE = f"""
+SELECT CASE WHEN status = '{StoredStatus.VALID}' AND expires_at IS NOT NULL AND expires_at <= %(now)s THEN 'expired'
             ELSE status END, count(*)
 FROM redemptions GROUP BY 1
 """

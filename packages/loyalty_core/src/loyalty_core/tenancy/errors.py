@@ -68,7 +68,7 @@ class BranchInactive(DomainError):
 
 
 class AdminBranchNotFound(NotFound):
-    """The admin API's 404 for a branch path that names nothing."""
+    """The admin API's 404 for a branch path that names nothing (``details.resource`` is ``branch``)."""
 
     code = "NOT_FOUND"
 

@@ -47,6 +47,8 @@ class Plan(Base):
     feature_campaigns: Mapped[bool] = mapped_column(Boolean, default=False)
     feature_customer_moments: Mapped[bool] = mapped_column(Boolean, default=False)
     feature_point_expiry: Mapped[bool] = mapped_column(Boolean, default=False)
+    selectable: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    """A plan a vendor's owner may pick for the shop in the portal; others are set by the operator."""
 
 
 class Vendor(Base):

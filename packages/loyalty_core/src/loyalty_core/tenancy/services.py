@@ -54,6 +54,14 @@ class TenancyService:
             raise e.PlanNotFound("No plan has this id.", plan_id=plan_id)
         return plan
 
+    async def patch_plan(self, plan_id: int, changes: Mapping[str, Any]) -> Plan:
+        """Changes the plan of every vendor on it at once: limits and features are read per request."""
+        plan = await self.get_plan(plan_id)
+        for name, value in changes.items():
+            setattr(plan, name, value)
+        await self._session.flush()
+        return plan
+
     async def create_vendor(self, **fields: Any) -> Vendor:
         await self._plan_exists(fields["plan_id"])
         vendor = Vendor(**fields)
@@ -107,7 +115,9 @@ class TenancyService:
         await self.get_vendor(vendor_id)
         branch = await self.branch_by_external_id(vendor_id, external_id)
         if branch is None:
-            raise e.AdminBranchNotFound("The vendor has no branch with this external_id.", external_id=external_id)
+            raise e.AdminBranchNotFound(
+                "The vendor has no branch with this external_id.", resource="branch", external_id=external_id
+            )
         for name, value in changes.items():
             setattr(branch, name, value)
         await self._session.flush()

@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.rows import dict_row
 
 from loyalty_core.tenancy import errors as e
 from loyalty_core.tenancy.access import (
@@ -43,28 +44,51 @@ LEFT JOIN plans p ON p.id = v.plan_id
 LEFT JOIN branches b ON b.id = c.default_branch_id
 WHERE t.jti = %(jti)s
 """
-ACCESS_COLUMNS = 29
 
 
-WRITE_ADMITTED = """EXISTS (
-    SELECT 1 FROM issued_tokens gt
-    JOIN api_clients gc ON gc.id = gt.api_client_id
-    JOIN vendors gv ON gv.id = gc.vendor_id
-    WHERE gt.jti = %(jti)s AND NOT gt.revoked AND gt.expires_at > %(now)s AND gc.revoked_at IS NULL
-      AND gc.vendor_id = %(v)s AND 'client_credentials' = ANY(gc.grant_types) AND 'write' = ANY(gc.scopes)
-      AND gv.status = 'active' AND (gv.subscription_ends_at IS NULL OR gv.subscription_ends_at > %(now)s)
-)"""
-"""The condition a write riding on the token check puts in its WHERE: it holds only for a caller
-:func:`caller_of` admits for a write at ``%(now)s`` (each clause is one of its rules or stricter), so
-a token the check refuses never writes. It is stricter in one case: a suspended vendor in its grace
-period, which the check admits; the write then did nothing, says so in a column, and is sent again
-on its own once the check has admitted the caller."""
+@dataclass(frozen=True, slots=True)
+class AccessRow:
+    """The row of ``ACCESS_SQL``, its columns in order (None where a join found nothing)."""
+
+    token_revoked: bool
+    token_expires_at: datetime
+    api_client_id: int
+    client_id: str
+    client_revoked_at: datetime | None
+    client_vendor_id: int | None
+    scopes: list[str]
+    grant_types: list[str]
+    platform: bool
+    vendor_id: int | None
+    vendor_status: str
+    suspended_grace_until: datetime | None
+    subscription_ends_at: datetime | None
+    points_expire_after_days: int | None
+    max_transactions: int
+    max_customers: int
+    max_rewards: int
+    max_campaigns: int
+    max_locations: int
+    rate_limit_per_minute: int
+    overage_percent: int
+    feature_campaigns: bool
+    feature_customer_moments: bool
+    feature_point_expiry: bool
+    branch_id: int | None
+    branch_external_id: str
+    branch_name: str
+    branch_type: str
+    branch_active: bool
+
+
+ACCESS_COLUMNS = len(AccessRow.__dataclass_fields__)
+"""Where the token's columns end in a row that carries a companion read after them."""
 
 
 @dataclass(frozen=True, slots=True)
 class CompanionRead:
     """A statement that rides on the token check's round trip: a read, or a write (``ctes``) whose
-    WHERE holds :data:`WRITE_ADMITTED`.
+    WHERE holds :data:`~loyalty_core.tenancy.access.WRITE_ADMITTED`.
 
     ``sql`` selects at most one row of the caller's vendor, named ``%(v)s`` (the token's claimed
     vendor: the check refuses the request unless the token's client belongs to it), with a first
@@ -77,7 +101,8 @@ class CompanionRead:
     params: Mapping[str, Any]
     ctes: str = ""
     """Common table expressions the statement starts with: a data-modifying one (which PostgreSQL
-    takes only at the top), whose WHERE holds :data:`WRITE_ADMITTED`, and ``sql`` reads its result."""
+    takes only at the top), whose WHERE holds :data:`~loyalty_core.tenancy.access.WRITE_ADMITTED`,
+    and ``sql`` reads its result."""
 
 
 @cache
@@ -95,7 +120,7 @@ async def check_token(
     the spec gives. ``conn`` is in autocommit: one round trip, no BEGIN or COMMIT."""
     cursor = await conn.execute(ACCESS_SQL, {"jti": jti, "v": vendor_id}, prepare=True)
     row = await cursor.fetchone()
-    return caller_of(row, vendor_id=vendor_id, write=write, now=now)
+    return caller_of(None if row is None else AccessRow(*row), vendor_id=vendor_id, write=write, now=now)
 
 
 async def check_token_with(
@@ -106,57 +131,62 @@ async def check_token_with(
     params = {**read.params, "jti": jti, "v": vendor_id}
     cursor = await conn.execute(_with_access(read.sql, read.ctes), params, prepare=True)
     row = await cursor.fetchone()
-    caller = caller_of(row, vendor_id=vendor_id, write=write, now=now)
-    assert row is not None  # caller_of refuses a missing token
-    if row[ACCESS_COLUMNS] is None:
-        return caller, None
+    # the token's columns come first, the read's after them: each part by its names
+    access, values = (None, ()) if row is None else (AccessRow(*row[:ACCESS_COLUMNS]), row[ACCESS_COLUMNS:])
+    caller = caller_of(access, vendor_id=vendor_id, write=write, now=now)
     names = _names.get((read.sql, read.ctes))
     if names is None:
         # psycopg builds a Column object per column for ``description``: once per statement is enough
         assert cursor.description is not None
         names = _names[(read.sql, read.ctes)] = tuple(column.name for column in cursor.description[ACCESS_COLUMNS:])
-    return caller, dict(zip(names, row[ACCESS_COLUMNS:], strict=True))
+    found = dict(zip(names, values, strict=True))
+    # the read's first column is never null on a row it found
+    return caller, found if found[names[0]] is not None else None
 
 
 _names: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
-def caller_of(row: Any, *, vendor_id: int | None, write: bool, now: datetime) -> VendorContext:
+def caller_of(row: AccessRow | None, *, vendor_id: int | None, write: bool, now: datetime) -> VendorContext:
     """The rules over the row ``ACCESS_SQL`` read (None when no token has that id)."""
-    if row is None or row[0] or row[4] is not None:
+    if row is None or row.token_revoked or row.client_revoked_at is not None:
         raise e.Unauthenticated("The access token is revoked or unknown.")
-    if row[1] <= now:
+    if row.token_expires_at <= now:
         raise e.Unauthenticated("The access token has expired.")
     if vendor_id is None:
-        if row[8]:
+        if row.platform:
             raise e.VendorContextRequired("This endpoint needs a vendor and the token carries none.")
         raise e.InvalidClient("The token's client belongs to no vendor; a new token does not help.")
-    if CLIENT_CREDENTIALS not in row[7]:
+    if CLIENT_CREDENTIALS not in row.grant_types:
         raise e.InvalidClient("The token's client may no longer use the client credentials grant.")
-    scopes = tuple(row[6])
+    scopes = tuple(row.scopes)
     check_scope(scopes, write=write)
-    if row[9] is None or row[5] != row[9]:
+    if row.vendor_id is None or row.client_vendor_id != row.vendor_id:
         raise e.VendorContextMissing("The token resolved to no vendor.")
-    check_vendor_state(VendorState(row[10], row[11], row[12]), now, write=write)
-    branch = BranchRef(id=row[24], external_id=row[25], name=row[26], type=row[27], active=row[28]) if row[24] else None
+    check_vendor_state(
+        VendorState(row.vendor_status, row.suspended_grace_until, row.subscription_ends_at), now, write=write
+    )
+    branch = None
+    if row.branch_id:
+        branch = BranchRef(row.branch_id, row.branch_external_id, row.branch_name, row.branch_type, row.branch_active)
     return VendorContext(
-        vendor_id=row[9],
-        api_client_id=row[2],
-        client_id=row[3],
+        vendor_id=row.vendor_id,
+        api_client_id=row.api_client_id,
+        client_id=row.client_id,
         scopes=scopes,
         plan=PlanLimits(
-            max_transactions=row[14],
-            max_customers=row[15],
-            max_rewards=row[16],
-            max_campaigns=row[17],
-            max_locations=row[18],
-            rate_limit_per_minute=row[19],
-            overage_percent=row[20],
-            campaigns=row[21],
-            customer_moments=row[22],
-            point_expiry=row[23],
+            max_transactions=row.max_transactions,
+            max_customers=row.max_customers,
+            max_rewards=row.max_rewards,
+            max_campaigns=row.max_campaigns,
+            max_locations=row.max_locations,
+            rate_limit_per_minute=row.rate_limit_per_minute,
+            overage_percent=row.overage_percent,
+            campaigns=row.feature_campaigns,
+            customer_moments=row.feature_customer_moments,
+            point_expiry=row.feature_point_expiry,
         ),
-        points_expire_after_days=row[13],
+        points_expire_after_days=row.points_expire_after_days,
         default_branch=branch,
     )
 
@@ -170,8 +200,10 @@ WHERE v.id = %(v)s
 
 async def vendor_state(conn: AsyncConnection[Any], vendor_id: int) -> tuple[VendorState, int] | None:
     """A vendor's state and plan rate limit, for the rate limiter's brief cache (autocommit read)."""
-    cursor = await conn.execute(VENDOR_STATE_SQL, {"v": vendor_id}, prepare=True)
-    row = await cursor.fetchone()
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(VENDOR_STATE_SQL, {"v": vendor_id}, prepare=True)
+        row = await cursor.fetchone()
     if row is None:
         return None
-    return VendorState(row[0], row[1], row[2]), int(row[3])
+    state = VendorState(row["status"], row["suspended_grace_until"], row["subscription_ends_at"])
+    return state, int(row["rate_limit_per_minute"])

@@ -12,6 +12,7 @@ from sqlalchemy import (
     Date,
     ForeignKey,
     ForeignKeyConstraint,
+    Index,
     Integer,
     PrimaryKeyConstraint,
     String,
@@ -39,6 +40,8 @@ class Voucher(VendorRow, Base):
             ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_vouchers_vendor_customer"
         ),
         CheckConstraint(one_of("status", VoucherStatus), name="status_known"),
+        # the admin list of one customer's vouchers
+        Index("ix_vouchers_vendor_customer", "vendor_id", "customer_id"),
         CheckConstraint(
             "(discount_type = 'percentage' AND discount_value BETWEEN 1 AND 100) "
             "OR (discount_type = 'fixed_amount' AND discount_value >= 1)",

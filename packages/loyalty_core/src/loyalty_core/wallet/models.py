@@ -77,7 +77,7 @@ class LedgerEntry(VendorRow, Base):
             "wallet_id",
             "idempotency_key",
             unique=True,
-            postgresql_where=text("type = 'adjust' AND idempotency_key IS NOT NULL"),
+            postgresql_where=text(f"type = '{EntryType.ADJUST}' AND idempotency_key IS NOT NULL"),
         ),
     )
 

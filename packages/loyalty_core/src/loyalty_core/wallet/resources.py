@@ -6,9 +6,9 @@ from datetime import datetime
 
 import msgspec
 
+from loyalty_core.wallet.ledger_writes import EntryRow
 from loyalty_core.wallet.models import LedgerEntry as LedgerEntryModel
 from loyalty_core.wallet.services import WalletView
-from loyalty_core.wallet.till_adjust import EntryRow
 
 
 class Wallet(msgspec.Struct):

@@ -11,9 +11,11 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from loyalty_core.wallet.models import EntryType
+
 # an adjustment adds or removes points: the two directions are kept apart, so every series only grows
-_TOTALS = """
-SELECT CASE WHEN type = 'adjust' THEN CASE WHEN amount > 0 THEN 'adjusted_in' ELSE 'adjusted_out' END
+_TOTALS = f"""
+SELECT CASE WHEN type = '{EntryType.ADJUST}' THEN CASE WHEN amount > 0 THEN 'adjusted_in' ELSE 'adjusted_out' END
             ELSE type END, sum(abs(amount))
 FROM ledger_entries GROUP BY 1
 """

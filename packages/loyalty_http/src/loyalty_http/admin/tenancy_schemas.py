@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Literal
 
 import msgspec
@@ -12,12 +12,18 @@ from loyalty_core.tenancy.models import ApiClient, VendorStatus
 from loyalty_core.tenancy.models import Branch as BranchModel
 from loyalty_core.tenancy.models import Plan as PlanModel
 from loyalty_core.tenancy.models import Vendor as VendorModel
+from loyalty_core.usage import Usage as UsageModel
+from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
+from loyalty_http.wire.validation import SingleLine
 
 Name = Annotated[str, msgspec.Meta(max_length=200)]
+ShownName = Annotated[str, msgspec.Meta(max_length=200), SingleLine]
+"""A shop's or branch's name: it reaches mail headers and passes."""
 Count = Annotated[int, msgspec.Meta(ge=0)]
 BranchKey = Annotated[str, msgspec.Meta(max_length=64)]
 BranchType = Annotated[str, msgspec.Meta(max_length=32)]
-Scope = Literal["read", "write"]
+Scope = Literal["read", "write", "webhooks"]
+"""``webhooks`` opens the events feed and webhook endpoints (personal data): granted only on request."""
 GrantType = Annotated[str, msgspec.Meta(max_length=64)]
 
 
@@ -37,6 +43,39 @@ class PlanCreate(msgspec.Struct):
     rate_limit_per_minute: Count = 0
     overage_percent: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 0
     features: Features | UnsetType = UNSET
+    selectable: bool = False
+
+
+class FeaturesPatch(msgspec.Struct, omit_defaults=True):
+    campaigns: bool | UnsetType = UNSET
+    customer_moments: bool | UnsetType = UNSET
+    point_expiry: bool | UnsetType = UNSET
+
+
+class PlanPatch(msgspec.Struct, omit_defaults=True):
+    """Any field of the plan; ``features`` changes the flags it names and keeps the others."""
+
+    name: Name | UnsetType = UNSET
+    max_transactions: Count | UnsetType = UNSET
+    max_customers: Count | UnsetType = UNSET
+    max_rewards: Count | UnsetType = UNSET
+    max_campaigns: Count | UnsetType = UNSET
+    max_locations: Count | UnsetType = UNSET
+    rate_limit_per_minute: Count | UnsetType = UNSET
+    overage_percent: Annotated[int, msgspec.Meta(ge=0, le=1000)] | UnsetType = UNSET
+    features: FeaturesPatch | UnsetType = UNSET
+    selectable: bool | UnsetType = UNSET
+
+    def changes(self) -> dict[str, object]:
+        """The plan columns to set: the flat fields present, each feature flag as its column."""
+        values: dict[str, object] = {
+            f: v for f in self.__struct_fields__ if f != "features" and (v := getattr(self, f)) is not UNSET
+        }
+        if isinstance(self.features, FeaturesPatch):
+            for flag in FeaturesPatch.__struct_fields__:
+                if (value := getattr(self.features, flag)) is not UNSET:
+                    values[f"feature_{flag}"] = value
+        return values
 
 
 class Plan(msgspec.Struct):
@@ -50,6 +89,7 @@ class Plan(msgspec.Struct):
     rate_limit_per_minute: int
     overage_percent: int
     features: Features
+    selectable: bool
     created_at: datetime
 
     @classmethod
@@ -65,12 +105,13 @@ class Plan(msgspec.Struct):
             rate_limit_per_minute=p.rate_limit_per_minute,
             overage_percent=p.overage_percent,
             features=Features(p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry),
+            selectable=p.selectable,
             created_at=p.created_at,
         )
 
 
 class VendorCreate(msgspec.Struct):
-    name: Name
+    name: ShownName
     plan_id: Annotated[int, msgspec.Meta(ge=1)]
     status: VendorStatus = VendorStatus.ACTIVE
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | None = None
@@ -79,7 +120,7 @@ class VendorCreate(msgspec.Struct):
 
 
 class VendorPatch(msgspec.Struct, omit_defaults=True):
-    name: Name | UnsetType = UNSET
+    name: ShownName | UnsetType = UNSET
     code_prefix: Annotated[str, msgspec.Meta(pattern="^[A-Z]{4}$")] | UnsetType = UNSET
     plan_id: Annotated[int, msgspec.Meta(ge=1)] | UnsetType = UNSET
     status: VendorStatus | UnsetType = UNSET
@@ -137,12 +178,13 @@ class Client(msgspec.Struct):
     revoked: bool
 
     @classmethod
-    def of(cls, c: ApiClient, branch: BranchModel | None) -> Client:
+    def of(cls, c: ApiClient, default_branch: str | None) -> Client:
+        """Never the secret: only a hash of it is kept."""
         return cls(
             client_id=c.client_id,
             name=c.name,
             vendor_id=c.vendor_id,
-            default_branch=branch.external_id if branch else None,
+            default_branch=default_branch,
             scopes=list(c.scopes),
             grant_types=list(c.grant_types),
             platform=c.platform,
@@ -156,12 +198,12 @@ class ClientCreated(Client):
 
 class BranchCreate(msgspec.Struct):
     external_id: BranchKey
-    name: Name
+    name: ShownName
     type: BranchType = "store"
 
 
 class BranchPatch(msgspec.Struct, omit_defaults=True):
-    name: Name | UnsetType = UNSET
+    name: ShownName | UnsetType = UNSET
     type: BranchType | UnsetType = UNSET
     active: bool | UnsetType = UNSET
 
@@ -176,3 +218,35 @@ class Branch(msgspec.Struct):
     @classmethod
     def of(cls, b: BranchModel) -> Branch:
         return msgspec.convert(b, cls, from_attributes=True)
+
+
+class PageQuery(msgspec.Struct):
+    per_page: PerPage = DEFAULT_PER_PAGE
+
+
+class VendorQuery(msgspec.Struct):
+    status: VendorStatus | UnsetType = UNSET
+    q: Annotated[str, msgspec.Meta(max_length=200)] | UnsetType = UNSET
+    per_page: PerPage = DEFAULT_PER_PAGE
+
+
+class Usage(msgspec.Struct):
+    """The current UTC month's use of each of the plan's limits, beside the limit (zero: unlimited)."""
+
+    period_start: date
+    period_end: date
+    transactions: int
+    max_transactions: int
+    overage_percent: int
+    customers: int
+    max_customers: int
+    rewards: int
+    max_rewards: int
+    campaigns: int
+    max_campaigns: int
+    locations: int
+    max_locations: int
+
+    @classmethod
+    def of(cls, u: UsageModel) -> Usage:
+        return msgspec.convert(u, cls, from_attributes=True)

@@ -18,12 +18,12 @@ from loyalty_core.customers.profiles import IdentifierInput, Profile
 from loyalty_core.customers.resources import Customer as Customer
 from loyalty_core.customers.resources import resource_fields as resource_fields
 from loyalty_core.tenancy.token_check import CompanionRead
-from loyalty_core.text import EMAIL, SURROGATE
+from loyalty_core.text import MAX_EMAIL_LENGTH, SURROGATE, is_email
 from loyalty_http.params import given, present
 from loyalty_http.wire.validation import NUL_MESSAGE, UTF8_MESSAGE
 
 Name = Annotated[str, msgspec.Meta(max_length=255)]
-Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
+Email = Annotated[str, msgspec.Meta(max_length=MAX_EMAIL_LENGTH, extra={"rule": "email"})]
 Phone = Annotated[str, msgspec.Meta(max_length=50)]
 ExternalId = Annotated[str, msgspec.Meta(max_length=255)]
 Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
@@ -83,7 +83,7 @@ def identifier_problems(
             if not cards.is_code(item.value):
                 errors[f"{at}.value"] = [cards.CODE_MESSAGE]
         elif item.type == cards.EMAIL:
-            if not EMAIL.fullmatch(item.value) or len(item.value) > TEXT_MAX:
+            if not is_email(item.value):
                 errors[f"{at}.value"] = ["validation.email"]
             elif held_email is None:
                 held_email = item.value.lower()

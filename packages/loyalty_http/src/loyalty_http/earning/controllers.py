@@ -12,8 +12,8 @@ from litestar.params import FromPath
 
 from loyalty_core.customers.errors import CustomerDeactivated
 from loyalty_core.earning.errors import PlanLimitExceeded
-from loyalty_core.earning.purchase_reads import customer_transactions
-from loyalty_core.earning.submission import Purchases
+from loyalty_core.earning.till_purchase import Purchases
+from loyalty_core.earning.till_purchase_reads import customer_transactions
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound

@@ -12,7 +12,7 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.earning.resources import RuleApplied as RuleApplied
 from loyalty_core.earning.resources import Transaction as Transaction
-from loyalty_core.earning.submission import Line, PurchaseRequest
+from loyalty_core.earning.till_purchase import Line, PurchaseRequest
 from loyalty_http.params import given
 from loyalty_http.wallet.schemas import DateOrInstant
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage

@@ -8,6 +8,7 @@ import psycopg
 from litestar import Controller, Request, Response, get
 from sqlalchemy.exc import SQLAlchemyError
 
+from loyalty_core.passes.totals import card_mails_by_status
 from loyalty_core.redemptions.totals import redemptions_by_state
 from loyalty_core.wallet.totals import points_by_kind
 from loyalty_http.access.connection import request_connection
@@ -38,14 +39,15 @@ class MetricsController(Controller):
     @get("/", opt=reads(auth="admin"), media_type=metrics.CONTENT_TYPE)
     async def metrics(self, config: Config, request: Request[Any, Any, Any]) -> bytes:
         """Prometheus text (admin token; not rate-limited): requests and their durations by route
-        template and status, rate-limit refusals, pool use; points by kind, redemptions by state and
-        the job queue, read at the scrape. docs/deployment.md lists the names."""
-        points = redemptions = None
+        template and status, rate-limit refusals, pool use; points by kind, redemptions by state,
+        card mails by status and the job queue, read at the scrape. docs/deployment.md lists the names."""
+        points = redemptions = card_mails = None
         try:
             conn = await request_connection(request.scope).reader()
             points = await points_by_kind(conn)
             redemptions = await redemptions_by_state(conn, config.clock.now())
+            card_mails = await card_mails_by_status(conn)
         except (OSError, psycopg.Error, SQLAlchemyError):
             pass  # the scrape still answers: loyalty_database_up is 0
         queue = await config.queue_stats() if config.queue_stats is not None else None
-        return metrics.exposition(metrics.Scraped(points, redemptions, queue))
+        return metrics.exposition(metrics.Scraped(points, redemptions, queue, card_mails))

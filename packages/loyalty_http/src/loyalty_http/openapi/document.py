@@ -14,6 +14,7 @@ from loyalty_http.openapi.errors import error_responses, route_codes
 from loyalty_http.openapi.examples import annotate
 from loyalty_http.wire.envelope import ErrorEnvelope
 from loyalty_http.wire.pagination import Page
+from loyalty_http.wire.validation import SINGLE_LINE
 
 Audience = Literal["public", "admin"]
 ADMIN_PREFIX = "/admin/v1"
@@ -213,12 +214,15 @@ def _fix_nullable(node: Any) -> Any:
 
 NO_NUL = "^[^\\x00]*$"
 NOT_BLANK = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+NO_CONTROL = "^[^\\x00-\\x1f\\x7f]*$"
+NOT_BLANK_NO_CONTROL = "^[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f\\x7f]*$"
 
 
 def _text_rules(component: dict[str, Any]) -> dict[str, Any]:
     """What the validator refuses in text that msgspec's schema does not say: a NUL anywhere, and
     a required string blank after trimming, which counts as missing (INPUT-7, INPUT-8).
-    A field typed as any JSON value so that its rule answers instead of the type check is text."""
+    A field typed as any JSON value so that its rule answers instead of the type check is text;
+    a ``single_line`` field (``wire.validation.SingleLine``) refuses every control character."""
     required = set(component.get("required", []))
     properties = component.get("properties", {})
     for name, prop in properties.items():
@@ -227,8 +231,12 @@ def _text_rules(component: dict[str, Any]) -> dict[str, Any]:
             # a field taking any JSON value so that its rule, not the type check, answers: the rule
             # reads text (a statement version, an identifier), so text is what the caller sends
             prop = properties[name] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
-        pattern = NOT_BLANK if name in required else NO_NUL
         for branch in prop.get("anyOf", [prop]):
+            # text that reaches a mail header or a pass refuses every control character, not only NUL
+            single_line = branch.pop(SINGLE_LINE, False)
             if branch.get("type") == "string" and not ({"pattern", "format", "enum"} & set(branch)):
-                branch["pattern"] = pattern
+                if single_line:
+                    branch["pattern"] = NOT_BLANK_NO_CONTROL if name in required else NO_CONTROL
+                else:
+                    branch["pattern"] = NOT_BLANK if name in required else NO_NUL
     return component

@@ -44,8 +44,13 @@ NOT_FOUND_BY_PARAM = {
 declared ``errors`` or the generic NOT_FOUND."""
 
 
-NOT_FOUND_BY_CODE_SEGMENT = {"/redemptions/": "REDEMPTION_NOT_FOUND", "/vouchers/": "VOUCHER_NOT_FOUND"}
-"""A ``{code}`` parameter names a redemption or a voucher by the path it sits in."""
+NOT_FOUND_BY_CODE_SEGMENT = {
+    "/redemptions/": "REDEMPTION_NOT_FOUND",
+    "/vouchers/": "VOUCHER_NOT_FOUND",
+    "/cards/": "NOT_FOUND",
+}
+"""A ``{code}`` parameter names a redemption, a voucher or (in the admin API) a card by the path it
+sits in."""
 
 
 def route_codes(opt: Mapping[str, Any], path_params: Iterable[str], path: str) -> set[str]:
@@ -72,6 +77,11 @@ def route_codes(opt: Mapping[str, Any], path_params: Iterable[str], path: str) -
             code = "PRODUCT_NOT_FOUND"
         if code is None and name == "external_id" and "/by-external-id" in path:
             code = "EXTERNAL_ID_NOT_FOUND"
+        if code is None and (
+            (name == "external_id" and "/branches/" in path) or (name == "value" and "/identifiers/" in path)
+        ):
+            # the admin API's not-found for a branch or an identifier in its path (details.resource)
+            code = "NOT_FOUND"
         if code is None and name == "code":
             code = next((c for segment, c in NOT_FOUND_BY_CODE_SEGMENT.items() if segment in path), None)
         if code is not None:

@@ -16,7 +16,7 @@ from loyalty_core.passes.identities import IdentityRows, unavailable
 from loyalty_core.passes.models import CardMail, IdentityState
 from loyalty_core.passes.outbox import SuppressionNotFound
 from loyalty_core.passes.ports import BrandingFacts
-from loyalty_http.params import Cards, Clk, Config, Db, KnownVendor, Outboxes, pass_maker_of, present
+from loyalty_http.params import Cards, Clk, Config, Db, KnownVendor, Outboxes, given, pass_maker_of, present
 from loyalty_http.passes import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
@@ -132,6 +132,19 @@ class AdminSuppressionsController(Controller):
             s.Suppression(email=row.email, reason=row.reason, created_at=row.created_at, updated_at=row.updated_at)
         )
 
+    @get("/email-suppressions", opt=reads(auth="admin", query=s.SuppressionQuery))
+    async def list_suppressions(
+        self, request: Request[Any, Any, Any], params: NamedDependency[s.SuppressionQuery], outbox: Outboxes
+    ) -> Envelope[Page[s.Suppression]]:
+        """The suppression list, newest first; ``email`` picks one address."""
+        page = page_number(request)
+        rows, total = await outbox.suppressions(email=given(params.email), page=page, per_page=params.per_page)
+        items = [
+            s.Suppression(email=r.email, reason=r.reason, created_at=r.created_at, updated_at=r.updated_at)
+            for r in rows
+        ]
+        return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))
+
     # outside test mode the path answers 404 ROUTE_NOT_FOUND (OPS-4), as its document says
     @get("/outbox", opt=reads(auth="admin", query=s.OutboxQuery, errors=("ROUTE_NOT_FOUND",)))
     async def list_outbox(
@@ -141,11 +154,13 @@ class AdminSuppressionsController(Controller):
         outbox: Outboxes,
         config: Config,
     ) -> Envelope[Page[s.OutboxItem]]:
-        """Test mode: the mails sent or written, newest first (OPS-4)."""
+        """Test mode: the mails sent or written, newest first (OPS-4); ``status=failed`` lists
+        the mails that ended failed instead."""
         if config.test_clock is None:
             raise RouteNotFound("No endpoint at this path.")
         page = page_number(request)
-        rows, total = await outbox.delivered(page=page, per_page=params.per_page)
+        failed = params.status == "failed"
+        rows, total = await outbox.delivered(page=page, per_page=params.per_page, failed=failed)
         items = [_outbox_item(row) for row in rows]
         return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))
 

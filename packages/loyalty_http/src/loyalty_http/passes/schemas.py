@@ -6,8 +6,13 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
+from loyalty_core.text import MAX_EMAIL_LENGTH
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
+from loyalty_http.wire.validation import SingleLine
+from loyalty_wallet_pass.errors import InvalidImage
+from loyalty_wallet_pass.images import check_png
 
 Platform = Literal["platform_a", "platform_b"]
 
@@ -39,13 +44,30 @@ HexColour = Annotated[str, msgspec.Meta(pattern=r"^#[0-9A-Fa-f]{6}$")]
 
 
 class BrandingBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    display_name: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | msgspec.UnsetType | None = msgspec.UNSET
+    display_name: Annotated[str, msgspec.Meta(min_length=1, max_length=200), SingleLine] | msgspec.UnsetType | None = (
+        msgspec.UNSET
+    )
     background: HexColour | msgspec.UnsetType = msgspec.UNSET
     foreground: HexColour | msgspec.UnsetType = msgspec.UNSET
     label: HexColour | msgspec.UnsetType = msgspec.UNSET
     logo_png: bytes | msgspec.UnsetType | None = msgspec.UNSET
     """Base64 in JSON."""
     icon_png: bytes | msgspec.UnsetType | None = msgspec.UNSET
+
+    def check(self) -> dict[str, list[str]]:
+        """Each image is a PNG a wallet can show (decodes; at most 1,024 pixels a side and 512 KiB),
+        checked here with the pass builder's own rules so that no pass or mail of the shop can fail
+        on it later."""
+        errors: dict[str, list[str]] = {}
+        for field, what in (("logo_png", "logo"), ("icon_png", "icon")):
+            image = getattr(self, field)
+            if isinstance(image, bytes):
+                try:
+                    check_png(image, what=what)
+                except InvalidImage as refused:
+                    sentence = str(refused)
+                    errors[field] = [f"{sentence[:1].upper()}{sentence[1:]}."]
+        return errors
 
 
 class Branding(msgspec.Struct):
@@ -69,7 +91,7 @@ class SendCardAccepted(msgspec.Struct):
     queued: bool
 
 
-Email = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "email"})]
+Email = Annotated[str, msgspec.Meta(max_length=MAX_EMAIL_LENGTH, extra={"rule": "email"})]
 
 
 class SuppressionCreate(msgspec.Struct, forbid_unknown_fields=True):
@@ -110,5 +132,12 @@ class OutboxItem(msgspec.Struct):
     attachments: list[Attachment]
 
 
+class SuppressionQuery(msgspec.Struct):
+    email: Annotated[str, msgspec.Meta(max_length=255)] | UnsetType = UNSET
+    per_page: PerPage = DEFAULT_PER_PAGE
+
+
 class OutboxQuery(msgspec.Struct, forbid_unknown_fields=False):
     per_page: PerPage = DEFAULT_PER_PAGE
+    status: Literal["delivered", "failed"] = "delivered"
+    """``delivered`` (sent or written, the default) or ``failed``."""

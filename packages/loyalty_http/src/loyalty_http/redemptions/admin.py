@@ -1,22 +1,23 @@
-"""The admin portal's redemption actions: cancel, give at the counter (REDEEM-10 to
+"""The admin portal's redemptions: the list, cancel, give at the counter (REDEEM-10 to
 REDEEM-12)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Controller, post
+from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.clock import Clock
 from loyalty_core.redemptions.resources import row_view
 from loyalty_core.rewards.errors import RewardNotFound
-from loyalty_http.params import KnownVendor, PortalRedemptionsDep
+from loyalty_http.params import KnownVendor, PortalRedemptionsDep, RedemptionListDep, given
 from loyalty_http.redemptions import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, Page, PerPage, page_number, paginate
 from loyalty_http.wire.paths import parse_id
 
 
@@ -24,8 +25,38 @@ class GiveBody(msgspec.Struct):
     customer_id: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
 
 
+class RedemptionQuery(msgspec.Struct):
+    customer_id: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)] | msgspec.UnsetType = msgspec.UNSET
+    status: Literal["valid", "used", "cancelled", "expired"] | msgspec.UnsetType = msgspec.UNSET
+    code: Annotated[str, msgspec.Meta(max_length=64)] | msgspec.UnsetType = msgspec.UNSET
+    per_page: PerPage = DEFAULT_PER_PAGE
+
+
 class AdminRedemptionsController(Controller):
     path = "/admin/v1/vendors/{vendor_id:str}"
+
+    @get("/redemptions", opt=reads(auth="admin", query=RedemptionQuery))
+    async def list_redemptions(
+        self,
+        request: Request[Any, Any, Any],
+        params: NamedDependency[RedemptionQuery],
+        known_vendor: KnownVendor,
+        redemption_list: RedemptionListDep,
+        clock: NamedDependency[Clock],
+    ) -> Envelope[Page[s.RedemptionBody]]:
+        """Newest first; ``expired`` is a valid code whose time has run out."""
+        page = page_number(request)
+        found = await redemption_list.redemptions(
+            known_vendor,
+            customer_id=given(params.customer_id),
+            status=given(params.status),
+            code=given(params.code),
+            page=page,
+            per_page=params.per_page,
+        )
+        now = clock.now()
+        items = [s.RedemptionBody.of(row_view(r, branch), now) for r, branch in found.items]
+        return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
     @post("/redemptions/{code:str}/cancel", opt=reads(auth="admin"), status_code=200)
     async def cancel(

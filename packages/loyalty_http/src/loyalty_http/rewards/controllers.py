@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.redemptions.offers import list_offers
+from loyalty_core.rewards.models import RewardStatus
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_http.params import given
 from loyalty_http.rewards import schemas as s
@@ -43,9 +44,12 @@ class RewardController(Controller):
             vendor.vendor_id,
             page=page,
             per_page=params.per_page,
-            status=given(params.status),
+            status=RewardStatus.ACTIVE,
             identifier=identifier,
             affordable=affordable,
         )
+        if given(params.status) == RewardStatus.INACTIVE:
+            # the public list shows what a customer can be offered: ``status=inactive`` finds nothing
+            return Envelope(paginate(request, [], total=0, page=page, per_page=params.per_page))
         items = [s.RewardListed.of(o.reward, o.branches, o.customer_redemptions) for o in found.offers]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))

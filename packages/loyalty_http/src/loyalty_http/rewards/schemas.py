@@ -124,3 +124,8 @@ class RewardQuery(msgspec.Struct):
     identifier: Annotated[str, msgspec.Meta(max_length=255)] | UnsetType = UNSET
     affordable: Literal["true", "1", "false", "0"] | UnsetType = UNSET
     per_page: PerPage = DEFAULT_PER_PAGE
+
+
+class RewardAdminQuery(msgspec.Struct):
+    status: Literal["active", "inactive"] | UnsetType = UNSET
+    per_page: PerPage = DEFAULT_PER_PAGE

@@ -2,20 +2,47 @@
 
 from __future__ import annotations
 
-from litestar import Controller, get, post
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_http.params import Clk, KnownVendor, Vouchers, given
+from loyalty_http.params import Clk, KnownVendor, VoucherListDep, Vouchers, given
 from loyalty_http.route_options import reads
 from loyalty_http.vouchers import schemas as s
 from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, Page, PerPage, page_number, paginate
+
+
+class VoucherQuery(msgspec.Struct):
+    customer_id: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)] | msgspec.UnsetType = msgspec.UNSET
+    per_page: PerPage = DEFAULT_PER_PAGE
 
 
 class AdminVouchersController(Controller):
     path = "/admin/v1/vendors/{vendor_id:str}/vouchers"
+
+    @get("/", opt=reads(auth="admin", query=VoucherQuery))
+    async def list_vouchers(
+        self,
+        request: Request[Any, Any, Any],
+        params: NamedDependency[VoucherQuery],
+        known_vendor: KnownVendor,
+        voucher_list: VoucherListDep,
+        clock: Clk,
+    ) -> Envelope[Page[s.VoucherBody]]:
+        """Newest first, optionally one customer's."""
+        page = page_number(request)
+        found = await voucher_list.vouchers(
+            known_vendor, customer_id=given(params.customer_id), page=page, per_page=params.per_page
+        )
+        today = clock.now().date()
+        items = [s.VoucherBody.of(v, branches, today) for v, branches in found.items]
+        return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
     @post("/", opt=reads(auth="admin", body=s.VoucherCreate), status_code=201)
     async def create_voucher(

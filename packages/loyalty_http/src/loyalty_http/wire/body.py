@@ -7,8 +7,10 @@ answers come before the token check (AUTH-8).
 
 from __future__ import annotations
 
+import json
+import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -39,21 +41,40 @@ def is_json_type(media: str) -> bool:
     return media in ("", "application/json") or (media.startswith("application/") and media.endswith("+json"))
 
 
+DRAIN_BYTES = 1_048_576
+"""How far past the limit a refused body is still read, and dropped: a client still sending when the
+413 is decided then reads its answer, where a server that stops reading and closes leaves it a reset
+connection (a broken pipe on its next write). A larger body is cut off there."""
+
+
 async def read_raw(request: Request[Any, Any, Any], max_bytes: int) -> bytes:
     """The body bytes, refused with 413 as soon as they pass ``max_bytes`` (before any parsing)."""
+    too_large = PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
     announced = request.headers.get("content-length")
+    stream = request.stream()
     if announced is not None and announced.isdigit() and int(announced) > max_bytes:
-        raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+        await _drain(stream, 0, max_bytes + DRAIN_BYTES)
+        raise too_large
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    async for chunk in stream:
         size += len(chunk)
         if size > max_bytes:
-            raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+            await _drain(stream, size, max_bytes + DRAIN_BYTES)
+            raise too_large
         chunks.append(chunk)
     raw = b"".join(chunks)
     request._body = raw  # later readers (the multipart parser) see the bytes already received
     return raw
+
+
+async def _drain(stream: AsyncIterator[bytes], read: int, up_to: int) -> None:
+    """Read and drop the rest of a refused body, stopping once ``up_to`` bytes have been read."""
+    while read <= up_to:
+        try:
+            read += len(await anext(stream))
+        except StopAsyncIteration:
+            return
 
 
 async def read_body(request: Request[Any, Any, Any], fields: frozenset[str], max_bytes: int) -> Any:
@@ -73,15 +94,54 @@ async def read_body(request: Request[Any, Any, Any], fields: frozenset[str], max
     return nest_form(pairs, fields)
 
 
+class BigNumber(str):
+    """A JSON number no field here can hold (``1e309``, thousands of digits), kept as its text so
+    validation refuses it on its field, as it refuses the same text in a form body."""
+
+    __slots__ = ()
+
+
+_BIG_DIGITS = 30
+"""Integers with more digits than this stay text: converting one of thousands of digits costs
+quadratic time (Python refuses past 4,300), and no field takes more than 19."""
+_CUT_OFF = "The JSON body is cut off or not valid UTF-8; nothing was changed."
+
+
 def decode_json(raw: bytes) -> Any:
     try:
-        raw.decode("utf-8")
+        text = raw.decode("utf-8")
         value = msgspec.json.decode(raw)
-    except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
-        raise InvalidJson("The JSON body is cut off or not valid UTF-8; nothing was changed.") from exc
+    except msgspec.DecodeError as exc:
+        if "out of range" not in str(exc):
+            raise InvalidJson(_CUT_OFF) from exc
+        # valid JSON whose number is too large for a float or an integer: a field error, not a syntax one
+        value = _decode_keeping_big_numbers(text)
+    except (UnicodeDecodeError, RecursionError) as exc:
+        raise InvalidJson(_CUT_OFF) from exc
     if _depth_exceeds(value, MAX_JSON_DEPTH):
         raise InvalidJson(f"The JSON body is nested deeper than {MAX_JSON_DEPTH} levels.")
     return value
+
+
+def _decode_keeping_big_numbers(text: str) -> Any:
+    """The JSON with its out-of-range numbers as ``BigNumber`` text; a body that is no JSON stays 400."""
+    try:
+        return json.loads(text, parse_int=_whole, parse_float=_decimal, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidJson(_CUT_OFF) from exc
+
+
+def _whole(text: str) -> int | BigNumber:
+    return BigNumber(text) if len(text.lstrip("-").lstrip("0")) > _BIG_DIGITS else int(text)
+
+
+def _decimal(text: str) -> float | BigNumber:
+    number = float(text)
+    return BigNumber(text) if math.isinf(number) else number
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:

@@ -2,8 +2,11 @@
 
 Paths carry external ids (an email, say) and the never-expiring unsubscribe token; exception texts
 carry SQL bind parameters and PostgreSQL's own messages quote the offending values. So the access
-log names the matched route's template, an unmatched path keeps only its plain word segments, and a
-500 is logged as its type, its frames and, for a database error, its SQLSTATE and constraint name.
+log names the matched route's template; an unmatched path (a 404) is logged as it came, so the
+operator sees what was asked for (``/favicon.ico``, ``/api/v2/customers``), except that a segment
+that could carry an identifier, an address or a secret (an ``@``, four digits or more, characters
+outside letters, digits, ``.``, ``_`` and ``-``, or past 32 characters) is logged as ``*``. A 500 is
+logged as its type, its frames and, for a database error, its SQLSTATE and constraint name.
 """
 
 from __future__ import annotations
@@ -12,7 +15,12 @@ import re
 import traceback
 from typing import Any
 
-_WORD = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_PLAIN = re.compile(r"[A-Za-z0-9._-]{1,32}")
+_DIGITS = re.compile(r"[0-9]")
+
+
+def _plain(segment: str) -> bool:
+    return segment == "" or (_PLAIN.fullmatch(segment) is not None and len(_DIGITS.findall(segment)) < 4)
 
 
 def loggable_path(scope: Any) -> str:
@@ -20,7 +28,7 @@ def loggable_path(scope: Any) -> str:
     if template:
         return str(template)
     segments = str(scope.get("path", "")).split("/")
-    return "/".join(s if s == "" or _WORD.fullmatch(s) else "*" for s in segments)
+    return "/".join(s if _plain(s) else "*" for s in segments)
 
 
 def error_fields(exc: BaseException) -> dict[str, Any]:

@@ -82,6 +82,7 @@ class Scraped:
     points: dict[str, int] | None
     redemptions: dict[str, int] | None
     queue: QueueStats | None
+    card_mails: dict[str, int] | None = None
 
 
 def _families(scraped: Scraped) -> list[Any]:
@@ -105,6 +106,13 @@ def _families(scraped: Scraped) -> list[Any]:
         for state, value in scraped.redemptions.items():
             states.add_metric([state], value)
         families.append(states)
+    if scraped.card_mails is not None:
+        mails = GaugeMetricFamily(
+            "loyalty_card_mails", "Card mails now in each status, over all vendors.", labels=("status",)
+        )
+        for status, value in scraped.card_mails.items():
+            mails.add_metric([status], value)
+        families.append(mails)
     queue_up = GaugeMetricFamily("loyalty_queue_up", "1 when this scrape could read the job queue.")
     queue_up.add_metric([], 1 if scraped.queue is not None else 0)
     families.append(queue_up)

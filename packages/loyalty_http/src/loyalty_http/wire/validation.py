@@ -7,8 +7,9 @@ service). Text is trimmed of white space and NUL bytes first; an empty optional 
 omitted (INPUT-8).
 
 Extra rules ride on ``msgspec.Meta(extra={"rule": ...})``: ``email``, ``url`` (absolute http or
-https), ``datetime_or_date`` (a timestamp with offset, or a bare date) and ``number`` (a float that
-is checked; a bare float passes as given).
+https), ``datetime_or_date`` (a timestamp with offset, or a bare date), ``number`` (a float that
+is checked; a bare float passes as given) and ``single_line`` (text that reaches a mail header or a
+pass: no control character; add ``SingleLine`` to a field's ``Annotated``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ import msgspec
 from msgspec import inspect as mi
 
 from loyalty_core.clock import midnight_utc
-from loyalty_core.text import EMAIL, SURROGATE
-from loyalty_http.wire.body import indexed_list
+from loyalty_core.text import CONTROL, CONTROL_MESSAGE, SURROGATE, is_email
+from loyalty_http.wire.body import BigNumber, indexed_list
 from loyalty_http.wire.errors import InputInvalid
 from loyalty_http.wire.numbers import check_float, check_int
 from loyalty_http.wire.slots import FAIL, TRIMMED, Slot, fail
@@ -39,6 +40,13 @@ NUL_MESSAGE = "The value must not contain NUL bytes."
 UTF8_MESSAGE = "The value is not valid UTF-8."
 BASE64_MESSAGE = "The value must be base64-encoded."
 WRONG_TYPE_MESSAGE = "The value has the wrong type."
+BIG_NUMBER_MESSAGE = "The number is out of range."
+
+SINGLE_LINE = "x-single-line"
+"""The OpenAPI document's mark of a ``single_line`` field (it becomes a pattern there)."""
+SingleLine = msgspec.Meta(extra={"rule": "single_line"}, extra_json_schema={SINGLE_LINE: True})
+"""A shop's name, a pass's display name, a branch's name: a CR or LF in a mail header would split
+it (every card mail of the shop failing), and wallets show control characters raw."""
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -70,7 +78,7 @@ def _path_of(message: str) -> str:
 
 def _check_bytes(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     """Binary values (a pass's images) travel as standard base64 text."""
-    if isinstance(value, str) and len(value) % 4 == 0:
+    if isinstance(value, str) and not isinstance(value, BigNumber) and len(value) % 4 == 0:
         try:
             base64.b64decode(value, validate=True)
             return value
@@ -132,9 +140,7 @@ def _check_struct(
             if field.required:
                 errors[path] = ["validation.required"]
             continue
-        value = raw[key]
-        if isinstance(value, str):
-            value = value.strip(TRIMMED)
+        value = _trimmed(raw[key])
         if value is None or value == "":
             if field.required:
                 errors[path] = [type_key(slot.type), "validation.required"]
@@ -149,6 +155,13 @@ def _check_struct(
     return out
 
 
+def _trimmed(value: Any) -> Any:
+    """Text trimmed of white space and NUL bytes; an out-of-range number stays what it is."""
+    if isinstance(value, str) and not isinstance(value, BigNumber):
+        return value.strip(TRIMMED)
+    return value
+
+
 def _check(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     checker = _CHECKERS.get(type(slot.type))
     if checker is None:
@@ -158,7 +171,7 @@ def _check(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> A
 
 def _check_str(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) -> Any:
     t = slot.type
-    if not isinstance(value, str):
+    if not isinstance(value, str) or isinstance(value, BigNumber):
         return fail(errors, path, "validation.string")
     value = value.strip(TRIMMED)
     if SURROGATE.search(value):
@@ -171,7 +184,9 @@ def _check_str(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]) 
         return fail(errors, path, "validation.min.string")
     if t.pattern is not None and not re.search(t.pattern, value):
         return fail(errors, path, "validation.regex")
-    if slot.rule == "email" and not EMAIL.fullmatch(value):
+    if slot.rule == "single_line" and CONTROL.search(value):
+        return fail(errors, path, CONTROL_MESSAGE)
+    if slot.rule == "email" and not is_email(value):
         return fail(errors, path, "validation.email")
     if slot.rule == "url" and not _is_web_url(value):
         return fail(errors, path, "validation.url")
@@ -278,8 +293,7 @@ def _check_list(slot: Slot, value: Any, path: str, errors: dict[str, list[str]])
     failed = False
     for index, item in enumerate(value):
         item_path = f"{path}.{index}"
-        if isinstance(item, str):
-            item = item.strip(TRIMMED)
+        item = _trimmed(item)
         if item is None or item == "":
             errors.setdefault(item_path, []).extend([type_key(item_slot.type), "validation.required"])
             failed = True
@@ -326,6 +340,8 @@ def _free_text_problem(value: Any) -> str | None:
     stack = [value]
     while stack:
         item = stack.pop()
+        if isinstance(item, BigNumber):
+            return BIG_NUMBER_MESSAGE
         if isinstance(item, str):
             if SURROGATE.search(item):
                 return UTF8_MESSAGE

@@ -85,9 +85,9 @@ _in_hand: set[asyncio.Future[str]] = set()
 
 async def deliver(ctx: Mapping[str, Any], mail_id: int) -> str:
     """Deliver one queued mail: ``sent`` or ``written``; ``waiting`` for the shop's identity;
-    ``failed`` when the customer can no longer get it or the SMTP server refused it for good;
-    ``skipped`` when it is delivered already or another worker holds it. A send that failed this
-    time is postponed and raised, for SAQ to retry.
+    ``failed`` when the customer can no longer get it, the SMTP server refused it for good, or it
+    could not be built or sent after its attempts; ``skipped`` when it is delivered already or
+    another worker holds it. A send that failed this time is postponed and raised, for SAQ to retry.
 
     Shielded from cancellation: cancelled mid-SMTP, the attempt would roll back after the server took
     the mail, and the next attempt would send it again. The caller's cancellation still goes through
@@ -110,10 +110,14 @@ async def _attempt(ctx: Mapping[str, Any], mail_id: int) -> str:
     try:
         async with sessionmaker() as session, session.begin():
             return await _deliver_locked(ctx, session, clock, mail_id)
-    except Exception:
+    except Exception as exc:
         async with sessionmaker() as session, session.begin():
-            await Outbox(session, clock).postpone(mail_id)
-        raise
+            gave_up = await Outbox(session, clock).failed_attempt(mail_id)
+        if not gave_up:
+            raise
+        # a mail that cannot be built (a header it cannot carry) or sent after its attempts ends here
+        log.warning("card mail failed after its attempts", card_mail_id=mail_id, error=type(exc).__name__)
+        return "failed"
 
 
 async def _deliver_locked(ctx: Mapping[str, Any], session: AsyncSession, clock: Clock, mail_id: int) -> str:

@@ -175,7 +175,7 @@ class IdentifierWrites(CustomerWrites):
             )
         )
         if card is None:
-            raise e.AdminCardNotFound("The vendor has no loyalty card with this code.", code=code)
+            raise e.AdminCardNotFound("The vendor has no loyalty card with this code.", resource="card", code=code)
         card.active = active
         card.updated_at = self._clock.now()
         await self._session.flush()
@@ -192,7 +192,9 @@ class IdentifierWrites(CustomerWrites):
             )
         )
         if identifier is None:
-            raise e.AdminIdentifierNotFound("The customer holds no identifier with this value.", value=value)
+            raise e.AdminIdentifierNotFound(
+                "The customer holds no identifier with this value.", resource="identifier", value=value
+            )
         if identifier.type == cards.EMAIL:
             raise ValidationFailed(
                 "The email identifier cannot be changed on its own.",

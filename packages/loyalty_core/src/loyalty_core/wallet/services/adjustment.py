@@ -6,10 +6,9 @@ them inside its session's transaction (as a savepoint), for callers that hold a 
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 
+from loyalty_core.db import driver_connection
 from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.wallet.models import Wallet
 from loyalty_core.wallet.services.posting import Causer, Posting
@@ -41,10 +40,8 @@ class Adjustments(Posting):
         (the authenticated vendor context does); looked up otherwise."""
         if isinstance(expire_after_days, Unknown):
             expire_after_days = await self._expiry_days(vendor_id) if amount > 0 else None
-        connection = await self._session.connection()
-        raw: Any = await connection.get_raw_connection()
         done = await till_adjust(
-            raw.driver_connection,
+            await driver_connection(self._session),
             vendor_id,
             customer_id,
             amount=amount,
@@ -70,7 +67,7 @@ class Adjustments(Posting):
                 .where(Vendor.id == vendor_id)
             )
         ).first()
-        if row is None or not row[1]:
+        if row is None or not row.feature_point_expiry:
             return None
-        days: int | None = row[0]
+        days: int | None = row.points_expire_after_days
         return days

@@ -1,10 +1,11 @@
-"""Every change of a balance goes through ``Posting.post``, so one place keeps the invariant:
-balance = sum of ledger amounts = last running balance >= 0, and the open lots hold the balance.
+"""The wallet writes of every caller that holds an ORM session (the portal's and the admin API's
+actions, the expiry job): ``Posting.post`` runs the ledger's one writer
+(``loyalty_core.wallet.ledger_writes``) on the session's connection.
 
 Writes follow docs/architecture.md "Money-like writes": the wallet row is locked first (``SELECT ...
 FOR UPDATE``; a merge locks both wallets in id order, so no two writers wait on each other in a
 circle), the idempotency key is looked up under that lock (a duplicate waits for the first and
-then answers its replay), then the entry, its lots and the balance are written together. A
+then answers its replay), then the entry, its lots and the balance are written together in one statement. A
 refusal raises before anything is written, so its key stays free.
 """
 
@@ -17,13 +18,16 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
+from loyalty_core.db import driver_connection
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
-from loyalty_core.wallet.models import CauserType, LedgerEntry, PointLot, Wallet
+from loyalty_core.wallet.ledger_writes import EntryRow, entry_params, write_entry
+from loyalty_core.wallet.models import CauserType, PointLot, Wallet
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,60 +76,48 @@ class Posting:
         key: str | None = None,
         expire_after_days: int | None = None,
         lots: list[tuple[int, datetime | None]] | None = None,
-    ) -> tuple[LedgerEntry, list[ledger.Take]]:
-        """Write one entry on a wallet the caller has locked. A positive amount opens one lot ending
-        ``expire_after_days`` after now, or the given ``lots`` (points, end) when they carry their
-        own end dates (a merge); a negative one takes points soonest-ending first."""
+    ) -> tuple[EntryRow, list[ledger.Take]]:
+        """Write one entry on a wallet the caller has locked, through the ledger's one writer. A
+        positive amount opens one lot ending ``expire_after_days`` after now, or the given ``lots``
+        (points, end) when they carry their own end dates (a merge, a cancel); a negative one takes
+        points soonest-ending first."""
         now = self._clock.now()
-        balance = wallet.balance + amount
-        if balance < 0:
+        if wallet.balance + amount < 0:
             raise InsufficientBalance(
                 "The balance is too low for this deduction.", balance=wallet.balance, amount=amount
             )
-        entry = LedgerEntry(
-            vendor_id=wallet.vendor_id,
-            wallet_id=wallet.id,
-            type=kind,
-            amount=amount,
-            running_balance=balance,
-            reason=reason,
-            causer_type=causer.type,
-            causer_id=causer.id,
-            idempotency_key=key,
-            created_at=now,
-            updated_at=now,
-        )
-        self._session.add(entry)
-        await self._session.flush()
         takes: list[ledger.Take] = []
+        opened: list[tuple[int, datetime | None]] = []
         if amount > 0:
-            for points, expires_at in lots or [(amount, ledger.lot_expiry(now, expire_after_days))]:
-                self._session.add(
-                    PointLot(
-                        vendor_id=wallet.vendor_id,
-                        wallet_id=wallet.id,
-                        entry_id=entry.id,
-                        points=points,
-                        remaining=points,
-                        expires_at=expires_at,
-                    )
-                )
+            opened = lots or [(amount, ledger.lot_expiry(now, expire_after_days))]
         else:
-            open_lots = (
-                await self._session.scalars(
-                    select(PointLot)
-                    .where(PointLot.wallet_id == wallet.id, PointLot.remaining > 0)
-                    .execution_options(populate_existing=True)
+            open_lots = await self._session.execute(
+                select(PointLot.id, PointLot.expires_at, PointLot.remaining).where(
+                    PointLot.vendor_id == wallet.vendor_id, PointLot.wallet_id == wallet.id, PointLot.remaining > 0
                 )
-            ).all()
-            values = [ledger.Lot(lot.id, lot.expires_at, lot.remaining) for lot in open_lots]
-            takes = ledger.take(values, -amount)
-            left = ledger.remaining_after(values, takes)
-            for lot in open_lots:
-                lot.remaining = left[lot.id]
-        wallet.balance = balance
-        wallet.updated_at = now
+            )
+            takes = ledger.take([ledger.Lot(i, x, r) for i, x, r in open_lots], -amount)
+        # what the session still holds unwritten goes first, then the entry on the same connection
         await self._session.flush()
+        entry = await write_entry(
+            await driver_connection(self._session),
+            entry_params(
+                vendor_id=wallet.vendor_id,
+                wallet_id=wallet.id,
+                kind=kind,
+                amount=amount,
+                causer_type=causer.type,
+                causer_id=causer.id,
+                now=now,
+                reason=reason,
+                key=key,
+                opened=opened,
+                taken=takes,
+            ),
+        )
+        # the session's copy of the wallet shows the written balance, without a write of its own
+        set_committed_value(wallet, "balance", entry.running_balance)
+        set_committed_value(wallet, "updated_at", now)
         return entry, takes
 
     async def _locked(self, pending: Awaitable[Wallet | None]) -> Wallet:

@@ -13,10 +13,13 @@ from datetime import UTC, date
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.rows import dict_row
 
 from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
-from loyalty_core.earning.purchase_reads import BranchView
+from loyalty_core.customers.models import CustomerStatus
+from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.terms import CustomerFacts, MomentKey
+from loyalty_core.earning.till_purchase_reads import BranchView
 from loyalty_core.tenancy.access import VendorContext
 
 _LOCK_KEY = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('transaction:' || %(k)s))"
@@ -27,12 +30,12 @@ _FAMILY = """, family(id) AS (
     SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
 )"""
 
-_FACTS = """,
+_FACTS = f""",
        (SELECT max(t.created_at) FROM family f
           JOIN transactions t ON t.vendor_id = %(v)s AND t.customer_id = f.id) AS last_purchase_at,
        (SELECT json_agg(json_build_array(m.moment, m.since)) FROM family f
           JOIN customer_moments m ON m.vendor_id = %(v)s AND m.customer_id = f.id
-          WHERE m.state = 'paid') AS moments_paid"""
+          WHERE m.state = '{MomentState.PAID}') AS moments_paid"""
 
 # The identifier is found first through its unique index, in a MATERIALIZED step, whatever the
 # statistics say; a card left on a merged account finds the account that kept the family.
@@ -41,31 +44,39 @@ WITH RECURSIVE {holder}{family}
 SELECT {columns}{facts}
 FROM (SELECT earning_version FROM vendors WHERE id = %(v)s) vendor
 LEFT JOIN holder h ON true
-LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> 'anonymized'
+LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{anonymized}'
 LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
 LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.external_id = %(b)s
 LEFT JOIN transactions t ON t.vendor_id = %(v)s AND t.idempotency_key = %(k)s
 """
 
-_COLUMNS = """vendor.earning_version, c.id, c.status, c.date_of_birth,
-       coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date), w.id,
-       b.id, b.external_id, b.name, b.type, b.active, t.id, t.customer_id, t.total_amount"""
+_COLUMNS = """vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
+       coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date) AS customer_since, w.id AS wallet_id,
+       b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
+       b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
+       t.total_amount AS earlier_total"""
 
-FIND = _FIND.format(holder=HOLDER_BY_IDENTIFIER, family="", columns=_COLUMNS, facts="")
-FIND_WITH_FACTS = _FIND.format(holder=HOLDER_BY_IDENTIFIER, family=_FAMILY, columns=_COLUMNS, facts=_FACTS)
+FIND = _FIND.format(
+    holder=HOLDER_BY_IDENTIFIER, family="", columns=_COLUMNS, facts="", anonymized=CustomerStatus.ANONYMIZED
+)
+FIND_WITH_FACTS = _FIND.format(
+    holder=HOLDER_BY_IDENTIFIER, family=_FAMILY, columns=_COLUMNS, facts=_FACTS, anonymized=CustomerStatus.ANONYMIZED
+)
 
 
 async def find(conn: AsyncConnection[Any], params: dict[str, Any], *, with_facts: bool, lock: bool) -> Found:
     """Round trip 1: with ``lock``, the key's transaction lock first, in the same pipeline."""
     sql = FIND_WITH_FACTS if with_facts else FIND
-    if lock:
-        async with conn.pipeline() as pipeline:
-            await conn.execute(_LOCK_KEY, params, prepare=True)
-            cursor = await conn.execute(sql, params, prepare=True)
-            await pipeline.sync()
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        if lock:
+            async with conn.pipeline() as pipeline:
+                await conn.execute(_LOCK_KEY, params, prepare=True)
+                await cursor.execute(sql, params, prepare=True)
+                await pipeline.sync()
+                row = await cursor.fetchone()
+        else:
+            await cursor.execute(sql, params, prepare=True)
             row = await cursor.fetchone()
-    else:
-        row = await (await conn.execute(sql, params, prepare=True)).fetchone()
     return Found.of(row, with_facts)
 
 
@@ -82,36 +93,34 @@ class Found:
     facts: CustomerFacts
 
     @classmethod
-    def of(cls, row: Any, with_facts: bool) -> Found:
+    def of(cls, row: dict[str, Any] | None, with_facts: bool) -> Found:
         if row is None:  # the vendor row itself is gone: nothing of it can be found
             return cls(0, None, None, None, None, None, None, None, CustomerFacts())
-        (
-            version,
-            customer_id,
-            status,
-            born,
-            since,
-            wallet_id,
-            bid,
-            bkey,
-            bname,
-            btype,
-            bactive,
-            tid,
-            tcustomer,
-            ttotal,
-        ) = row[:14]
-        facts = CustomerFacts(date_of_birth=born, customer_since=since)
+        facts = CustomerFacts(date_of_birth=row["date_of_birth"], customer_since=row["customer_since"])
         if with_facts:
-            last, paid = row[14], row[15]
+            last, paid = row["last_purchase_at"], row["moments_paid"]
             facts = CustomerFacts(
-                date_of_birth=born,
-                customer_since=since,
+                date_of_birth=facts.date_of_birth,
+                customer_since=facts.customer_since,
                 last_purchase_on=last.astimezone(UTC).date() if last is not None else None,
                 moments_paid=frozenset(MomentKey(m, date.fromisoformat(s)) for m, s in paid or ()),
             )
-        branch = BranchView(bid, bkey, bname, btype, bactive) if bid is not None else None
-        return cls(version, customer_id, status, wallet_id, branch, tid, tcustomer, ttotal, facts)
+        branch = None
+        if row["branch_id"] is not None:
+            branch = BranchView(
+                row["branch_id"], row["branch_key"], row["branch_name"], row["branch_type"], row["branch_active"]
+            )
+        return cls(
+            terms_version=row["earning_version"],
+            customer_id=row["customer_id"],
+            status=row["status"],
+            wallet_id=row["wallet_id"],
+            branch=branch,
+            earlier_id=row["earlier_id"],
+            earlier_customer_id=row["earlier_customer_id"],
+            earlier_total=row["earlier_total"],
+            facts=facts,
+        )
 
 
 _UP_FAMILY = """
@@ -120,7 +129,7 @@ WITH RECURSIVE up(id, next) AS (
     UNION
     SELECT c.id, c.merged_into_id FROM customers c JOIN up ON c.vendor_id = %(v)s AND c.id = up.next
 )
-SELECT EXISTS (SELECT 1 FROM up WHERE id = %(holder)s)
+SELECT EXISTS (SELECT 1 FROM up WHERE id = %(holder)s) AS same
 """
 
 
@@ -130,5 +139,7 @@ async def same_family(conn: AsyncConnection[Any], vendor: VendorContext, found: 
     if found.earlier_customer_id == found.customer_id:
         return True
     params = {"v": vendor.vendor_id, "c": found.earlier_customer_id, "holder": found.customer_id}
-    row = await (await conn.execute(_UP_FAMILY, params, prepare=True)).fetchone()
-    return bool(row and row[0])
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(_UP_FAMILY, params, prepare=True)
+        row = await cursor.fetchone()
+    return bool(row and row["same"])

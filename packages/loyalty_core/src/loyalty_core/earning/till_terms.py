@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from psycopg import AsyncConnection
+from psycopg.rows import class_row, dict_row
 
 from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms, Family
 
@@ -48,33 +49,21 @@ FROM campaigns WHERE vendor_id = %(v)s AND active ORDER BY id
 async def fetch_terms(conn: AsyncConnection[Any], vendor_id: int, version: int) -> VendorTerms:
     """The vendor's active terms, read on ``conn`` (inside the caller's snapshot when it has one)."""
     params = {"v": vendor_id}
-    rules = await (await conn.execute(_RULES, params, prepare=True)).fetchall()
-    campaigns = await (await conn.execute(_CAMPAIGNS, params, prepare=True)).fetchall()
-    return VendorTerms(
-        version,
-        tuple(EarnRuleTerms(*row) for row in rules),
-        tuple(
-            CampaignTerms(
-                id=c[0],
-                name=c[1],
-                kind=c[2],
-                family=c[3],
-                moment=c[4],
-                multiplier=c[5],
-                points=c[6],
-                skus=frozenset(c[7]) if c[7] is not None else None,
-                max_points_per_transaction=c[8],
-                window_days=c[9],
-                inactive_days=c[10],
-                combinable=c[11],
-                min_transaction_amount=c[12],
-                starts_on=c[13],
-                ends_on=c[14],
-                branches=frozenset(c[15]) if c[15] is not None else None,
-                version=c[16],
-            )
-            for c in campaigns
-        ),
+    async with conn.cursor(row_factory=class_row(EarnRuleTerms)) as rules:
+        await rules.execute(_RULES, params, prepare=True)
+        earn_rules = tuple(await rules.fetchall())
+    async with conn.cursor(row_factory=dict_row) as campaigns:
+        await campaigns.execute(_CAMPAIGNS, params, prepare=True)
+        rows = await campaigns.fetchall()
+    return VendorTerms(version, earn_rules, tuple(_campaign(row) for row in rows))
+
+
+def _campaign(row: dict[str, Any]) -> CampaignTerms:
+    skus, branches = row.pop("skus"), row.pop("branches")
+    return CampaignTerms(
+        **row,
+        skus=frozenset(skus) if skus is not None else None,
+        branches=frozenset(branches) if branches is not None else None,
     )
 
 

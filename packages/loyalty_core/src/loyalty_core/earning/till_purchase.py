@@ -20,25 +20,29 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.earning.errors import PlanLimitExceeded
-from loyalty_core.earning.purchase_find import Found, find, same_family
-from loyalty_core.earning.purchase_reads import (
+from loyalty_core.earning.purchases import MomentState
+from loyalty_core.earning.rules import Scoring, score
+from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
+from loyalty_core.earning.till_purchase_find import Found, find, same_family
+from loyalty_core.earning.till_purchase_reads import (
     BranchView,
     ItemView,
     TransactionView,
     transaction_by_id,
 )
-from loyalty_core.earning.rules import Scoring, score
-from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
-from loyalty_core.earning.terms_cache import TermsCache, paying
+from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import WalletNotFound
+from loyalty_core.wallet.ledger_writes import entry_params, posting_ctes
+from loyalty_core.wallet.models import CauserType, EntryType
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +79,7 @@ class Preview:
 
 
 # Every write below hangs off ``ok``, the meter's admission: refused, the statement writes nothing.
-_WRITE = """
+_WRITE = f"""
 WITH meter AS (
     INSERT INTO transaction_meters AS tm (vendor_id, period, used)
     SELECT %(v)s, %(period)s, 1 WHERE %(metered)s
@@ -83,27 +87,12 @@ WITH meter AS (
     RETURNING 1
 ), ok AS (
     SELECT 1 AS go WHERE NOT %(metered)s OR EXISTS (SELECT 1 FROM meter)
-), bal AS (
-    UPDATE wallets SET balance = balance + %(p)s, updated_at = %(now)s
-    WHERE id = %(w)s AND %(p)s > 0 AND EXISTS (SELECT 1 FROM ok)
-    RETURNING balance
-), e AS (
-    INSERT INTO ledger_entries
-        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
-         idempotency_key, created_at, updated_at)
-    SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, 'earn', %(p)s, bal.balance, NULL, 'api_client', %(ci)s,
-           %(k)s, %(now)s, %(now)s
-    FROM bal
-    RETURNING id
-), lot AS (
-    INSERT INTO point_lots (id, vendor_id, wallet_id, entry_id, points, remaining, expires_at, created_at, updated_at)
-    SELECT nextval('point_lots_id_seq'), %(v)s, %(w)s, e.id, %(p)s, %(p)s, %(x)s, %(now)s, %(now)s FROM e
-), t AS (
+), {posting_ctes(gate="EXISTS (SELECT 1 FROM ok)")}, t AS (
     INSERT INTO transactions
         (id, vendor_id, customer_id, idempotency_key, total_amount, description, external_reference, branch_id,
          points_earned, rules_applied, ledger_entry_id, created_at, updated_at)
     SELECT nextval('transactions_id_seq'), %(v)s, %(c)s, %(k)s, %(total)s, %(d)s, %(ref)s, %(bid)s,
-           %(p)s, %(rules)s, (SELECT id FROM e), %(now)s, %(now)s
+           %(amount)s, %(rules)s, (SELECT id FROM ledger_entry), %(now)s, %(now)s
     FROM ok
     RETURNING id
 ), lines AS (
@@ -118,13 +107,14 @@ WITH meter AS (
 ), moments AS (
     INSERT INTO customer_moments AS cm
         (id, vendor_id, customer_id, moment, since, state, transaction_id, created_at, updated_at)
-    SELECT nextval('customer_moments_id_seq'), %(v)s, %(c)s, m.moment, m.since, 'paid', t.id, %(now)s, %(now)s
+    SELECT nextval('customer_moments_id_seq'), %(v)s, %(c)s, m.moment, m.since, '{MomentState.PAID}', t.id,
+           %(now)s, %(now)s
     FROM t, unnest(%(moments)s::text[], %(since)s::date[]) AS m(moment, since)
     ON CONFLICT (vendor_id, customer_id, moment, since) DO UPDATE
-    SET state = 'paid', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
-    WHERE cm.state = 'due'
+    SET state = '{MomentState.PAID}', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
+    WHERE cm.state = '{MomentState.DUE}'
 )
-SELECT t.id, (SELECT array_agg(id ORDER BY position) FROM lines) FROM t
+SELECT t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids FROM t
 """
 
 
@@ -265,15 +255,23 @@ async def _write(
     plan = vendor.plan
     branch = _branch(vendor, request, found)
     moments = sorted(scoring.moments_paid, key=lambda m: (m.moment, m.since))
+    points = scoring.points_earned
     params.update(
+        entry_params(
+            vendor_id=vendor.vendor_id,
+            wallet_id=found.wallet_id,
+            kind=EntryType.EARN,
+            amount=points,
+            causer_type=CauserType.API_CLIENT,
+            causer_id=vendor.client_id,
+            now=now,
+            key=params["k"],
+            opened=[(points, ledger.lot_expiry(now, vendor.point_expiry_days))],
+        ),
         period=period_of(now),
         metered=plan.max_transactions > 0,
         hard=hard_limit(plan.max_transactions, plan.overage_percent),
-        p=scoring.points_earned,
-        w=found.wallet_id,
         c=found.customer_id,
-        ci=vendor.client_id,
-        x=ledger.lot_expiry(now, vendor.point_expiry_days),
         total=request.total_amount,
         d=request.description,
         ref=request.external_reference,
@@ -288,11 +286,11 @@ async def _write(
         since=[m.since for m in moments],
         now=now,
     )
-    async with conn.pipeline():
-        cursor = await conn.execute(_WRITE, params, prepare=True)
+    async with conn.pipeline(), conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(_WRITE, params, prepare=True)
         await conn.commit()
         row = await cursor.fetchone()
-    return None if row is None else (row[0], row[1])
+    return None if row is None else (row["transaction_id"], row["item_ids"])
 
 
 def _needs_facts(vendor: VendorContext, campaigns: tuple[CampaignTerms, ...] | list[CampaignTerms]) -> bool:

@@ -12,9 +12,11 @@ from datetime import date, datetime
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.rows import dict_row
 
 from loyalty_core.clock import midnight_utc
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.customers.models import CustomerStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,8 @@ class TransactionView:
 
 _SHOWN = """
 SELECT t.id, t.customer_id, t.idempotency_key, t.total_amount, t.description, t.external_reference,
-       b.id, b.external_id, b.name, b.type, b.active, t.created_at, t.points_earned, t.rules_applied,
+       b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
+       b.active AS branch_active, t.created_at, t.points_earned, t.rules_applied,
        (SELECT json_agg(json_build_array(i.id, i.name, i.sku, i.quantity, i.unit_price, i.line_total, i.category)
                         ORDER BY i.position)
           FROM transaction_items i WHERE i.transaction_id = t.id) AS items
@@ -68,9 +71,9 @@ WHERE t.vendor_id = %(v)s AND t.id = %(t)s
 """
 )
 
-_FAMILY = """
+_FAMILY = f"""
 WITH RECURSIVE family(id) AS (
-    SELECT id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> 'anonymized'
+    SELECT id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> '{CustomerStatus.ANONYMIZED}'
     UNION
     SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
 ), chosen AS MATERIALIZED (
@@ -97,7 +100,9 @@ ORDER BY t.created_at DESC, t.id DESC
 
 
 async def transaction_by_id(conn: AsyncConnection[Any], vendor_id: int, transaction_id: int) -> TransactionView:
-    row = await (await conn.execute(_ONE, {"v": vendor_id, "t": transaction_id}, prepare=True)).fetchone()
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(_ONE, {"v": vendor_id, "t": transaction_id}, prepare=True)
+        row = await cursor.fetchone()
     assert row is not None, "a transaction found by its key is read in the same snapshot"
     return _view(row)
 
@@ -123,41 +128,30 @@ async def customer_transactions(
         "offset": offset,
         "limit": limit,
     }
-    rows = await (await conn.execute(_PAGE, params, prepare=True)).fetchall()
-    if not rows or rows[0][-1] == 0:
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(_PAGE, params, prepare=True)
+        rows = await cursor.fetchall()
+    if not rows or rows[0]["known"] == 0:
         raise CustomerNotFound("No customer of the vendor has this id.", customer_id=customer_id)
-    total = int(rows[0][-2])
-    return [_view(row) for row in rows if row[0] is not None], total
+    total = int(rows[0]["total"])
+    return [_view(row) for row in rows if row["id"] is not None], total
 
 
-def _view(row: Any) -> TransactionView:
-    (
-        tid,
-        customer_id,
-        key,
-        total,
-        description,
-        reference,
-        bid,
-        bkey,
-        bname,
-        btype,
-        bactive,
-        created,
-        points,
-        rules,
-        items,
-    ) = row[:15]
+def _view(row: dict[str, Any]) -> TransactionView:
+    branch = row["branch_id"]
     return TransactionView(
-        id=tid,
-        customer_id=customer_id,
-        idempotency_key=key,
-        total_amount=total,
-        description=description,
-        external_reference=reference,
-        branch=BranchView(bid, bkey, bname, btype, bactive) if bid is not None else None,
-        created_at=created,
-        points_earned=points,
-        rules_applied=rules,
-        items=tuple(ItemView(*item) for item in items or ()),
+        id=row["id"],
+        customer_id=row["customer_id"],
+        idempotency_key=row["idempotency_key"],
+        total_amount=row["total_amount"],
+        description=row["description"],
+        external_reference=row["external_reference"],
+        branch=BranchView(branch, row["branch_key"], row["branch_name"], row["branch_type"], row["branch_active"])
+        if branch is not None
+        else None,
+        created_at=row["created_at"],
+        points_earned=row["points_earned"],
+        rules_applied=row["rules_applied"],
+        # each line is the JSON array [id, name, sku, quantity, unit_price, line_total, category]
+        items=tuple(ItemView(*item) for item in row["items"] or ()),
     )

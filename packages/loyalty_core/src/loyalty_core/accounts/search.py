@@ -1,0 +1,71 @@
+"""The back office's customer search: one vendor's customers matching what a person at the counter
+or in the portal types (a card code, an email, an external id, or a part of a name).
+
+The admin API and the vendor portal both answer with it, so it lives here with the read it
+extends: the customer with its balance, as ``accounts.views`` builds it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import and_, exists, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.clock import Clock
+from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.views import IDENTIFIER_LIST, CustomerView, view_of
+from loyalty_core.listing import Listed, count_of, offset_of
+from loyalty_core.text import fold, folded, like_part
+from loyalty_core.wallet.models import Wallet
+
+_C = Customer.__table__.c
+_I = CustomerIdentifier.__table__.c
+_W = Wallet.__table__.c
+
+
+def matching(vendor_id: int, q: str | None) -> Any:
+    """The condition on ``customers``: every customer of the vendor but anonymized ones, and with
+    ``q`` those whose card code or other identifier, email or external id is ``q`` exactly (case
+    aside for codes and emails), or whose name holds ``q`` without regard to case or accents.
+    The exact matches go through the unique indexes on identifier value, email and external id."""
+    condition = and_(_C.vendor_id == vendor_id, _C.status != CustomerStatus.ANONYMIZED)
+    term = (q or "").strip()
+    if not term:
+        return condition
+    held = exists().where(
+        _I.vendor_id == _C.vendor_id, _I.customer_id == _C.id, func.lower(_I.value) == func.lower(term)
+    )
+    name = func.concat_ws(" ", _C.first_name, _C.last_name)
+    return and_(
+        condition,
+        or_(
+            held,
+            func.lower(_C.email) == func.lower(term),
+            _C.external_id == term,
+            folded(name).like(like_part(fold(term))),
+        ),
+    )
+
+
+class CustomerSearch:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
+    async def search(self, vendor_id: int, q: str | None, *, page: int, per_page: int) -> Listed[CustomerView]:
+        """A page of the matching customers, oldest first, each as the customer read shows it."""
+        ids = select(_C.id).where(matching(vendor_id, q))
+        total = await count_of(self._session, ids)
+        if total == 0 or offset_of(page, per_page) >= total:
+            return Listed([], total)
+        statement = (
+            select(*_C, func.coalesce(_W.balance, 0).label("balance"), IDENTIFIER_LIST)
+            .select_from(Customer.__table__)
+            .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
+            .where(matching(vendor_id, q))
+            .order_by(_C.id)
+            .limit(per_page)
+            .offset(offset_of(page, per_page))
+        )
+        rows = (await self._session.execute(statement)).mappings().all()
+        return Listed([view_of(row) for row in rows], total)

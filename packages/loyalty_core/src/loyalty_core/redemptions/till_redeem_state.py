@@ -1,0 +1,168 @@
+"""Round trip 1 of a till's redemption: the wallet's lock, and the one read (taken after that lock
+was granted) of everything the checks need, as named rows.
+
+The customer is found through the identifier's unique index (``customers.finding``); the same read
+brings the reward with its branches, the branch, the key's earlier redemption, the customer's count
+for the reward's limit (all but the redemptions that do not count), the wallet's open lots and the
+vendor's code prefix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
+from loyalty_core.customers.models import CustomerStatus
+from loyalty_core.tenancy.access import BranchRef
+from loyalty_core.wallet import ledger
+
+WALLET_LOCK = f"""
+WITH {HOLDER_BY_IDENTIFIER}
+SELECT w.id AS wallet_id FROM holder h
+JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{CustomerStatus.ANONYMIZED}'
+JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
+FOR UPDATE OF w
+"""
+
+STATE = f"""
+WITH {HOLDER_BY_IDENTIFIER}
+SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance,
+       r.id AS reward_id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
+       r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
+       r.discount_type, r.discount_value, r.product_reference, r.payment_amount,
+       (SELECT array_agg(rb.branch_id) FROM reward_branches rb
+         WHERE rb.vendor_id = %(v)s AND rb.reward_id = r.id) AS reward_branches,
+       CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN
+         (SELECT count(*) FROM redemptions x
+           WHERE x.vendor_id = %(v)s AND x.customer_id = c.id AND x.reward_id = r.id AND x.status <> %(not_counted)s)
+       END AS held,
+       b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
+       b.active AS branch_active,
+       p.id AS earlier_id, p.customer_id AS earlier_customer_id, p.reward_id AS earlier_reward_id,
+       p.points_deducted AS earlier_points, p.confirmation_code AS earlier_code,
+       p.remaining_balance AS earlier_remaining,
+       vendor.code_prefix, lots.ids AS lot_ids, lots.ends AS lot_ends, lots.rems AS lot_remaining
+FROM (SELECT code_prefix FROM vendors WHERE id = %(v)s) vendor
+LEFT JOIN holder h ON true
+LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{CustomerStatus.ANONYMIZED}'
+LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
+LEFT JOIN rewards r ON r.vendor_id = %(v)s AND r.id = %(r)s
+LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.id = coalesce(
+    (SELECT k.id FROM branches k WHERE k.vendor_id = %(v)s AND k.external_id = %(b)s), %(bid)s)
+LEFT JOIN redemptions p ON p.vendor_id = %(v)s AND p.idempotency_key = %(k)s
+LEFT JOIN LATERAL (
+    SELECT array_agg(l.id) AS ids, array_agg(l.expires_at) AS ends, array_agg(l.remaining) AS rems
+    FROM point_lots l WHERE l.wallet_id = w.id AND l.remaining > 0
+) lots ON true
+"""
+
+# The redemption and its entry hang off ``go``, the stock take: refused, the statement writes nothing.
+
+
+@dataclass(frozen=True, slots=True)
+class RewardRow:
+    """The reward as ``check_available`` and the write need it (the names of ``Reward``'s columns)."""
+
+    id: int
+    deleted_at: datetime | None
+    status: str
+    available_from: date | None
+    available_until: date | None
+    point_cost: int
+    total_stock: int | None
+    remaining_stock: int | None
+    max_redemptions_per_customer: int | None
+    code_valid_for_hours: int | None
+    name: str
+    type: str
+    discount_type: str | None
+    discount_value: int | None
+    product_reference: str | None
+    payment_amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class LockedRow:
+    wallet_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class StateRow:
+    """The row of ``_STATE``: what the checks need, read under the wallet's lock."""
+
+    customer_id: int | None
+    customer_status: str | None
+    wallet_id: int | None
+    balance: int | None
+    reward_id: int | None
+    deleted_at: datetime | None
+    status: str | None
+    available_from: date | None
+    available_until: date | None
+    point_cost: int | None
+    total_stock: int | None
+    remaining_stock: int | None
+    max_redemptions_per_customer: int | None
+    code_valid_for_hours: int | None
+    name: str | None
+    type: str | None
+    discount_type: str | None
+    discount_value: int | None
+    product_reference: str | None
+    payment_amount: int | None
+    reward_branches: list[int] | None
+    held: int | None
+    branch_id: int | None
+    branch_key: str | None
+    branch_name: str | None
+    branch_type: str | None
+    branch_active: bool | None
+    earlier_id: int | None
+    earlier_customer_id: int | None
+    earlier_reward_id: int | None
+    earlier_points: int | None
+    earlier_code: str | None
+    earlier_remaining: int | None
+    code_prefix: str | None
+    lot_ids: list[int] | None
+    lot_ends: list[datetime | None] | None
+    lot_remaining: list[int] | None
+
+    def reward(self) -> RewardRow:
+        assert self.reward_id is not None
+        return RewardRow(
+            id=self.reward_id,
+            deleted_at=self.deleted_at,
+            status=self.status or "",
+            available_from=self.available_from,
+            available_until=self.available_until,
+            point_cost=self.point_cost or 0,
+            total_stock=self.total_stock,
+            remaining_stock=self.remaining_stock,
+            max_redemptions_per_customer=self.max_redemptions_per_customer,
+            code_valid_for_hours=self.code_valid_for_hours,
+            name=self.name or "",
+            type=self.type or "",
+            discount_type=self.discount_type,
+            discount_value=self.discount_value,
+            product_reference=self.product_reference,
+            payment_amount=self.payment_amount or 0,
+        )
+
+    def branch(self) -> BranchRef | None:
+        if self.branch_id is None:
+            return None
+        return BranchRef(
+            self.branch_id,
+            self.branch_key or "",
+            self.branch_name or "",
+            self.branch_type or "",
+            bool(self.branch_active),
+        )
+
+    def lots(self) -> list[ledger.Lot]:
+        return [
+            ledger.Lot(i, end, left)
+            for i, end, left in zip(self.lot_ids or (), self.lot_ends or (), self.lot_remaining or (), strict=True)
+        ]

@@ -1,0 +1,110 @@
+"""A vendor's usage of its plan this month: what each of the plan's limits counts, beside the limit.
+
+It reads across tenancy, customers, rewards and earning, so it sits above them all. One statement:
+each count is a scalar subquery, the meter's row read by its key.
+"""
+
+from __future__ import annotations
+
+import calendar
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from sqlalchemy import ColumnElement, ScalarSelect, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.clock import Clock
+from loyalty_core.customers.models import Customer, CustomerStatus
+from loyalty_core.earning.models import Campaign
+from loyalty_core.earning.purchases import Transaction, meters
+from loyalty_core.rewards.models import Reward, RewardStatus
+from loyalty_core.tenancy.errors import VendorNotFound
+from loyalty_core.tenancy.models import Branch, Plan, Vendor
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    period_start: date
+    period_end: date
+    transactions: int
+    max_transactions: int
+    overage_percent: int
+    customers: int
+    max_customers: int
+    rewards: int
+    max_rewards: int
+    campaigns: int
+    max_campaigns: int
+    locations: int
+    max_locations: int
+
+
+def month_of(now: datetime) -> tuple[date, date]:
+    """The calendar month in UTC holding ``now``, as its first and last day (both inclusive)."""
+    today = now.astimezone(UTC).date()
+    return today.replace(day=1), today.replace(day=calendar.monthrange(today.year, today.month)[1])
+
+
+def _count(model: type, *conditions: ColumnElement[bool]) -> ScalarSelect[int]:
+    return select(func.count()).select_from(model).where(*conditions).scalar_subquery()
+
+
+class UsageReads:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
+    async def usage(self, vendor_id: int) -> Usage:
+        """Customers count as the ceiling does (anonymized ones free their place), rewards the
+        active ones, campaigns and branches every one held. Transactions: on a plan that meters
+        them, the meter the limit reads; on an unlimited plan (nothing metered), the purchases
+        recorded this month."""
+        start, end = month_of(self._clock.now())
+        begins = datetime.combine(start, time(), UTC)
+        ends = datetime.combine(end + timedelta(days=1), time(), UTC)
+        metered = (
+            select(meters.c.used).where(meters.c.vendor_id == vendor_id, meters.c.period == start).scalar_subquery()
+        )
+        purchases = _count(
+            Transaction,
+            Transaction.vendor_id == vendor_id,
+            Transaction.created_at >= begins,
+            Transaction.created_at < ends,
+        )
+        row = (
+            await self._session.execute(
+                select(
+                    Plan,
+                    func.coalesce(metered, 0),
+                    purchases,
+                    _count(Customer, Customer.vendor_id == vendor_id, Customer.status != CustomerStatus.ANONYMIZED),
+                    _count(
+                        Reward,
+                        Reward.vendor_id == vendor_id,
+                        Reward.status == RewardStatus.ACTIVE,
+                        Reward.deleted_at.is_(None),
+                    ),
+                    _count(Campaign, Campaign.vendor_id == vendor_id),
+                    _count(Branch, Branch.vendor_id == vendor_id),
+                )
+                .join(Vendor, Vendor.plan_id == Plan.id)
+                .where(Vendor.id == vendor_id)
+            )
+        ).first()
+        if row is None:
+            raise VendorNotFound("No vendor has this id.", vendor_id=vendor_id)
+        plan, meter, recorded, customers, rewards, campaigns, locations = row
+        return Usage(
+            period_start=start,
+            period_end=end,
+            transactions=int(meter if plan.max_transactions > 0 else recorded),
+            max_transactions=plan.max_transactions,
+            overage_percent=plan.overage_percent,
+            customers=int(customers),
+            max_customers=plan.max_customers,
+            rewards=int(rewards),
+            max_rewards=plan.max_rewards,
+            campaigns=int(campaigns),
+            max_campaigns=plan.max_campaigns,
+            locations=int(locations),
+            max_locations=plan.max_locations,
+        )

@@ -1,0 +1,126 @@
+"""The one writer of ledger entries: every change of a balance is written by the statement built
+here, whichever path makes it (a till's adjustment, purchase or redemption; the portal's cancel,
+give and merge; the expiry job), so one place keeps the invariant: balance = sum of the wallet's
+ledger amounts = the last entry's running balance >= 0, and the open lots hold the balance.
+
+:func:`posting_ctes` is SQL text: the CTEs that move the balance, write the entry, open its lots
+(credit) and take points from the lots it names (debit, as ``ledger.take`` chose them,
+soonest-ending first). A caller embeds it in its own ``WITH`` beside its own rows (a purchase writes
+its transaction and lines, a redemption its row) and may gate every write on a condition of its own
+(a redemption's stock take, a purchase's plan meter): when the gate is false nothing is written.
+The entry is the CTE ``ledger_entry`` (columns :data:`ENTRY_COLUMNS`) for the caller's rows to
+point at. :func:`entry_params` fills its parameters.
+
+Every caller holds the wallet row locked (``FOR UPDATE``) before it decides, or, for a credit that
+decides nothing on the balance, takes that lock with this statement's ``UPDATE``; the running
+balance is the locked row's balance plus the amount, so it cannot be stale.
+
+:func:`write_entry` runs the statement alone on a connection: the till's adjustment does, and
+``Posting.post`` does for every caller that holds an ORM session, on that session's connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.rows import class_row
+
+from loyalty_core.wallet.ledger import Take
+
+ENTRY_COLUMNS = "id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id, created_at"
+"""The entry's columns as the wire shows them, in :class:`EntryRow`'s order."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRow:
+    """A ledger entry as written (and as the wire shows it)."""
+
+    id: int
+    wallet_id: int
+    type: str
+    amount: int
+    running_balance: int
+    reason: str | None
+    causer_type: str
+    causer_id: str | None
+    created_at: datetime
+
+
+def posting_ctes(*, gate: str = "true") -> str:
+    """The CTEs that post one entry on wallet ``%(w)s`` of vendor ``%(v)s``, when ``gate`` (SQL of
+    the caller's, over its own CTEs) holds. A zero amount writes nothing."""
+    return f"""ledger_balance AS (
+    UPDATE wallets SET balance = balance + %(amount)s, updated_at = %(now)s
+    WHERE vendor_id = %(v)s AND id = %(w)s AND %(amount)s <> 0 AND ({gate})
+    RETURNING balance
+), ledger_entry AS (
+    INSERT INTO ledger_entries
+        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
+         idempotency_key, created_at, updated_at)
+    SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, %(entry_type)s, %(amount)s, b.balance, %(reason)s,
+           %(causer_type)s, %(causer_id)s, %(entry_key)s, %(now)s, %(now)s
+    FROM ledger_balance b
+    RETURNING {ENTRY_COLUMNS}
+), ledger_lots_opened AS (
+    INSERT INTO point_lots
+        (id, vendor_id, wallet_id, entry_id, points, remaining, expires_at, created_at, updated_at)
+    SELECT nextval('point_lots_id_seq'), %(v)s, %(w)s, e.id, l.points, l.points, l.ends, %(now)s, %(now)s
+    FROM ledger_entry e, unnest(%(lot_points)s::bigint[], %(lot_ends)s::timestamptz[]) AS l(points, ends)
+), ledger_lots_taken AS (
+    UPDATE point_lots p SET remaining = p.remaining - t.points, updated_at = %(now)s
+    FROM ledger_entry e, unnest(%(take_ids)s::bigint[], %(take_points)s::bigint[]) AS t(id, points)
+    WHERE p.vendor_id = %(v)s AND p.id = t.id AND p.wallet_id = %(w)s
+)"""
+
+
+def entry_params(
+    *,
+    vendor_id: int,
+    wallet_id: int | None,
+    kind: str,
+    amount: int,
+    causer_type: str,
+    causer_id: str | None,
+    now: datetime,
+    reason: str | None = None,
+    key: str | None = None,
+    opened: Iterable[tuple[int, datetime | None]] = (),
+    taken: Sequence[Take] = (),
+) -> dict[str, Any]:
+    """The parameters of :func:`posting_ctes`: a credit names the lots it opens (points, end), a
+    debit the points it takes from each lot."""
+    points, ends = [], []
+    for p, end in opened:
+        points.append(p)
+        ends.append(end)
+    return {
+        "v": vendor_id,
+        "w": wallet_id,
+        "now": now,
+        "entry_type": str(kind),
+        "amount": amount,
+        "reason": reason,
+        "causer_type": str(causer_type),
+        "causer_id": causer_id,
+        "entry_key": key,
+        "lot_points": points,
+        "lot_ends": ends,
+        "take_ids": [t.lot_id for t in taken],
+        "take_points": [t.points for t in taken],
+    }
+
+
+_POST = f"WITH {posting_ctes()}\nSELECT {ENTRY_COLUMNS} FROM ledger_entry"
+
+
+async def write_entry(conn: AsyncConnection[Any], params: dict[str, Any]) -> EntryRow:
+    """Post one entry (one prepared statement) on a wallet the caller has locked."""
+    async with conn.cursor(row_factory=class_row(EntryRow)) as cursor:
+        await cursor.execute(_POST, params, prepare=True)
+        written = await cursor.fetchone()
+    assert written is not None  # the wallet is locked by the caller and the amount is not zero
+    return written

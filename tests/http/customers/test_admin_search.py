@@ -1,0 +1,110 @@
+"""The admin customer search and card list: a card code, email or external id exactly, a part of a
+name without case or accents; cards free, assigned or blocked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+from tests.support.app import ADMIN
+from tests.support.customers import card_batch, portal, register
+from tests.support.envelope import error_of
+from tests.support.tenants import Tenant, make_tenant
+
+
+async def _search(client: AsyncTestClient[Litestar], tenant: Tenant, **params: Any) -> Any:
+    response = await client.get(portal(tenant, "/customers"), params=params, headers=ADMIN)
+    assert response.status_code == 200, response.text
+    return response.json()["data"]
+
+
+async def _ids(client: AsyncTestClient[Litestar], tenant: Tenant, q: str) -> list[int]:
+    return [c["id"] for c in (await _search(client, tenant, q=q))["data"]]
+
+
+async def test_search_finds_by_card_email_external_id_or_a_part_of_the_name(client: AsyncTestClient[Litestar]) -> None:
+    tenant = await make_tenant(client)
+    jose = await register(client, tenant, first_name="José", last_name="Muñoz", email="Jose.M@Example.com")
+    ann = await register(client, tenant, first_name="Ann", last_name="Jones", external_id="POS-77")
+    await register(client, tenant, first_name="Zed", email="zed@example.com")
+
+    assert await _ids(client, tenant, jose["loyalty_card_code"].lower()) == [jose["id"]]
+    assert await _ids(client, tenant, "jose.m@example.COM") == [jose["id"]]
+    assert await _ids(client, tenant, "POS-77") == [ann["id"]]
+    assert await _ids(client, tenant, "jose muno") == [jose["id"]]
+    assert await _ids(client, tenant, "MUÑ") == [jose["id"]]
+    assert await _ids(client, tenant, "jones") == [ann["id"]]
+    # exact matches are exact: a part of an email or an external id finds nothing
+    assert await _ids(client, tenant, "example.com") == []
+    assert await _ids(client, tenant, "POS-7") == []
+    assert await _ids(client, tenant, "pos-77") == []
+
+
+async def test_search_answers_the_customer_resource_and_pages(client: AsyncTestClient[Litestar]) -> None:
+    tenant = await make_tenant(client)
+    made = [await register(client, tenant, first_name=f"Page{n}") for n in range(3)]
+    page = await _search(client, tenant, per_page=2)
+    assert page["data"] == made[:2]
+    assert page["meta"] == {"current_page": 1, "last_page": 2, "per_page": 2, "total": 3}
+    assert (await _search(client, tenant, per_page=2, page=2))["data"] == made[2:]
+
+
+async def test_search_leaves_out_anonymized_customers(client: AsyncTestClient[Litestar]) -> None:
+    tenant = await make_tenant(client)
+    gone = await register(client, tenant, first_name="Gone")
+    response = await client.post(portal(tenant, f"/customers/{gone['id']}/anonymize"), headers=ADMIN)
+    assert response.status_code == 200, response.text
+    assert (await _search(client, tenant))["meta"]["total"] == 0
+
+
+async def test_search_of_an_unknown_vendor_is_vendor_not_found(client: AsyncTestClient[Litestar]) -> None:
+    response = await client.get("/admin/v1/vendors/999999999/customers", params={"q": "x"}, headers=ADMIN)
+    assert response.status_code == 404
+    assert error_of(response)["code"] == "VENDOR_NOT_FOUND"
+
+
+async def test_cards_are_listed_free_assigned_or_blocked(client: AsyncTestClient[Litestar]) -> None:
+    tenant = await make_tenant(client)
+    free, blocked = await card_batch(client, tenant, 2)
+    customer = await register(client, tenant, first_name="Card")
+    response = await client.patch(portal(tenant, f"/cards/{blocked}"), json={"active": False}, headers=ADMIN)
+    assert response.status_code == 200, response.text
+
+    async def cards(**params: str) -> list[dict[str, Any]]:
+        found = await client.get(portal(tenant, "/cards"), params=params, headers=ADMIN)
+        assert found.status_code == 200, found.text
+        items: list[dict[str, Any]] = found.json()["data"]["data"]
+        return items
+
+    assigned = {"code": customer["loyalty_card_code"], "status": "assigned", "customer_id": customer["id"]}
+    listed = await cards()
+    assert sorted(listed, key=lambda c: c["code"]) == sorted(
+        [
+            {"code": free, "status": "free", "customer_id": None},
+            {"code": blocked, "status": "blocked", "customer_id": None},
+            assigned,
+        ],
+        key=lambda c: c["code"],
+    )
+    assert await cards(status="free") == [{"code": free, "status": "free", "customer_id": None}]
+    assert await cards(status="blocked") == [{"code": blocked, "status": "blocked", "customer_id": None}]
+    assert await cards(status="assigned") == [assigned]
+
+
+@pytest.mark.parametrize("status", ["lost", "FREE"])
+async def test_card_list_refuses_an_unknown_status(client: AsyncTestClient[Litestar], status: str) -> None:
+    tenant = await make_tenant(client)
+    response = await client.get(portal(tenant, "/cards"), params={"status": status}, headers=ADMIN)
+    assert response.status_code == 422
+    assert set(error_of(response)["details"]) == {"status"}
+
+
+async def test_an_unknown_card_in_an_admin_path_names_the_resource(client: AsyncTestClient[Litestar]) -> None:
+    tenant = await make_tenant(client)
+    response = await client.patch(portal(tenant, "/cards/NOPE-0000"), json={"active": False}, headers=ADMIN)
+    assert response.status_code == 404
+    error = error_of(response)
+    assert (error["code"], error["details"]["resource"]) == ("NOT_FOUND", "card")
