@@ -200,7 +200,7 @@ async def lookup(vendor: int, identifier: str) -> tuple[int, object]:
     identifiers = [{"type": t, "value": v, "active": a} for t, v, a in row.pop("identifier_list")]
     cards = [i["value"] for i in identifiers if i["type"] == "loyalty_card" and i["active"]]
     row["customer_since"] = row["customer_since"] or row["created_at"].date()
-    # the resource's wire names (contract 5 "Customers"); a merged account alone carries merged_into_id
+    # the resource's wire names (CUSTOMER-8); a merged account alone carries merged_into_id
     row["marketingConsent"] = row.pop("marketing_consent")
     row["marketingConsentStatementVersion"] = row.pop("marketing_consent_statement_version")
     row["is_deactivated"] = row["status"] == "deactivated"

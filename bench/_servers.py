@@ -84,7 +84,7 @@ def _spawn(name: str, argv: list[str], env: dict[str, str], port: int, ready_pat
 
 
 def start_service(database_url: str, workers: int, logs: Path, redis_url: str | None = None) -> Server:
-    """``loyalty serve`` as deployed; the limits out of the way of the load (contract section 1).
+    """``loyalty serve`` as deployed; the limits out of the way of the load (docs/deployment.md).
     With ``redis_url`` the processes share the rate limiter's counts through Redis."""
     port = free_port()
     env = {

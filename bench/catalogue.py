@@ -1,5 +1,5 @@
 """Catalogue: a 100-item batch upsert, and listing page 1 and page 500 of a 100,000-product catalogue
-(issue #4: "a catalogue of 100,000 products pages as fast as one of 100").
+(a catalogue of 100,000 products pages as fast as one of 100).
 
 Everything goes through the HTTP app in process (ASGI, no network), so a figure is what a request
 costs end to end: rate limiter, token check, validation, the statements, the envelope. The big

@@ -1,4 +1,4 @@
-"""Customer lookup by loyalty card among 1,000,000 customers (issue: customers).
+"""Customer lookup by loyalty card among 1,000,000 customers.
 
 Loads one vendor with 1,000,000 customers, each with a wallet, an email identifier and a card
 (plus a second vendor, so the index is not one vendor's alone), then shows the query plan of

@@ -1,4 +1,4 @@
-"""A till's purchase against the raw-SQL earn write (issue: earning, performance).
+"""A till's purchase against the raw-SQL earn write: what the service costs over it.
 
 ``uv run just bench earning [--duration 15 --connections 32 --rounds 3 --warmup 3 --workers 2
 --customers 1000 --max-transactions 0 --profile]``

@@ -1,4 +1,4 @@
-"""A till's day over many shops against the same SQL run bare (issue: proof under load).
+"""A till's day over many shops against the same SQL run bare: the service under a realistic load.
 
 ``uv run just bench mix [--vendors 100 --customers 100000 --workers 1,2 --duration 15 --rounds 2
 --connections 32 --warmup 3]``

@@ -1,4 +1,4 @@
-"""Wallet-pass build time through the endpoint under load (issue: wallet passes, "Done when").
+"""Wallet-pass build time through the endpoint under load.
 
 ``uv run just bench passes [--duration 10 --connections 16 --rounds 2 --warmup 3 --workers 2
 --customers 200]``

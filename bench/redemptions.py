@@ -1,4 +1,4 @@
-"""Redeeming a reward and verifying its code against the same SQL run bare (issue: performance).
+"""Redeeming a reward and verifying its code against the same SQL run bare.
 
 ``uv run just bench redemptions [--duration 15 --connections 32 --rounds 3 --warmup 3 --workers 2
 --customers 1000 --calls redeem,verify --codes-rate 8000 --profile]``

@@ -1,4 +1,4 @@
-"""The till's request path against the same SQL run bare (issue: the request path at raw-SQL speed).
+"""The till's request path against the same SQL run bare: the request path at raw-SQL speed.
 
 ``uv run just bench request-path [--duration 15 --connections 32 --rounds 3 --warmup 3 --workers 2
 --customers 1000 --calls lookup,adjust --profile --stale-stats]``
@@ -203,7 +203,7 @@ def _table(options: argparse.Namespace, runs: Runs) -> list[str]:
                 f" | {_median([10 * m.database_cpu / m.wrk.rate for m in got]):.2f}"
                 f" | {max(m.new_sessions for m in got)} | {max(m.peak_backends for m in got)} | {_errors(got)} |"
             )
-    lines += ["", "Ratios (service / raw, medians of the rounds) against the issue's targets:", ""]
+    lines += ["", "Ratios (service / raw, medians of the rounds) against the targets:", ""]
     lines += ["| call | throughput ratio (target >= 0.50) | p99 ratio (target <= 2.0) |", "|---|---|---|"]
     for call in options.calls:
         service, raw = runs[(call, "service")], runs[(call, "raw")]

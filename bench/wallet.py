@@ -1,4 +1,4 @@
-"""Adjustments per second (issue: wallet and ledger): on one wallet (every request waits for the
+"""Adjustments per second: on one wallet (every request waits for the
 wallet's row lock) and spread over many wallets, through the whole HTTP stack in process."""
 
 from __future__ import annotations

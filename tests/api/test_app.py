@@ -18,7 +18,7 @@ from tests.support.service import ADMIN, with_redis
 
 
 async def test_unknown_route_answers_the_envelope(client: AsyncTestClient[Litestar]) -> None:
-    """Issue 'done when': curl -i localhost:8000/api/v1/nope answers 404 with the envelope and an X-Request-ID."""
+    """INPUT-1, INPUT-12: curl -i localhost:8000/api/v1/nope answers 404 with the envelope and an X-Request-ID."""
     response = await client.get("/api/v1/nope")
     assert response.status_code == 404
     error = response.json()["error"]
@@ -33,7 +33,7 @@ async def test_ready_checks_the_real_database(client: AsyncTestClient[Litestar])
 
 
 async def test_ready_is_degraded_while_redis_is_down(settings: Settings) -> None:
-    """Contract 5 "Operability": degraded when Redis is down and the service runs on its fallbacks."""
+    """OPS-1: degraded when Redis is down and the service runs on its fallbacks."""
     broken = msgspec.structs.replace(settings, redis_url="redis://127.0.0.1:1/0", worker="external")
     async with AsyncTestClient(app=create_app(broken)) as client:
         response = await client.get("/health/ready")

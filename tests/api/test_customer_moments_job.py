@@ -1,6 +1,5 @@
 """The customer-moments job: scheduled daily, runnable from test mode, records each due moment once
-(contract, section 4 "POST /admin/v1/jobs/{name}/run"; contract 5 "Earning (further decisions)",
-Moments; issue 13)."""
+(EARN-10, OPS-4)."""
 
 from __future__ import annotations
 
@@ -105,7 +104,7 @@ async def test_due_moments_are_recorded_once_each(database_url: str) -> None:
 
 
 async def test_a_plan_without_customer_moments_records_nothing(database_url: str) -> None:
-    """Spec, Plan limits 5: customer moments are a plan feature."""
+    """EARN-12: customer moments are a plan feature."""
     vendor_id, _ = await _shop(database_url, moments=False)
     clock = SettableClock()
     clock.freeze(datetime(2035, 5, 6, 9, 0, tzinfo=UTC))

@@ -1,4 +1,4 @@
-"""Schema fuzzing of the public document (issue 12): schemathesis against `loyalty serve` on the
+"""Schema fuzzing of the public document (FAULT-4): schemathesis against `loyalty serve` on the
 real PostgreSQL, every operation, positive and negative data, a fixed seed and few examples per
 operation. No answer may be a 5xx and every answer must match the document (status, headers,
 content type, body)."""
@@ -93,7 +93,7 @@ def public_document(served: tuple[str, dict[str, str]]) -> Any:
 
 
 def test_public_operations_answer_as_documented(public_document: Any, served: tuple[str, dict[str, str]]) -> None:
-    """Issue 12: every operation of the public document, positive and negative data, with a vendor
+    """FAULT-4: every operation of the public document, positive and negative data, with a vendor
     token: zero 5xx and every answer valid against the document."""
     _, vendor = served
     count, failures = fuzzing.failures(public_document, vendor)
@@ -103,7 +103,7 @@ def test_public_operations_answer_as_documented(public_document: Any, served: tu
 
 
 def test_public_api_statefully(public_document: Any, served: tuple[str, dict[str, str]]) -> None:
-    """Issue 12: stateful fuzzing over the document's links (a registered customer's wallet, ledger,
+    """FAULT-4: stateful fuzzing over the document's links (a registered customer's wallet, ledger,
     transactions and adjustment; a redemption's read and verify; a product's read), a fixed seed
     and a bounded number of scenarios: zero 5xx and every answer valid against the document."""
     _, vendor = served

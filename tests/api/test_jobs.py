@@ -1,5 +1,5 @@
 """The expire-points job: scheduled daily, runnable from test mode, idempotent for one moment
-(issue: wallet and ledger; contract 4 and 5 "Ledger, plans")."""
+(LEDGER-4, OPS-4)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ async def test_expire_points_runs_from_test_mode_once_per_moment(
 
 
 async def test_a_locked_wallet_does_not_stop_the_run(database_url: str) -> None:
-    """Hardening 9: each wallet is its own unit of work; a wallet locked elsewhere is retried and, still
+    """LEDGER-4: each wallet is its own unit of work; a wallet locked elsewhere is retried and, still
     locked, left to the next run, while every other wallet expires."""
     from sqlalchemy import text
 

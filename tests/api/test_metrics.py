@@ -1,5 +1,5 @@
 """GET /metrics of the composed service: the job queue read at the scrape, and a scrape that still
-answers while PostgreSQL is away (contract 5 "Merge, secrets, operations"; docs/deployment.md)."""
+answers while PostgreSQL is away (OPS-2; docs/deployment.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """docs/rules.md is the project's own rule book: every id cited in code, tests, benches and docs is
-in it, and every module and test it names exists, so the book and the code cannot drift apart."""
+in it, and every module and test it names exists, so the book and the code cannot drift apart; and
+no file cites documents that live outside the repository instead."""
 
 from __future__ import annotations
 
@@ -98,3 +99,93 @@ def test_every_cited_id_is_in_the_book() -> None:
             if f"{area}-{number}" not in rule_ids():
                 missing.add(f"{path.relative_to(ROOT)}: {area}-{number}")
     assert sorted(missing) == []
+
+
+# What the rule book replaces: citations of documents that live outside the repository (the public
+# API description, the back-office agreement, the reliability figures, the issue tracker). The
+# project states its rules in docs/rules.md and cites them by id.
+FIGURES = r"(?:L[1-5]|C[1-6]|K[1-3]|R[1-3]|A[1-5]|W[12]|M[1-3]|E[12]|P[1-4])"
+OUTSIDE_CITATION = re.compile(
+    "|".join(
+        [
+            r"(?i:\bspec\b)",
+            r"(?i:\bcontract,?\s+(?:§\s*)?(?:section|\d))",
+            r"(?i:back-office contract)",
+            r"(?i:\bthe contract\b|\btest_\w*_(?:spec|contract)(?:_\w*)?\b)",
+            r"(?i:further decisions)",
+            r"(?i:\bhardening\b)",
+            r"RELIABILITY",
+            r"(?i:\bissues?\s*#?\d)",
+            r"(?i:\bissue\s*['\":])",
+            r"(?i:\b(?:public|the) specification\b)",
+            rf"(?<![%\w]){FIGURES}\b(?!%)",
+            r"(?i:loyalty-api\.md|back-office\.md|\.\./shared)",
+            r"(?i:\b(?:validation details|identifiers|marketing consent|authentication|plan limits|versioning"
+            r"|merged customers|earning|idempotency|rate limit|send-card|wallet[- ]pass"
+            r"|what the service does),?\s+(?:rules?\s+)?\d)",
+            r"(?i:\brules?\s+\d)",
+        ]
+    )
+)
+# Real non-citations: a package's name, importlib's module specs.
+NOT_A_CITATION = re.compile(
+    r"openapi[-_]spec[-_]validator|\w*find_spec\b|\bspec(?= = |\.submodule_search_locations| is None)"
+)
+# Files other changes are still editing; their citations are replaced once those changes are merged,
+# and this list is then emptied.
+NOT_YET_SWEPT = (
+    "packages/loyalty_core/src/loyalty_core/wallet/",
+    "packages/loyalty_core/src/loyalty_core/redemptions/",
+    "packages/loyalty_core/src/loyalty_core/earning/",
+    "packages/loyalty_core/src/loyalty_core/accounts/",
+    "packages/loyalty_core/src/loyalty_core/customers/finding.py",
+    "packages/loyalty_core/src/loyalty_core/tenancy/access.py",
+    "packages/loyalty_core/src/loyalty_core/tenancy/token_check.py",
+    "tests/core/wallet/",
+    "tests/core/earning/",
+    "tests/core/redemptions/",
+    "tests/core/accounts/",
+    "tests/http/wallet/",
+    "tests/http/earning/",
+    "tests/http/redemptions/",
+)
+SWEPT = ("packages", "services", "tests", "bench", "deploy", "docs", ".ci")
+# The book itself, the documents generated from docstrings (their sources are swept), and this file,
+# which names the patterns.
+NOT_SWEPT = {
+    BOOK,
+    ROOT / "docs" / "openapi-public.json",
+    ROOT / "docs" / "openapi-admin.json",
+    Path(__file__).resolve(),
+}
+
+
+def swept_files() -> list[Path]:
+    found = [ROOT / "README.md", ROOT / "justfile"]
+    for top in SWEPT:
+        for path in (ROOT / top).rglob("*"):
+            inner = path.relative_to(ROOT / top).parts
+            built = any(p == "__pycache__" or p.startswith(".") or p.endswith(".egg-info") for p in inner)
+            if path.is_file() and not built and path not in NOT_SWEPT:
+                found.append(path)
+    return found
+
+
+def outside_citations() -> list[str]:
+    found = []
+    for path in swept_files():
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith(NOT_YET_SWEPT):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if OUTSIDE_CITATION.search(NOT_A_CITATION.sub("", line)):
+                found.append(f"{relative}:{number}: {line.strip()}")
+    return found
+
+
+def test_no_file_cites_documents_outside_the_repository() -> None:
+    assert outside_citations() == []

@@ -3,7 +3,7 @@
 A body just over ``LOYALTY_MAX_BODY_BYTES`` gets its 413 envelope even while the client is still
 sending it: the service reads and drops up to a bounded amount past the limit before it answers,
 where stopping at the limit and closing left a client that sends its body in parts a broken pipe
-and no answer (back-office contract 5 "Hardening").
+and no answer (INPUT-6).
 
 A request line longer than the server takes never reaches the application: granian answers 414 (or
 431 past its header buffer) itself, with an empty body and no ``X-Request-ID``, and closes. The

@@ -1,4 +1,4 @@
-"""Settings from environment variables with the names and defaults of the back-office contract, section 1."""
+"""Settings from environment variables with the names and defaults docs/deployment.md lists (OPS-3)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ ADMIN = "a" * MIN_SECRET_BYTES
 JWT = "j" * MIN_SECRET_BYTES
 
 
-def test_defaults_follow_the_contract() -> None:
+def test_defaults_are_the_documented_ones() -> None:
     s = Settings.from_env({})
     assert (s.database_url, s.redis_url) == (None, None)
     assert (s.host, s.port) == ("127.0.0.1", 8000)
@@ -91,7 +91,7 @@ def test_all_bad_values_are_named_at_once() -> None:
 
 
 def test_secrets_are_generated_once_stored_and_reused(tmp_path: Path) -> None:
-    """Contract 1: an unset admin token is generated at first start, stored in .loyalty/ and printed once."""
+    """OPS-3: an unset admin token is generated at first start, stored in .loyalty/ and printed once."""
     base = Settings.from_env({"LOYALTY_HOME": str(tmp_path / ".loyalty")})
     first, notices = base.with_secrets()
     assert first.admin_token
@@ -114,7 +114,7 @@ def test_configured_secrets_win(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["LOYALTY_ADMIN_TOKEN", "LOYALTY_JWT_SECRET", "LOYALTY_ENCRYPTION_KEY"])
 def test_a_secret_shorter_than_32_bytes_stops_the_start(name: str) -> None:
-    """Contract 5 "Merge, secrets, operations": secrets shorter than 32 bytes stop the start, named."""
+    """OPS-3: secrets shorter than 32 bytes stop the start, named."""
     with pytest.raises(SettingsError, match=f"{name} must be at least 32 bytes"):
         Settings.from_env({name: "x" * 31})
     assert getattr(Settings.from_env({name: "x" * 32}), name.removeprefix("LOYALTY_").lower()) == "x" * 32
@@ -148,8 +148,8 @@ def test_serve_refuses_a_short_secret_with_a_message(
         ({"LOYALTY_WORKERS": "3"}, 3),
     ],
 )
-def test_process_count_follows_the_contract(env: dict[str, str], workers: int) -> None:
-    """Contract 5: one process by default; one per core with REDIS_URL (a shared limiter); test mode one."""
+def test_process_count_follows_redis_and_test_mode(env: dict[str, str], workers: int) -> None:
+    """One process by default (docs/deployment.md); one per core with REDIS_URL (a shared limiter); test mode one."""
     assert Settings.from_env(env).workers == workers
 
 

@@ -1,4 +1,4 @@
-"""Time: core reads an injected Clock; test mode freezes it (contract 4)."""
+"""Time: core reads an injected Clock; test mode freezes it (OPS-4)."""
 
 from __future__ import annotations
 

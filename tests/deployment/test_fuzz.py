@@ -1,4 +1,4 @@
-"""A1 on the deployment: schemathesis over the public document (every operation with positive and
+"""FAULT-4 on the deployment: schemathesis over the public document (every operation with positive and
 negative data, then stateful runs over the document's links; fixed seed, bounded examples) against
 an API process of deploy/Procfile, beside the second API process and the job worker, on the shared
 Redis; and over every admin operation with the admin token. Zero 5xx, every answer valid against

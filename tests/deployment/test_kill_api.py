@@ -1,9 +1,9 @@
-"""K1: API processes killed with ``kill -9`` (each with its granian workers) and started again while
+"""FAULT-1: API processes killed with ``kill -9`` (each with its granian workers) and started again while
 clients send purchases, adjustments, redemptions with their verifies, and registrations over both
 ports. A client retries until it gets an answer, with the same key where the endpoint has one (on
 the other port when its own is down). Afterwards:
 
-- the ledger holds (L1): every balance equals its entries and its open lots;
+- the ledger holds (LEDGER-1): every balance equals its entries and its open lots;
 - every 2xx is in the database exactly once (a transaction, an adjustment entry, a redemption per
   key; a registered customer per address; a verified code is ``used``), and every key refused with
   a 4xx left nothing;
@@ -182,7 +182,7 @@ async def test_writes_land_exactly_once_while_api_processes_are_killed(deploymen
             await till.close()
     await asyncio.to_thread(deployment.wait_ready)
 
-    print(f"K1: {kills} kills, {outcome.retried} retried attempts, answers {dict(outcome.answers)}")
+    print(f"FAULT-1: {kills} kills, {outcome.retried} retried attempts, answers {dict(outcome.answers)}")
     assert kills >= 2
     assert outcome.retried > 0, "no request met a killed process: the test proved nothing"
     assert outcome.failures == []

@@ -1,4 +1,4 @@
-"""K2: the job worker is killed with ``kill -9`` while it delivers card mails, and restarted; every
+"""FAULT-2: the job worker is killed with ``kill -9`` while it delivers card mails, and restarted; every
 accepted send-card is then delivered to the SMTP server (aiosmtpd, started here), each under the
 Message-ID fixed at its acceptance.
 

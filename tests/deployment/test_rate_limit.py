@@ -1,6 +1,6 @@
-"""R1 on the deployment: a vendor's limit of L requests a minute holds across both API processes
-and all their granian workers (one window per vendor in the shared Redis; spec Limits > Rate limit,
-rules 1 to 3). A burst of 5L requests spread over both ports gets exactly L answers that are not
+"""RATE-1, RATE-8 on the deployment: a vendor's limit of L requests a minute holds across both API processes
+and all their granian workers (one window per vendor in the shared Redis; RATE-1 to
+RATE-3). A burst of 5L requests spread over both ports gets exactly L answers that are not
 429, and no answer shows a negative X-RateLimit-Remaining. Real time: the burst takes seconds, well
 inside one minute's window."""
 

@@ -1,4 +1,4 @@
-"""K3: the deployment's Redis is stopped under load and started again.
+"""FAULT-3: the deployment's Redis is stopped under load and started again.
 
 Client tasks on both API processes look customers up, adjust wallets and send cards throughout.
 While Redis is away every request is still answered, none with a 5xx, each ``/api/v1`` answer with
@@ -42,7 +42,7 @@ DRAIN_SECONDS = 150
 """Longest wait for the mails accepted while Redis was down: their jobs died with Redis, so the
 per-minute sweep delivers them (up to a minute, plus its deliveries)."""
 LIMIT_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining")
-"""The spec's limiter headers on every answer (Limits > Rate limit, rule 2)."""
+"""The limiter headers on every answer (RATE-2)."""
 EXPECTED = {"lookup": 200, "adjust": 201, "send": 202}
 
 

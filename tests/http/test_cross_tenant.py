@@ -1,10 +1,10 @@
-"""Cross-tenant sweep over every registered route (spec: Authentication 3, "all data access is
-scoped to" the token's vendor; Error codes: another vendor's id, code or external id answers the
-same not-found as one that does not exist).
+"""Cross-tenant sweep over every registered route (TENANCY-1, TENANCY-2: all data access is
+scoped to the token's vendor; another vendor's id, code or external id answers the same not-found
+as one that does not exist).
 
 An owner vendor holds one of everything; for each route an intruder calls it with the owner's
 ids, codes and external ids (its own token on the public API, the admin token with its own vendor
-in the path on vendor-scoped admin routes) and gets the spec's answer with none of the owner's
+in the path on vendor-scoped admin routes) and gets the route's own answer with none of the owner's
 data, and the owner's rows do not change. ``CASES`` and ``NOT_SWEPT`` together must name every
 route the app registers, so a new route fails ``test_every_route_is_swept_or_says_why_not``
 until it is listed here.
@@ -61,7 +61,7 @@ class World:
 
 @dataclass(frozen=True)
 class Call:
-    """One request of the intruder and the answer the spec gives it."""
+    """One request of the intruder and the answer the route gives it."""
 
     status: int
     code: str | None
@@ -193,7 +193,7 @@ CASES: dict[str, list[Call]] = {
         Call(
             404,
             "CUSTOMER_NOT_FOUND",
-            "the customer is checked first (contract 5): the owner's customer is nobody here",
+            "the customer is checked first (REDEEM-1): the owner's customer is nobody here",
             body=lambda w: {"identifier": w.email, "reward_id": w.reward_id, "idempotency_key": "k"},
         )
     ],
@@ -377,7 +377,7 @@ CASES: dict[str, list[Call]] = {
         Call(
             403,
             "PLAN_FEATURE_UNAVAILABLE",
-            "the path vendor's own plan decides: the intruder's plan lacks campaigns (Plan limits 5)",
+            "the path vendor's own plan decides: the intruder's plan lacks campaigns (EARN-12)",
             path=lambda w: {"vendor_id": w.intruder.vendor_id},
             body=lambda w: {"name": "m", "kind": "fixed_points", "points": 1},
             token="admin",
@@ -426,8 +426,8 @@ CASES: dict[str, list[Call]] = {
             token="admin",
         )
     ],
-    "POST /oauth/token": [Call(401, "INVALID_CLIENT", "Authentication 5", form=_steal_token, token="none")],
-    "POST /api/v1/oauth/token": [Call(401, "INVALID_CLIENT", "Authentication 5", form=_steal_token, token="none")],
+    "POST /oauth/token": [Call(401, "INVALID_CLIENT", "AUTH-7", form=_steal_token, token="none")],
+    "POST /api/v1/oauth/token": [Call(401, "INVALID_CLIENT", "AUTH-7", form=_steal_token, token="none")],
 }
 
 PLATFORM = "platform-wide admin route: the admin token acts for every vendor, and the vendor is its subject"
@@ -561,7 +561,7 @@ def test_every_route_is_swept_or_says_why_not(app: Litestar) -> None:
 
 
 def test_every_vendor_route_is_swept(app: Litestar) -> None:
-    """Authentication 3: every route a vendor token reaches is scoped to its vendor, so none may be excused."""
+    """TENANCY-1: every route a vendor token reaches is scoped to its vendor, so none may be excused."""
     vendor_routes = {e.key for e in endpoints(app) if e.auth == "vendor" and "/probe/" not in e.path}
     assert vendor_routes - set(CASES) == set()
 
@@ -651,10 +651,10 @@ async def owner_rows(engine: AsyncEngine, vendor_id: int) -> dict[str, list[tupl
 
 
 @pytest.mark.parametrize(("key", "call"), SWEEP)
-async def test_another_vendor_gets_the_spec_answer_and_none_of_the_owners_data(
+async def test_another_vendor_gets_the_routes_answer_and_none_of_the_owners_data(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, owner_world: dict[str, Any], key: str, call: Call
 ) -> None:
-    """Authentication 3 and each route's not-found rule: the intruder's request answers the status
+    """TENANCY-2 and each route's not-found rule: the intruder's request answers the status
     and code of ``call``, carries none of the owner's data, and leaves every owner row as it was."""
     intruder = await make_tenant(client, credentials=ALL_SCOPES)
     world = World(intruder=intruder, **owner_world)
@@ -681,7 +681,7 @@ async def test_another_vendor_gets_the_spec_answer_and_none_of_the_owners_data(
 
 
 async def test_admin_routes_refuse_a_vendor_token(client: AsyncTestClient[Litestar]) -> None:
-    """Back-office contract 2: the admin API takes only the admin token; a vendor's token answers 401
+    """AUTH-9: the admin API takes only the admin token; a vendor's token answers 401
     UNAUTHENTICATED on every admin route, whatever ids it names."""
     intruder = await make_tenant(client)
     for endpoint in endpoints(client.app):

@@ -34,7 +34,7 @@ RESOURCE_FIELDS = {
     "created_at",
     "updated_at",
 }
-"""Contract 5 "Customers": the customer resource, field for field."""
+"""The customer resource (CUSTOMER-8), field for field."""
 
 
 async def register(client: AsyncTestClient[Litestar], tenant: Tenant, **body: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTer
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 EURO = EarnRuleTerms(1, "Euro", points_per_unit=1, unit_amount=100)
-"""One point per euro: the contract's example."""
+"""One point per euro."""
 NOBODY = CustomerFacts()
 BORN = date(1990, 3, 1)
 """A birthday on NOW's day."""

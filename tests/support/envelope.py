@@ -1,4 +1,4 @@
-"""Reading the error envelope (spec: Errors): exactly one ``error`` member whose status and request id
+"""Reading the error envelope (INPUT-1): exactly one ``error`` member whose status and request id
 agree with the response's own."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def error_of(response: Any) -> dict[str, Any]:
 
 
 def details_of(response: Any) -> dict[str, list[str]]:
-    """Validation details 1: a 422 VALIDATION_ERROR names every failing field; answers ``details``."""
+    """INPUT-7: a 422 VALIDATION_ERROR names every failing field; answers ``details``."""
     assert response.status_code == 422, response.text
     error = error_of(response)
     assert error["code"] == "VALIDATION_ERROR"

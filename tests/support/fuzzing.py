@@ -22,7 +22,7 @@ JSON = "application/json"
 def prepared(schema: Any, base: str) -> Any:
     schema.config.update(base_url=base)
     # JSON text the service reads is UTF-8: strings with lone surrogates are refused by design
-    # (Validation details 5), which a schema cannot say
+    # (INPUT-9), which a schema cannot say
     schema.config.generation.update(codec="utf-8")
     return schema
 
@@ -49,7 +49,7 @@ def fuzz(operation: Any, mode: GenerationMode, headers: dict[str, str]) -> str |
     )
     def run(case: Any) -> None:
         # business rules (a birth date in the future, a card that does not exist) answer 422 to data
-        # the schema allows, as the spec says they do; and a JSON body that is not an object reads
+        # the schema allows, as the rule book says they do; and a JSON body that is not an object reads
         # as an empty one. What is asserted: no 5xx, and every answer as the document says.
         case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance, negative_data_rejection])
 

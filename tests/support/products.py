@@ -26,7 +26,7 @@ PRODUCT_FIELDS = {
     "created_at",
     "updated_at",
 }
-"""Spec, Resources > Product: the product object, field for field."""
+"""The product resource, field for field."""
 
 
 async def create(client: AsyncTestClient[Litestar], tenant: Tenant, external_id: str, name: str, **fields: Any) -> Any:

@@ -57,7 +57,7 @@ async def new_customer(engine: AsyncEngine, vendor_id: int, *, email: str | None
 async def earn(
     engine: AsyncEngine, vendor_id: int, customer_id: int, points: int, *, at: datetime, days: int | None = None
 ) -> None:
-    """Earned points as the transactions issue will write them: through WalletService.post."""
+    """Earned points as a purchase writes them: through WalletService.post."""
     async with make_sessionmaker(engine).begin() as db:
         service = WalletService(db, FixedClock(at))
         wallet = await service.wallet_of(vendor_id, customer_id, lock=True)

@@ -1,4 +1,4 @@
-"""platform_a ``.pkpass``: pass rule W1 (manifest hashes, signature verified by openssl against the
+"""platform_a ``.pkpass``: PASS-1 (manifest hashes, signature verified by openssl against the
 platform's root, one flipped byte fails) and the pass.json a wallet reads."""
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ def pkpass(card: PassCard, identity: SigningIdentity) -> bytes:
 def test_signature_verifies_against_the_platform_root(
     pkpass: bytes, authority: CertificateAuthority, tool: str
 ) -> None:
-    """W1: openssl verifies the exact bytes in the zip, trusting only the root (the chain comes along)."""
+    """PASS-1: openssl verifies the exact bytes in the zip, trusting only the root (the chain comes along)."""
     files = members(pkpass)
     assert verify(files, authority.root_pem(), tool=tool)
 
 
 def test_one_flipped_manifest_byte_fails_verification(pkpass: bytes, authority: CertificateAuthority) -> None:
-    """W1: a single changed byte of the signed manifest is caught."""
+    """PASS-1: a single changed byte of the signed manifest is caught."""
     files = members(pkpass)
     manifest = bytearray(files["manifest.json"])
     manifest[len(manifest) // 2] ^= 0x01
@@ -45,13 +45,13 @@ def test_one_flipped_manifest_byte_fails_verification(pkpass: bytes, authority: 
 
 
 def test_another_platforms_root_does_not_verify(pkpass: bytes) -> None:
-    """W1: verification means 'signed under this platform', not merely 'well formed'."""
+    """PASS-1: verification means 'signed under this platform', not merely 'well formed'."""
     stranger = CertificateAuthority.create()
     assert not verify(members(pkpass), stranger.root_pem())
 
 
 def test_every_manifest_hash_matches_its_zip_member(pkpass: bytes) -> None:
-    """W1: the manifest lists every other member, each with the SHA-1 of its bytes."""
+    """PASS-1: the manifest lists every other member, each with the SHA-1 of its bytes."""
     files = members(pkpass)
     assert set(files) == REQUIRED
     manifest = json.loads(files["manifest.json"])
@@ -135,7 +135,7 @@ def test_shop_images_replace_the_default(
 def test_one_flipped_byte_of_a_member_is_caught_by_the_signed_manifest(
     pkpass: bytes, authority: CertificateAuthority
 ) -> None:
-    """W1: a changed pass.json keeps a valid signature, so the signed manifest is what catches it."""
+    """PASS-1: a changed pass.json keeps a valid signature, so the signed manifest is what catches it."""
     files = members(pkpass)
     document = bytearray(files["pass.json"])
     document[10] ^= 0x01

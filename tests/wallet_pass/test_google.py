@@ -1,4 +1,4 @@
-"""platform_b save link: pass rule W2 (the JWT verifies with the issuer's public key, RS256, ``aud``
+"""platform_b save link: PASS-2 (the JWT verifies with the issuer's public key, RS256, ``aud``
 google, ``typ`` savetowallet; a tampered payload fails) and the class and object it carries."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def unb64(text: str) -> bytes:
 
 
 def test_save_link_verifies_with_the_issuer_public_key(card: PassCard, issuer: SaveLinkIssuer) -> None:
-    """W2: RS256, audience google, typ savetowallet, iss the service account."""
+    """PASS-2: RS256, audience google, typ savetowallet, iss the service account."""
     url = build_save_link(card, issuer, issued_at=AT)
     assert url.startswith("https://pay.google.com/gp/v/save/")
     header = json.loads(unb64(segments(url)[0]))
@@ -76,7 +76,7 @@ def test_save_link_carries_the_loyalty_class_and_object(card: PassCard, issuer: 
 
 
 def test_a_tampered_payload_fails_verification(card: PassCard, issuer: SaveLinkIssuer) -> None:
-    """W2: raising the balance in the payload, signature kept, is refused."""
+    """PASS-2: raising the balance in the payload, signature kept, is refused."""
     header, payload, signature = segments(build_save_link(card, issuer, issued_at=AT))
     claims = json.loads(unb64(payload))
     claims["payload"]["loyaltyObjects"][0]["loyaltyPoints"]["balance"]["int"] = 999999
@@ -92,7 +92,7 @@ def test_another_key_does_not_verify(card: PassCard, issuer: SaveLinkIssuer) -> 
 
 
 def test_a_token_for_another_audience_or_type_is_refused(card: PassCard, issuer: SaveLinkIssuer) -> None:
-    """W2: the checks name the audience and the token type, not only the signature."""
+    """PASS-2: the checks name the audience and the token type, not only the signature."""
     base = {"iss": issuer.service_account_email, "iat": int(AT.timestamp()), "payload": {}}
     wrong_aud = jwt.encode({**base, "aud": "other", "typ": "savetowallet"}, issuer.private_key, algorithm="RS256")
     wrong_typ = jwt.encode({**base, "aud": "google", "typ": "other"}, issuer.private_key, algorithm="RS256")

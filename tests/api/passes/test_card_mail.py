@@ -1,6 +1,6 @@
 """The card mail end to end through the composed service: send-card, the SAQ job after the commit,
-a real SMTP server started here (aiosmtpd), and the .eml outbox without one (spec: send-card;
-contract 1, 4 and 5 "Passes and card mail"; reliability K2 and W1)."""
+a real SMTP server started here (aiosmtpd), and the .eml outbox without one (PASS-1,
+PASS-6, PASS-7; FAULT-2)."""
 
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ async def test_a_mail_refused_for_good_is_not_retried(
 async def test_a_repeat_after_a_crash_carries_the_same_message_id(
     mail_client: Client, smtp: tuple[Inbox, int], database_url: str
 ) -> None:
-    """K2 and contract 5: a crash between the SMTP server's acceptance and the job's commit leaves the
+    """PASS-6, FAULT-2: a crash between the SMTP server's acceptance and the job's commit leaves the
     mail queued; the sweep sends it again, recognisably the same mail (one distinct Message-ID)."""
     inbox, _ = smtp
     tenant = await make_tenant(mail_client)
@@ -236,7 +236,7 @@ async def test_a_repeat_after_a_crash_carries_the_same_message_id(
 async def test_without_smtp_the_mail_is_written_to_the_outbox_folder(
     quiet_client: Client, settings: Settings, tmp_path: Path, database_url: str
 ) -> None:
-    """Contract 1: no SMTP configured, the mail is written as an .eml file under .loyalty/outbox/;
+    """No SMTP configured (docs/deployment.md), the mail is written as an .eml file under .loyalty/outbox/;
     running the job again writes nothing new."""
     tenant = await make_tenant(quiet_client)
     to = _address("dirk")
@@ -256,7 +256,7 @@ async def test_without_smtp_the_mail_is_written_to_the_outbox_folder(
 async def test_a_mail_waits_for_the_identity_then_goes_without_the_pass(
     quiet_client: Client, tmp_path: Path, database_url: str
 ) -> None:
-    """Contract 5: the shop has no platform_a identity yet: the mail waits (retried with back-off), and
+    """PASS-7: the shop has no platform_a identity yet: the mail waits (retried with back-off), and
     after 24 hours goes without the pass file and says so."""
     tenant = await make_tenant(quiet_client)
     scripted = await admin(
@@ -289,7 +289,7 @@ async def test_a_mail_waits_for_the_identity_then_goes_without_the_pass(
 
 
 async def test_outbox_exists_only_in_test_mode(settings: Settings, passes: WalletPasses) -> None:
-    """Contract 4: outside test mode GET /admin/v1/outbox answers 404."""
+    """OPS-4: outside test mode GET /admin/v1/outbox answers 404."""
     off = msgspec.structs.replace(settings, admin_token=ADMIN_TOKEN, worker="external", test_mode=False)
     async with AsyncTestClient(app=create_app(off, passes=passes)) as client:
         response = await client.get("/admin/v1/outbox", headers=ADMIN)

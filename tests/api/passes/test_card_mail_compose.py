@@ -1,5 +1,5 @@
 """The card mail as a message, without a server: locale, parts, QR code, save link and the note
-when the pass file could not be attached (spec: send-card; contract 5 "Passes and card mail")."""
+when the pass file could not be attached (PASS-6, PASS-7)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A card mail that cannot be built or sent ends ``failed`` after its attempts, and is never retried
-for ever (back-office contract 5 "Hardening"): the outbox lists it under ``status=failed`` and
+for ever (PASS-6): the outbox lists it under ``status=failed`` and
 ``GET /metrics`` counts it. Found with a shop's name holding CR/LF (stored before names were
 checked): every card mail of the shop failed at header time and was retried hourly without end."""
 

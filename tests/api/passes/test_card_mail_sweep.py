@@ -1,4 +1,4 @@
-"""The card-mails sweep under its job's limits (reliability K2: every accepted card mail is sent,
+"""The card-mails sweep under its job's limits (FAULT-2: every accepted card mail is sent,
 none twice). Found by the worker-kill test of tests/deployment: SAQ gave the sweep its default 10 s
 timeout, cancelled it mid-SMTP once a backlog took longer, and the cancelled attempt rolled back after
 the server had the mail, so the next sweep sent it again."""

@@ -1,5 +1,5 @@
 """PUT /admin/v1/vendors/{vendor_id}/wallet-identity/certificate: an operator imports a real platform_a
-identity (contract 5 "Passes and card mail"): the three PEM parts must fit together, the key is
+identity (PASS-3): the three PEM parts must fit together, the key is
 stored sealed, and the shop's passes are signed with it from then on."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """GET /api/v1/customers/{customer}/wallet-pass through the composed service, with the stand-in
-platform: the bytes returned verify with openssl against the stand-in's root (spec: wallet pass
-rules 1 and 2; contract 5 "Passes and card mail")."""
+platform: the bytes returned verify with openssl against the stand-in's root (PASS-1 to
+PASS-3)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ async def _pass(client: AsyncTestClient[Litestar], tenant: Tenant, customer_id: 
 async def test_platform_a_pass_verifies_with_openssl(
     app_client: AsyncTestClient[Litestar], platform: LocalPassPlatform
 ) -> None:
-    """Spec table: platform_a answers the signed .pkpass itself, attachment, its media type; the exact
+    """PASS-1: platform_a answers the signed .pkpass itself, attachment, its media type; the exact
     bytes verify against the stand-in's root and every manifest hash matches."""
     tenant = await make_tenant(app_client)
     customer = await register(app_client, tenant, first_name="Ann", email="ann@example.com")
@@ -78,7 +78,7 @@ async def test_platform_a_pass_verifies_with_openssl(
 async def test_one_flipped_manifest_byte_fails_verification(
     app_client: AsyncTestClient[Litestar], platform: LocalPassPlatform
 ) -> None:
-    """W1 negative: the signature covers the manifest's exact bytes."""
+    """PASS-1, negative: the signature covers the manifest's exact bytes."""
     tenant = await make_tenant(app_client)
     customer = await register(app_client, tenant, first_name="Bo")
     files = pkpass_members((await _pass(app_client, tenant, customer["id"])).content)
@@ -90,7 +90,7 @@ async def test_one_flipped_manifest_byte_fails_verification(
 async def test_identity_is_asked_once_at_vendor_creation(
     app_client: AsyncTestClient[Litestar], platform: LocalPassPlatform
 ) -> None:
-    """Rule 2: requested when the shop is created; passes reuse it without asking again."""
+    """PASS-3: requested when the shop is created; passes reuse it without asking again."""
     tenant = await make_tenant(app_client)
     customer = await register(app_client, tenant)
     for _ in range(3):
@@ -99,7 +99,7 @@ async def test_identity_is_asked_once_at_vendor_creation(
 
 
 async def test_platform_b_answers_a_save_link(app_client: AsyncTestClient[Litestar]) -> None:
-    """Spec table: platform_b answers JSON { data: { save_url } }; the JWT verifies with the issuer key."""
+    """PASS-2: platform_b answers JSON { data: { save_url } }; the JWT verifies with the issuer key."""
     tenant = await make_tenant(app_client)
     customer = await register(app_client, tenant, first_name="Cas")
     response = await _pass(app_client, tenant, customer["id"], "platform_b")
@@ -133,7 +133,7 @@ async def _script(client: AsyncTestClient[Litestar], vendor_id: int, outcome: st
 async def test_busy_platform_503_until_issued_asked_once_a_minute(
     app_client: AsyncTestClient[Litestar], platform: LocalPassPlatform
 ) -> None:
-    """Rule 2 and contract 5: busy -> 503 PLATFORM_A_WALLET_UNAVAILABLE with Retry-After (at most 60);
+    """PASS-3: busy -> 503 PLATFORM_A_WALLET_UNAVAILABLE with Retry-After (at most 60);
     an earlier retry gets the same answer without asking; after the minute the service asks again
     and, the script being the stand-in's next answer only, the shop's identity is issued;
     platform_b is not affected."""
@@ -162,7 +162,7 @@ async def test_busy_platform_503_until_issued_asked_once_a_minute(
 async def test_refused_stays_503_until_admin_retry(
     app_client: AsyncTestClient[Litestar], platform: LocalPassPlatform
 ) -> None:
-    """Rule 2 and contract 5: after a refusal 503 with Retry-After 3600 and no new ask, however long
+    """PASS-3: after a refusal 503 with Retry-After 3600 and no new ask, however long
     one waits; the admin retry (always accepted) asks again, and the stand-in, scripted for its next
     answer only, issues."""
     tenant = await make_tenant(app_client)
@@ -198,7 +198,7 @@ async def test_merged_is_deactivated_anonymized_is_not_found(app_client: AsyncTe
 
 
 async def test_no_active_card_is_a_validation_error_on_the_card(app_client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: a customer with no active card: 422 VALIDATION_ERROR on loyalty_card_code."""
+    """A customer with no active card: 422 VALIDATION_ERROR on loyalty_card_code."""
     tenant = await make_tenant(app_client)
     customer = await register(app_client, tenant)
     code = customer["loyalty_card_code"]

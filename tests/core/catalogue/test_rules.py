@@ -1,5 +1,5 @@
-"""The catalogue's pure rules: phone-book folding and search patterns (spec: GET /products), batch
-rule 1 (spec: POST /products/batch) and the metadata limit (spec: Limits, product metadata)."""
+"""The catalogue's pure rules: phone-book folding and search patterns (CATALOGUE-5), the
+batch's first occurrence (CATALOGUE-8) and the metadata limit (CATALOGUE-6)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from loyalty_core.catalogue.sorting import NAME_SORT_MAX, contains_pattern, fold
 
 
 def test_case_and_accents_do_not_move_a_name() -> None:
-    """Spec, GET /products: ordered like a phone book, case and accents do not move a name."""
+    """CATALOGUE-5: ordered like a phone book, case and accents do not move a name."""
     assert fold("Éclair") == fold("eclair") == fold("Eclair") == fold("ÉCLAIR") == "eclair"
     names = ["ecrou", "Éclair", "Zèbre", "eclair", "apple", "Äpfel", "Eclair", "zebra"]
     assert sorted(names, key=sort_key) == ["Äpfel", "apple", "Éclair", "eclair", "Eclair", "ecrou", "zebra", "Zèbre"]
@@ -47,13 +47,13 @@ def test_search_pattern_escapes_like_wildcards() -> None:
 
 
 def test_later_duplicates_point_at_the_first_occurrence() -> None:
-    """Spec, batch rule 1: only the first occurrence is processed; later ones name its index."""
+    """CATALOGUE-8: only the first occurrence is processed; later ones name its index."""
     assert later_duplicates(["a", "b", "a", None, None, "b", "a"]) == {2: 0, 5: 1, 6: 0}
     assert later_duplicates([]) == {}
 
 
 def test_metadata_is_measured_in_utf8_bytes_of_compact_json() -> None:
-    """Spec, Limits: at most 16384 bytes of UTF-8 in compact JSON form; key order kept."""
+    """CATALOGUE-6: at most 16384 bytes of UTF-8 in compact JSON form; key order kept."""
     value = {"z": 1, "a": {"é": [1, 2.5, None, True]}}
     assert compact_json(value) == '{"z":1,"a":{"é":[1,2.5,null,true]}}'
     at_limit = {"k": "x" * (MAX_METADATA_BYTES - len('{"k":""}'))}

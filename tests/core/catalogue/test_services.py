@@ -1,4 +1,4 @@
-"""ProductService on the database (spec: Resources > Product; Endpoints > Products; contract 5 "Products")."""
+"""ProductService on the database (CATALOGUE-1 to CATALOGUE-8)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.support.vendors import make_vendor
 
 
 async def test_create_stores_the_folded_name_and_compact_metadata(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Product: status defaults to active; metadata is returned unchanged, key order kept."""
+    """CATALOGUE-6: status defaults to active; metadata is returned unchanged, key order kept."""
     vendor = await make_vendor(db)
     product = await ProductService(db, clock).create(
         vendor.id, ProductData("SKU-1", "Éclair au Café", metadata={"z": 1, "a": ["é", {"y": None}]})
@@ -29,7 +29,7 @@ async def test_create_stores_the_folded_name_and_compact_metadata(db: AsyncSessi
 
 
 async def test_create_of_a_held_or_deleted_external_id_is_a_duplicate(db: AsyncSession, clock: FixedClock) -> None:
-    """Contract 5 "Products": POST on a soft-deleted external_id answers PRODUCT_EXTERNAL_ID_DUPLICATE."""
+    """CATALOGUE-1: POST on a soft-deleted external_id answers PRODUCT_EXTERNAL_ID_DUPLICATE."""
     vendor = await make_vendor(db)
     service = ProductService(db, clock)
     await service.create(vendor.id, ProductData("A", "a"))
@@ -41,7 +41,7 @@ async def test_create_of_a_held_or_deleted_external_id_is_a_duplicate(db: AsyncS
 
 
 async def test_put_replaces_the_whole_product_and_restores_a_deleted_one(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, PUT: omitted optional fields are cleared; contract 5: status returns to active; a PUT on a
+    """CATALOGUE-2: omitted optional fields are cleared; status returns to active; a PUT on a
     soft-deleted external_id restores it as a replace, keeping its id."""
     vendor = await make_vendor(db)
     service = ProductService(db, clock)
@@ -63,7 +63,7 @@ async def test_put_replaces_the_whole_product_and_restores_a_deleted_one(db: Asy
 
 
 async def test_patch_changes_only_what_it_carries(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, PATCH: only fields present change; contract 5 "Input": null clears an optional field."""
+    """CATALOGUE-3: only fields present change; null clears an optional field."""
     vendor = await make_vendor(db)
     service = ProductService(db, clock)
     await service.create(vendor.id, ProductData("A", "Zebra", description="d", price_cents=5, status="inactive"))
@@ -77,7 +77,7 @@ async def test_patch_changes_only_what_it_carries(db: AsyncSession, clock: Fixed
 
 
 async def test_metadata_over_the_limit_is_refused_by_core_too(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Limits: 16384 bytes; the database constraint and the service agree."""
+    """CATALOGUE-6: 16384 bytes; the database constraint and the service agree."""
     vendor = await make_vendor(db)
     service = ProductService(db, clock)
     with pytest.raises(ValidationFailed) as refused:
@@ -87,7 +87,7 @@ async def test_metadata_over_the_limit_is_refused_by_core_too(db: AsyncSession, 
 
 
 async def test_upsert_many_answers_in_the_given_order(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, batch: each item is an upsert; a soft-deleted product is restored as ``updated``."""
+    """CATALOGUE-8: each item is an upsert; a soft-deleted product is restored as ``updated``."""
     vendor = await make_vendor(db)
     service = ProductService(db, clock)
     await service.create(vendor.id, ProductData("m", "old"))
@@ -103,7 +103,7 @@ async def test_upsert_many_answers_in_the_given_order(db: AsyncSession, clock: F
 
 
 async def test_upsert_many_refuses_more_than_100_and_repeated_ids(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, batch rules 1 and 4."""
+    """CATALOGUE-8: the first occurrence wins, at most 100 items."""
     vendor = await make_vendor(db)
     service = ProductService(db, clock)
     with pytest.raises(BatchTooLarge):
@@ -114,8 +114,8 @@ async def test_upsert_many_refuses_more_than_100_and_repeated_ids(db: AsyncSessi
 
 
 async def test_list_orders_by_folded_name_then_id_and_filters(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, GET /products: phone-book order; equal names keep one order; category exact and
-    case-sensitive, search insensitive to case and accents (contract 5 "Products")."""
+    """CATALOGUE-5: phone-book order; equal names keep one order; category exact and
+    case-sensitive, search insensitive to case and accents."""
     vendor = await make_vendor(db)
     service = ProductService(db, clock)
     for ext, name, category in [
@@ -146,7 +146,7 @@ async def test_list_orders_by_folded_name_then_id_and_filters(db: AsyncSession, 
 
 
 async def test_list_reads_its_order_from_the_name_index(db: AsyncSession, clock: FixedClock) -> None:
-    """Issue #4: the ordering uses an index and does not sort the catalogue in memory.
+    """CATALOGUE-5: the ordering uses an index and does not sort the catalogue in memory.
 
     With sequential scans and sorts priced out, the page's ids must come from an index-only scan
     whose order and collation match ``ORDER BY name_sort, id``, with no sort below the limit."""
@@ -190,7 +190,7 @@ async def test_tenancy_one_vendor_never_reads_anothers_products(db: AsyncSession
 
 
 async def test_the_live_count_follows_every_write(db: AsyncSession, clock: FixedClock) -> None:
-    """Issue #4: the unfiltered list's total is kept by the writes, never counted from the
+    """The unfiltered list's total is kept by the writes, never counted from the
     catalogue; it must equal the real number after creates, replaces, deletes and restores."""
     vendor = await make_vendor(db)
     service = ProductService(db, clock)

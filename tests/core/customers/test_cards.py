@@ -1,4 +1,4 @@
-"""Loyalty card codes and identifier values, as pure rules (spec: Resources > Customer, Identifiers; Limits)."""
+"""Loyalty card codes and identifier values, as pure rules (CUSTOMER-2, CUSTOMER-5, CUSTOMER-6)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_new_codes_use_the_whole_alphabet_and_do_not_repeat() -> None:
 
 @pytest.mark.parametrize(("raw", "normal"), [("abcd1234", "ABCD1234"), ("  AbCd1234 ", "ABCD1234")])
 def test_codes_normalise_to_upper_case(raw: str, normal: str) -> None:
-    """Identifiers rule 1: lookup is case-insensitive, so a typed code matches the printed one."""
+    """CUSTOMER-2: lookup is case-insensitive, so a typed code matches the printed one."""
     assert cards.normalise_code(raw) == normal
     assert cards.is_code(raw)
 
@@ -42,7 +42,7 @@ def test_values_normalise_by_type() -> None:
 
 
 def test_accepted_types_pass_and_retired_types_are_refused_naming_the_accepted() -> None:
-    """Identifiers rule 5: identifiers[].type accepts exactly email and loyalty_card; the message names them."""
+    """CUSTOMER-6: identifiers[].type accepts exactly email and loyalty_card; the message names them."""
     assert cards.type_problem("email") is None
     assert cards.type_problem("loyalty_card") is None
     assert cards.type_problem("barcode") == (
@@ -52,7 +52,7 @@ def test_accepted_types_pass_and_retired_types_are_refused_naming_the_accepted()
 
 
 def test_the_import_accepts_retired_types() -> None:
-    """Contract 5 "Customers": the attested import may carry values of the retired types."""
+    """CUSTOMER-6: the attested import may carry values of the retired types."""
     for retired in cards.RETIRED_TYPES:
         assert cards.type_problem(retired, retired_allowed=True) is None
     assert cards.type_problem("phone", retired_allowed=True) == (

@@ -31,7 +31,7 @@ async def vendor_with(db: AsyncSession, clock: FixedClock, **plan: int) -> int:
 async def test_registration_writes_customer_wallet_and_card_in_one_transaction(
     db: AsyncSession, clock: FixedClock
 ) -> None:
-    """Spec, Resources > Customer: a wallet at 0 comes with each customer; Identifiers rule 3: a card is issued."""
+    """CUSTOMER-1: a wallet at 0 and an issued card come with each customer."""
     vendor_id = await vendor_with(db, clock)
     view = await CustomerService(db, clock).register(vendor_id, Profile(first_name="Ann"), provenance=API)
     wallet = await db.scalar(select(Wallet).where(Wallet.customer_id == view.id))
@@ -45,7 +45,7 @@ async def test_registration_writes_customer_wallet_and_card_in_one_transaction(
 
 
 async def test_the_ceiling_counts_customers_not_anonymized(db: AsyncSession, clock: FixedClock) -> None:
-    """Plan limits 2: at the ceiling registration is refused as a validation error; anonymized ones do not count."""
+    """CUSTOMER-10: at the ceiling registration is refused as a validation error; anonymized ones do not count."""
     vendor_id = await vendor_with(db, clock, max_customers=1)
     service = CustomerService(db, clock)
     first = await service.register(vendor_id, Profile(), provenance=API)
@@ -59,7 +59,7 @@ async def test_the_ceiling_counts_customers_not_anonymized(db: AsyncSession, clo
 
 
 async def test_the_latest_card_is_scanned_even_on_a_frozen_clock(db: AsyncSession, clock: FixedClock) -> None:
-    """Identifiers rule 4: the most recently assigned card is loyalty_card_code, also when the clock
+    """CUSTOMER-4: the most recently assigned card is loyalty_card_code, also when the clock
     does not move between assignments (test mode freezes it) and an older free card has a lower id."""
     vendor_id = await vendor_with(db, clock)
     service = CustomerService(db, clock)
@@ -74,7 +74,7 @@ async def test_the_latest_card_is_scanned_even_on_a_frozen_clock(db: AsyncSessio
 
 
 async def test_a_blocked_latest_card_is_not_the_one_scanned(db: AsyncSession, clock: FixedClock) -> None:
-    """Identifiers rule 2: a deactivated card cannot be used, so the newest active card is reported."""
+    """CUSTOMER-3: a deactivated card cannot be used, so the newest active card is reported."""
     vendor_id = await vendor_with(db, clock)
     service = CustomerService(db, clock)
     view = await service.register(vendor_id, Profile(), provenance=API)
@@ -89,7 +89,7 @@ async def test_a_blocked_latest_card_is_not_the_one_scanned(db: AsyncSession, cl
 
 
 async def test_import_items_stand_alone(db: AsyncSession, clock: FixedClock) -> None:
-    """Contract 2: one failing import row leaves nothing behind and does not stop the others."""
+    """CUSTOMER-13: one failing import row leaves nothing behind and does not stop the others."""
     vendor_id = await vendor_with(db, clock)
     service = CustomerService(db, clock)
     await service.register(vendor_id, Profile(email="taken@example.nl"), provenance=API)
@@ -118,7 +118,7 @@ async def test_import_items_stand_alone(db: AsyncSession, clock: FixedClock) -> 
 async def test_anonymize_clears_the_profile_and_deletes_identifiers_and_consent(
     db: AsyncSession, clock: FixedClock
 ) -> None:
-    """Spec, Customer status: anonymization removes personal data irreversibly."""
+    """CUSTOMER-12: anonymization removes personal data irreversibly."""
     vendor_id = await vendor_with(db, clock)
     service = CustomerService(db, clock)
     view = await service.register(

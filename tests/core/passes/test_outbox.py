@@ -1,5 +1,5 @@
 """The card-mail outbox rows: back-off on the service clock, what the sweep finds due, the claim
-(contract 5 "Passes and card mail": waiting mails are retried with back-off for up to 24 hours)."""
+(PASS-6, PASS-7: waiting mails are retried with back-off for up to 24 hours)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The send-card cooldown claim on the service clock (spec: send-card rule 1, Limits: 60 seconds per
-customer; contract 5: the cooldown starts only with a 202)."""
+"""The send-card cooldown claim on the service clock (PASS-4: 60 seconds per
+customer; the cooldown starts only with a 202)."""
 
 from __future__ import annotations
 

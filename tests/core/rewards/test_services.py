@@ -1,5 +1,5 @@
-"""RewardService: a free-product reward from a product and the admin delete (spec: POST
-/products/{externalId}/reward, idempotency rules 1 to 4; Plan limits ``max_rewards``)."""
+"""RewardService: a free-product reward from a product and the admin delete (REWARD-1 to
+REWARD-4, REWARD-7)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ async def with_product(db: AsyncSession, clock: FixedClock, vendor: Vendor, exte
 
 
 async def test_reward_takes_the_products_name_description_and_reference(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, product-to-reward: name and description default to the product's; product_reference
+    """REWARD-1: name and description default to the product's; product_reference
     is its external_id; no stock limit is unlimited."""
     vendor = await make_vendor(db)
     product_id = await with_product(db, clock, vendor)
@@ -69,7 +69,7 @@ async def test_overrides_and_stock(db: AsyncSession, clock: FixedClock) -> None:
 
 
 async def test_window_must_not_end_before_it_starts(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec: available_until is on or after available_from."""
+    """REWARD-7: available_until is on or after available_from."""
     vendor = await make_vendor(db)
     await with_product(db, clock, vendor)
     terms = FreeProductTerms(point_cost=5, available_from=date(2026, 3, 2), available_until=date(2026, 3, 1))
@@ -79,7 +79,7 @@ async def test_window_must_not_end_before_it_starts(db: AsyncSession, clock: Fix
 
 
 async def test_idempotency_rules(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, idempotency rules 1, 2 and 4."""
+    """REWARD-2: replays, conflicts and calls without a key."""
     vendor = await make_vendor(db)
     await with_product(db, clock, vendor)
     await with_product(db, clock, vendor, "SKU-2")
@@ -104,7 +104,7 @@ async def test_idempotency_rules(db: AsyncSession, clock: FixedClock) -> None:
 
 
 async def test_replay_compares_with_the_request_not_the_edited_reward(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, rule 1: the replay answers the reward as it is now; what it is compared on is the request."""
+    """REWARD-2: the replay answers the reward as it is now; what it is compared on is the request."""
     vendor = await make_vendor(db)
     await with_product(db, clock, vendor)
     service = RewardService(db, clock)
@@ -116,7 +116,7 @@ async def test_replay_compares_with_the_request_not_the_edited_reward(db: AsyncS
 
 
 async def test_deleted_reward_or_product_refuses_the_key(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, rules 2 and 3: a key whose reward was deleted conflicts; a retry after the product was
+    """REWARD-2, REWARD-3: a key whose reward was deleted conflicts; a retry after the product was
     deleted answers PRODUCT_NOT_FOUND. The reward made from a deleted product keeps its link."""
     vendor = await make_vendor(db)
     product_id = await with_product(db, clock, vendor)
@@ -136,7 +136,7 @@ async def test_deleted_reward_or_product_refuses_the_key(db: AsyncSession, clock
 
 
 async def test_max_rewards_counts_active_undeleted_rewards(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Plan limits: max_rewards counts active rewards; refusal is 422 VALIDATION_ERROR."""
+    """REWARD-4: max_rewards counts active rewards; refusal is 422 VALIDATION_ERROR."""
     vendor = await make_vendor(db, max_rewards=1)
     await with_product(db, clock, vendor)
     service = RewardService(db, clock)

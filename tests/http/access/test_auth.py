@@ -1,4 +1,4 @@
-"""Spec, Authentication rules 5 to 7, one test per row; contract 3 (token endpoint) and 5 "Access"."""
+"""AUTH-1 to AUTH-8, one test per refusal: the token endpoint, tokens, clients and vendor states."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-# --- the token endpoint (contract, section 3) ----------------------------------------------------
+# --- the token endpoint (AUTH-1) ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("path", ["/oauth/token", "/api/v1/oauth/token"])
@@ -75,7 +75,7 @@ async def test_token_with_wrong_credentials_answers_invalid_client(
 
 
 async def test_token_endpoint_answers_invalid_json(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Authentication 2: a body that is not valid JSON answers 400 INVALID_JSON there too."""
+    """AUTH-1: a body that is not valid JSON answers 400 INVALID_JSON there too."""
     response = await client.post(
         "/oauth/token", content=b'{"grant_type": "client_cred', headers={"Content-Type": "application/json"}
     )
@@ -102,7 +102,7 @@ async def test_revoked_client_gets_no_token(client: AsyncTestClient[Litestar]) -
     assert error_of(response)["code"] == "INVALID_CLIENT"
 
 
-# --- rule 5: 401 UNAUTHENTICATED ---------------------------------------------------------------------
+# --- AUTH-2, AUTH-3: 401 UNAUTHENTICATED ---------------------------------------------------------------------
 
 
 async def test_missing_token_answers_unauthenticated(client: AsyncTestClient[Litestar]) -> None:
@@ -166,11 +166,11 @@ async def test_revoked_token_is_refused(client: AsyncTestClient[Litestar], engin
     assert error_of(response)["code"] == "UNAUTHENTICATED"
 
 
-# --- rule 5: INVALID_CLIENT, FORBIDDEN, vendor context -------------------------------------------------
+# --- AUTH-6, AUTH-7: INVALID_CLIENT, FORBIDDEN, vendor context -------------------------------------------------
 
 
 async def test_vendorless_client_token_answers_invalid_client(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Access": a client created with no vendor gets tokens; /api/v1 calls answer 401 INVALID_CLIENT."""
+    """AUTH-7: a client created with no vendor gets tokens; /api/v1 calls answer 401 INVALID_CLIENT."""
     made = await admin(client, "POST", "/admin/v1/clients", {"name": "orphan"})
     assert made["vendor_id"] is None
     token = await token_for(client, made["client_id"], made["client_secret"])
@@ -180,7 +180,7 @@ async def test_vendorless_client_token_answers_invalid_client(client: AsyncTestC
 
 
 async def test_client_without_the_grant_answers_invalid_client(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Access": a token of a client whose grant_types no longer include client_credentials."""
+    """AUTH-7: a token of a client whose grant_types no longer include client_credentials."""
     tenant = await make_tenant(client)
     patched = await admin(client, "PATCH", f"/admin/v1/clients/{tenant.client_id}", {"grant_types": ["other"]})
     assert patched["grant_types"] == ["other"]
@@ -196,7 +196,7 @@ async def test_client_without_the_grant_answers_invalid_client(client: AsyncTest
 
 
 async def test_token_without_write_scope_is_forbidden_to_write(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Access": a token without write gets 403 FORBIDDEN on POST, PUT, PATCH and DELETE."""
+    """AUTH-6: a token without write gets 403 FORBIDDEN on POST, PUT, PATCH and DELETE."""
     tenant = await make_tenant(client, credentials={"scopes": ["read"]})
     assert (await client.get(READ, headers=tenant.headers)).status_code == 200
     response = await client.post(READ, json={"name": "x"}, headers=tenant.headers)
@@ -215,7 +215,7 @@ async def test_token_without_read_scope_is_forbidden_to_read(client: AsyncTestCl
 async def test_token_whose_vendor_row_is_gone_answers_vendor_context_missing(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Contract 5 "Access": a token whose vendor row no longer exists answers 500 VENDOR_CONTEXT_MISSING."""
+    """TENANCY-1: a token whose vendor row no longer exists answers 500 VENDOR_CONTEXT_MISSING."""
     tenant = await make_tenant(client)
     async with engine.begin() as conn:
         await conn.execute(text("DELETE FROM vendors WHERE id = :id"), {"id": tenant.vendor_id})
@@ -225,7 +225,7 @@ async def test_token_whose_vendor_row_is_gone_answers_vendor_context_missing(
 
 
 async def test_platform_client_answers_vendor_context_required(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Access": vendor-scoped calls with a vendor-less token of a platform client."""
+    """AUTH-7: vendor-scoped calls with a vendor-less token of a platform client."""
     made = await admin(client, "POST", "/admin/v1/clients", {"name": "platform", "platform": True})
     assert made["platform"] is True
     token = await token_for(client, made["client_id"], made["client_secret"])
@@ -234,7 +234,7 @@ async def test_platform_client_answers_vendor_context_required(client: AsyncTest
     assert error_of(response)["code"] == "VENDOR_CONTEXT_REQUIRED"
 
 
-# --- rules 5 and 6: vendor account states --------------------------------------------------------------
+# --- AUTH-4, AUTH-5: vendor account states --------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -254,7 +254,7 @@ async def test_vendor_state_refuses_reads_and_writes(client: AsyncTestClient[Lit
 
 @pytest.mark.parametrize("grace", [None, "2000-01-01T00:00:00Z"])
 async def test_suspended_past_grace_refuses_reads_as_well(client: AsyncTestClient[Litestar], grace: str | None) -> None:
-    """Spec, Authentication 6; contract 5: suspended with no grace, or one in the past, is past its grace."""
+    """AUTH-4: suspended with no grace, or one in the past, is past its grace."""
     tenant = await make_tenant(client, vendor={"status": "suspended", "suspended_grace_until": grace})
     for response in (
         await client.get(READ, headers=tenant.headers),
@@ -277,7 +277,7 @@ async def test_suspended_within_grace_still_works(client: AsyncTestClient[Litest
 
 
 async def test_subscription_expired_refuses_writes_only(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Authentication 6: SUBSCRIPTION_EXPIRED refuses writes only, so a GET never sees it."""
+    """AUTH-5: SUBSCRIPTION_EXPIRED refuses writes only, so a GET never sees it."""
     tenant = await make_tenant(client, vendor={"subscription_ends_at": "2001-01-01T00:00:00Z"})
     read = await client.get(READ, headers=tenant.headers)
     assert read.status_code == 200
@@ -288,7 +288,7 @@ async def test_subscription_expired_refuses_writes_only(client: AsyncTestClient[
 
 
 async def test_default_branch_is_carried_by_the_credential(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Authentication 3: a credential may carry a default branch."""
+    """AUTH-10: a credential may carry a default branch."""
     tenant = await make_tenant(client)
     await admin(
         client, "POST", f"/admin/v1/vendors/{tenant.vendor_id}/branches", {"external_id": "AMS-1", "name": "Amsterdam"}
@@ -302,7 +302,7 @@ async def test_default_branch_is_carried_by_the_credential(client: AsyncTestClie
     assert response.json()["data"]["default_branch"] == "AMS-1"
 
 
-# --- rule 7: order of checks ------------------------------------------------------------------------
+# --- AUTH-8: order of checks ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

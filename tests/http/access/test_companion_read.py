@@ -1,5 +1,5 @@
 """A till's lookup rides on the token check: one statement for the whole request, and the check's
-refusals exactly as before (spec Authentication rules 5 to 7; Validation details 8; request-path issue).
+refusals exactly as before (AUTH-2 to AUTH-8, INPUT-19).
 
 The read runs beside the token's row whatever the check decides; these tests hold that a refused
 caller learns nothing from it, that a bad query still answers after the token is judged, and that
@@ -44,7 +44,7 @@ async def test_a_lookup_by_external_id_is_one_statement(
 
 
 async def test_a_revoked_client_gets_401_and_nothing_of_the_customer(client: AsyncTestClient[Litestar]) -> None:
-    """Rule 5: refused on its very next request; the read that ran beside the check is dropped."""
+    """AUTH-3: refused on its very next request; the read that ran beside the check is dropped."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, first_name="Hidden", email="hidden@example.nl")
     assert (await lookup(client, tenant, identifier=made["loyalty_card_code"])).status_code == 200

@@ -1,5 +1,5 @@
 """The request path holds one pooled connection: the token check and the handler share it, and a
-single-statement read runs without BEGIN/COMMIT (request-path issue; hot paths in docs/architecture.md)."""
+single-statement read runs without BEGIN/COMMIT (hot paths in docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Spec, Limits > Rate limit, rules 1 to 6; contract 5 "Access".
+"""The rate limiter: RATE-1 to RATE-9.
 
 Each test builds its own app (its own in-process counts) and freezes the test clock at a minute
 of its own, so windows never leak between tests, also on the shared Redis.
@@ -74,11 +74,11 @@ def redis_client() -> str:
     return url
 
 
-# --- rules 1 to 3 ---------------------------------------------------------------------------------
+# --- RATE-1 to RATE-3 ---------------------------------------------------------------------------------
 
 
 async def test_every_response_carries_the_limit_headers(limited: AsyncTestClient[Litestar]) -> None:
-    """Rule 2: every response carries X-RateLimit-Limit and X-RateLimit-Remaining."""
+    """RATE-2: every response carries X-RateLimit-Limit and X-RateLimit-Remaining."""
     tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 10})
     ok = await limited.get(READ, headers=tenant.headers)
     refused = await limited.post(READ, json={"name": ""}, headers=tenant.headers)
@@ -91,7 +91,7 @@ async def test_every_response_carries_the_limit_headers(limited: AsyncTestClient
 async def test_exceeding_the_plan_limit_answers_429_with_retry_after(
     limited: AsyncTestClient[Litestar], test_clock: SettableClock, minute: datetime
 ) -> None:
-    """Rule 1: exceeding rate_limit_per_minute answers 429 RATE_LIMITED with a Retry-After header that
+    """RATE-1: exceeding rate_limit_per_minute answers 429 RATE_LIMITED with a Retry-After header that
     says when the oldest request of the last 60 seconds leaves it."""
     tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 2})
     test_clock.freeze(minute + timedelta(seconds=15))
@@ -111,7 +111,7 @@ async def test_exceeding_the_plan_limit_answers_429_with_retry_after(
 async def test_no_sixty_seconds_admit_more_than_the_limit_across_a_minute_boundary(
     limited: AsyncTestClient[Litestar], test_clock: SettableClock, minute: datetime
 ) -> None:
-    """R1: exactly L in any minute. A fixed window let 2L through around a boundary (L at :59, L at :01)."""
+    """RATE-1: exactly L in any minute. A fixed window let 2L through around a boundary (L at :59, L at :01)."""
     tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 3})
     answers = []
     for second in (59, 61, 62, 63, 118, 119, 120, 121):
@@ -121,7 +121,7 @@ async def test_no_sixty_seconds_admit_more_than_the_limit_across_a_minute_bounda
 
 
 async def test_two_credentials_of_one_vendor_share_one_window(limited: AsyncTestClient[Litestar]) -> None:
-    """Rule 3 (R3): a till and a webshop of one vendor share one window."""
+    """RATE-3: a till and a webshop of one vendor share one window."""
     till = await make_tenant(limited, plan={"rate_limit_per_minute": 4})
     webshop = await add_client(limited, till.vendor_id, till.plan_id)
     answers = [await limited.get(READ, headers=who.headers) for who in (till, webshop, till, webshop)]
@@ -144,16 +144,16 @@ async def test_windows_move_with_the_service_clock(
 
 
 async def test_plan_without_rate_limit_gets_the_deployment_ceiling(limited: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: rate_limit_per_minute 0 gets LOYALTY_MAX_RATE_PER_MINUTE, and the headers show it."""
+    """RATE-6: rate_limit_per_minute 0 gets LOYALTY_MAX_RATE_PER_MINUTE, and the headers show it."""
     tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 0})
     assert limits(await limited.get(READ, headers=tenant.headers)) == (50, 49)
 
 
-# --- rules 4 and 5: what counts where -----------------------------------------------------------------
+# --- RATE-4, RATE-5: what counts where -----------------------------------------------------------------
 
 
 async def test_refused_requests_of_a_usable_vendor_use_its_window(limited: AsyncTestClient[Litestar]) -> None:
-    """Rule 4; contract 5: a usable vendor's window is used even when the request is then refused."""
+    """RATE-4: a usable vendor's window is used even when the request is then refused."""
     tenant = await make_tenant(
         limited,
         plan={"rate_limit_per_minute": 10},
@@ -168,7 +168,7 @@ async def test_refused_requests_of_a_usable_vendor_use_its_window(limited: Async
 async def test_a_storm_of_bad_tokens_leaves_the_vendor_allowance_untouched(
     limited: AsyncTestClient[Litestar], test_clock: SettableClock
 ) -> None:
-    """Rule 5 (R2): requests with no usable vendor count against the per-address allowance."""
+    """RATE-5: requests with no usable vendor count against the per-address allowance."""
     tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 10})
     next_window(test_clock)
     storm = [await limited.get(READ, headers={"Authorization": "Bearer garbage"}) for _ in range(8)]
@@ -183,7 +183,7 @@ async def test_a_storm_of_bad_tokens_leaves_the_vendor_allowance_untouched(
 async def test_requests_without_a_usable_vendor_use_the_address_allowance(
     limited: AsyncTestClient[Litestar], test_clock: SettableClock, setup: str
 ) -> None:
-    """Rule 5; contract 5: no token, a vendor-less client, a refusing vendor state, a revoked client."""
+    """RATE-5: no token, a vendor-less client, a refusing vendor state, a revoked client."""
     tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 10})
     headers: dict[str, str] = {}
     if setup == "vendorless":
@@ -219,7 +219,7 @@ async def test_a_refusing_vendor_counts_on_the_address_even_while_the_cache_says
     code: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Rule 5; hardening 10: once authentication finds the vendor refuses access, the request is counted
+    """RATE-5: once authentication finds the vendor refuses access, the request is counted
     on the per-address allowance and the vendor's window is untouched, whatever the limiter's cache said."""
     tenant = await make_tenant(limited, plan={"rate_limit_per_minute": 10})
     next_window(test_clock)
@@ -294,7 +294,7 @@ async def test_admin_api_is_not_rate_limited(limited: AsyncTestClient[Litestar])
 async def test_redis_shares_one_window_between_processes(
     engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: Any
 ) -> None:
-    """R1: limit L, several API processes, a burst of 5L: exactly L accepted; Remaining never negative."""
+    """RATE-1, RATE-8: limit L, several API processes, a burst of 5L: exactly L accepted; Remaining never negative."""
     apps = [
         build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, redis_url=redis_client) for _ in range(2)
     ]
@@ -310,7 +310,7 @@ async def test_redis_shares_one_window_between_processes(
 async def test_redis_keeps_the_address_allowance_apart(
     engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: Any
 ) -> None:
-    """R2 on Redis: a bad-token storm does not touch the vendor's window."""
+    """RATE-5 on Redis: a bad-token storm does not touch the vendor's window."""
     app = build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, redis_url=redis_client)
     async with AsyncTestClient(app=app) as client:
         tenant = await make_tenant(client, plan={"rate_limit_per_minute": 10})
@@ -324,7 +324,7 @@ async def test_redis_keeps_the_address_allowance_apart(
 async def test_redis_sees_a_revocation_made_by_another_process(
     engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: Any
 ) -> None:
-    """Contract 5: a revoked client's requests use the per-address allowance in every process."""
+    """RATE-5: a revoked client's requests use the per-address allowance in every process."""
     apps = [
         build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, redis_url=redis_client) for _ in range(2)
     ]

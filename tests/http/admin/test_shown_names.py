@@ -1,7 +1,7 @@
 """Text that reaches a mail header or a pass refuses control characters (U+0000-U+001F, U+007F):
-a shop's name, its pass display name and its branches' names (back-office contract 5
-"Hardening"). A CR/LF in a shop's name used to make every card mail of that shop fail at header
-time and be retried for ever; now it is 422 VALIDATION_ERROR on the field and nothing changes."""
+a shop's name, its pass display name and its branches' names. A CR/LF in a shop's name used to make
+every card mail of that shop fail at header time and be retried for ever; now it is 422
+VALIDATION_ERROR on the field and nothing changes."""
 
 from __future__ import annotations
 

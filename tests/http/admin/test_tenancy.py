@@ -1,4 +1,4 @@
-"""Admin API for plans, vendors, clients and branches (back-office contract, section 2)."""
+"""Admin API for plans, vendors, clients and branches (PLAN-1, PLAN-2, AUTH-9)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ async def test_plan_is_created_with_every_limit_and_feature(client: AsyncTestCli
 
 
 async def test_plan_defaults_are_unlimited_and_featureless(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: zero means unlimited."""
+    """PLAN-1: zero means unlimited."""
     data = await admin(client, "POST", "/admin/v1/plans", {"name": "Free"})
     assert data["max_customers"] == 0
     assert data["rate_limit_per_minute"] == 0
@@ -83,7 +83,7 @@ async def test_vendor_with_unknown_plan_or_status_is_refused(client: AsyncTestCl
 
 @pytest.mark.parametrize("vendor_id", ["abc", "0", "999999", "1.5"])
 async def test_patch_of_an_unknown_vendor_answers_404(client: AsyncTestClient[Litestar], vendor_id: str) -> None:
-    """Contract 5 "Input": a path id that is not a whole number answers the route's not-found code."""
+    """INPUT-13: a path id that is not a whole number answers the route's not-found code."""
     response = await client.patch(f"/admin/v1/vendors/{vendor_id}", json={"name": "x"}, headers=ADMIN)
     assert response.status_code == 404
     assert error_of(response)["code"] == "VENDOR_NOT_FOUND"
@@ -166,7 +166,7 @@ async def test_branch_key_is_at_most_64_characters(client: AsyncTestClient[Lites
 
 
 async def test_plan_branch_ceiling_refuses_with_a_validation_error(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Plan limits 2: a ceiling other than transactions is 422 VALIDATION_ERROR."""
+    """PLAN-2: a ceiling other than transactions is 422 VALIDATION_ERROR."""
     tenant = await make_tenant(client, plan={"max_locations": 2})
     for key in ("A", "B"):
         await admin(client, "POST", f"/admin/v1/vendors/{tenant.vendor_id}/branches", {"external_id": key, "name": key})

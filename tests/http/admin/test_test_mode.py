@@ -1,4 +1,4 @@
-"""The admin token check and test mode (back-office contract, sections 2 and 4)."""
+"""The admin token check and test mode (AUTH-9, OPS-4)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.support.envelope import error_of
     "header", [None, "Bearer wrong", "Basic dGVzdC1hZG1pbi10b2tlbg==", "Bearer", "test-admin-token"]
 )
 async def test_admin_api_without_its_token_answers_401(client: AsyncTestClient[Litestar], header: str | None) -> None:
-    """Contract 2: anything but `Authorization: Bearer <LOYALTY_ADMIN_TOKEN>` answers 401 UNAUTHENTICATED."""
+    """AUTH-9: anything but `Authorization: Bearer <LOYALTY_ADMIN_TOKEN>` answers 401 UNAUTHENTICATED."""
     headers = {"Authorization": header} if header else {}
     response = await client.get("/admin/v1/test-clock", headers=headers)
     assert response.status_code == 401
@@ -28,7 +28,7 @@ async def test_admin_api_without_its_token_answers_401(client: AsyncTestClient[L
 async def test_test_clock_freezes_and_returns_to_real_time(
     client: AsyncTestClient[Litestar], test_clock: SettableClock
 ) -> None:
-    """Contract 4 and 5: PUT sets the clock, it stays frozen at that instant, DELETE returns to real time."""
+    """OPS-4: PUT sets the clock, it stays frozen at that instant, DELETE returns to real time."""
     response = await client.put("/admin/v1/test-clock", json={"now": "2030-01-02T03:04:05+01:00"}, headers=ADMIN)
     assert response.status_code == 200
     assert response.json() == {"data": {"now": "2030-01-02T02:04:05Z", "frozen": True}}
@@ -58,7 +58,7 @@ async def test_test_clock_refuses_an_instant_without_offset_or_unreadable(
 
 
 async def test_run_job_runs_it_now_and_waits(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 4: POST /admin/v1/jobs/{name}/run runs a scheduled job now and waits for it."""
+    """OPS-4: POST /admin/v1/jobs/{name}/run runs a scheduled job now and waits for it."""
     response = await client.post("/admin/v1/jobs/probe/run", headers=ADMIN)
     assert response.status_code == 200
     assert response.json() == {"data": {"name": "probe", "result": {"ran": True}}}
@@ -82,7 +82,7 @@ async def test_run_unknown_job_answers_404(client: AsyncTestClient[Litestar]) ->
     ],
 )
 async def test_test_mode_paths_answer_404_when_test_mode_is_off(engine: Any, method: str, path: str) -> None:
-    """Contract 4: LOYALTY_TEST_MODE=1 only; otherwise these paths answer 404."""
+    """OPS-4: LOYALTY_TEST_MODE=1 only; otherwise these paths answer 404."""
     async with AsyncTestClient(app=build_app(engine, test_clock=None)) as plain:
         response = await plain.request(method, path, headers=ADMIN, json={"now": "2030-01-01T00:00:00Z"})
         assert response.status_code == 404

@@ -1,5 +1,5 @@
-"""Who may read and change products: scopes and subscription (spec: Authentication 5 and 6;
-back-office contract 5 "Access") and tenancy (spec: What the service does, 3)."""
+"""Who may read and change products: scopes and subscription (AUTH-2, AUTH-5,
+AUTH-6) and tenancy (TENANCY-1, TENANCY-2)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ async def assert_untouched(client: AsyncTestClient[Litestar], owner: Tenant) -> 
 
 
 async def test_read_only_token_reads_but_cannot_write(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Access": a token without write gets 403 FORBIDDEN on POST, PUT, PATCH and DELETE."""
+    """AUTH-6: a token without write gets 403 FORBIDDEN on POST, PUT, PATCH and DELETE."""
     owner = await make_tenant(client)
     await create(client, owner, "A", "a")
     reader = await add_client(client, owner.vendor_id, owner.plan_id, {"scopes": ["read"]})
@@ -44,7 +44,7 @@ async def test_read_only_token_reads_but_cannot_write(client: AsyncTestClient[Li
 
 
 async def test_expired_subscription_refuses_writes_and_answers_reads(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Authentication 6: SUBSCRIPTION_EXPIRED refuses writes only, so a GET never sees it."""
+    """AUTH-5: SUBSCRIPTION_EXPIRED refuses writes only, so a GET never sees it."""
     owner = await make_tenant(client)
     await create(client, owner, "A", "a")
     await admin(
@@ -60,7 +60,7 @@ async def test_expired_subscription_refuses_writes_and_answers_reads(client: Asy
 
 
 async def test_no_token_answers_401(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Authentication 5: token missing is 401 UNAUTHENTICATED."""
+    """AUTH-2: token missing is 401 UNAUTHENTICATED."""
     for method, path, body in [*WRITES, *(("GET", path, None) for path in READS)]:
         response = await client.request(method, path, json=body)
         assert response.status_code == 401, (method, path)
@@ -68,7 +68,7 @@ async def test_no_token_answers_401(client: AsyncTestClient[Litestar]) -> None:
 
 
 async def test_another_vendor_never_sees_or_changes_a_product(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, What the service does 3: all data is scoped to the calling vendor; vendor B gets 404
+    """TENANCY-2: all data is scoped to the calling vendor; vendor B gets 404
     PRODUCT_NOT_FOUND for vendor A's product and never changes it."""
     owner = await make_tenant(client)
     stranger = await make_tenant(client)

@@ -1,5 +1,4 @@
-"""POST /api/v1/products/batch (spec: Endpoints > POST /api/v1/products/batch, rules 1 to 4; Limits;
-back-office contract 5 "Products")."""
+"""POST /api/v1/products/batch (CATALOGUE-8)."""
 
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ def items(count: int, prefix: str = "P") -> list[dict[str, Any]]:
 
 
 async def test_batch_creates_and_replaces_and_sums_up(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, batch: 200 { data: { results, summary: { total, created, updated, failed } } }; each
+    """CATALOGUE-8: 200 { data: { results, summary: { total, created, updated, failed } } }; each
     result has index, external_id, status and product; errors only on an error item."""
     tenant = await make_tenant(client)
     existing = await create(client, tenant, "B", "old")
@@ -55,7 +54,7 @@ async def test_batch_creates_and_replaces_and_sums_up(client: AsyncTestClient[Li
 
 
 async def test_item_replaces_like_put_and_restores_a_deleted_product(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Products": a batch item replaces like PUT (omitted fields cleared, status back to
+    """CATALOGUE-2, CATALOGUE-8: a batch item replaces like PUT (omitted fields cleared, status back to
     active) and one on a soft-deleted external_id restores it as ``updated``."""
     tenant = await make_tenant(client)
     kept = await create(client, tenant, "A", "a", category="c", stock=3, status="archived", metadata={"k": 1})
@@ -81,7 +80,7 @@ async def test_item_replaces_like_put_and_restores_a_deleted_product(client: Asy
 
 
 async def test_rule_1_only_the_first_occurrence_is_processed(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, batch rule 1: each later occurrence of an external_id is an error item with the index
+    """CATALOGUE-8: each later occurrence of an external_id is an error item with the index
     of the first in errors.external_id (trimmed ids are the same id)."""
     tenant = await make_tenant(client)
     response = await client.post(
@@ -112,7 +111,7 @@ async def test_rule_1_only_the_first_occurrence_is_processed(client: AsyncTestCl
 
 
 async def test_rule_1_a_failing_first_occurrence_still_owns_the_id(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, batch rule 1: only the first item is processed, even when it fails its validation."""
+    """CATALOGUE-8: only the first item is processed, even when it fails its validation."""
     tenant = await make_tenant(client)
     response = await client.post(
         BATCH, json={"products": [{"external_id": "A"}, {"external_id": "A", "name": "a"}]}, headers=tenant.headers
@@ -124,7 +123,7 @@ async def test_rule_1_a_failing_first_occurrence_still_owns_the_id(client: Async
 
 
 async def test_rule_2_a_nul_byte_in_external_id_fails_that_item_alone(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, batch rule 2: an item whose external_id holds a NUL byte fails alone."""
+    """CATALOGUE-8: an item whose external_id holds a NUL byte fails alone."""
     tenant = await make_tenant(client)
     response = await client.post(
         BATCH,
@@ -147,8 +146,8 @@ async def test_rule_2_a_nul_byte_in_external_id_fails_that_item_alone(client: As
 
 
 async def test_rule_3_field_errors_arrive_in_the_items_errors(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, batch rule 3: field-level validation keys for an item arrive in its errors, with the
-    same keys as VALIDATION_ERROR details; Validation details 8: in a batch the item fails."""
+    """CATALOGUE-8: field-level validation keys for an item arrive in its errors, with the
+    same keys as VALIDATION_ERROR details; in a batch the item fails."""
     tenant = await make_tenant(client)
     too_big = {"k": "x" * 16377}
     response = await client.post(
@@ -184,7 +183,7 @@ async def test_rule_3_field_errors_arrive_in_the_items_errors(client: AsyncTestC
 
 
 async def test_rule_4_100_items_pass_and_101_answer_batch_too_large(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, batch rule 4 and Limits: 1 to 100 products; more than 100 is 422 BATCH_TOO_LARGE."""
+    """CATALOGUE-8: 1 to 100 products; more than 100 is 422 BATCH_TOO_LARGE."""
     tenant = await make_tenant(client)
     too_many = await client.post(BATCH, json={"products": items(101)}, headers=tenant.headers)
     assert too_many.status_code == 422
@@ -211,7 +210,7 @@ async def test_rule_4_100_items_pass_and_101_answer_batch_too_large(client: Asyn
 async def test_a_missing_or_empty_products_answers_422(
     client: AsyncTestClient[Litestar], body: dict[str, Any], details: dict[str, list[str]]
 ) -> None:
-    """Contract 5 "Products": the batch envelope itself (products missing or empty) answers 422."""
+    """CATALOGUE-8: the batch envelope itself (products missing or empty) answers 422."""
     tenant = await make_tenant(client)
     response = await client.post(BATCH, json=body, headers=tenant.headers)
     assert response.status_code == 422
@@ -220,7 +219,7 @@ async def test_a_missing_or_empty_products_answers_422(
 
 
 async def test_form_encoded_batch_is_read_like_json(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Conventions: form bodies are read too; keys nest with brackets."""
+    """INPUT-3: form bodies are read too; keys nest with brackets."""
     tenant = await make_tenant(client)
     response = await client.post(
         BATCH,
@@ -242,7 +241,7 @@ async def test_form_encoded_batch_is_read_like_json(client: AsyncTestClient[Lite
 async def test_concurrent_batches_on_the_same_ids_make_one_product_each(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Issue #4: concurrent batches upserting the same external_id answer no 500 and leave one
+    """CATALOGUE-8: concurrent batches upserting the same external_id answer no 500 and leave one
     product; the rows are written in one order, so opposite item orders cannot deadlock."""
     tenant = await make_tenant(client)
     shared = items(30, "S")
@@ -282,7 +281,7 @@ def statements_on(engine: AsyncEngine) -> Iterator[list[str]]:
 async def test_a_batch_of_100_costs_the_round_trips_of_a_batch_of_1(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Issue #4: one batch of 100 costs a bounded number of round trips, not 100 transactions: the
+    """CATALOGUE-8: one batch of 100 costs a bounded number of round trips, not 100 transactions: the
     same statements as a batch of 1, with a single multi-row INSERT ... ON CONFLICT for every item."""
     tenant = await make_tenant(client)
     await listed(client, tenant)  # the rate limiter has read the vendor's state once and caches it

@@ -1,5 +1,5 @@
-"""POST, PUT, PATCH, GET and DELETE /api/v1/products (spec: Resources > Product; Endpoints >
-Products; Limits; back-office contract 5 "Input" and "Products")."""
+"""POST, PUT, PATCH, GET and DELETE /api/v1/products (CATALOGUE-1 to
+CATALOGUE-7)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ FULL = {
 
 
 async def test_create_answers_201_with_every_field(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, POST /products: 201 { data: <product> } with every field of Resources > Product."""
+    """POST /products: 201 { data: <product> } with every field of the product resource."""
     tenant = await make_tenant(client)
     response = await client.post(PRODUCTS, json=FULL, headers=tenant.headers)
     assert response.status_code == 201
@@ -44,7 +44,7 @@ async def test_create_answers_201_with_every_field(client: AsyncTestClient[Lites
 
 
 async def test_create_defaults_status_to_active_and_optional_fields_to_null(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Product: status default active; every field but external_id and name optional."""
+    """A product's status defaults to active; every field but external_id and name optional."""
     tenant = await make_tenant(client)
     product = await create(client, tenant, "A", "a")
     assert product["status"] == "active"
@@ -53,7 +53,7 @@ async def test_create_defaults_status_to_active_and_optional_fields_to_null(clie
 
 
 async def test_create_requires_external_id_and_name(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, POST: external_id and name required; Validation details 4: left out gets
+    """INPUT-7: external_id and name are required on POST; left out gets
     validation.required alone, sent empty the type key first."""
     tenant = await make_tenant(client)
     left_out = await client.post(PRODUCTS, json={}, headers=tenant.headers)
@@ -66,7 +66,7 @@ async def test_create_requires_external_id_and_name(client: AsyncTestClient[Lite
 
 
 async def test_create_of_a_held_external_id_answers_409(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, POST: 409 PRODUCT_EXTERNAL_ID_DUPLICATE when the vendor already has that external_id."""
+    """CATALOGUE-1: 409 PRODUCT_EXTERNAL_ID_DUPLICATE when the vendor already has that external_id."""
     tenant = await make_tenant(client)
     await create(client, tenant, "A", "first")
     response = await client.post(PRODUCTS, json={"external_id": "A", "name": "second"}, headers=tenant.headers)
@@ -92,8 +92,8 @@ async def test_create_of_a_held_external_id_answers_409(client: AsyncTestClient[
     ],
 )
 async def test_field_rules(client: AsyncTestClient[Litestar], field: str, value: Any, message: str) -> None:
-    """Contract 5 "Input": integers are signed 32-bit; price_cents and stock at least 0; spec,
-    Product: status active, inactive or archived; metadata an object."""
+    """INPUT-10: integers are signed 32-bit; price_cents and stock at least 0; a product's
+    status is active, inactive or archived; metadata an object."""
     tenant = await make_tenant(client)
     body = {"external_id": "A", "name": "a", field: value}
     assert details_of(await client.post(PRODUCTS, json=body, headers=tenant.headers)) == {field: [message]}
@@ -109,7 +109,7 @@ async def test_numeric_bounds_accept_the_edges(client: AsyncTestClient[Litestar]
     "url", ["ftp://cdn.example.com/a.png", "/images/a.png", "cdn.example.com/a.png", "javascript:alert(1)", "https://"]
 )
 async def test_image_url_must_be_absolute_http_or_https(client: AsyncTestClient[Litestar], url: str) -> None:
-    """Spec, Product: image_url is an absolute URL, scheme http or https only."""
+    """CATALOGUE-7: image_url is an absolute URL, scheme http or https only."""
     tenant = await make_tenant(client)
     body = {"external_id": "A", "name": "a", "image_url": url}
     assert details_of(await client.post(PRODUCTS, json=body, headers=tenant.headers)) == {
@@ -124,8 +124,7 @@ async def test_image_url_http_and_https_are_accepted(client: AsyncTestClient[Lit
 
 
 async def test_text_is_trimmed_and_a_nul_inside_is_refused(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Input": trimmed of white space and NUL bytes at both ends; spec, Validation
-    details 9: a NUL inside text gives 422 with the field in details."""
+    """INPUT-8: trimmed of white space and NUL bytes at both ends; a NUL inside text is 422 on its field."""
     tenant = await make_tenant(client)
     product = await create(client, tenant, "\x00 A \n", "\tEspresso\x00", category="")
     assert (product["external_id"], product["name"], product["category"]) == ("A", "Espresso", None)
@@ -138,7 +137,7 @@ async def test_text_is_trimmed_and_a_nul_inside_is_refused(client: AsyncTestClie
 
 
 async def test_form_bodies_are_read_like_json(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Conventions: form-encoded bodies are also read; contract: form keys nest with brackets."""
+    """INPUT-3: form-encoded bodies are also read; form keys nest with brackets."""
     tenant = await make_tenant(client)
     response = await client.post(
         PRODUCTS,
@@ -161,7 +160,7 @@ def _metadata_of_size(size: int) -> dict[str, str]:
 
 
 async def test_metadata_of_16384_bytes_is_accepted_and_16385_refused(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Limits: product metadata at most 16384 bytes of UTF-8 in compact JSON form."""
+    """CATALOGUE-6: product metadata at most 16384 bytes of UTF-8 in compact JSON form."""
     tenant = await make_tenant(client)
     at_limit = _metadata_of_size(16384)
     assert len(json.dumps(at_limit, ensure_ascii=False, separators=(",", ":")).encode()) == 16384
@@ -178,7 +177,7 @@ async def test_metadata_of_16384_bytes_is_accepted_and_16385_refused(client: Asy
 
 
 async def test_metadata_size_is_measured_compact_not_as_sent(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Limits: the size is that of the compact form, whatever white space the body carried."""
+    """CATALOGUE-6: the size is that of the compact form, whatever white space the body carried."""
     tenant = await make_tenant(client)
     at_limit = _metadata_of_size(16384)
     spaced = json.dumps({"external_id": "A", "name": "a", "metadata": at_limit}, indent=8).encode()
@@ -189,7 +188,7 @@ async def test_metadata_size_is_measured_compact_not_as_sent(client: AsyncTestCl
 
 
 async def test_metadata_comes_back_exactly_as_sent_key_order_included(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Product: metadata is returned unchanged; JSONB would reorder the keys."""
+    """CATALOGUE-6: metadata is returned unchanged; JSONB would reorder the keys."""
     tenant = await make_tenant(client)
     sent = b'{"external_id":"A","name":"a","metadata":{"zeta":1,"alpha":{"b":[1,"\xc3\xa9",null],"a":true},"mid":""}}'
     created = await client.post(PRODUCTS, content=sent, headers={**tenant.headers, "Content-Type": "application/json"})
@@ -204,8 +203,8 @@ async def test_metadata_comes_back_exactly_as_sent_key_order_included(client: As
 
 
 async def test_put_creates_201_then_replaces_200(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, PUT: idempotent create-or-replace; 201 when created, 200 when replaced; omitted
-    optional fields are cleared; contract 5: status returns to active."""
+    """CATALOGUE-2: PUT is an idempotent create-or-replace; 201 when created, 200 when replaced;
+    omitted optional fields are cleared; status returns to active."""
     tenant = await make_tenant(client)
     body = {k: v for k, v in FULL.items() if k != "external_id"}
     created = await client.put(f"{PRODUCTS}/SKU-1", json=body, headers=tenant.headers)
@@ -230,8 +229,8 @@ async def test_put_requires_name(client: AsyncTestClient[Litestar]) -> None:
 
 
 async def test_put_takes_external_id_from_the_path(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, PUT: the body is the product without external_id, which comes from the path; spec,
-    Product: external_id is immutable, so a different one in the body is refused."""
+    """CATALOGUE-1: the body of a PUT is the product without external_id, which comes from the
+    path; external_id is immutable, so a different one in the body is refused."""
     tenant = await make_tenant(client)
     same = await client.put(f"{PRODUCTS}/A", json={"external_id": "A", "name": "a"}, headers=tenant.headers)
     assert same.status_code == 201
@@ -243,7 +242,7 @@ async def test_put_takes_external_id_from_the_path(client: AsyncTestClient[Lites
 
 
 async def test_put_path_id_follows_the_external_id_rules(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Input": text is trimmed; the path id of a PUT is held to the body's bounds."""
+    """INPUT-8: text is trimmed; the path id of a PUT is held to the body's bounds."""
     tenant = await make_tenant(client)
     trimmed = await client.put(f"{PRODUCTS}/%20A%20", json={"name": "a"}, headers=tenant.headers)
     assert trimmed.status_code == 201
@@ -258,7 +257,7 @@ async def test_put_path_id_follows_the_external_id_rules(client: AsyncTestClient
 
 
 async def test_patch_changes_only_the_fields_present(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, PATCH: only fields present change; contract 5 "Input": an explicit null clears an
+    """CATALOGUE-3: PATCH changes only the fields present; an explicit null clears an
     optional field and an empty one counts as omitted."""
     tenant = await make_tenant(client)
     before = await create(client, tenant, **FULL)
@@ -278,7 +277,7 @@ async def test_patch_changes_only_the_fields_present(client: AsyncTestClient[Lit
 
 
 async def test_patch_refuses_external_id_and_a_null_name(client: AsyncTestClient[Litestar]) -> None:
-    """Issue #4: external_id in a PATCH body is refused with 422 (spec: immutable after creation);
+    """CATALOGUE-1: external_id in a PATCH body is refused with 422 (immutable after creation);
     name is required, so it cannot be cleared."""
     tenant = await make_tenant(client)
     await create(client, tenant, "A", "a")
@@ -293,7 +292,7 @@ async def test_patch_refuses_external_id_and_a_null_name(client: AsyncTestClient
 
 
 async def test_patch_of_an_unknown_product_answers_404(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, PATCH: 404 PRODUCT_NOT_FOUND."""
+    """PATCH of an unknown product: 404 PRODUCT_NOT_FOUND."""
     tenant = await make_tenant(client)
     response = await client.patch(f"{PRODUCTS}/nope", json={"name": "x"}, headers=tenant.headers)
     assert response.status_code == 404
@@ -314,7 +313,7 @@ async def test_empty_patch_answers_the_product_unchanged(client: AsyncTestClient
 
 
 async def test_get_answers_the_product_or_404(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, GET /products/{externalId}: 200 { data: <product> }; 404 PRODUCT_NOT_FOUND."""
+    """GET /products/{externalId}: 200 { data: <product> }; 404 PRODUCT_NOT_FOUND."""
     tenant = await make_tenant(client)
     made = await create(client, tenant, "A", "a")
     found = await client.get(f"{PRODUCTS}/A", headers=tenant.headers)
@@ -326,7 +325,7 @@ async def test_get_answers_the_product_or_404(client: AsyncTestClient[Litestar])
 
 
 async def test_delete_is_a_soft_delete_answered_204(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, DELETE: soft delete, 204 with no body, 404 PRODUCT_NOT_FOUND; a deleted product leaves
+    """CATALOGUE-4: DELETE is a soft delete, 204 with no body, 404 PRODUCT_NOT_FOUND; a deleted product leaves
     the catalogue."""
     tenant = await make_tenant(client)
     await create(client, tenant, "A", "a")
@@ -347,7 +346,7 @@ async def test_delete_is_a_soft_delete_answered_204(client: AsyncTestClient[Lite
 async def test_put_restores_a_deleted_product_as_a_replace_and_post_answers_409(
     client: AsyncTestClient[Litestar],
 ) -> None:
-    """Spec, Product: a later PUT with the same external_id restores it; contract 5 "Products": it
+    """CATALOGUE-2: a later PUT with the same external_id restores it; it
     counts as a replace (200) and a POST on it answers 409 PRODUCT_EXTERNAL_ID_DUPLICATE."""
     tenant = await make_tenant(client)
     made = await create(client, tenant, "A", "a", category="c")
@@ -363,7 +362,7 @@ async def test_put_restores_a_deleted_product_as_a_replace_and_post_answers_409(
 
 
 async def test_a_product_named_batch_is_reachable(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Endpoints: only an external_id holding ``/`` cannot be used in a path, so ``batch``
+    """INPUT-14: only an external_id holding ``/`` cannot be used in a path, so ``batch``
     can, even though POST /products/batch owns that path for POST."""
     tenant = await make_tenant(client)
     assert (await client.put(f"{PRODUCTS}/batch", json={"name": "b"}, headers=tenant.headers)).status_code == 201

@@ -1,5 +1,4 @@
-"""GET /api/v1/products (spec: Endpoints > GET /api/v1/products; Conventions; back-office
-contract 5 "Products")."""
+"""GET /api/v1/products (CATALOGUE-5, INPUT-11)."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ async def push(client: AsyncTestClient[Litestar], tenant: Tenant, *products: dic
 
 
 async def test_names_are_ordered_like_a_phone_book(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, GET /products: ordered by name like a phone book; case and accents do not move a name:
+    """CATALOGUE-5: ordered by name like a phone book; case and accents do not move a name:
     "Éclair", "eclair" and "Eclair" sort together, with "ecrou" after them."""
     tenant = await make_tenant(client)
     names = ["ecrou", "Zèbre", "Éclair", "apple", "eclair", "Äpfel", "Eclair", "zebra", "Ölbaum", "oak"]
@@ -33,7 +32,7 @@ async def test_names_are_ordered_like_a_phone_book(client: AsyncTestClient[Lites
 
 
 async def test_equal_names_keep_one_order_on_every_page(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, GET /products: products with equal names keep one fixed order on every page."""
+    """CATALOGUE-5: products with equal names keep one fixed order on every page."""
     tenant = await make_tenant(client)
     names = ["Same", "same", "SAME", "Sàme", "same", "Same", "sAme"]
     ids = await push(client, tenant, *({"external_id": f"S{n}", "name": name} for n, name in enumerate(names)))
@@ -46,7 +45,7 @@ async def test_equal_names_keep_one_order_on_every_page(client: AsyncTestClient[
 
 
 async def test_paginated_envelope(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Conventions: { data: { data, links: { first, last, prev, next }, meta } }; per_page
+    """INPUT-11: { data: { data, links: { first, last, prev, next }, meta } }; per_page
     defaults to 15; prev and next are null at the ends."""
     tenant = await make_tenant(client)
     await push(client, tenant, *({"external_id": f"P{n:02}", "name": f"P{n:02}"} for n in range(17)))
@@ -66,7 +65,7 @@ async def test_paginated_envelope(client: AsyncTestClient[Litestar]) -> None:
 
 @pytest.mark.parametrize("page", ["0", "-3", "abc", "1.5", ""])
 async def test_page_below_one_or_not_whole_is_page_one(client: AsyncTestClient[Litestar], page: str) -> None:
-    """Spec, Conventions: a page below 1, or not a whole number, returns page 1."""
+    """INPUT-11: a page below 1, or not a whole number, returns page 1."""
     tenant = await make_tenant(client)
     await create(client, tenant, "A", "a")
     response = await client.get(PRODUCTS, params={"page": page}, headers=tenant.headers)
@@ -87,7 +86,7 @@ async def test_page_below_one_or_not_whole_is_page_one(client: AsyncTestClient[L
 async def test_per_page_outside_1_to_100_answers_422(
     client: AsyncTestClient[Litestar], per_page: str, message: str
 ) -> None:
-    """Spec, Limits: product list page size 1 to 100; Conventions: outside its bounds is a 422."""
+    """INPUT-11: product list page size 1 to 100; outside its bounds is a 422."""
     tenant = await make_tenant(client)
     response = await client.get(PRODUCTS, params={"per_page": per_page}, headers=tenant.headers)
     assert response.status_code == 422
@@ -104,8 +103,8 @@ async def test_per_page_edges_are_accepted(client: AsyncTestClient[Litestar]) ->
 
 
 async def test_filters_status_category_and_search(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, GET /products: status, category (exact; contract 5: case-sensitive), search
-    (contract 5: a substring of the name, insensitive to case and accents)."""
+    """CATALOGUE-5: status, category (exact, case-sensitive), search
+    (a substring of the name, insensitive to case and accents)."""
     tenant = await make_tenant(client)
     await push(
         client,
@@ -135,7 +134,7 @@ async def test_filters_status_category_and_search(client: AsyncTestClient[Litest
 
 
 async def test_deleted_products_leave_the_list(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Product: a deleted product leaves the catalogue."""
+    """CATALOGUE-4: a deleted product leaves the catalogue."""
     tenant = await make_tenant(client)
     await push(client, tenant, {"external_id": "A", "name": "a"}, {"external_id": "B", "name": "b"})
     await client.delete(f"{PRODUCTS}/A", headers=tenant.headers)
@@ -145,7 +144,7 @@ async def test_deleted_products_leave_the_list(client: AsyncTestClient[Litestar]
 
 
 async def test_unknown_status_filter_answers_422(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, GET /products: status is active, inactive or archived."""
+    """The status filter is active, inactive or archived."""
     tenant = await make_tenant(client)
     response = await client.get(PRODUCTS, params={"status": "sold"}, headers=tenant.headers)
     assert response.status_code == 422
@@ -157,8 +156,8 @@ async def test_unknown_status_filter_answers_422(client: AsyncTestClient[Litesta
     [("search=%FF", "The value is not valid UTF-8."), ("search=a%00b", "The value must not contain NUL bytes.")],
 )
 async def test_search_that_is_not_text_answers_422(client: AsyncTestClient[Litestar], query: str, message: str) -> None:
-    """Spec, GET /products: text that is not valid UTF-8 after decoding (search=%FF) gives 422 with
-    details.search; Validation details 9: so does a NUL byte inside the query string."""
+    """INPUT-9: text that is not valid UTF-8 after decoding (search=%FF) gives 422 with
+    details.search; INPUT-8: so does a NUL byte inside the query string."""
     tenant = await make_tenant(client)
     response = await client.get(f"{PRODUCTS}?{query}", headers=tenant.headers)
     assert response.status_code == 422

@@ -1,5 +1,5 @@
-"""A slash in a product path id (spec: Endpoints > Slash in a path id; Product: "An external_id
-that contains / is stored, but no /products/{externalId} route can reach that product")."""
+"""A slash in a product path id (INPUT-14: an external_id
+that contains / is stored, but no /products/{externalId} route can reach that product)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ async def with_slashed_products(client: AsyncTestClient[Litestar]) -> Tenant:
     ],
 )
 async def test_a_slashed_id_reaches_no_product_route(client: AsyncTestClient[Litestar], method: str, path: str) -> None:
-    """Spec, Slash in a path id: the path answers 404 ROUTE_NOT_FOUND and sending %2F does not help;
+    """INPUT-14: the path answers 404 ROUTE_NOT_FOUND and sending %2F does not help;
     in particular it never reaches product "A" or the reward route of "A"."""
     tenant = await with_slashed_products(client)
     response = await client.request(
@@ -56,7 +56,7 @@ async def test_a_slashed_id_reaches_no_product_route(client: AsyncTestClient[Lit
 async def test_a_slashed_id_matching_another_route_answers_405(
     client: AsyncTestClient[Litestar], method: str, path: str
 ) -> None:
-    """Spec, Slash in a path id: 405 METHOD_NOT_ALLOWED when it matches another route (for
+    """INPUT-12, INPUT-14: 405 METHOD_NOT_ALLOWED when it matches another route (for
     example PUT /products/A%2Freward)."""
     tenant = await with_slashed_products(client)
     response = await client.request(method, PRODUCTS + path, json={"name": "x"}, headers=tenant.headers)
@@ -66,7 +66,7 @@ async def test_a_slashed_id_matching_another_route_answers_405(
 
 
 async def test_a_slashed_product_is_read_by_list_and_changed_by_batch(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Slash in a path id: read such a product with GET /products; change it with POST
+    """INPUT-14: read such a product with GET /products; change it with POST
     /products/batch."""
     tenant = await with_slashed_products(client)
     assert await listed(client, tenant, search="slashed") == ["A/b"]

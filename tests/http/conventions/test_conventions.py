@@ -1,4 +1,4 @@
-"""The HTTP conventions every endpoint shares (spec: Conventions, Errors, Versioning; contract 5 "Input")."""
+"""The HTTP conventions every endpoint shares (INPUT-1 to INPUT-18)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ ECHO = "/api/v1/probe/echo"
 
 
 async def test_unknown_route_answers_route_not_found_envelope(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Errors > Request errors: no endpoint at this path is 404 ROUTE_NOT_FOUND."""
+    """INPUT-12: no endpoint at this path is 404 ROUTE_NOT_FOUND."""
     response = await client.get("/api/v1/nope")
     assert response.status_code == 404
     error = error_of(response)
@@ -27,7 +27,7 @@ async def test_unknown_route_answers_route_not_found_envelope(client: AsyncTestC
 
 
 async def test_wrong_version_prefix_answers_route_not_found(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Versioning 1: a wrong prefix or spelling gives 404 ROUTE_NOT_FOUND."""
+    """INPUT-12: a wrong prefix or spelling gives 404 ROUTE_NOT_FOUND."""
     for path in ("/api/v2/probe/items", "/api/V1/probe/items", "/apiv1/probe/items"):
         response = await client.get(path, headers=ADMIN)
         assert response.status_code == 404, path
@@ -35,7 +35,7 @@ async def test_wrong_version_prefix_answers_route_not_found(client: AsyncTestCli
 
 
 async def test_wrong_verb_answers_method_not_allowed(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Errors > Request errors: path exists but not for this verb is 405 METHOD_NOT_ALLOWED."""
+    """INPUT-12: path exists but not for this verb is 405 METHOD_NOT_ALLOWED."""
     response = await client.delete(ECHO, headers=ADMIN)
     assert response.status_code == 405
     assert error_of(response)["code"] == "METHOD_NOT_ALLOWED"
@@ -43,7 +43,7 @@ async def test_wrong_verb_answers_method_not_allowed(client: AsyncTestClient[Lit
 
 
 async def test_unhandled_exception_answers_internal_error_without_internals(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Errors: 500 INTERNAL_ERROR, retry and quote request_id; nothing of the cause leaks."""
+    """INPUT-1: 500 INTERNAL_ERROR, retry and quote request_id; nothing of the cause leaks."""
     response = await client.get("/api/v1/probe/boom", headers=ADMIN)
     assert response.status_code == 500
     error = error_of(response)
@@ -61,14 +61,14 @@ async def test_domain_error_answers_its_code_and_status(client: AsyncTestClient[
 
 
 async def test_path_with_nul_byte_answers_route_not_found(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, ROUTE_NOT_FOUND: the path holds a NUL byte."""
+    """INPUT-12: ROUTE_NOT_FOUND when the path holds a NUL byte."""
     response = await client.get("/api/v1/probe/things/a%00b", headers=ADMIN)
     assert response.status_code == 404
     assert error_of(response)["code"] == "ROUTE_NOT_FOUND"
 
 
 async def test_path_with_invalid_utf8_answers_route_not_found(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, ROUTE_NOT_FOUND: the path holds invalid UTF-8."""
+    """INPUT-12: ROUTE_NOT_FOUND when the path holds invalid UTF-8."""
     response = await client.get("/api/v1/probe/things/a%FFb", headers=ADMIN)
     assert response.status_code == 404
     assert error_of(response)["code"] == "ROUTE_NOT_FOUND"
@@ -84,7 +84,7 @@ async def test_readable_path_id_reaches_the_route(client: AsyncTestClient[Litest
 
 
 async def test_valid_client_request_id_is_echoed(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Error envelope: a client may send its own X-Request-ID and it is used."""
+    """INPUT-2: a client may send its own X-Request-ID and it is used."""
     rid = "till-7.order_42-" + "x" * 112
     assert len(rid) == 128
     response = await client.get("/api/v1/nope", headers={"X-Request-ID": rid})
@@ -94,7 +94,7 @@ async def test_valid_client_request_id_is_echoed(client: AsyncTestClient[Litesta
 
 @pytest.mark.parametrize("sent", ["x" * 129, "has space", "semi;colon", "ünïcode", ""])
 async def test_invalid_client_request_id_is_replaced(client: AsyncTestClient[Litestar], sent: str) -> None:
-    """Contract 5 "Access": an invalid client X-Request-ID is replaced silently by a generated one."""
+    """INPUT-2: an invalid client X-Request-ID is replaced silently by a generated one."""
     response = await client.get("/api/v1/nope", headers=[(b"x-request-id", sent.encode())])
     rid = response.headers["x-request-id"]
     assert rid != sent
@@ -113,7 +113,7 @@ async def test_success_responses_carry_a_request_id(client: AsyncTestClient[Lite
 
 
 async def test_json_form_and_multipart_bodies_get_the_same_answer(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Conventions: form-encoded and multipart bodies are also read (Validation details 5)."""
+    """INPUT-3: form-encoded and multipart bodies are also read and validated alike."""
     as_json = await client.post(ECHO, json={"name": "Ann", "amount": "12", "active": "1"}, headers=ADMIN)
     as_form = await client.post(ECHO, data={"name": "Ann", "amount": "12", "active": "1"}, headers=ADMIN)
     as_multipart = await client.post(
@@ -136,14 +136,14 @@ async def test_form_nested_fields_use_brackets(client: AsyncTestClient[Litestar]
 async def test_unreadable_content_type_answers_415_before_the_token(
     client: AsyncTestClient[Litestar], content_type: str
 ) -> None:
-    """Spec, UNSUPPORTED_MEDIA_TYPE; Authentication 7: 415 comes before the token check."""
+    """INPUT-3, AUTH-8: 415 UNSUPPORTED_MEDIA_TYPE comes before the token check."""
     response = await client.post(ECHO, content=b"name=Ann", headers={"Content-Type": content_type})
     assert response.status_code == 415
     assert error_of(response)["code"] == "UNSUPPORTED_MEDIA_TYPE"
 
 
 async def test_content_type_match_ignores_case(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, UNSUPPORTED_MEDIA_TYPE: case of the type does not matter."""
+    """INPUT-3: for UNSUPPORTED_MEDIA_TYPE the case of the type does not matter."""
     response = await client.post(
         ECHO, content=b'{"name": "Ann"}', headers={**ADMIN, "Content-Type": "Application/JSON; charset=UTF-8"}
     )
@@ -155,7 +155,7 @@ async def test_content_type_match_ignores_case(client: AsyncTestClient[Litestar]
 
 
 async def test_request_without_body_is_unaffected_by_content_type(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, UNSUPPORTED_MEDIA_TYPE: a request without body is unaffected."""
+    """INPUT-3: UNSUPPORTED_MEDIA_TYPE leaves a request without body is unaffected."""
     response = await client.post(ECHO, headers={**ADMIN, "Content-Type": "text/plain"})
     assert response.status_code == 422
     assert error_of(response)["details"] == {"name": ["validation.required"]}
@@ -165,7 +165,7 @@ async def test_request_without_body_is_unaffected_by_content_type(client: AsyncT
 async def test_cut_off_or_non_utf8_json_answers_400_before_the_token(
     client: AsyncTestClient[Litestar], raw: bytes
 ) -> None:
-    """Spec, Validation details 6 and INVALID_JSON; Authentication 7: before the token check."""
+    """INPUT-4, AUTH-8: INVALID_JSON, before the token check."""
     response = await client.post(ECHO, content=raw, headers={"Content-Type": "application/json"})
     assert response.status_code == 400
     assert error_of(response)["code"] == "INVALID_JSON"
@@ -173,7 +173,7 @@ async def test_cut_off_or_non_utf8_json_answers_400_before_the_token(
 
 @pytest.mark.parametrize("raw", [b"", b"{}", b"[]", b"null"])
 async def test_empty_and_trivial_json_keep_their_normal_answer(client: AsyncTestClient[Litestar], raw: bytes) -> None:
-    """Spec, Validation details 6: an empty body, {}, [] and null are valid JSON."""
+    """INPUT-4: an empty body, {}, [] and null are valid JSON."""
     response = await client.post(ECHO, content=raw, headers={**ADMIN, "Content-Type": "application/json"})
     assert response.status_code == 422
     error = error_of(response)
@@ -182,7 +182,7 @@ async def test_empty_and_trivial_json_keep_their_normal_answer(client: AsyncTest
 
 
 async def test_trivial_json_without_token_answers_401(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: the admin API answers 401 UNAUTHENTICATED without its token; a readable body
+    """AUTH-9: the admin API answers 401 UNAUTHENTICATED without its token; a readable body
     does not jump ahead of the token check."""
     response = await client.post(ECHO, json={"name": "Ann"})
     assert response.status_code == 401
@@ -190,7 +190,7 @@ async def test_trivial_json_without_token_answers_401(client: AsyncTestClient[Li
 
 
 async def test_form_with_none_of_the_fields_names_each_key_before_the_token(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Validation details 7 (a JSON string sent with a form type); Authentication 7."""
+    """INPUT-9 (a JSON string sent with a form type), AUTH-8."""
     response = await client.post(
         ECHO, content=b'{"name":"Ann"}&other=1', headers={"Content-Type": "application/x-www-form-urlencoded"}
     )
@@ -201,7 +201,7 @@ async def test_form_with_none_of_the_fields_names_each_key_before_the_token(clie
 
 
 async def test_body_over_the_cap_answers_413(engine: Any) -> None:
-    """Contract 5 "Input": a body larger than LOYALTY_MAX_BODY_BYTES answers 413 before parsing."""
+    """INPUT-6: a body larger than LOYALTY_MAX_BODY_BYTES answers 413 before parsing."""
     app = build_app(engine, test_clock=None, max_body_bytes=2048)
     async with AsyncTestClient(app=app) as small:
         response = await small.post(
@@ -212,7 +212,7 @@ async def test_body_over_the_cap_answers_413(engine: Any) -> None:
 
 
 async def test_json_nested_deeper_than_64_levels_answers_400(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Input": JSON nested deeper than 64 levels answers 400 INVALID_JSON."""
+    """INPUT-5: JSON nested deeper than 64 levels answers 400 INVALID_JSON."""
     deep = b'{"name": "Ann", "metadata": ' + b'{"a": ' * 64 + b"1" + b"}" * 64 + b"}"
     response = await client.post(ECHO, content=deep, headers={**ADMIN, "Content-Type": "application/json"})
     assert response.status_code == 400
@@ -226,7 +226,7 @@ async def test_json_nested_deeper_than_64_levels_answers_400(client: AsyncTestCl
 
 
 async def test_every_failing_field_is_named_with_its_rule_key(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Validation details 1 and 2: field paths (nested like identifiers.0.type) to messages."""
+    """INPUT-7: field paths (nested like identifiers.0.type) to messages."""
     response = await client.post(
         ECHO,
         headers=ADMIN,
@@ -270,14 +270,14 @@ async def test_every_failing_field_is_named_with_its_rule_key(client: AsyncTestC
 async def test_required_field_sent_empty_gets_type_key_then_required(
     client: AsyncTestClient[Litestar], sent: dict[str, Any], expected: list[str]
 ) -> None:
-    """Spec, Validation details 4: empty gets the type key then validation.required; left out, required alone."""
+    """INPUT-7: empty gets the type key then validation.required; left out, required alone."""
     response = await client.post(ECHO, json=sent, headers=ADMIN)
     assert response.status_code == 422
     assert error_of(response)["details"] == {"name": expected}
 
 
 async def test_numbers_are_signed_32_bit(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Input": integer fields are signed 32-bit unless the spec says otherwise."""
+    """INPUT-10: integer fields are signed 32-bit unless a field says otherwise."""
     edges = await client.post(ECHO, json={"name": "A", "amount": -(2**31)}, headers=ADMIN)
     assert edges.status_code == 200
     assert (await client.post(ECHO, json={"name": "A", "amount": 2**31 - 1}, headers=ADMIN)).status_code == 200
@@ -290,13 +290,13 @@ async def test_numbers_are_signed_32_bit(client: AsyncTestClient[Litestar]) -> N
 
 
 async def test_rule_of_the_service_gives_an_english_sentence(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Validation details 2: a rule of the service gives an English sentence."""
+    """INPUT-7: a rule of the service gives an English sentence."""
     response = await client.post(ECHO, json={"name": "A", "amount": 0}, headers=ADMIN)
     assert error_of(response)["details"] == {"amount": ["The amount must not be zero."]}
 
 
 async def test_text_is_trimmed_and_empty_optional_counts_as_omitted(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Input": trimming of white space and NUL bytes; empty optional = omitted; null clears."""
+    """INPUT-8: trimming of white space and NUL bytes; empty optional = omitted; null clears."""
     response = await client.post(
         ECHO, headers=ADMIN, json={"name": "\x00  Ann \t\x00", "email": "", "note": None, "amount": " 7 "}
     )
@@ -305,14 +305,14 @@ async def test_text_is_trimmed_and_empty_optional_counts_as_omitted(client: Asyn
 
 
 async def test_nul_inside_text_names_the_field(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Validation details 9: a NUL byte inside any text gives 422 with the field in details."""
+    """INPUT-8: a NUL byte inside any text gives 422 with the field in details."""
     response = await client.post(ECHO, json={"name": "A\x00B", "metadata": {"k": "v\x00w"}}, headers=ADMIN)
     assert response.status_code == 422
     assert set(error_of(response)["details"]) == {"name", "metadata"}
 
 
 async def test_invalid_utf8_in_a_form_field_names_the_field(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Validation details 5: text not valid UTF-8 after percent-decoding gives 422 naming the field."""
+    """INPUT-9: text not valid UTF-8 after percent-decoding gives 422 naming the field."""
     response = await client.post(
         ECHO, content=b"name=Ann&note=%FF%FE", headers={**ADMIN, "Content-Type": "application/x-www-form-urlencoded"}
     )
@@ -321,21 +321,21 @@ async def test_invalid_utf8_in_a_form_field_names_the_field(client: AsyncTestCli
 
 
 async def test_invalid_utf8_in_a_query_parameter_names_it(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Validation details 5 (e.g. search=%FF gives 422 with details.search)."""
+    """INPUT-9 (e.g. search=%FF gives 422 with details.search)."""
     response = await client.get("/api/v1/probe/items?search=%FF", headers=ADMIN)
     assert response.status_code == 422
     assert list(error_of(response)["details"]) == ["search"]
 
 
 async def test_nul_in_a_query_parameter_names_it(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Validation details 9: body or query string."""
+    """INPUT-8: a NUL byte in the body or the query string."""
     response = await client.get("/api/v1/probe/items?search=a%00b", headers=ADMIN)
     assert response.status_code == 422
     assert list(error_of(response)["details"]) == ["search"]
 
 
 async def test_the_same_bytes_always_give_the_same_answer(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Validation details 11."""
+    """INPUT-18."""
     raw = b'{"name": "A\\u0000B", "amount": "x"}'
     answers = [
         await client.post(ECHO, content=raw, headers={**ADMIN, "Content-Type": "application/json"}) for _ in range(3)
@@ -349,7 +349,7 @@ async def test_the_same_bytes_always_give_the_same_answer(client: AsyncTestClien
 
 
 async def test_paginated_envelope_has_links_and_meta(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Conventions: paginated envelope; prev and next are null at the ends."""
+    """INPUT-11: paginated envelope; prev and next are null at the ends."""
     first = await client.get("/api/v1/probe/items?total=5&per_page=2", headers=ADMIN)
     assert first.status_code == 200
     body = first.json()["data"]
@@ -367,7 +367,7 @@ async def test_paginated_envelope_has_links_and_meta(client: AsyncTestClient[Lit
 
 @pytest.mark.parametrize("page", ["0", "-3", "1.5", "abc", ""])
 async def test_page_below_one_or_not_whole_returns_page_one(client: AsyncTestClient[Litestar], page: str) -> None:
-    """Spec, Conventions: a page below 1, or not a whole number, returns page 1."""
+    """INPUT-11: a page below 1, or not a whole number, returns page 1."""
     response = await client.get(f"/api/v1/probe/items?total=5&per_page=2&page={page}", headers=ADMIN)
     assert response.status_code == 200
     assert response.json()["data"]["meta"]["current_page"] == 1

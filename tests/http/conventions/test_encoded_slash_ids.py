@@ -1,5 +1,5 @@
-"""An encoded slash inside a path id never reaches the record the id without it names (back-office
-contract 5 "Input"; "Hardening"): the server decodes ``%2F`` before routing and the router skips the
+"""An encoded slash inside a path id never reaches the record the id without it names (INPUT-13,
+INPUT-14): the server decodes ``%2F`` before routing and the router skips the
 empty segment it leaves, so ``/customers/1%2F/wallet`` used to read customer 1's wallet and
 ``/redemptions/CODE%2F`` the redemption CODE. A numeric id is ASCII digits only and answers the
 route's not-found code; a code in a path matches whole."""

@@ -1,4 +1,4 @@
-"""One table maps every error code to its status (spec: Errors), and every error class has a row in it."""
+"""One table maps every error code to its status (INPUT-1), and every error class has a row in it."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_every_http_error_code_has_a_status() -> None:
 
 
 SPEC_STATUSES = {
-    # Authentication, rule 5
+    # AUTH-1 to AUTH-7
     "UNAUTHENTICATED": 401,
     "INVALID_CLIENT": 401,
     "FORBIDDEN": 403,
@@ -101,7 +101,7 @@ SPEC_STATUSES = {
     "PLATFORM_A_WALLET_UNAVAILABLE": 503,
     "INTERNAL_ERROR": 500,
 }
-"""Every code of the spec's Errors section and Authentication rule 5, with its status."""
+"""Every code of the public API, refusals of access included, with its status."""
 
 CONTRACT_STATUSES = {
     "PLAN_FEATURE_UNAVAILABLE": 403,  # campaigns of a family the plan lacks
@@ -110,7 +110,7 @@ CONTRACT_STATUSES = {
     "EVENT_NOT_FOUND": 404,  # the events feed
     "WEBHOOK_ENDPOINT_NOT_FOUND": 404,  # webhook endpoints
 }
-"""Codes the back-office contract names."""
+"""Codes of the admin API and the back-office actions."""
 
 ADMIN_STATUSES = {
     "NOT_FOUND": 404,
@@ -122,20 +122,20 @@ ADMIN_STATUSES = {
     "USER_NOT_FOUND": 404,
     "USER_EMAIL_DUPLICATE": 409,
 }
-"""The admin API's own codes, in the spec's status classes: 404 not found, 409 already registered."""
+"""The admin API's own codes, in the public API's status classes: 404 not found, 409 already registered."""
 
 
-def test_the_table_is_exactly_the_spec_and_the_contract() -> None:
-    """Spec, Errors > Error codes and HTTP statuses: every code the service can answer is named there
-    (or by the back-office contract, or is an admin not-found / duplicate) with that status; a
+def test_the_table_is_exactly_the_public_and_the_admin_table() -> None:
+    """INPUT-1: every code the service can answer is named in the public or the admin table
+    (or is an admin not-found / duplicate) with that status; a
     code added, dropped or moved to another status fails here."""
     expected = SPEC_STATUSES | CONTRACT_STATUSES | ADMIN_STATUSES
     assert dict(STATUS_BY_CODE) == expected
 
 
 def test_not_found_codes_and_404_go_together() -> None:
-    """Spec, HTTP statuses: 404 is not found; the codes named ``*_NOT_FOUND`` that answer 422
-    are the spec's own exceptions (a branch key or a card that is not a free card)."""
+    """INPUT-1: 404 is not found; the codes named ``*_NOT_FOUND`` that answer 422
+    are deliberate exceptions (EARN-7, CUSTOMER-5: a branch key or a card that is not a free card)."""
     not_found = {code for code, status in STATUS_BY_CODE.items() if status == 404}
     named = {code for code in STATUS_BY_CODE if code.endswith("NOT_FOUND")}
     assert named - not_found == {"BRANCH_NOT_FOUND", "LOYALTY_CARD_NOT_FOUND"}

@@ -1,6 +1,6 @@
 """Hostile input never answers a 5xx: invalid UTF-8 in keys, numbers of thousands of digits, non-ASCII
-digits, deep nesting of every body type, calendar edges (spec: Validation details 5 to 7; contract 5
-"Input"). Each case asserts the exact answer and that nothing was written."""
+digits, deep nesting of every body type, calendar edges (INPUT-3 to INPUT-10,
+INPUT-15). Each case asserts the exact answer and that nothing was written."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def details(response: Any) -> dict[str, list[str]]:
 
 
 async def test_a_form_key_that_is_not_utf8_is_named_without_a_token(client: AsyncTestClient[Litestar]) -> None:
-    """Validation details 5 and 7: `%FF=1` as a form, with no token, answers 422 naming the key."""
+    """INPUT-9: `%FF=1` as a form, with no token, answers 422 naming the key."""
     response = await client.post("/api/v1/customers", content=b"%FF=1", headers=FORM)
     assert details(response) == {"\ufffd": ["This endpoint does not read this field."]}
 
@@ -46,7 +46,7 @@ async def test_a_multipart_key_that_is_not_utf8_is_named(client: AsyncTestClient
 async def test_a_number_of_thousands_of_digits_is_out_of_range(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, value: str
 ) -> None:
-    """Validation details 5: the form field is named; integers are signed 32-bit (contract 5 "Input")."""
+    """INPUT-9, INPUT-10: the form field is named; integers are signed 32-bit."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     response = await client.post(
@@ -99,7 +99,7 @@ async def test_a_list_index_with_a_non_ascii_digit_is_refused(
 async def test_form_nesting_deeper_than_64_levels_is_refused(
     client: AsyncTestClient[Litestar], content_type: str
 ) -> None:
-    """The counterpart of the JSON depth limit (contract 5 "Input"): 422 naming the field."""
+    """The counterpart of the JSON depth limit (INPUT-5): 422 naming the field."""
     tenant = await make_tenant(client)
     key = "metadata" + "[a]" * 1000
     if content_type == "form":
@@ -121,7 +121,7 @@ async def test_form_nesting_deeper_than_64_levels_is_refused(
 
 
 async def test_a_batch_item_whose_external_id_is_not_utf8_fails_alone(client: AsyncTestClient[Litestar]) -> None:
-    """Batch rule 2: a bad item fails alone; the other items are written."""
+    """CATALOGUE-8: a bad item fails alone; the other items are written."""
     tenant = await make_tenant(client)
     response = await client.post(
         "/api/v1/products/batch",

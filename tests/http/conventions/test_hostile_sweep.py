@@ -1,5 +1,5 @@
-"""Every registered route, public and admin, driven with hostile input (spec: Validation details 5 to 7;
-contract 5 "Input"): invalid UTF-8 in keys and values of the query, JSON, form and multipart bodies,
+"""Every registered route, public and admin, driven with hostile input (INPUT-15;
+INPUT-3 to INPUT-10): invalid UTF-8 in keys and values of the query, JSON, form and multipart bodies,
 numbers of 5,000 digits, non-ASCII digits, nesting past every depth limit, calendar-edge timestamps,
 NUL bytes and oversized strings, in bodies, queries and path parameters.
 

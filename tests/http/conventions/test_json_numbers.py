@@ -1,6 +1,6 @@
 """A JSON number that is valid JSON but out of range (``1e309``, thousands of digits) is a field
 error, 422 VALIDATION_ERROR naming the field as the same text in a form body is; 400 INVALID_JSON is
-kept for text that is not JSON (back-office contract 5 "Input"; "Hardening")."""
+kept for text that is not JSON (INPUT-4, INPUT-10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every lock wait ends cleanly (contract 5 "Merge, secrets, operations"): a wait past `lock_timeout`,
+"""Every lock wait ends cleanly (INPUT-16): a wait past `lock_timeout`,
 a deadlock or a serialization failure answers 503 SERVICE_UNAVAILABLE with `Retry-After`, whatever
 row was locked, and the refused request changed nothing."""
 
@@ -46,7 +46,7 @@ def assert_busy(response: Any) -> None:
 async def test_a_held_vendor_row_answers_503_and_registers_nobody(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """The customer ceiling locks the vendor row (Plan limits 2)."""
+    """The customer ceiling locks the vendor row (CUSTOMER-10)."""
     tenant = await make_tenant(client, plan={"max_customers": 100})
     async with engine.connect() as holder:
         await holder.execute(text("SELECT id FROM vendors WHERE id = :v FOR UPDATE"), {"v": tenant.vendor_id})

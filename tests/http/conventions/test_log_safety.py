@@ -1,4 +1,4 @@
-"""Logs never hold personal data, secrets, tokens or the unsubscribe token (issue: hardening, logs)."""
+"""Logs never hold personal data, secrets, tokens or the unsubscribe token (OPS-6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Spec, Errors > Request errors: 404 ROUTE_NOT_FOUND only when no endpoint has the path, 405
+"""INPUT-12: 404 ROUTE_NOT_FOUND only when no endpoint has the path, 405
 METHOD_NOT_ALLOWED when the path exists but not for this verb, even where a literal segment of one
 route (``by-external-id``, ``import``) stands in the place of another route's id."""
 

@@ -1,4 +1,4 @@
-"""Where routes live (spec: Versioning; back-office contract 2): vendor routes under ``/api/v1``,
+"""Where routes live (INPUT-12, AUTH-9): vendor routes under ``/api/v1``,
 the admin API under ``/admin/v1`` behind the admin token; checked over every registered route."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from litestar import Litestar
 from tests.support.routes import endpoints
 
 UNVERSIONED = {"/oauth/token", "/health/live", "/health/ready", "/metrics", "/unsubscribe/{token}"}
-"""Contract 3 (the token endpoint also answers under /api/v1), health probes, the metrics (contract 5),
+"""AUTH-1 (the token endpoint also answers under /api/v1), health probes, the metrics (OPS-2),
 the mail's unsubscribe link."""
 
 
@@ -18,17 +18,17 @@ def _service_routes(app: Litestar) -> list[tuple[str, str | None]]:
 
 
 def test_vendor_routes_are_versioned(app: Litestar) -> None:
-    """Spec, Versioning: the public API answers under /api/v1."""
+    """INPUT-12: the public API answers under /api/v1."""
     misplaced = {path for path, auth in _service_routes(app) if auth == "vendor" and not path.startswith("/api/v1/")}
     assert misplaced == set()
 
 
 def test_admin_routes_are_under_admin_v1_and_take_the_admin_token(app: Litestar) -> None:
-    """Contract 2: prefix /admin/v1, header Authorization: Bearer <LOYALTY_ADMIN_TOKEN>."""
+    """AUTH-9: prefix /admin/v1, header Authorization: Bearer <LOYALTY_ADMIN_TOKEN>."""
     routes = _service_routes(app)
     # the admin docs page is an HTML shell that asks for the token and fetches the document with it
     assert {path for path, auth in routes if path.startswith("/admin/") and auth != "admin"} == {"/admin/v1/docs"}
-    # contract 5: GET /metrics takes the admin token outside /admin/v1
+    # OPS-2: GET /metrics takes the admin token outside /admin/v1
     assert {path for path, auth in routes if auth == "admin" and not path.startswith("/admin/v1/")} == {"/metrics"}
 
 
@@ -39,7 +39,7 @@ def test_only_known_routes_are_unversioned(app: Litestar) -> None:
 
 
 def test_every_public_route_counts_in_the_rate_limiter(app: Litestar) -> None:
-    """Rate limit rules 1 to 5: every vendor request counts in a window. Three redemption and voucher
+    """RATE-1 to RATE-5: every vendor request counts in a window. Three redemption and voucher
     routes had no route options at all, so the pipeline did not limit them and the sweeps skipped
     them. (The docs page's static assets are left out here.)"""
     from litestar.routes import HTTPRoute

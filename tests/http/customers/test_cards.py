@@ -1,5 +1,5 @@
-"""Loyalty cards in the admin API: pre-printed batches, further cards, blocking (contract 2 "Portal-only
-customer and redemption actions"; contract 5 "Customers"; spec Identifiers rules 2 to 4; Limits)."""
+"""Loyalty cards in the admin API: pre-printed batches, further cards, blocking (CUSTOMER-3 to
+CUSTOMER-5)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ CODE = re.compile(r"[A-Z0-9]{8}")
 
 
 async def test_card_batch_answers_the_new_free_codes(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2 and 5 "Test mode and admin shapes": { count } gives { data: { codes } } of free cards."""
+    """CUSTOMER-5: { count } gives { data: { codes } } of free cards."""
     tenant = await make_tenant(client)
     response = await client.post(portal(tenant, "/card-batches"), json={"count": 25}, headers=ADMIN)
     assert response.status_code == 201
@@ -33,7 +33,7 @@ async def test_card_batch_answers_the_new_free_codes(client: AsyncTestClient[Lit
 
 
 async def test_card_batch_of_ten_thousand(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: a batch holds 1 to 10,000 cards, all distinct."""
+    """CUSTOMER-5: a batch holds 1 to 10,000 cards, all distinct."""
     tenant = await make_tenant(client)
     codes = await card_batch(client, tenant, 10_000)
     assert len(set(codes)) == 10_000
@@ -60,7 +60,7 @@ async def test_card_batch_for_an_unknown_vendor_answers_404(client: AsyncTestCli
 
 
 async def test_card_actions_need_the_admin_token(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: anything but the admin bearer token answers 401 UNAUTHENTICATED."""
+    """AUTH-9: anything but the admin bearer token answers 401 UNAUTHENTICATED."""
     tenant = await make_tenant(client)
     response = await client.post(portal(tenant, "/card-batches"), json={"count": 1}, headers=tenant.headers)
     assert response.status_code == 401
@@ -71,7 +71,7 @@ async def test_card_actions_need_the_admin_token(client: AsyncTestClient[Litesta
 
 
 async def test_an_issued_card_becomes_the_card_scanned(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: POST .../customers/{id}/cards without a code issues one; Identifiers rule 4: it is scanned."""
+    """CUSTOMER-4, CUSTOMER-5: POST .../customers/{id}/cards without a code issues one; it is scanned."""
     tenant = await make_tenant(client)
     made = await register(client, tenant)
     response = await client.post(portal(tenant, f"/customers/{made['id']}/cards"), json={}, headers=ADMIN)
@@ -83,7 +83,7 @@ async def test_an_issued_card_becomes_the_card_scanned(client: AsyncTestClient[L
 
 
 async def test_a_sixth_card_is_refused(client: AsyncTestClient[Litestar]) -> None:
-    """Identifiers rule 4, Limits: up to five cards; contract 5: a sixth answers 422 VALIDATION_ERROR."""
+    """CUSTOMER-4: up to five cards; a sixth answers 422 VALIDATION_ERROR."""
     tenant = await make_tenant(client)
     made = await register(client, tenant)
     path = portal(tenant, f"/customers/{made['id']}/cards")
@@ -101,7 +101,7 @@ async def test_a_sixth_card_is_refused(client: AsyncTestClient[Litestar]) -> Non
 
 @pytest.mark.parametrize("kind", ["unknown", "blocked", "assigned"])
 async def test_a_card_that_is_not_free_cannot_be_added(client: AsyncTestClient[Litestar], kind: str) -> None:
-    """Contract 5: the code must be a free pre-printed card; else 422 LOYALTY_CARD_NOT_FOUND."""
+    """CUSTOMER-5: the code must be a free pre-printed card; else 422 LOYALTY_CARD_NOT_FOUND."""
     tenant = await make_tenant(client)
     made = await register(client, tenant)
     [code] = await card_batch(client, tenant, 1)
@@ -130,7 +130,7 @@ async def test_a_malformed_card_code_is_refused(client: AsyncTestClient[Litestar
 async def test_cards_for_no_customer_answer_customer_not_found(
     client: AsyncTestClient[Litestar], customer: str
 ) -> None:
-    """Contract 5 "Input": a path id that is not a whole number answers the route's not-found code."""
+    """INPUT-13: a path id that is not a whole number answers the route's not-found code."""
     tenant = await make_tenant(client)
     response = await client.post(portal(tenant, f"/customers/{customer}/cards"), headers=ADMIN)
     assert response.status_code == 404
@@ -150,7 +150,7 @@ async def test_a_deactivated_customer_gets_no_new_card(client: AsyncTestClient[L
 
 
 async def test_blocking_a_free_card_by_code(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: PATCH .../cards/{code} { active } blocks or unblocks any card, free or assigned."""
+    """CUSTOMER-3: PATCH .../cards/{code} { active } blocks or unblocks any card, free or assigned."""
     tenant = await make_tenant(client)
     [code] = await card_batch(client, tenant, 1)
     response = await client.patch(portal(tenant, f"/cards/{code.lower()}"), json={"active": False}, headers=ADMIN)
@@ -165,7 +165,7 @@ async def test_blocking_a_free_card_by_code(client: AsyncTestClient[Litestar]) -
 
 
 async def test_blocking_an_assigned_card_hides_it_from_the_scan(client: AsyncTestClient[Litestar]) -> None:
-    """Identifiers rules 2 and 4: a blocked card cannot be used; the newest active card is scanned."""
+    """CUSTOMER-3, CUSTOMER-4: a blocked card cannot be used; the newest active card is scanned."""
     tenant = await make_tenant(client)
     made = await register(client, tenant)
     first = made["loyalty_card_code"]
@@ -192,7 +192,7 @@ async def test_blocking_an_unknown_card_answers_404(client: AsyncTestClient[Lite
 
 
 async def test_blocking_through_the_customers_identifiers(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: PATCH .../customers/{id}/identifiers/{value} { active }: block or unblock a card."""
+    """CUSTOMER-3: PATCH .../customers/{id}/identifiers/{value} { active }: block or unblock a card."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, email="id@example.nl")
     code = made["loyalty_card_code"]

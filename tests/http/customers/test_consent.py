@@ -1,5 +1,4 @@
-"""Marketing consent, rules 1 to 7 (spec: Resources > Customer, Marketing consent; Validation details 8;
-contract 5 "Customers"), and the unsubscribe link."""
+"""Marketing consent, CONSENT-1 to CONSENT-6 (and INPUT-19), and the unsubscribe link."""
 
 from __future__ import annotations
 
@@ -37,11 +36,11 @@ async def events(engine: AsyncEngine, customer_id: int) -> list[tuple[Any, ...]]
         return [tuple(r) for r in rows]
 
 
-# --- rule 1: off until set ------------------------------------------------------------------------
+# --- CONSENT-1: off until set ------------------------------------------------------------------------
 
 
 async def test_consent_is_off_until_set_to_true(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Rule 1 and the field table: marketing_consent is off for every customer until set to true."""
+    """CONSENT-1: marketing_consent is off for every customer until set to true."""
     tenant = await make_tenant(client)
     made = await register(client, tenant)
     assert (made["marketingConsent"], made["marketingConsentStatementVersion"]) == (False, None)
@@ -53,7 +52,7 @@ async def test_consent_is_off_until_set_to_true(client: AsyncTestClient[Litestar
 async def test_imported_customers_are_unsubscribed_unless_marked_and_attested(
     client: AsyncTestClient[Litestar],
 ) -> None:
-    """Rule 1: imported customers are unsubscribed unless the import marks them subscribed and the importer
+    """CONSENT-1: imported customers are unsubscribed unless the import marks them subscribed and the importer
     attested it; a mark without attestation is refused for that customer alone."""
     tenant = await make_tenant(client)
     response = await client.post(
@@ -74,13 +73,13 @@ async def test_imported_customers_are_unsubscribed_unless_marked_and_attested(
     }
 
 
-# --- rules 2, 4 and 5: provenance, sources, immediate withdrawal -----------------------------------
+# --- CONSENT-2, CONSENT-4: provenance, sources, immediate withdrawal -----------------------------------
 
 
 async def test_an_api_grant_is_stored_with_its_provenance(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Rules 2 and 4: the moment, the source (api), who recorded it (the client) and the wording version."""
+    """CONSENT-2, CONSENT-4: the moment, the source (api), who recorded it (the client) and the wording version."""
     tenant = await make_tenant(client)
     test_clock.freeze(T0)
     made = await register(client, tenant, marketing_consent=True, marketing_consent_statement_version="nb-2026-1")
@@ -109,7 +108,7 @@ async def test_an_api_grant_is_stored_with_its_provenance(
 async def test_a_withdrawal_keeps_the_grant_and_reads_false_at_once(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Rules 2 and 5: a withdrawal records its own moment and source without erasing the grant timestamp;
+    """CONSENT-2: a withdrawal records its own moment and source without erasing the grant timestamp;
     marketingConsent reads false on the next request."""
     tenant = await make_tenant(client)
     test_clock.freeze(T0)
@@ -134,7 +133,7 @@ async def test_a_withdrawal_keeps_the_grant_and_reads_false_at_once(
 
 
 async def test_a_portal_decision_records_source_portal(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Rule 4: `portal` is a vendor user in the admin portal."""
+    """CONSENT-4: `portal` is a vendor user in the admin portal."""
     tenant = await make_tenant(client)
     made = await register(client, tenant)
     response = await client.put(
@@ -161,7 +160,7 @@ async def test_a_portal_decision_records_source_portal(client: AsyncTestClient[L
 async def test_an_import_grant_carries_the_attestation_version(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Rules 3 and 4: source import; the wording version is `<importer>-import-attestation:<date>`."""
+    """CONSENT-3, CONSENT-4: source import; the wording version is `<importer>-import-attestation:<date>`."""
     tenant = await make_tenant(client)
     test_clock.freeze(T0)
     response = await client.post(
@@ -186,7 +185,7 @@ async def test_an_import_grant_carries_the_attestation_version(
 async def test_an_attestation_date_in_the_future_is_refused(
     client: AsyncTestClient[Litestar], test_clock: SettableClock
 ) -> None:
-    """Rule 3: the date is the day the shop confirmed the mark, so not a day to come."""
+    """CONSENT-3: the date is the day the shop confirmed the mark, so not a day to come."""
     tenant = await make_tenant(client)
     test_clock.freeze(T0)
     response = await client.post(
@@ -203,7 +202,7 @@ async def test_an_attestation_date_in_the_future_is_refused(
 async def test_the_unsubscribe_link_withdraws_without_login(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Rules 4 and 5: the link is signed, never expires and needs no login; source email; read false at once."""
+    """CONSENT-4: the link is signed, never expires and needs no login; source email; read false at once."""
     tenant = await make_tenant(client)
     test_clock.freeze(T0)
     made = await register(client, tenant, marketing_consent=True, marketing_consent_statement_version="v1")
@@ -229,7 +228,7 @@ async def test_the_unsubscribe_link_withdraws_without_login(
 
 
 async def test_a_tampered_unsubscribe_link_answers_404(client: AsyncTestClient[Litestar]) -> None:
-    """Rule 4: signed, so a changed link names nobody."""
+    """CONSENT-4: signed, so a changed link names nobody."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, marketing_consent=True, marketing_consent_statement_version="v1")
     other = await register(client, tenant, marketing_consent=True, marketing_consent_statement_version="v1")
@@ -250,13 +249,13 @@ async def test_the_public_resource_carries_nothing_of_the_link(client: AsyncTest
     assert link.rsplit(".", 1)[1] not in str(made)
 
 
-# --- rule 6: updates leave an omitted or null decision alone ----------------------------------------
+# --- CONSENT-5: updates leave an omitted or null decision alone ----------------------------------------
 
 
 async def test_omitted_or_null_consent_leaves_the_decision_untouched(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Rule 6; contract 5: leaving marketing_consent out, or sending null, changes nothing; only false withdraws."""
+    """CONSENT-5: leaving marketing_consent out, or sending null, changes nothing; only false withdraws."""
     tenant = await make_tenant(client)
     made = await register(
         client, tenant, external_id="C-6", marketing_consent=True, marketing_consent_statement_version="v1"
@@ -275,7 +274,7 @@ async def test_omitted_or_null_consent_leaves_the_decision_untouched(
 async def test_repeating_the_decision_in_force_records_nothing_new(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Rule 2: the history holds decisions; a till resending the same grant adds none, a new wording does."""
+    """CONSENT-2: the history holds decisions; a till resending the same grant adds none, a new wording does."""
     tenant = await make_tenant(client)
     made = await register(
         client, tenant, external_id="C-7", marketing_consent=True, marketing_consent_statement_version="v1"
@@ -289,11 +288,11 @@ async def test_repeating_the_decision_in_force_records_nothing_new(
     assert [e[4] for e in await events(engine, made["id"])] == ["v1", "v2"]
 
 
-# --- rule 7 and the statement version ---------------------------------------------------------------
+# --- CONSENT-6 and the statement version ---------------------------------------------------------------
 
 
 async def test_consent_under_13_is_refused(client: AsyncTestClient[Litestar], test_clock: SettableClock) -> None:
-    """Rule 7: younger than 13 by date_of_birth: 422 MARKETING_CONSENT_UNDER_AGE; 13 today is old enough."""
+    """CONSENT-6: younger than 13 by date_of_birth: 422 MARKETING_CONSENT_UNDER_AGE; 13 today is old enough."""
     tenant = await make_tenant(client)
     test_clock.freeze(T0)
     response = await client.post(
@@ -310,7 +309,7 @@ async def test_consent_under_13_is_refused(client: AsyncTestClient[Litestar], te
 
 
 async def test_false_is_accepted_at_any_age(client: AsyncTestClient[Litestar], test_clock: SettableClock) -> None:
-    """Contract 5: an explicit marketing_consent false is accepted at any age; only true is refused under 13."""
+    """CONSENT-6: an explicit marketing_consent false is accepted at any age; only true is refused under 13."""
     tenant = await make_tenant(client)
     test_clock.freeze(T0)
     child = await register(client, tenant, date_of_birth="2020-01-01", marketing_consent=False, external_id="KID")
@@ -327,7 +326,7 @@ async def test_false_is_accepted_at_any_age(client: AsyncTestClient[Litestar], t
 async def test_a_birth_date_that_makes_a_subscriber_under_13_is_refused(
     client: AsyncTestClient[Litestar], test_clock: SettableClock
 ) -> None:
-    """Rule 7: a customer under 13 cannot have consent recorded, so a birth-date change cannot create one."""
+    """CONSENT-6: a customer under 13 cannot have consent recorded, so a birth-date change cannot create one."""
     tenant = await make_tenant(client)
     test_clock.freeze(T0)
     await register(client, tenant, external_id="AGE", marketing_consent=True, marketing_consent_statement_version="v1")
@@ -341,7 +340,7 @@ async def test_a_birth_date_that_makes_a_subscriber_under_13_is_refused(
 async def test_portal_and_import_refuse_consent_under_13(
     client: AsyncTestClient[Litestar], test_clock: SettableClock
 ) -> None:
-    """Rule 7 holds for every source."""
+    """CONSENT-6 holds for every source."""
     tenant = await make_tenant(client)
     test_clock.freeze(T0)
     child = await register(client, tenant, date_of_birth="2016-03-03")
@@ -369,7 +368,7 @@ async def test_portal_and_import_refuse_consent_under_13(
 
 
 async def test_statement_version_is_required_when_consent_is_true(client: AsyncTestClient[Litestar]) -> None:
-    """Field table and Validation details 4, 8: the version is checked only when marketing_consent is true."""
+    """INPUT-7, INPUT-19: the version is checked only when marketing_consent is true."""
     tenant = await make_tenant(client)
     for body, details in (
         ({"marketing_consent": True}, ["validation.required"]),
@@ -386,7 +385,7 @@ async def test_statement_version_is_required_when_consent_is_true(client: AsyncT
 
 
 async def test_statement_version_is_not_checked_when_consent_is_not_true(client: AsyncTestClient[Litestar]) -> None:
-    """Validation details 8: marketing_consent_statement_version is validated only when marketing_consent is true."""
+    """INPUT-19: marketing_consent_statement_version is validated only when marketing_consent is true."""
     tenant = await make_tenant(client)
     for version in (7, None, "v\x00" + "x" * 300, ["a"]):
         made = await register(client, tenant, marketing_consent=False, marketing_consent_statement_version=version)

@@ -1,5 +1,5 @@
 """Email addresses are ``local@domain`` wherever one enters: registration, updates, the import and
-the suppression list (back-office contract 5 "Hardening"). A local part of ASCII letters, digits and
+the suppression list. A local part of ASCII letters, digits and
 ``!#$%&'*+-/=?^_`{|}~.`` without ``=?``; a domain of letter-digit-hyphen labels with at least one dot
 and no IP address; 254 characters at most. Anything else is 422 VALIDATION_ERROR on the field, and
 nothing is written. An encoded word such as ``=?utf-8?q?victim?=@example.org`` used to register and

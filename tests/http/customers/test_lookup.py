@@ -1,5 +1,5 @@
-"""GET /api/v1/customers/lookup (spec: Endpoints > Customers; Identifiers rules 1, 2, 4, 5; Validation
-details 8; contract 5 "Customers")."""
+"""GET /api/v1/customers/lookup (CUSTOMER-2 to CUSTOMER-4, CUSTOMER-6,
+CUSTOMER-8, INPUT-19)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.support.tenants import make_tenant
 
 
 async def test_lookup_by_card_in_any_case_answers_the_resource(client: AsyncTestClient[Litestar]) -> None:
-    """Identifiers rule 1: lookup is case-insensitive; contract 5: lookup answers 200 with the resource."""
+    """CUSTOMER-2, CUSTOMER-8: lookup is case-insensitive and answers 200 with the resource."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, first_name="Lou", email="lou@example.nl")
     for sent in (made["loyalty_card_code"], made["loyalty_card_code"].lower()):
@@ -38,7 +38,7 @@ async def test_lookup_by_email_is_case_insensitive(client: AsyncTestClient[Lites
 async def test_lookup_answers_the_current_wallet_balance(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Spec: lookup returns profile data with the current wallet balance.
+    """CUSTOMER-8: lookup returns profile data with the current wallet balance.
 
     The balance is set on the row itself, so this test needs no ledger; it is put back afterwards so
     the ledger invariant (balance = sum of entries) holds for the suites that check it."""
@@ -56,7 +56,7 @@ async def test_lookup_answers_the_current_wallet_balance(
 
 
 async def test_unknown_identifier_answers_customer_not_found(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Endpoints > Customers: 404 CUSTOMER_NOT_FOUND."""
+    """CUSTOMER-8: nobody found is 404 CUSTOMER_NOT_FOUND."""
     tenant = await make_tenant(client)
     response = await lookup(client, tenant, identifier="NOBODY01")
     assert response.status_code == 404
@@ -73,7 +73,7 @@ async def test_a_free_card_finds_nobody(client: AsyncTestClient[Litestar]) -> No
 
 
 async def test_lookup_by_external_id(client: AsyncTestClient[Litestar]) -> None:
-    """Spec: an external_id query parameter looks up by the vendor's own id instead."""
+    """CUSTOMER-8: an external_id query parameter looks up by the vendor's own id instead."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, external_id="WEB-9")
     response = await lookup(client, tenant, external_id="WEB-9")
@@ -82,7 +82,7 @@ async def test_lookup_by_external_id(client: AsyncTestClient[Litestar]) -> None:
 
 
 async def test_external_id_lookup_does_not_check_the_identifier(client: AsyncTestClient[Litestar]) -> None:
-    """Validation details 8: with external_id, identifier is not read, so not validated."""
+    """INPUT-19: with external_id, identifier is not read, so not validated."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, external_id="WEB-10")
     response = await lookup(client, tenant, external_id="WEB-10", identifier="bad\x00" + "x" * 300)
@@ -91,7 +91,7 @@ async def test_external_id_lookup_does_not_check_the_identifier(client: AsyncTes
 
 
 async def test_unknown_external_id_answers_customer_not_found(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Customers": lookup by an unknown external_id answers 404 CUSTOMER_NOT_FOUND."""
+    """CUSTOMER-8: lookup by an unknown external_id answers 404 CUSTOMER_NOT_FOUND."""
     tenant = await make_tenant(client)
     response = await lookup(client, tenant, external_id="NOPE")
     assert response.status_code == 404
@@ -110,7 +110,7 @@ async def test_unknown_external_id_answers_customer_not_found(client: AsyncTestC
 async def test_identifier_is_validated_without_external_id(
     client: AsyncTestClient[Litestar], params: dict[str, str], details: dict[str, list[str]]
 ) -> None:
-    """Validation details 5, 8, 9: identifier is read, so checked, when external_id is absent."""
+    """INPUT-8, INPUT-9, INPUT-19: identifier is read, so checked, when external_id is absent."""
     tenant = await make_tenant(client)
     response = await lookup(client, tenant, **params)
     assert response.status_code == 422
@@ -120,7 +120,7 @@ async def test_identifier_is_validated_without_external_id(
 
 
 async def test_identifier_with_invalid_utf8_names_the_parameter(client: AsyncTestClient[Litestar]) -> None:
-    """Validation details 5: text that is not UTF-8 after percent-decoding gives 422 naming the field."""
+    """INPUT-9: text that is not UTF-8 after percent-decoding gives 422 naming the field."""
     tenant = await make_tenant(client)
     response = await client.get("/api/v1/customers/lookup?identifier=%FF", headers=tenant.headers)
     assert response.status_code == 422
@@ -128,7 +128,7 @@ async def test_identifier_with_invalid_utf8_names_the_parameter(client: AsyncTes
 
 
 async def test_blocked_card_cannot_be_used_for_lookup(client: AsyncTestClient[Litestar]) -> None:
-    """Identifiers rule 2: deactivated identifiers cannot be used for lookup; reactivated, they work again."""
+    """CUSTOMER-3: deactivated identifiers cannot be used for lookup; reactivated, they work again."""
     tenant = await make_tenant(client)
     made = await register(client, tenant)
     code = made["loyalty_card_code"]
@@ -142,7 +142,7 @@ async def test_blocked_card_cannot_be_used_for_lookup(client: AsyncTestClient[Li
 
 
 async def test_older_cards_keep_working_and_the_newest_is_scanned(client: AsyncTestClient[Litestar]) -> None:
-    """Identifiers rule 4: the most recently assigned card is loyalty_card_code; older cards stay active."""
+    """CUSTOMER-4: the most recently assigned card is loyalty_card_code; older cards stay active."""
     tenant = await make_tenant(client)
     made = await register(client, tenant)
     first = made["loyalty_card_code"]
@@ -158,7 +158,7 @@ async def test_older_cards_keep_working_and_the_newest_is_scanned(client: AsyncT
 
 
 async def test_retired_identifier_types_resolve(client: AsyncTestClient[Litestar]) -> None:
-    """Identifiers rule 5, Versioning 2: existing values of retired types still resolve on lookup."""
+    """CUSTOMER-6: existing values of retired types still resolve on lookup."""
     tenant = await make_tenant(client)
     imported = await client.post(
         portal(tenant, "/customers/import"),
@@ -185,7 +185,7 @@ async def test_retired_identifier_types_resolve(client: AsyncTestClient[Litestar
 
 
 async def test_deactivated_customer_is_found_and_says_so(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Customer status; contract 5: is_deactivated is true for every deactivated customer."""
+    """CUSTOMER-11: is_deactivated is true for every deactivated customer."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, external_id="D-1")
     closed = await client.post(portal(tenant, f"/customers/{made['id']}/deactivate"), headers=ADMIN)

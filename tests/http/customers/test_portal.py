@@ -1,5 +1,5 @@
-"""Portal-only customer actions: deactivation, anonymization and the attested import (spec: Customer
-status; contract 2 "Portal-only customer and redemption actions"; contract 5 "Customers")."""
+"""Portal-only customer actions: deactivation, anonymization and the attested import (CUSTOMER-11 to
+CUSTOMER-13)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ IMPORT = "/customers/import"
 
 
 async def test_deactivation_marks_the_customer_deactivated(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Customer status: active -> deactivated; contract 5: is_deactivated is true, the resource answers."""
+    """CUSTOMER-11: active -> deactivated; is_deactivated is true, the resource answers."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, first_name="Noor")
     response = await client.post(portal(tenant, f"/customers/{made['id']}/deactivate"), headers=ADMIN)
@@ -39,7 +39,7 @@ async def test_deactivation_marks_the_customer_deactivated(client: AsyncTestClie
 
 @pytest.mark.parametrize("action", ["deactivate", "anonymize"])
 async def test_actions_on_no_customer_answer_customer_not_found(client: AsyncTestClient[Litestar], action: str) -> None:
-    """Contract 5 "Input": unknown or non-numeric ids answer the route's not-found code."""
+    """INPUT-13: unknown or non-numeric ids answer the route's not-found code."""
     tenant = await make_tenant(client)
     for customer in ("99999999", "x1"):
         response = await client.post(portal(tenant, f"/customers/{customer}/{action}"), headers=ADMIN)
@@ -71,7 +71,7 @@ async def _text_columns_holding(engine: AsyncEngine, needles: list[str]) -> list
 async def test_anonymization_leaves_no_personal_data_in_any_table(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Spec, Customer status: anonymization removes personal data, irreversibly; asserted on the rows of
+    """CUSTOMER-12: anonymization removes personal data, irreversibly; asserted on the rows of
     every table of the schema, not on the API's answers."""
     tenant = await make_tenant(client)
     [printed] = await card_batch(client, tenant, 1)
@@ -131,7 +131,7 @@ async def test_anonymization_leaves_no_personal_data_in_any_table(
 
 
 async def test_an_anonymized_customer_is_excluded_from_every_answer(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Customer status: excluded from all API responses and queries; the action is irreversible."""
+    """CUSTOMER-12: excluded from all API responses and queries; the action is irreversible."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, email="gone@example.nl", external_id="GONE")
     await client.post(portal(tenant, f"/customers/{made['id']}/anonymize"), headers=ADMIN)
@@ -172,7 +172,7 @@ async def test_an_anonymized_customers_unsubscribe_link_names_nobody(client: Asy
 
 
 async def test_import_answers_a_result_per_customer(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: body { importer, attested_on, customers }, answer { data: { results: [{ index, status,
+    """CUSTOMER-13: body { importer, attested_on, customers }, answer { data: { results: [{ index, status,
     customer }] } }; each customer stands alone."""
     tenant = await make_tenant(client)
     await register(client, tenant, external_id="DUP")
@@ -211,7 +211,7 @@ async def test_import_answers_a_result_per_customer(client: AsyncTestClient[Lite
 
 
 async def test_import_brings_cards_and_issues_one_when_none(client: AsyncTestClient[Litestar]) -> None:
-    """Identifiers rule 3: every customer gets a card; an imported card keeps working, a free one is claimed."""
+    """CUSTOMER-5: every customer gets a card; an imported card keeps working, a free one is claimed."""
     tenant = await make_tenant(client)
     [free] = await card_batch(client, tenant, 1)
     response = await client.post(
@@ -234,7 +234,7 @@ async def test_import_brings_cards_and_issues_one_when_none(client: AsyncTestCli
 
 
 async def test_import_obeys_the_customer_ceiling(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Contract 2 and 5: the import obeys the plan's customer ceiling, exactly."""
+    """CUSTOMER-10: the import obeys the plan's customer ceiling, exactly."""
     tenant = await make_tenant(client, plan={"max_customers": 3})
     await register(client, tenant)
     response = await client.post(
@@ -271,7 +271,7 @@ async def test_import_envelope_is_validated(
 
 
 async def test_import_allows_retired_types_but_not_unknown_ones(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: the attested import may carry retired types; other types are refused naming the accepted."""
+    """CUSTOMER-6: the attested import may carry retired types; other types are refused naming the accepted."""
     tenant = await make_tenant(client)
     response = await client.post(
         portal(tenant, IMPORT),

@@ -1,5 +1,5 @@
-"""POST /api/v1/customers (spec: Endpoints > Customers; Resources > Customer, Identifiers; contract 5
-"Customers"): the resource, its identifiers and cards. The ceiling and the races are in
+"""POST /api/v1/customers (CUSTOMER-1, CUSTOMER-2,
+CUSTOMER-5, CUSTOMER-6): the resource, its identifiers and cards. The ceiling and the races are in
 test_registration_limits.py."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ CODE = re.compile(r"[A-Z0-9]{8}")
 async def test_registration_answers_201_with_the_customer_resource(
     client: AsyncTestClient[Litestar], test_clock: SettableClock
 ) -> None:
-    """Contract 5 "Customers": registration answers 201 with the resource, field for field; locale
+    """CUSTOMER-1: registration answers 201 with the resource, field for field; locale
     defaults to nl, customer_since to the creation date, consent is off, a card is issued."""
     test_clock.freeze(datetime(2026, 4, 2, 9, 30, tzinfo=UTC))
     tenant = await make_tenant(client)
@@ -70,7 +70,7 @@ async def test_registration_answers_201_with_the_customer_resource(
 
 
 async def test_registration_creates_a_wallet_at_zero(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Spec, Resources > Customer: a wallet is created with each new customer and starts at 0 points."""
+    """CUSTOMER-1: a wallet is created with each new customer and starts at 0 points."""
     tenant = await make_tenant(client)
     customer = await register(client, tenant)
     async with engine.connect() as conn:
@@ -83,7 +83,7 @@ async def test_registration_creates_a_wallet_at_zero(client: AsyncTestClient[Lit
 
 
 async def test_given_fields_are_returned_as_sent(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Resources > Customer: customer_since as given; locale nl or en; external_id as given."""
+    """CUSTOMER-1: customer_since as given; locale nl or en; external_id as given."""
     tenant = await make_tenant(client)
     data = await register(
         client,
@@ -100,7 +100,7 @@ async def test_given_fields_are_returned_as_sent(client: AsyncTestClient[Litesta
 
 
 async def test_no_field_is_required(client: AsyncTestClient[Litestar]) -> None:
-    """Spec: no identifier is required; without one a card is issued (Identifiers rule 3)."""
+    """CUSTOMER-1, CUSTOMER-5: no identifier is required; without one a card is issued."""
     tenant = await make_tenant(client)
     response = await client.post(CUSTOMERS, headers=tenant.headers)
     assert response.status_code == 201
@@ -110,7 +110,7 @@ async def test_no_field_is_required(client: AsyncTestClient[Litestar]) -> None:
 
 
 async def test_form_encoded_registration_reads_nested_identifiers(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Conventions: form bodies are read too; keys nest with brackets."""
+    """INPUT-3: form bodies are read too; keys nest with brackets."""
     tenant = await make_tenant(client)
     [code] = await card_batch(client, tenant, 1)
     response = await client.post(
@@ -137,7 +137,7 @@ async def test_form_encoded_registration_reads_nested_identifiers(client: AsyncT
 async def test_bad_fields_answer_validation_error(
     client: AsyncTestClient[Litestar], body: dict[str, object], details: dict[str, list[str]]
 ) -> None:
-    """Spec, Validation details 1, 2, 9: each failing field with its rule key."""
+    """INPUT-7, INPUT-8: each failing field with its rule key."""
     tenant = await make_tenant(client)
     response = await client.post(CUSTOMERS, json=body, headers=tenant.headers)
     assert response.status_code == 422
@@ -163,7 +163,7 @@ async def test_birth_date_in_the_future_is_refused(
 async def test_retired_identifier_type_is_refused_naming_the_accepted_types(
     client: AsyncTestClient[Litestar], retired: str
 ) -> None:
-    """Identifiers rule 5, Validation details 2: 422 VALIDATION_ERROR; the message names the accepted types."""
+    """CUSTOMER-6, INPUT-7: 422 VALIDATION_ERROR; the message names the accepted types."""
     tenant = await make_tenant(client)
     response = await client.post(
         CUSTOMERS, json={"identifiers": [{"type": retired, "value": "8712345678906"}]}, headers=tenant.headers
@@ -180,7 +180,7 @@ async def test_retired_identifier_type_is_refused_naming_the_accepted_types(
 
 
 async def test_unknown_identifier_type_is_refused_naming_the_accepted_types(client: AsyncTestClient[Litestar]) -> None:
-    """Identifiers rule 5: identifiers[].type accepts exactly email and loyalty_card."""
+    """CUSTOMER-6: identifiers[].type accepts exactly email and loyalty_card."""
     tenant = await make_tenant(client)
     response = await client.post(
         CUSTOMERS, json={"identifiers": [{"type": "phone", "value": "0612345678"}]}, headers=tenant.headers
@@ -205,7 +205,7 @@ async def test_malformed_card_code_is_refused(client: AsyncTestClient[Litestar],
 
 
 async def test_registration_carries_at_most_one_card(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Customers": a registration carries at most one loyalty_card identifier."""
+    """CUSTOMER-4: a registration carries at most one loyalty_card identifier."""
     tenant = await make_tenant(client)
     codes = await card_batch(client, tenant, 2)
     response = await client.post(
@@ -220,7 +220,7 @@ async def test_registration_carries_at_most_one_card(client: AsyncTestClient[Lit
 
 
 async def test_email_identifier_must_equal_the_profile_email(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Customers": an email entry must equal the profile email; a different value is 422."""
+    """CUSTOMER-7: an email entry must equal the profile email; a different value is 422."""
     tenant = await make_tenant(client)
     response = await client.post(
         CUSTOMERS,
@@ -238,7 +238,7 @@ async def test_email_identifier_must_equal_the_profile_email(client: AsyncTestCl
 
 
 async def test_email_identifier_sets_an_absent_email(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Customers": an email entry sets the profile email when `email` is absent."""
+    """CUSTOMER-7: an email entry sets the profile email when `email` is absent."""
     tenant = await make_tenant(client)
     data = await register(client, tenant, identifiers=[{"type": "email", "value": "Kim@Example.nl"}])
     assert data["email"] == "Kim@Example.nl"
@@ -246,7 +246,7 @@ async def test_email_identifier_sets_an_absent_email(client: AsyncTestClient[Lit
 
 
 async def test_scanning_a_free_card_assigns_it(client: AsyncTestClient[Litestar]) -> None:
-    """Identifiers rule 3: scanning a pre-printed card at registration assigns that card; case does not matter."""
+    """CUSTOMER-5: scanning a pre-printed card at registration assigns that card; case does not matter."""
     tenant = await make_tenant(client)
     [code] = await card_batch(client, tenant, 1)
     data = await register(client, tenant, identifiers=[{"type": "loyalty_card", "value": code.lower()}])
@@ -257,7 +257,7 @@ async def test_scanning_a_free_card_assigns_it(client: AsyncTestClient[Litestar]
 async def test_unknown_card_answers_loyalty_card_not_found(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Contract 5 "Customers": an unknown card answers 422 LOYALTY_CARD_NOT_FOUND; nothing is written."""
+    """CUSTOMER-5: an unknown card answers 422 LOYALTY_CARD_NOT_FOUND; nothing is written."""
     tenant = await make_tenant(client)
     response = await client.post(
         CUSTOMERS,
@@ -270,7 +270,7 @@ async def test_unknown_card_answers_loyalty_card_not_found(
 
 
 async def test_blocked_free_card_answers_loyalty_card_not_found(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Customers": a blocked free card answers 422 LOYALTY_CARD_NOT_FOUND."""
+    """CUSTOMER-5: a blocked free card answers 422 LOYALTY_CARD_NOT_FOUND."""
     tenant = await make_tenant(client)
     [code] = await card_batch(client, tenant, 1)
     blocked = await client.patch(portal(tenant, f"/cards/{code}"), json={"active": False}, headers=ADMIN)
@@ -283,7 +283,7 @@ async def test_blocked_free_card_answers_loyalty_card_not_found(client: AsyncTes
 
 
 async def test_assigned_card_answers_loyalty_card_not_found(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Customers": a card already assigned answers 422 LOYALTY_CARD_NOT_FOUND, issued or pre-printed."""
+    """CUSTOMER-5: a card already assigned answers 422 LOYALTY_CARD_NOT_FOUND, issued or pre-printed."""
     tenant = await make_tenant(client)
     [code] = await card_batch(client, tenant, 1)
     await register(client, tenant, identifiers=[{"type": "loyalty_card", "value": code}])
@@ -299,7 +299,7 @@ async def test_assigned_card_answers_loyalty_card_not_found(client: AsyncTestCli
 async def test_email_already_registered_answers_identifier_duplicate(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Validation details 3: an email another customer holds is 409 IDENTIFIER_DUPLICATE, whatever its case."""
+    """CUSTOMER-2: an email another customer holds is 409 IDENTIFIER_DUPLICATE, whatever its case."""
     tenant = await make_tenant(client)
     await register(client, tenant, email="sam@example.nl")
     response = await client.post(CUSTOMERS, json={"email": "SAM@example.NL"}, headers=tenant.headers)
@@ -309,7 +309,7 @@ async def test_email_already_registered_answers_identifier_duplicate(
 
 
 async def test_external_id_already_registered_answers_external_id_duplicate(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Errors: 409 EXTERNAL_ID_DUPLICATE when the vendor already has that external_id."""
+    """TENANCY-4: 409 EXTERNAL_ID_DUPLICATE when the vendor already has that external_id."""
     tenant = await make_tenant(client)
     await register(client, tenant, external_id="K-1")
     response = await client.post(CUSTOMERS, json={"external_id": "K-1"}, headers=tenant.headers)

@@ -1,5 +1,5 @@
-"""POST /api/v1/customers under pressure (spec: Plan limits 2, the customer ceiling; contract 5
-"Customers": registrations racing for one card, email or external id)."""
+"""POST /api/v1/customers under pressure (CUSTOMER-10, the customer
+ceiling; CUSTOMER-2, CUSTOMER-5: registrations racing for one card, email or external id)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from tests.support.tenants import make_tenant
 async def test_customer_ceiling_answers_validation_error(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Plan limits 2, Retry guidance 6: a refusal at the customer ceiling is 422 VALIDATION_ERROR."""
+    """CUSTOMER-10: a refusal at the customer ceiling is 422 VALIDATION_ERROR."""
     tenant = await make_tenant(client, plan={"max_customers": 2})
     await register(client, tenant)
     await register(client, tenant)
@@ -45,7 +45,7 @@ async def test_customer_ceiling_answers_validation_error(
 
 
 async def test_anonymized_customers_do_not_count_against_the_ceiling(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Customers": max_customers counts customers that are not anonymized."""
+    """CUSTOMER-10: max_customers counts customers that are not anonymized."""
     tenant = await make_tenant(client, plan={"max_customers": 1})
     first = await register(client, tenant)
     refused = await client.post(CUSTOMERS, headers=tenant.headers)
@@ -66,7 +66,7 @@ async def test_zero_ceiling_means_unlimited(client: AsyncTestClient[Litestar], e
 async def test_registrations_racing_for_the_last_place_admit_exactly_one(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Contract 5 "Customers": the ceiling is exact also under concurrent registrations."""
+    """CUSTOMER-10: the ceiling is exact also under concurrent registrations."""
     tenant = await make_tenant(client, plan={"max_customers": 3})
     await register(client, tenant)
     await register(client, tenant)
@@ -86,7 +86,7 @@ async def test_registrations_racing_for_the_last_place_admit_exactly_one(
 async def test_two_registrations_racing_for_one_free_card_give_201_and_409(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Contract 5 "Customers": only the loser of two registrations racing for one free card answers 409
+    """CUSTOMER-5: only the loser of two registrations racing for one free card answers 409
     IDENTIFIER_DUPLICATE; the winner holds the card and the loser left nothing behind.
 
     The test holds the card's row until both registrations have read it as free and wait to take it,
@@ -121,7 +121,7 @@ async def test_two_registrations_racing_for_one_free_card_give_201_and_409(
 async def test_registrations_racing_for_one_value_give_one_201_and_409s(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, body: dict[str, str], code: str
 ) -> None:
-    """Validation details 3 and Errors: a concurrent duplicate email is 409 IDENTIFIER_DUPLICATE, a
+    """CUSTOMER-2: a concurrent duplicate email is 409 IDENTIFIER_DUPLICATE, a
     concurrent duplicate external_id 409 EXTERNAL_ID_DUPLICATE, never 500."""
     tenant = await make_tenant(client)
     async with racing_client(engine) as racing:

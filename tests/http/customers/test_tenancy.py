@@ -1,5 +1,5 @@
-"""Vendor B's token never reaches vendor A's customers (spec: What the service does, 3;
-Authentication 3)."""
+"""Vendor B's token never reaches vendor A's customers (TENANCY-1,
+TENANCY-2)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ async def test_another_vendors_customer_is_never_found(client: AsyncTestClient[L
 
 
 async def test_values_are_unique_per_vendor_only(client: AsyncTestClient[Litestar]) -> None:
-    """Spec: email and external_id are unique per vendor, so another vendor may hold the same ones."""
+    """TENANCY-4: email and external_id are unique per vendor, so another vendor may hold the same ones."""
     vendor_a = await make_tenant(client)
     vendor_b = await make_tenant(client)
     await register(client, vendor_a, email="same@example.nl", external_id="SAME")
@@ -47,7 +47,7 @@ async def test_values_are_unique_per_vendor_only(client: AsyncTestClient[Litesta
 
 
 async def test_another_vendors_free_card_is_not_free_for_you(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Errors: LOYALTY_CARD_NOT_FOUND, the card is not a free card of the vendor."""
+    """CUSTOMER-5: LOYALTY_CARD_NOT_FOUND, the card is not a free card of the vendor."""
     vendor_a = await make_tenant(client)
     vendor_b = await make_tenant(client)
     [code] = await card_batch(client, vendor_a, 1)

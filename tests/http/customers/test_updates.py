@@ -1,5 +1,4 @@
-"""POST /customers/link-external-id and PUT|PATCH /customers/by-external-id/{external_id} (spec:
-Endpoints > Customers; contract 5 "Customers")."""
+"""POST /customers/link-external-id and PUT|PATCH /customers/by-external-id/{external_id} (CUSTOMER-9)."""
 
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ async def update(client: AsyncTestClient[Litestar], tenant: Tenant, method: str,
 
 
 async def test_link_by_identifier_answers_the_linked_customer(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: body { external_id, identifier }, the customer found by an active identifier; 200 with it."""
+    """CUSTOMER-9: body { external_id, identifier }, the customer found by an active identifier; 200 with it."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, email="x@example.nl")
     response = await client.post(
@@ -42,7 +41,7 @@ async def test_link_by_identifier_answers_the_linked_customer(client: AsyncTestC
 
 
 async def test_link_by_customer_id(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: body { external_id, customer_id }."""
+    """CUSTOMER-9: body { external_id, customer_id }."""
     tenant = await make_tenant(client)
     made = await register(client, tenant)
     response = await client.post(
@@ -53,7 +52,7 @@ async def test_link_by_customer_id(client: AsyncTestClient[Litestar]) -> None:
 
 
 async def test_link_never_overwrites(client: AsyncTestClient[Litestar]) -> None:
-    """Spec: never overwrites an existing external_id (409 CUSTOMER_ALREADY_LINKED); the same one is a no-op."""
+    """CUSTOMER-9: never overwrites an existing external_id (409 CUSTOMER_ALREADY_LINKED); the same one is a no-op."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, external_id="FIRST")
     response = await client.post(
@@ -67,7 +66,7 @@ async def test_link_never_overwrites(client: AsyncTestClient[Litestar]) -> None:
 
 
 async def test_link_to_a_taken_external_id_answers_external_id_duplicate(client: AsyncTestClient[Litestar]) -> None:
-    """Spec: a taken id gives 409 EXTERNAL_ID_DUPLICATE."""
+    """TENANCY-4: a taken id gives 409 EXTERNAL_ID_DUPLICATE."""
     tenant = await make_tenant(client)
     await register(client, tenant, external_id="TAKEN")
     other = await register(client, tenant)
@@ -82,7 +81,7 @@ async def test_link_to_a_taken_external_id_answers_external_id_duplicate(client:
 async def test_link_to_nobody_answers_customer_not_found(
     client: AsyncTestClient[Litestar], body: dict[str, Any]
 ) -> None:
-    """Spec, Errors: 404 CUSTOMER_NOT_FOUND, no customer with this identifier or id."""
+    """404 CUSTOMER_NOT_FOUND: no customer with this identifier or id."""
     tenant = await make_tenant(client)
     response = await client.post(LINK, json={"external_id": "Z", **body}, headers=tenant.headers)
     assert response.status_code == 404
@@ -114,7 +113,7 @@ async def test_link_body_is_validated(
 
 @pytest.mark.parametrize("method", ["PUT", "PATCH"])
 async def test_only_the_fields_present_change(client: AsyncTestClient[Litestar], method: str) -> None:
-    """Contract 5: PUT and PATCH both change only the fields present; 200 with the resource."""
+    """CUSTOMER-9: PUT and PATCH both change only the fields present; 200 with the resource."""
     tenant = await make_tenant(client)
     made = await register(
         client, tenant, first_name="Eva", last_name="Smit", phone="010-1234567", locale="en", external_id="U-1"
@@ -129,7 +128,7 @@ async def test_only_the_fields_present_change(client: AsyncTestClient[Litestar],
 
 
 async def test_explicit_null_clears_an_optional_field(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Input": an explicit null clears an optional field; customer_since falls back to the creation date."""
+    """INPUT-8: an explicit null clears an optional field; customer_since falls back to the creation date."""
     tenant = await make_tenant(client)
     made = await register(
         client, tenant, first_name="Eva", phone="0101", customer_since="2001-01-01", external_id="U-2"
@@ -170,7 +169,7 @@ async def test_clearing_the_email_removes_its_identifier(client: AsyncTestClient
 
 
 async def test_email_of_another_customer_answers_identifier_duplicate(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: an email another customer of the vendor holds answers 409 IDENTIFIER_DUPLICATE, on updates too."""
+    """CUSTOMER-2: an email another customer of the vendor holds answers 409 IDENTIFIER_DUPLICATE, on updates too."""
     tenant = await make_tenant(client)
     await register(client, tenant, email="held@example.nl")
     await register(client, tenant, email="mine@example.nl", external_id="U-5")
@@ -182,7 +181,7 @@ async def test_email_of_another_customer_answers_identifier_duplicate(client: As
 
 
 async def test_unknown_external_id_answers_external_id_not_found(client: AsyncTestClient[Litestar]) -> None:
-    """Spec: unknown id: 404 EXTERNAL_ID_NOT_FOUND."""
+    """CUSTOMER-9: unknown id: 404 EXTERNAL_ID_NOT_FOUND."""
     tenant = await make_tenant(client)
     for method in ("PUT", "PATCH"):
         response = await update(client, tenant, method, "MISSING", {"first_name": "X"})
@@ -191,7 +190,7 @@ async def test_unknown_external_id_answers_external_id_not_found(client: AsyncTe
 
 
 async def test_a_deactivated_customer_can_still_be_updated(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: updating a deactivated customer that was not merged works."""
+    """CUSTOMER-11: updating a deactivated customer that was not merged works."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, external_id="U-6")
     await client.post(portal(tenant, f"/customers/{made['id']}/deactivate"), headers=ADMIN)
@@ -202,7 +201,7 @@ async def test_a_deactivated_customer_can_still_be_updated(client: AsyncTestClie
 
 
 async def test_an_anonymized_customer_is_unreachable(client: AsyncTestClient[Litestar]) -> None:
-    """Spec: anonymized customers are unreachable by external id (404 EXTERNAL_ID_NOT_FOUND)."""
+    """CUSTOMER-9: anonymized customers are unreachable by external id (404 EXTERNAL_ID_NOT_FOUND)."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, external_id="U-7")
     await client.post(portal(tenant, f"/customers/{made['id']}/anonymize"), headers=ADMIN)
@@ -212,7 +211,7 @@ async def test_an_anonymized_customer_is_unreachable(client: AsyncTestClient[Lit
 
 
 async def test_update_body_is_validated(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Validation details 1: every failing field is named."""
+    """INPUT-7: every failing field is named."""
     tenant = await make_tenant(client)
     await register(client, tenant, external_id="U-8")
     response = await update(client, tenant, "PATCH", "U-8", {"email": "nope", "locale": "fr"})
@@ -222,7 +221,7 @@ async def test_update_body_is_validated(client: AsyncTestClient[Litestar]) -> No
 
 @pytest.mark.parametrize("external_id", ["A/B", "A%2FB", "A%2fB"])
 async def test_external_id_with_a_slash_reaches_no_route(client: AsyncTestClient[Litestar], external_id: str) -> None:
-    """Spec, Slash in a path id: the same holds for customer external_id paths: a path matching no
+    """INPUT-14: the same holds for customer external_id paths: a path matching no
     route answers 404 ROUTE_NOT_FOUND, and %2F does not help."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, external_id="A/B", first_name="Kept")
@@ -240,7 +239,7 @@ async def test_external_id_with_a_slash_reaches_no_route(client: AsyncTestClient
 async def test_external_id_with_a_slash_matching_another_route_answers_405(
     client: AsyncTestClient[Litestar], method: str, external_id: str
 ) -> None:
-    """Spec, Slash in a path id: 405 METHOD_NOT_ALLOWED when the path matches another route:
+    """INPUT-12, INPUT-14: 405 METHOD_NOT_ALLOWED when the path matches another route:
     ``/customers/by-external-id/wallet/adjust`` is the path of ``POST /customers/{customer}/wallet/adjust``."""
     tenant = await make_tenant(client)
     made = await register(client, tenant, external_id=external_id.replace("%2F", "/"), first_name="Kept")

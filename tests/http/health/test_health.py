@@ -1,4 +1,4 @@
-"""Health probes (back-office contract 5 "Operability"): bare JSON, and 503 with Retry-After while a
+"""Health probes (OPS-1): bare JSON, and 503 with Retry-After while a
 dependency is down."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from tests.support.app import build_app
 
 
 async def test_health_live_and_ready_are_bare_json(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5 "Operability": health answers are bare JSON, not wrapped in data."""
+    """OPS-1: health answers are bare JSON, not wrapped in data."""
     live = await client.get("/health/live")
     assert live.status_code == 200
     assert live.json() == {"status": "ok"}

@@ -1,4 +1,4 @@
-"""GET /metrics (contract 5 "Merge, secrets, operations"): Prometheus text, admin token only, not
+"""GET /metrics (OPS-2): Prometheus text, admin token only, not
 rate-limited; requests are counted by route template, never by the path a client sent."""
 
 from __future__ import annotations

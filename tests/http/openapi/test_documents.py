@@ -1,4 +1,4 @@
-"""The OpenAPI documents (issue 12): every registered route is documented once, with its path
+"""The OpenAPI documents (OPS-5): every registered route is documented once, with its path
 parameters, query parameters and body; both documents are valid OpenAPI 3.1; the files in docs/
 are what the routes generate today."""
 
@@ -36,7 +36,7 @@ def _options(app: Litestar) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def test_every_route_is_in_exactly_one_document_with_its_inputs(app: Litestar, docs: dict[str, dict[str, Any]]) -> None:
-    """Issue 12: the documents cannot fall behind the code. Each endpoint appears in one document
+    """OPS-5: the documents cannot fall behind the code. Each endpoint appears in one document
     only (admin routes in the admin one), with its path parameters, its query struct's fields and
     a request body exactly when it reads one."""
     options = _options(app)
@@ -56,14 +56,14 @@ def test_every_route_is_in_exactly_one_document_with_its_inputs(app: Litestar, d
 
 @pytest.mark.parametrize("audience", ["public", "admin"])
 def test_documents_validate_as_openapi_3_1(docs: dict[str, dict[str, Any]], audience: str) -> None:
-    """Issue 12 "Done when": both documents validate as OpenAPI 3.1 (openapi-spec-validator)."""
+    """OPS-5: both documents validate as OpenAPI 3.1 (openapi-spec-validator)."""
     assert docs[audience]["openapi"] == "3.1.0"
     validate(docs[audience])
 
 
 def test_security_schemes_are_client_credentials_and_admin_bearer(docs: dict[str, dict[str, Any]]) -> None:
-    """Spec, Authentication: vendors use OAuth 2 client credentials at /oauth/token; the admin API
-    a bearer token (contract 2)."""
+    """AUTH-1, AUTH-9: vendors use OAuth 2 client credentials at /oauth/token; the admin API
+    a bearer token."""
     public = docs["public"]["components"]["securitySchemes"]
     assert public["oauth2"]["flows"] == {"clientCredentials": {"tokenUrl": "/oauth/token", "scopes": {}}}
     assert docs["admin"]["components"]["securitySchemes"]["adminToken"] == {
@@ -77,7 +77,7 @@ def test_security_schemes_are_client_credentials_and_admin_bearer(docs: dict[str
 
 
 def test_error_answers_follow_route_properties(docs: dict[str, dict[str, Any]]) -> None:
-    """Spec, Errors: a vendor route with a body and a customer in its path documents 400, 401, 403,
+    """INPUT-1: a vendor route with a body and a customer in its path documents 400, 401, 403,
     404 (CUSTOMER_NOT_FOUND), 413, 415, 422 and 429, each in the error envelope with its codes."""
     op = docs["public"]["paths"]["/api/v1/customers/{customer}/wallet/adjust"]["post"]
     statuses = set(op["responses"])
@@ -149,13 +149,13 @@ def test_admin_lists_document_their_filters_and_pages(docs: dict[str, dict[str, 
 
 
 def test_request_bodies_take_json_form_and_multipart(docs: dict[str, dict[str, Any]]) -> None:
-    """Spec, Conventions: JSON, form-encoded and multipart bodies are all read."""
+    """INPUT-3: JSON, form-encoded and multipart bodies are all read."""
     body = docs["public"]["paths"]["/api/v1/customers"]["post"]["requestBody"]
     assert set(body["content"]) == {"application/json", "application/x-www-form-urlencoded", "multipart/form-data"}
 
 
 def test_paginated_routes_document_page_and_per_page_with_bounds(docs: dict[str, dict[str, Any]]) -> None:
-    """Spec, Conventions (pagination): page from 1, per_page 1..100 defaulting to 15."""
+    """INPUT-11: page from 1, per_page 1..100 defaulting to 15."""
     params = {p["name"]: p for p in docs["public"]["paths"]["/api/v1/products"]["get"]["parameters"]}
     assert params["page"]["schema"] == {"type": "integer", "minimum": 1, "default": 1}
     per_page = params["per_page"]["schema"]
@@ -163,7 +163,7 @@ def test_paginated_routes_document_page_and_per_page_with_bounds(docs: dict[str,
 
 
 def test_no_schema_lets_null_match_two_oneof_branches(docs: dict[str, dict[str, Any]]) -> None:
-    """Issue 12: ``metadata`` was ``oneOf [{}, null]``, so null matched both branches and was refused."""
+    """FAULT-4: ``metadata`` was ``oneOf [{}, null]``, so null matched both branches and was refused."""
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
@@ -179,7 +179,7 @@ def test_no_schema_lets_null_match_two_oneof_branches(docs: dict[str, dict[str, 
 
 @pytest.mark.parametrize("audience", ["public", "admin"])
 def test_committed_documents_are_current(audience: str) -> None:
-    """Issue 12: docs/openapi-*.json are what the routes generate; run ``just openapi`` after a change."""
+    """OPS-5: docs/openapi-*.json are what the routes generate; run ``just openapi`` after a change."""
     name = FILES[audience]  # type: ignore[index]
     assert (DOCS / name).read_text(encoding="utf-8") == documents()[name], f"docs/{name} is stale: run `just openapi`"
 
@@ -190,7 +190,7 @@ def _resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]
 
 
 def test_every_example_is_valid_against_its_own_schema(docs: dict[str, dict[str, Any]]) -> None:
-    """Issue 12: examples in the public document; one that drifts from the structs fails here."""
+    """OPS-5: examples in the public document; one that drifts from the structs fails here."""
     from jsonschema import Draft202012Validator
 
     from loyalty_http.openapi.examples import REQUESTS, RESPONSES
@@ -205,7 +205,7 @@ def test_every_example_is_valid_against_its_own_schema(docs: dict[str, dict[str,
 
 
 def test_links_name_operations_and_parameters_that_exist(docs: dict[str, dict[str, Any]]) -> None:
-    """Issue 12: stateful links, each to an operation of the document and one of its path parameters."""
+    """FAULT-4: stateful links, each to an operation of the document and one of its path parameters."""
     from loyalty_http.openapi.examples import LINKS
 
     public = docs["public"]

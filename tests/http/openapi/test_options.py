@@ -1,4 +1,4 @@
-"""OPTIONS answers (issue 12: a schema fuzzer saw ``OPTIONS /api/v1/products`` answer
+"""OPTIONS answers (FAULT-4: a schema fuzzer saw ``OPTIONS /api/v1/products`` answer
 ``Allow: OPTIONS, POST`` although the path also takes GET)."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from tests.support.envelope import error_of
 async def test_public_document_needs_no_token_and_carries_rate_limit_headers(
     client: AsyncTestClient[Litestar],
 ) -> None:
-    """Contract 5: the public document counts in the per-address allowance and says so in headers."""
+    """RATE-5: the public document counts in the per-address allowance and says so in headers."""
     response = await client.get("/api/v1/openapi.json")
     assert response.status_code == 200
     assert response.json()["openapi"] == "3.1.0"
@@ -25,8 +25,8 @@ async def test_public_document_needs_no_token_and_carries_rate_limit_headers(
 
 
 async def test_admin_document_takes_the_admin_token(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: without the admin token 401 UNAUTHENTICATED; with it, only admin-token routes (the
-    admin API and contract 5's /metrics)."""
+    """AUTH-9: without the admin token 401 UNAUTHENTICATED; with it, only admin-token routes (the
+    admin API and /metrics, OPS-2)."""
     refused = await client.get("/admin/v1/openapi.json")
     assert refused.status_code == 401
     assert error_of(refused)["code"] == "UNAUTHENTICATED"
@@ -42,12 +42,12 @@ async def test_admin_document_takes_the_admin_token(client: AsyncTestClient[Lite
 async def test_docs_pages_name_only_assets_of_the_service(client: AsyncTestClient[Litestar]) -> None:
     """The pages' HTML names only this service's addresses; that they render, and that the browser
     then asks no other host, is checked in Chromium against a served instance (tests/api/docs)."""
-    for page, spec in (("/api/v1/docs", "/api/v1/openapi.json"), ("/admin/v1/docs", "/admin/v1/openapi.json")):
+    for page, document in (("/api/v1/docs", "/api/v1/openapi.json"), ("/admin/v1/docs", "/admin/v1/openapi.json")):
         response = await client.get(page)
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/html")
         html = response.text
-        assert spec in html
+        assert document in html
         assert "http://" not in html
         assert "https://" not in html
     script = await client.get("/api/v1/docs/swagger-ui-bundle.js")
@@ -73,7 +73,7 @@ async def test_admin_page_holds_nothing_of_the_admin_document(client: AsyncTestC
 
 
 async def test_form_body_that_looks_like_json_says_so(client: AsyncTestClient[Litestar]) -> None:
-    """Validation details 7: a form body with none of the endpoint's fields answers 422 naming each
+    """INPUT-9: a form body with none of the endpoint's fields answers 422 naming each
     key; when the body looks like JSON the message says it was sent with a form content type."""
     response = await client.post(
         "/api/v1/customers",
@@ -90,7 +90,7 @@ async def test_form_body_that_looks_like_json_says_so(client: AsyncTestClient[Li
 
 
 async def test_form_body_not_looking_like_json_keeps_the_plain_message(client: AsyncTestClient[Litestar]) -> None:
-    """Validation details 7: other unread forms keep the generic message."""
+    """INPUT-9: other unread forms keep the generic message."""
     response = await client.post(
         "/api/v1/customers", content=b"colour=red", headers={"Content-Type": "application/x-www-form-urlencoded"}
     )

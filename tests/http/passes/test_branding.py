@@ -1,6 +1,6 @@
-"""The admin API's pass branding (back-office contract 2 "Passes"; contract 5 "Passes and card mail
-(further decisions)"): a shop's colours, name and images, set and read; bad input refused with the
-spec's envelope, never a 5xx (found by fuzzing: text that is not base64 for an image)."""
+"""The admin API's pass branding (PASS-1, PASS-2): a shop's colours, name and images, set and read;
+bad input refused with the error envelope (INPUT-1, INPUT-15), never a 5xx (found by fuzzing: text
+that is not base64 for an image)."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ async def test_an_image_that_is_not_base64_is_a_validation_error(client: AsyncTe
 async def test_an_image_a_wallet_cannot_show_is_refused_at_upload(
     client: AsyncTestClient[Litestar], image: bytes, message: str
 ) -> None:
-    """Contract 5 "Hardening": a PNG that decodes, at most 1,024 x 1,024 pixels and 512 KiB;
+    """A PNG that decodes, at most 1,024 x 1,024 pixels and 512 KiB;
     anything else is 422 VALIDATION_ERROR on the field and the branding stays as it was, so no pass
     build or card mail of the shop can fail on it."""
     tenant = await make_tenant(client)

@@ -1,5 +1,5 @@
-"""Both forms of send-card through the HTTP app (spec: POST /customers/{customer}/send-card and its
-by-external-id form, rules 1 to 3 and errors; contract 5 "Input" and "Passes and card mail")."""
+"""Both forms of send-card through the HTTP app (POST /customers/{customer}/send-card and its
+by-external-id form; PASS-4 to PASS-6)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ async def test_other_channel_is_a_validation_error(client: Client, engine: Async
 async def test_cooldown_is_shared_by_both_forms_and_clears_after_a_minute(
     client: Client, engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Rule 1: a repeat inside 60 seconds is refused with 429 CARD_SEND_THROTTLED, details.retry_after
+    """PASS-4: a repeat inside 60 seconds is refused with 429 CARD_SEND_THROTTLED, details.retry_after
     and the same Retry-After; the id and external-id forms share the cooldown; the service clock
     measures it."""
     tenant = await make_tenant(client)
@@ -115,7 +115,7 @@ async def test_cooldown_is_shared_by_both_forms_and_clears_after_a_minute(
 
 
 async def test_cooldown_is_per_customer(client: Client) -> None:
-    """Rule 1: the cooldown limits one customer's inbox, not the shop's sends."""
+    """PASS-4: the cooldown limits one customer's inbox, not the shop's sends."""
     tenant = await make_tenant(client)
     first = await register(client, tenant, email=addr("a"))
     second = await register(client, tenant, email=addr("b"))
@@ -124,7 +124,7 @@ async def test_cooldown_is_per_customer(client: Client) -> None:
 
 
 async def test_a_refusal_starts_no_cooldown(client: Client) -> None:
-    """Contract 5: the cooldown starts only with a 202."""
+    """PASS-4: the cooldown starts only with a 202."""
     tenant = await make_tenant(client)
     customer = await register(client, tenant, email=addr("refusal"))
     await admin(client, "POST", "/admin/v1/email-suppressions", {"email": addr("refusal"), "reason": "bounce"})
@@ -135,7 +135,7 @@ async def test_a_refusal_starts_no_cooldown(client: Client) -> None:
 
 
 async def test_two_racing_sends_get_exactly_one_202(client: Client, engine: AsyncEngine) -> None:
-    """Rule 1 under concurrency: of several sends racing for one customer (both forms), exactly one
+    """PASS-4 under concurrency: of several sends racing for one customer (both forms), exactly one
     is accepted and one mail is recorded; the rest are throttled."""
     tenant = await make_tenant(client)
     customer = await register(client, tenant, email=addr("ann"), external_id="E-1")
@@ -150,7 +150,7 @@ async def test_two_racing_sends_get_exactly_one_202(client: Client, engine: Asyn
 
 
 async def test_suppressed_at_any_shop_unless_released_here(client: Client, engine: AsyncEngine) -> None:
-    """Rule 3: an address that bounced (any shop, any case) is refused with 422
+    """PASS-5: an address that bounced (any shop, any case) is refused with 422
     CUSTOMER_EMAIL_SUPPRESSED; the admin switches sending back on for one shop only."""
     here, there = await make_tenant(client), await make_tenant(client)
     mine = await register(client, here, email=addr("Shared").replace("example", "Example"))
@@ -188,7 +188,7 @@ async def test_release_of_an_address_suppressed_nowhere_is_not_found(client: Cli
 
 
 async def test_suppression_body_is_validated(client: Client) -> None:
-    """Contract 2: { email, reason } with reason bounce or spam."""
+    """PASS-5: { email, reason } with reason bounce or spam."""
     for body, fields in (
         ({"email": "not-an-address", "reason": "bounce"}, ["email"]),
         ({"email": addr("a"), "reason": "complaint"}, ["reason"]),
@@ -231,7 +231,7 @@ async def test_no_email_deactivated_and_not_found(client: Client, engine: AsyncE
 
 
 async def test_no_active_card_is_a_validation_error_on_the_card(client: Client) -> None:
-    """Contract 5: a customer with no active card: 422 VALIDATION_ERROR on loyalty_card_code."""
+    """A customer with no active card: 422 VALIDATION_ERROR on loyalty_card_code."""
     tenant = await make_tenant(client)
     customer = await register(client, tenant, email=addr("ann"))
     await admin(
@@ -246,7 +246,7 @@ async def test_no_active_card_is_a_validation_error_on_the_card(client: Client) 
 
 
 async def test_marketing_consent_is_not_consulted(client: Client) -> None:
-    """Rule 2: a customer who withheld marketing consent still gets the card."""
+    """PASS-5: a customer who withheld marketing consent still gets the card."""
     tenant = await make_tenant(client)
     customer = await register(client, tenant, email=addr("ann"), marketing_consent=False)
     assert customer["marketingConsent"] is False
@@ -261,7 +261,7 @@ async def test_an_encoded_slash_in_the_external_id_is_no_route(client: Client) -
 
 
 async def test_outbox_lists_nothing_until_a_mail_is_delivered(client: Client) -> None:
-    """Contract 4: GET /admin/v1/outbox lists mails sent or written; a queued one is neither yet."""
+    """OPS-4: GET /admin/v1/outbox lists mails sent or written; a queued one is neither yet."""
     tenant = await make_tenant(client)
     customer = await register(client, tenant, email=addr("outbox-queued"))
     assert (await _send(client, tenant, customer["id"])).status_code == 202
@@ -273,7 +273,7 @@ async def test_outbox_lists_nothing_until_a_mail_is_delivered(client: Client) ->
 
 
 async def test_empty_bodies_mean_email(client: Client) -> None:
-    """Validation details 6: an empty body, {}, [] and null are valid JSON and keep the normal answer;
+    """INPUT-4: an empty body, {}, [] and null are valid JSON and keep the normal answer;
     send-card's body is all optional, so each is a send by email."""
     tenant = await make_tenant(client)
     for n, raw in enumerate((b"", b"{}", b"[]", b"null")):

@@ -1,6 +1,5 @@
-"""POST /api/v1/products/{externalId}/reward and the admin reward delete (spec: Endpoints >
-product-to-reward, its body rules and idempotency rules 1 to 4; Resources > Reward, creation
-shape; Plan limits; back-office contract 2 "Rewards and vouchers")."""
+"""POST /api/v1/products/{externalId}/reward and the admin reward delete (REWARD-1 to
+REWARD-4, REWARD-6)."""
 
 from __future__ import annotations
 
@@ -42,7 +41,7 @@ CREATION_FIELDS = {
     "is_unlimited",
     "max_redemptions_per_customer",
 }
-"""Spec, Resources > Reward: the fields returned by the product-to-reward endpoint."""
+"""REWARD-1: the fields returned by the product-to-reward endpoint."""
 
 
 def reward_path(external_id: str = "SKU-1") -> str:
@@ -73,7 +72,7 @@ async def delete_reward(client: AsyncTestClient[Litestar], vendor_id: int | str,
 
 
 async def test_reward_from_a_product_answers_the_creation_shape(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, product-to-reward: 201 { data: <reward> } in the creation shape; name and description
+    """REWARD-1: 201 { data: <reward> } in the creation shape; name and description
     default to the product's; type free_product; remaining_stock 0 and is_unlimited true without
     stock; status { value, label } with the English label; product_reference is the external_id."""
     tenant, product = await shop(client)
@@ -105,7 +104,7 @@ async def test_reward_from_a_product_answers_the_creation_shape(client: AsyncTes
 
 
 async def test_every_body_field_is_taken(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, product-to-reward body: every field and its meaning."""
+    """REWARD-1: the product-to-reward body, every field and its meaning."""
     tenant, _ = await shop(client)
     body = {
         "point_cost": 1,
@@ -130,7 +129,7 @@ async def test_every_body_field_is_taken(client: AsyncTestClient[Litestar]) -> N
 
 
 async def test_zero_stock_is_a_limit_not_unlimited(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Reward: total_stock null means unlimited; contract 5: stock fields are at least 0."""
+    """INPUT-10: total_stock null means unlimited; stock fields are at least 0."""
     tenant, _ = await shop(client)
     reward = await make_reward(client, tenant, {"point_cost": 5, "total_stock": 0})
     assert (reward["total_stock"], reward["remaining_stock"], reward["is_unlimited"]) == (0, 0, False)
@@ -166,16 +165,16 @@ async def test_zero_stock_is_a_limit_not_unlimited(client: AsyncTestClient[Lites
 async def test_body_rules(
     client: AsyncTestClient[Litestar], body: dict[str, Any], details: dict[str, list[str]]
 ) -> None:
-    """Spec, product-to-reward body: point_cost required, at least 1; code_valid_for_hours 1 to
+    """REWARD-7, INPUT-10: point_cost required, at least 1; code_valid_for_hours 1 to
     87600 (larger gives 422 VALIDATION_ERROR); idempotency_key at most 255 characters; status active
     or inactive; dates YYYY-MM-DD, available_until on or after available_from; max_redemptions at
-    least 1; Validation details 10: a five-digit year gives 422; contract 5: money and stock >= 0."""
+    least 1; a five-digit year gives 422; money and stock >= 0."""
     tenant, _ = await shop(client)
     assert details_of(await client.post(reward_path(), json=body, headers=tenant.headers)) == details
 
 
 async def test_unknown_product_answers_404(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, product-to-reward errors: 404 PRODUCT_NOT_FOUND."""
+    """REWARD-3: an unknown product is 404 PRODUCT_NOT_FOUND."""
     tenant, _ = await shop(client)
     response = await client.post(reward_path("NOPE"), json={"point_cost": 5}, headers=tenant.headers)
     assert response.status_code == 404
@@ -188,7 +187,7 @@ async def test_unknown_product_answers_404(client: AsyncTestClient[Litestar]) ->
 async def test_rule_1_a_replay_answers_201_with_the_first_reward(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Spec, idempotency rule 1: same key, product, point_cost and payment_amount answer 201 with
+    """REWARD-2: same key, product, point_cost and payment_amount answer 201 with
     the first call's reward and create nothing; name, description, stock and dates may differ."""
     tenant, _ = await shop(client)
     first = await make_reward(client, tenant, {"point_cost": 10, "payment_amount": 50, "idempotency_key": "k1"})
@@ -217,7 +216,7 @@ async def test_rule_1_a_replay_answers_201_with_the_first_reward(
 async def test_rule_2_same_key_for_another_product_or_amount_conflicts(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Spec, idempotency rule 2: the same key with another product or amount answers 422
+    """REWARD-2: the same key with another product or amount answers 422
     IDEMPOTENCY_KEY_CONFLICT."""
     tenant, _ = await shop(client)
     await create(client, tenant, "SKU-2", "Latte")
@@ -234,7 +233,7 @@ async def test_rule_2_same_key_for_another_product_or_amount_conflicts(
 
 
 async def test_rule_2_a_key_whose_reward_was_deleted_conflicts(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, idempotency rule 2: so does a key whose reward was deleted in the admin portal."""
+    """REWARD-2: so does a key whose reward was deleted in the admin portal."""
     tenant, _ = await shop(client)
     reward = await make_reward(client, tenant, {"point_cost": 10, "idempotency_key": "k1"})
     assert (await delete_reward(client, tenant.vendor_id, reward["id"])).status_code == 204
@@ -248,8 +247,8 @@ async def test_rule_2_a_key_whose_reward_was_deleted_conflicts(client: AsyncTest
 async def test_rule_3_a_retry_after_the_product_was_deleted_answers_404(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Spec, idempotency rule 3: a retry after the product was deleted answers 404 PRODUCT_NOT_FOUND;
-    spec, Product: rewards already made from a deleted product keep working (the reward is untouched
+    """REWARD-3: a retry after the product was deleted answers 404 PRODUCT_NOT_FOUND;
+    CATALOGUE-4: rewards already made from a deleted product keep working (the reward is untouched
     and still linked)."""
     tenant, product = await shop(client)
     reward = await make_reward(client, tenant, {"point_cost": 10, "idempotency_key": "k1"})
@@ -275,7 +274,7 @@ async def test_rule_3_a_retry_after_the_product_was_deleted_answers_404(
 async def test_rule_4_without_a_key_every_call_creates(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, key: str | None
 ) -> None:
-    """Spec, idempotency rule 4: without a key, or with an empty one, every call creates a new reward."""
+    """REWARD-2: without a key, or with an empty one, every call creates a new reward."""
     tenant, _ = await shop(client)
     body: dict[str, Any] = {"point_cost": 10} if key is None else {"point_cost": 10, "idempotency_key": key}
     first = await make_reward(client, tenant, body)
@@ -285,7 +284,7 @@ async def test_rule_4_without_a_key_every_call_creates(
 
 
 async def test_keys_are_unique_per_vendor_not_across_vendors(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, product-to-reward: idempotency_key unique per vendor."""
+    """REWARD-2, TENANCY-4: idempotency_key unique per vendor."""
     tenant_a, _ = await shop(client)
     tenant_b, _ = await shop(client)
     a = await make_reward(client, tenant_a, {"point_cost": 10, "idempotency_key": "shared"})
@@ -313,7 +312,7 @@ async def test_concurrent_calls_with_one_key_make_one_reward(
 
 
 async def test_max_rewards_ceiling_answers_422_validation_error(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Plan limits: max_rewards counts active rewards; a refusal for a ceiling other than
+    """REWARD-4: max_rewards counts active rewards; a refusal for a ceiling other than
     transactions is 422 VALIDATION_ERROR (not 429); an inactive reward does not count."""
     tenant, _ = await shop(client, max_rewards=2)
     first = await make_reward(client, tenant, {"point_cost": 1})
@@ -333,7 +332,7 @@ async def test_max_rewards_ceiling_answers_422_validation_error(client: AsyncTes
 async def test_max_rewards_ceiling_holds_under_concurrency(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Spec, Plan limits: the ceiling is exact, also for concurrent creations."""
+    """REWARD-4: the ceiling is exact, also for concurrent creations."""
     tenant, _ = await shop(client, max_rewards=3)
     async with racing_client(engine) as racing:
         responses = await asyncio.gather(
@@ -344,7 +343,7 @@ async def test_max_rewards_ceiling_holds_under_concurrency(
 
 
 async def test_a_replay_is_answered_at_the_ceiling(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, idempotency rule 1: a replay creates nothing, so the ceiling does not refuse it."""
+    """REWARD-2: a replay creates nothing, so the ceiling does not refuse it."""
     tenant, _ = await shop(client, max_rewards=1)
     first = await make_reward(client, tenant, {"point_cost": 1, "idempotency_key": "k"})
     again = await client.post(reward_path(), json={"point_cost": 1, "idempotency_key": "k"}, headers=tenant.headers)
@@ -355,8 +354,8 @@ async def test_a_replay_is_answered_at_the_ceiling(client: AsyncTestClient[Lites
 
 
 async def test_admin_delete_answers_204_then_404(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: DELETE /admin/v1/vendors/{vendor_id}/rewards/{id} is the admin-portal delete;
-    spec, REWARD_NOT_FOUND: no reward of the vendor has this id."""
+    """REWARD-6: DELETE /admin/v1/vendors/{vendor_id}/rewards/{id} is the admin-portal delete;
+    REWARD_NOT_FOUND: no reward of the vendor has this id."""
     tenant, _ = await shop(client)
     other, _ = await shop(client)
     reward = await make_reward(client, tenant, {"point_cost": 1})
@@ -376,7 +375,7 @@ async def test_admin_delete_answers_204_then_404(client: AsyncTestClient[Litesta
 
 
 async def test_admin_delete_needs_a_known_vendor_and_the_admin_token(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: anything but the admin token answers 401 UNAUTHENTICATED."""
+    """AUTH-9: anything but the admin token answers 401 UNAUTHENTICATED."""
     tenant, _ = await shop(client)
     reward = await make_reward(client, tenant, {"point_cost": 1})
     unknown = await delete_reward(client, 10**15, reward["id"])

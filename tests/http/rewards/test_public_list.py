@@ -1,6 +1,6 @@
 """GET /api/v1/rewards shows the rewards a customer can be offered: active ones only. Inactive and
-deleted rewards never appear on the public list, whatever the query asks (back-office contract 5
-"Rewards and redemptions")."""
+deleted rewards never appear on the public list, whatever the query asks
+(REWARD-5)."""
 
 from __future__ import annotations
 

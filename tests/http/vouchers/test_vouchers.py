@@ -1,5 +1,5 @@
-"""Vouchers: the portal's create, GET /api/v1/vouchers/{code} and its verify (back-office contract 2
-"Rewards and vouchers" and 5 "Rewards, redemptions and vouchers (further decisions)")."""
+"""Vouchers: the portal's create, GET /api/v1/vouchers/{code} and its verify (VOUCHER-1 to
+VOUCHER-3)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ async def voucher(client: AsyncTestClient[Litestar], tenant: Tenant, customer: i
 
 
 async def test_create_read_and_spend_once(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Contract 2: create answers the voucher with a `BON-` + 8 code; GET shows `valid`; verify
+    """VOUCHER-1: create answers the voucher with a `BON-` + 8 code; GET shows `valid`; verify
     answers 200 in state `used`; a second verify VOUCHER_ALREADY_USED; another vendor's code
     VOUCHER_NOT_FOUND."""
     tenant = await make_tenant(client)
@@ -64,7 +64,7 @@ async def test_create_read_and_spend_once(client: AsyncTestClient[Litestar], eng
 
 
 async def test_create_refusals(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Contract 2: the customer must be the vendor's; a percentage is 1..100; branches must exist."""
+    """TENANCY-2: the customer must be the vendor's; a percentage is 1..100; branches must exist."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     path = f"/admin/v1/vendors/{tenant.vendor_id}/vouchers"
@@ -88,7 +88,7 @@ async def test_create_refusals(client: AsyncTestClient[Litestar], engine: AsyncE
 async def test_branch_chain_and_expiry(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Contract 5: verify follows the branch chain (BRANCH_NOT_FOUND, BRANCH_REQUIRED); valid_until is
+    """VOUCHER-3: verify follows the branch chain (BRANCH_NOT_FOUND, BRANCH_REQUIRED); valid_until is
     a whole UTC date, inclusive: the day after, GET shows `expired` and verify VOUCHER_EXPIRED."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
@@ -119,7 +119,7 @@ async def test_branch_chain_and_expiry(
 
 
 async def test_50_verifies_spend_a_voucher_once(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Contract 2: verifying spends the voucher; of 50 concurrent verifies one wins, 49 VOUCHER_ALREADY_USED."""
+    """VOUCHER-2: verifying spends the voucher; of 50 concurrent verifies one wins, 49 VOUCHER_ALREADY_USED."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     code = (await voucher(client, tenant, customer))["code"]

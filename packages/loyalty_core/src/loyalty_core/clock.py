@@ -35,7 +35,7 @@ class SettableClock:
     """The test-mode clock: real time until frozen at an instant, real time again once reset.
 
     Frozen means frozen: the instant does not advance until it is set again, so a test reads
-    the same ``now`` on every request (back-office contract, section 5 "Test mode").
+    the same ``now`` on every request (OPS-4).
     """
 
     def __init__(self, fallback: Clock | None = None) -> None:
@@ -63,7 +63,7 @@ def _as_utc(at: datetime) -> datetime:
 
 
 def midnight_utc(value: datetime | date) -> datetime:
-    """A bare date as 00:00 UTC of that day; an instant as given (spec: date filters)."""
+    """A bare date as 00:00 UTC of that day; an instant as given (LEDGER-5)."""
     if isinstance(value, datetime):
         return value
     return datetime.combine(value, time(0), tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Domain errors. Each concrete error carries its spec code; the HTTP layer maps code to status."""
+"""Domain errors. Each concrete error carries its error code; the HTTP layer maps code to status."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class RuleViolation(DomainError):
 class ValidationFailed(RuleViolation):
     """Field-level refusals found by a rule that needs data (a plan ceiling, a uniqueness rule).
 
-    ``fields`` maps a field path to English sentences, as the spec's Validation details rule 2 asks
+    ``fields`` maps a field path to English sentences, as INPUT-7 asks
     for rules of the service.
     """
 

@@ -32,7 +32,7 @@ access_log = structlog.get_logger("loyalty.access")
 
 
 def path_is_readable(scope: Scope) -> bool:
-    """Route paths holding a NUL byte or invalid UTF-8 reach no endpoint (spec: ROUTE_NOT_FOUND)."""
+    """Route paths holding a NUL byte or invalid UTF-8 reach no endpoint (INPUT-12)."""
     raw = scope.get("raw_path")
     path = scope.get("path", "")
     if raw is not None and raw.isascii() and b"%" not in raw and b"\x00" not in raw and path.isascii():

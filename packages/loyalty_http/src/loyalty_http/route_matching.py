@@ -1,10 +1,10 @@
-"""Route matching that tries every route a path can match (spec: Errors, 404 versus 405).
+"""Route matching that tries every route a path can match (INPUT-12: 404 versus 405).
 
 Litestar's router walks its route tree greedily: at each segment a literal child wins over a path
 parameter and it never comes back. A literal segment that belongs to one route therefore hides
 every route with a parameter in that place: ``/customers/by-external-id/wallet/adjust`` is the
 wallet-adjust route of customer ``by-external-id``, yet the router answers 404 ROUTE_NOT_FOUND for
-every verb, where the spec wants 405 METHOD_NOT_ALLOWED for a path that exists under another verb,
+every verb, where INPUT-12 wants 405 METHOD_NOT_ALLOWED for a path that exists under another verb,
 and the route's own answer for its verb.
 
 When the router refuses a path (404 or 405), every route whose template matches it is considered,

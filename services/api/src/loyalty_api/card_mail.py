@@ -1,6 +1,6 @@
 """The card mail itself: an HTML and a text part in the customer's locale (``nl`` or ``en``), the
 card's QR code as an inline PNG (``segno``), the platform_b save button, and the signed ``.pkpass``
-attached when the shop can sign one (spec: send-card; contract 5 "Passes and card mail").
+attached when the shop can sign one (PASS-6, PASS-7).
 
 Pure: it takes the values and returns the message; reading rows and sending are the job's.
 """

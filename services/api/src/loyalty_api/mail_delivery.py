@@ -1,5 +1,5 @@
 """Where card mails go: over SMTP when ``LOYALTY_SMTP_HOST`` is set, else as ``.eml`` files under
-``.loyalty/outbox/`` (contract 1). Either way the same message for the same acceptance: a file is
+``.loyalty/outbox/`` (docs/deployment.md). Either way the same message for the same acceptance: a file is
 named for its Message-ID, so a repeat after a crash rewrites the same file."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Settings from environment variables (back-office contract, section 1), validated at start."""
+"""Settings from environment variables (OPS-3; docs/deployment.md), validated at start."""
 
 from __future__ import annotations
 

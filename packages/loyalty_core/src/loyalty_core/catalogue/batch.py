@@ -1,4 +1,4 @@
-"""The batch rules that need no database (spec: POST /products/batch, rules 1 and 4)."""
+"""The batch rules that need no database (CATALOGUE-8)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ MAX_BATCH_ITEMS = 100
 
 
 def check_size(count: int) -> None:
-    """Rule 4 and Limits: 1 to 100 products; more is 422 BATCH_TOO_LARGE, before any item is read."""
+    """CATALOGUE-8: 1 to 100 products; more is 422 BATCH_TOO_LARGE, before any item is read."""
     if count > MAX_BATCH_ITEMS:
         raise BatchTooLarge(
             f"A batch holds at most {MAX_BATCH_ITEMS} products; split it and push in chunks.", count=count
@@ -22,7 +22,7 @@ def duplicate_message(first: int) -> str:
 
 
 def later_duplicates(external_ids: Sequence[str | None]) -> dict[int, int]:
-    """Rule 1: for every item whose ``external_id`` occurred earlier in the batch, the index of the
+    """CATALOGUE-8: for every item whose ``external_id`` occurred earlier in the batch, the index of the
     first occurrence. Items without a usable ``external_id`` (None) are never duplicates."""
     first: dict[str, int] = {}
     later: dict[int, int] = {}

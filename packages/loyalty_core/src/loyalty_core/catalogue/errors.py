@@ -1,4 +1,4 @@
-"""Catalogue errors, each named for its spec code."""
+"""Catalogue errors, each named for its error code."""
 
 from __future__ import annotations
 

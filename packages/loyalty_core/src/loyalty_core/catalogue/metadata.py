@@ -1,4 +1,4 @@
-"""Product metadata as compact JSON text (spec: Resources > Product, Limits).
+"""Product metadata as compact JSON text (CATALOGUE-6).
 
 The text is kept as written, never as JSONB, so keys come back in the order the vendor sent them.
 """
@@ -14,7 +14,7 @@ TOO_LARGE = f"The metadata must not be larger than {MAX_METADATA_BYTES} bytes of
 
 
 def compact_json(value: Mapping[str, Any]) -> str:
-    """The compact JSON form the spec's size limit is measured on: no white space between tokens."""
+    """The compact JSON form size limit of CATALOGUE-6 is measured on: no white space between tokens."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 

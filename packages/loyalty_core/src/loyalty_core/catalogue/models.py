@@ -1,4 +1,4 @@
-"""Products: the vendor's catalogue, keyed on its own ``external_id`` (spec: Resources > Product)."""
+"""Products: the vendor's catalogue, keyed on its own ``external_id`` (CATALOGUE-1)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class Product(VendorRow, Base):
         CheckConstraint("price_cents >= 0", name="price_cents_not_negative"),
         CheckConstraint("stock >= 0", name="stock_not_negative"),
         CheckConstraint(f"octet_length(metadata) <= {MAX_METADATA_BYTES}", name="metadata_size"),
-        # the list's order (spec: GET /products): pages are read from this index, never sorted in memory
+        # the list's order (CATALOGUE-5): pages are read from this index, never sorted in memory
         Index(
             "ix_products_vendor_name_sort",
             "vendor_id",
@@ -85,7 +85,7 @@ class ProductCount(VendorRow, Base):
 
     Every write that can create, delete or restore a product locks this row first and moves the
     number by what it did, so the unfiltered list reads its total here instead of counting the
-    catalogue (issue #4: 100,000 products page as fast as 100). Taking this one row first also
+    catalogue (100,000 products page as fast as 100, bench/catalogue.py). Taking this one row first also
     puts a vendor's product writes one after the other, so they can never deadlock each other.
     """
 

@@ -94,7 +94,7 @@ class ProductPage:
 
 
 def metadata_text(value: Mapping[str, Any] | None) -> str | None:
-    """The stored form of ``metadata``; refused when its compact JSON passes the spec's limit."""
+    """The stored form of ``metadata``; refused when its compact JSON passes its limit (CATALOGUE-6)."""
     if value is None:
         return None
     text = compact_json(value)
@@ -186,7 +186,7 @@ class ProductService:
         return created
 
     async def put(self, vendor_id: int, data: ProductData) -> Upserted:
-        """Create or replace (spec: PUT /products/{externalId}); replacing a deleted one restores it."""
+        """Create or replace (CATALOGUE-2); replacing a deleted one restores it."""
         (done,) = await self.upsert_many(vendor_id, [data])
         return done
 
@@ -195,11 +195,11 @@ class ProductService:
 
         Four statements whatever the number of items: lock the vendor's count, count the deleted
         products the items restore, the multi-row upsert, move the count. A product is created
-        (``created``) or replaced, a deleted one restored, as PUT does (contract 5 "Products").
+        (``created``) or replaced, a deleted one restored, as PUT does (CATALOGUE-8).
         """
         check_size(len(items))
         if len({item.external_id for item in items}) != len(items):
-            raise ValueError("batch items must have distinct external_ids (spec: batch rule 1)")
+            raise ValueError("batch items must have distinct external_ids (CATALOGUE-8)")
         if not items:
             return []
         now = self._clock.now()

@@ -1,4 +1,4 @@
-"""Phone-book order and accent-blind search of product names (spec: GET /products), as pure functions.
+"""Phone-book order and accent-blind search of product names (CATALOGUE-5), as pure functions.
 
 A name is folded once, when it is written, into the ``name_sort`` column; the list orders by that
 column and an index, so neither ordering nor search loads the catalogue into memory.

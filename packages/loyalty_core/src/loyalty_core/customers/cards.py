@@ -1,4 +1,4 @@
-"""Loyalty card codes and identifier values (spec: Resources > Customer, Identifiers; Limits).
+"""Loyalty card codes and identifier values (CUSTOMER-5, CUSTOMER-6).
 
 A code is 8 characters A-Z and 0-9. Issued codes come from ``secrets``: 36^8 (about 2.8e12)
 possibilities, so a code cannot be guessed from the ones a vendor has seen.
@@ -19,7 +19,7 @@ ALPHABET = string.ascii_uppercase + string.digits
 LOYALTY_CARD = IdentifierType.LOYALTY_CARD
 EMAIL = IdentifierType.EMAIL
 ACCEPTED_TYPES = (EMAIL, LOYALTY_CARD)
-"""What a public write may create (spec: Identifiers rule 5)."""
+"""What a public write may create (CUSTOMER-6)."""
 RETIRED_TYPES = (IdentifierType.BARCODE, IdentifierType.QR_CODE, IdentifierType.CARD_NUMBER)
 """Earlier scanning types: they still resolve on lookup and arrive only through the attested import."""
 

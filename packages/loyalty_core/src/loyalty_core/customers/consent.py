@@ -1,4 +1,4 @@
-"""Marketing consent rules that need no database (spec: Resources > Customer, Marketing consent 1-7).
+"""Marketing consent rules that need no database (CONSENT-1 to CONSENT-6).
 
 Sources, the under-13 refusal, the import attestation's wording version, when a decision changes
 what is stored, and the signed unsubscribe token.
@@ -32,7 +32,7 @@ _TOKEN = re.compile(r"([1-9][0-9]{0,17})\.([1-9][0-9]{0,17})\.([A-Za-z0-9_-]{43}
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Who recorded a decision, and how (rule 2 and rule 4)."""
+    """Who recorded a decision, and how (CONSENT-2, CONSENT-4)."""
 
     source: str
     recorded_by: str
@@ -47,12 +47,12 @@ def age_on(date_of_birth: date, today: date) -> int:
 
 
 def too_young(date_of_birth: date | None, today: date) -> bool:
-    """Rule 7: consent cannot be recorded for someone under 13; without a birth date nothing refuses it."""
+    """CONSENT-6: consent cannot be recorded for someone under 13; without a birth date nothing refuses it."""
     return date_of_birth is not None and age_on(date_of_birth, today) < MINIMUM_AGE
 
 
 def attestation_version(importer: str, attested_on: date) -> str:
-    """Rule 3: the wording-version field of an import grant."""
+    """CONSENT-3: the wording-version field of an import grant."""
     return f"{importer}-import-attestation:{attested_on.isoformat()}"
 
 
@@ -73,7 +73,7 @@ def unsubscribe_key(secret: str) -> bytes:
 
 
 def unsubscribe_token(key: bytes, vendor_id: int, customer_id: int) -> str:
-    """Rule 4: the link's token, signed and without expiry; only the key's holder can make one."""
+    """CONSENT-4: the link's token, signed and without expiry; only the key's holder can make one."""
     return f"{vendor_id}.{customer_id}.{_signature(key, vendor_id, customer_id)}"
 
 

@@ -1,4 +1,4 @@
-"""Customer errors, each named for its spec code."""
+"""Customer errors, each named for its error code."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from loyalty_core.db import Base, VendorRow, one_of
 
 
 class CustomerStatus(StrEnum):
-    """Spec, Customer status: active -> deactivated; anonymized is irreversible."""
+    """Customer status (CUSTOMER-11, CUSTOMER-12): active -> deactivated; anonymized is irreversible."""
 
     ACTIVE = "active"
     DEACTIVATED = "deactivated"
@@ -41,7 +41,7 @@ DEFAULT_LOCALE = Locale.NL
 
 
 class IdentifierType(StrEnum):
-    """Spec, Identifiers: the two a public write creates, then the retired scanning types."""
+    """Identifier types (CUSTOMER-6): the two a public write creates, then the retired scanning types."""
 
     LOYALTY_CARD = "loyalty_card"
     EMAIL = "email"
@@ -51,7 +51,7 @@ class IdentifierType(StrEnum):
 
 
 class ConsentSource(StrEnum):
-    """Marketing consent rule 2: how a decision reached us."""
+    """CONSENT-4: how a decision reached us."""
 
     PORTAL = "portal"
     API = "api"
@@ -138,7 +138,7 @@ Index(
 
 
 class ConsentEvent(VendorRow, Base):
-    """One grant or withdrawal of marketing consent, with its provenance (spec: Marketing consent 2)."""
+    """One grant or withdrawal of marketing consent, with its provenance (CONSENT-2)."""
 
     __tablename__ = "consent_events"
     __table_args__ = (

@@ -1,4 +1,4 @@
-"""What a caller hands in to register or import a customer (spec: POST /customers; contract 2 import)."""
+"""What a caller hands in to register or import a customer (CUSTOMER-1, CUSTOMER-13)."""
 
 from __future__ import annotations
 

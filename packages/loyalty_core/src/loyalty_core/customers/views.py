@@ -1,4 +1,4 @@
-"""The customer read model: the resource of contract 5 "Customers" and how one row becomes it.
+"""The customer read model: the customer resource and how one row becomes it.
 
 The balance shown beside the profile lives in the wallet area; the statement that joins it is
 built in ``loyalty_core.accounts.views``, so this area never imports the wallet.
@@ -27,7 +27,7 @@ class IdentifierView:
 
 @dataclass(frozen=True, slots=True)
 class CustomerView:
-    """The customer resource of contract 5 "Customers", plus what the admin API shows of consent."""
+    """The customer resource (CUSTOMER-8), plus what the admin API shows of consent."""
 
     id: int
     vendor_id: int
@@ -106,7 +106,7 @@ def view_of(row: Mapping[Any, Any]) -> CustomerView:
         status=row["status"],
         marketing_consent=row["marketing_consent"],
         marketing_consent_statement_version=row["marketing_consent_statement_version"],
-        # identifiers come oldest first: the card scanned is the last one assigned (Identifiers rule 4)
+        # identifiers come oldest first: the card scanned is the last one assigned (CUSTOMER-4)
         loyalty_card_code=scanned[-1] if scanned else None,
         identifiers=identifiers,
         balance=row["balance"],

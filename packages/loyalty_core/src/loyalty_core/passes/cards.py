@@ -1,5 +1,5 @@
 """What a customer's pass and card mail are built from: the customer read with its balance, the
-shop's branding (or its generated default), and the refusals the spec names for both endpoints."""
+shop's branding (or its generated default), and the refusals both endpoints answer."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class PassCards(CustomerReads):
 
     async def for_pass(self, vendor_id: int, customer_id: int) -> tuple[CustomerView, CardFacts]:
         """The customer and its card facts. Anonymized: CUSTOMER_NOT_FOUND; merged and closed:
-        CUSTOMER_DEACTIVATED; no active card: 422 on ``loyalty_card_code`` (contract 5)."""
+        CUSTOMER_DEACTIVATED; no active card: 422 on ``loyalty_card_code`` (MERGE-6)."""
         customer = await self.get(vendor_id, customer_id)
         return customer, await self.facts_of(customer)
 

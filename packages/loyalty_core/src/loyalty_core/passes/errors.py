@@ -1,4 +1,4 @@
-"""Errors of the passes area, each named for its spec code."""
+"""Errors of the passes area, each named for its error code."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from loyalty_core.errors import DomainError, RuleViolation
 
 
 class PlatformAWalletUnavailable(DomainError):
-    """503 with ``retry_after``: the shop has no platform_a identity yet (spec, wallet pass rule 2)."""
+    """503 with ``retry_after``: the shop has no platform_a identity yet (PASS-3)."""
 
     code = "PLATFORM_A_WALLET_UNAVAILABLE"
 

@@ -20,7 +20,7 @@ from loyalty_core.passes.models import IdentityState, WalletIdentity
 from loyalty_core.tenancy.models import Vendor
 
 ASK_INTERVAL = timedelta(seconds=60)
-"""While the platform is busy, the service asks again at most this often per shop (rule 2)."""
+"""While the platform is busy, the service asks again at most this often per shop (PASS-3)."""
 REFUSED_RETRY_AFTER_SECONDS = 3600
 """What ``Retry-After`` says after a refusal: nothing changes until the team has fixed the cause."""
 

@@ -25,7 +25,7 @@ from loyalty_core.db import Base, VendorRow, one_of
 
 
 class IdentityState(StrEnum):
-    """Where a shop's platform_a signing identity stands (spec, wallet pass rule 2)."""
+    """Where a shop's platform_a signing identity stands (PASS-3)."""
 
     PENDING = "pending"
     BUSY = "busy"
@@ -84,7 +84,7 @@ class SuppressionReason(StrEnum):
 
 
 class EmailSuppression(Base):
-    """An address that bounced or complained, global across shops (spec, send-card rule 3)."""
+    """An address that bounced or complained, global across shops (PASS-5)."""
 
     __tablename__ = "email_suppressions"
     __table_args__ = (

@@ -1,5 +1,5 @@
-"""The card-mail outbox as rows: the global suppression list and its per-shop releases (contract 2),
-the outbox listing (contract 4), and what the mail job needs to deliver each accepted mail once:
+"""The card-mail outbox as rows: the global suppression list and its per-shop releases (PASS-5),
+the outbox listing of test mode, and what the mail job needs to deliver each accepted mail once (PASS-6):
 a claim under a row lock, the back-off of a mail that waits or failed, and the delivered state.
 """
 
@@ -20,7 +20,7 @@ from loyalty_core.text import mail_key
 
 IDENTITY_WAIT = timedelta(hours=24)
 """A mail whose shop has no platform_a identity waits this long from its acceptance, then goes
-without the pass file (contract 5 "Passes and card mail")."""
+without the pass file (PASS-7)."""
 FIRST_BACKOFF = timedelta(seconds=30)
 MAX_BACKOFF = timedelta(hours=1)
 MAX_ATTEMPTS = 36
@@ -50,7 +50,7 @@ class Outbox:
         self._session = session
         self._clock = clock
 
-    # --- suppressions (contract 2) ---------------------------------------------------------------
+    # --- suppressions (PASS-5) ------------------------------------------------------------------
 
     async def suppress(self, email: str, reason: str) -> EmailSuppression:
         """Record a bounce or complaint for every shop. A new report of an address overrides the
@@ -91,7 +91,7 @@ class Outbox:
         listed = await page_of(self._session, statement, page=page, per_page=per_page)
         return listed.items, listed.total
 
-    # --- the outbox listing (contract 4) ---------------------------------------------------------
+    # --- the outbox listing (test mode) ----------------------------------------------------------
 
     async def delivered(self, *, page: int, per_page: int, failed: bool = False) -> tuple[Sequence[CardMail], int]:
         """Mails sent over SMTP or written as files, newest first; with ``failed``, the mails that

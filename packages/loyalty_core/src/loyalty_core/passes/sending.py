@@ -1,4 +1,4 @@
-"""Accepting a send-card (spec: POST /customers/{customer}/send-card and its external-id form):
+"""Accepting a send-card (POST /customers/{customer}/send-card and its external-id form):
 the refusals in order, the cooldown claimed by one conditional upsert, and the outbox row written in
 the same transaction, so a rolled-back request sends nothing and an accepted one is never lost.
 
@@ -24,7 +24,7 @@ from loyalty_core.passes.models import CardMail, CardSendCooldown, EmailSuppress
 from loyalty_core.text import mail_key
 
 COOLDOWN = timedelta(seconds=60)
-"""Spec Limits: one card mail per customer per minute; both forms share it (send-card rule 1)."""
+"""PASS-4: one card mail per customer per minute; both forms share it."""
 
 _CD = CardSendCooldown.__table__.c
 _S = EmailSuppression.__table__.c
@@ -32,7 +32,7 @@ _R = SuppressionRelease.__table__.c
 
 
 def message_id_for(domain: str) -> str:
-    """A Message-ID fixed at acceptance: every delivery attempt of this mail carries it (contract 5)."""
+    """A Message-ID fixed at acceptance: every delivery attempt of this mail carries it (PASS-6)."""
     return f"<card-{uuid.uuid4().hex}@{domain}>"
 
 
@@ -43,7 +43,7 @@ class CardSends(CustomerReads):
 
     async def by_external_id(self, vendor_id: int, external_id: str) -> CustomerView:
         """A merged, closed account keeps its own external_id and is found, to be refused as
-        deactivated (contract 5 "Passes and card mail"); anonymized ones are not found."""
+        deactivated (MERGE-6); anonymized ones are not found."""
         try:
             return await self.lookup(vendor_id, external_id=external_id)
         except ce.CustomerNotFound:
@@ -52,7 +52,7 @@ class CardSends(CustomerReads):
             ) from None
 
     async def accept(self, customer: CustomerView, *, message_domain: str) -> CardMail:
-        """Refuse as the spec says, else start the cooldown and record the mail; nothing is written
+        """Refuse as PASS-4 and PASS-5 say, else start the cooldown and record the mail; nothing is written
         before the last refusal, and a refusal after the claim rolls back with the request."""
         if customer.status == CustomerStatus.DEACTIVATED:
             raise ce.CustomerDeactivated(
@@ -88,7 +88,7 @@ class CardSends(CustomerReads):
         return mail
 
     async def _suppressed(self, vendor_id: int, address: str) -> bool:
-        """Suppressed at any shop (send-card rule 3), unless the admin switched it back on for this one."""
+        """Suppressed at any shop (PASS-5), unless the admin switched it back on for this one."""
         released = exists().where(_R.vendor_id == vendor_id, _R.email == address)
         statement = select(exists().where(_S.email == address, ~released))
         return bool(await self._session.scalar(statement))

@@ -1,1 +1,1 @@
-"""Rewards: what customers spend points on (spec: Resources > Reward)."""
+"""Rewards: what customers spend points on."""

@@ -1,4 +1,4 @@
-"""Reward errors, each named for its spec code."""
+"""Reward errors, each named for its error code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rewards of both types and the branches a reward is limited to (spec: Resources > Reward)."""
+"""Rewards of both types and the branches a reward is limited to."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ class Reward(VendorRow, Base):
     max_redemptions_per_customer: Mapped[int | None] = mapped_column(Integer, nullable=True)
     idempotency_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
     # What the keyed request asked for, so a replay is compared with the request and not with the
-    # reward as the portal may have edited it since (spec: product-to-reward, idempotency rules 1, 2).
+    # reward as the portal may have edited it since (REWARD-2).
     key_product_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     key_point_cost: Mapped[int | None] = mapped_column(Integer, nullable=True)
     key_payment_amount: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -46,10 +46,10 @@ class RewardService:
         self._session, self._clock = session, clock
 
     async def create_from_product(self, vendor_id: int, external_id: str, terms: FreeProductTerms) -> MadeReward:
-        """A free-product reward linked to the product (spec: POST /products/{externalId}/reward).
+        """A free-product reward linked to the product (REWARD-1).
 
-        Order of the rules: the product must exist (idempotency rule 3), then the key decides
-        (rules 1 and 2), then the plan's ceiling, then the write. The vendor row is locked before the
+        Order of the rules: the product must exist (REWARD-3), then the key decides
+        (REWARD-2), then the plan's ceiling, then the write. The vendor row is locked before the
         key is read, so concurrent calls with one key, and concurrent creations against the
         ceiling, run one after the other: none answers 500 and the ceiling is exact.
         """

@@ -1,5 +1,5 @@
 """The admin portal's reward writes: create and update rewards of either type, with branches
-(back-office contract 2 "Rewards and vouchers")."""
+(REWARD-6)."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def _active(vendor_id: int) -> Any:
 
 
 def _check(reward: Reward) -> None:
-    """The rules between fields, which a single field's bounds cannot express (contract 5)."""
+    """The rules between fields, which a single field's bounds cannot express (REWARD-6, REWARD-7)."""
     problems: dict[str, list[str]] = {}
     if reward.type == RewardType.DISCOUNT:
         if reward.discount_type is None:

@@ -1,6 +1,6 @@
 """Plan ceilings: the vendor row locked, the rows held counted, the plan's maximum compared.
 
-Spec, Plan limits: reaching ``max_customers``, ``max_rewards``, ``max_locations`` or
+PLAN-1, PLAN-2: reaching ``max_customers``, ``max_rewards``, ``max_locations`` or
 ``max_campaigns`` refuses the create with 422 VALIDATION_ERROR (zero means unlimited). The count
 and the insert that follows run under the vendor row lock, so concurrent creations meet the
 ceiling one by one and it stays exact. ``FOR NO KEY UPDATE`` serialises those creations without

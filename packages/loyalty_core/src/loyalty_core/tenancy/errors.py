@@ -1,4 +1,4 @@
-"""Tenancy errors, each named for its spec code."""
+"""Tenancy errors, each named for its error code."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class ClientNotFound(NotFound):
 
 
 class BranchNotFound(DomainError):
-    """Spec: 422, no branch of the vendor has this key (deactivated branches count as found)."""
+    """EARN-7: 422, no branch of the vendor has this key (deactivated branches count as found)."""
 
     code = "BRANCH_NOT_FOUND"
 

@@ -24,7 +24,7 @@ from loyalty_core.tenancy.prefixes import PATTERN, default_prefix
 
 
 class VendorStatus(StrEnum):
-    """Spec, Vendor status; only ``active`` serves requests."""
+    """AUTH-4: the vendor's status; only ``active`` serves requests."""
 
     PENDING = "pending"
     ACTIVE = "active"

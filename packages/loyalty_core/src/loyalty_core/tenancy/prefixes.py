@@ -1,4 +1,4 @@
-"""The vendor's confirmation-code prefix: four letters A-Z chosen at creation (contract 5)."""
+"""The vendor's confirmation-code prefix: four letters A-Z chosen at creation (REDEEM-2)."""
 
 from __future__ import annotations
 

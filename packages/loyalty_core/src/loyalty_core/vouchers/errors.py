@@ -1,4 +1,4 @@
-"""Voucher errors, each named for its spec code."""
+"""Voucher errors, each named for its error code."""
 
 from __future__ import annotations
 

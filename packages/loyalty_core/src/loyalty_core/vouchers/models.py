@@ -25,7 +25,7 @@ from loyalty_core.db import Base, VendorRow, one_of
 
 
 class VoucherStatus(StrEnum):
-    """What the row holds; ``expired`` is read from the clock (contract 5)."""
+    """What the row holds; ``expired`` is read from the clock (VOUCHER-2)."""
 
     VALID = "valid"
     USED = "used"
@@ -84,7 +84,7 @@ class VoucherBranch(VendorRow, Base):
 
 
 def shown_status(voucher: Voucher, today: date) -> str:
-    """``valid_until`` is a whole UTC date, inclusive (contract 5)."""
+    """``valid_until`` is a whole UTC date, inclusive (VOUCHER-1)."""
     if voucher.status == VoucherStatus.VALID and voucher.valid_until is not None and today > voucher.valid_until:
         return "expired"
     return voucher.status

@@ -1,4 +1,4 @@
-"""Who is calling: the admin bearer token (contract, section 2) and vendor tokens (spec, Authentication)."""
+"""Who is calling: the admin bearer token (AUTH-9) and vendor tokens (AUTH-1, AUTH-2)."""
 
 from __future__ import annotations
 
@@ -58,8 +58,8 @@ UNATTRIBUTED = (
     te.VendorSuspended,
     te.VendorDeactivated,
 )
-"""Refusals meaning the request belongs to no usable vendor: it counts on the calling address (Rate
-limit rule 5). A scope or subscription refusal still belongs to a usable vendor's window."""
+"""Refusals meaning the request belongs to no usable vendor: it counts on the calling address
+(RATE-5). A scope or subscription refusal still belongs to a usable vendor's window."""
 
 
 class Limiter(Protocol):

@@ -1,4 +1,4 @@
-"""The rate limiter (spec Limits > Rate limit, rules 1 to 6; contract 5 "Access").
+"""The rate limiter (RATE-1 to RATE-9).
 
 A sliding log over the last 60 seconds of the service Clock: a request is admitted while fewer than
 L requests were admitted in the 60 seconds before it, so no 60-second span ever admits more than L,
@@ -284,7 +284,7 @@ class RateLimiter:
 
     async def reattribute(self, request: Request[Any, Any, Any], vendor_id: int | None) -> None:
         """Authentication found that this request belongs to no usable vendor: take it out of the
-        vendor's log and count it on the calling address (Rate limit rule 5), whatever the cache said."""
+        vendor's log and count it on the calling address (RATE-5), whatever the cache said."""
         if vendor_id is not None:
             self._states.pop(vendor_id, None)
         counted: Hit | None = request.scope["state"].get("rate_limit")

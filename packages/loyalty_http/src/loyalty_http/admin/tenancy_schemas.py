@@ -1,4 +1,4 @@
-"""Wire structs of the admin API for plans, vendors, clients and branches (contract, section 2)."""
+"""Wire structs of the admin API for plans, vendors, clients and branches (PLAN-1, PLAN-2)."""
 
 from __future__ import annotations
 

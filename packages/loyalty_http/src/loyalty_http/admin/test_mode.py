@@ -1,4 +1,4 @@
-"""Test mode (back-office contract, section 4): the settable clock and running a job now.
+"""Test mode (OPS-4): the settable clock and running a job now.
 
 Registered only when test mode is on, so every path here answers 404 otherwise.
 """

@@ -1,4 +1,4 @@
-"""The Products endpoints (spec: Endpoints > Products; back-office contract 5 "Products")."""
+"""The Products endpoints (CATALOGUE-1 to CATALOGUE-8)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class ProductController(Controller):
     async def upsert_products(
         self, payload: NamedDependency[s.ProductBatch], vendor: Caller, products: Products
     ) -> Envelope[s.BatchOutcome]:
-        """Each item is its own upsert; only the envelope can fail the call (contract 5 "Products")."""
+        """Each item is its own upsert; only the envelope can fail the call (CATALOGUE-8)."""
         items = payload.items() or []
         check_size(len(items))
         results: dict[int, s.BatchResult] = {}
@@ -140,7 +140,7 @@ class ProductController(Controller):
         vendor: Caller,
         rewards: Rewards,
     ) -> Envelope[s.RewardCreated]:
-        """201 for a new reward and for a replay of its idempotency key (spec: idempotency rule 1)."""
+        """201 for a new reward and for a replay of its idempotency key (REWARD-2)."""
         made = await rewards.create_from_product(vendor.vendor_id, path_key(external_id), payload.terms())
         return Envelope(s.RewardCreated.of(made.reward))
 
@@ -163,7 +163,7 @@ def _sent_key(item: Any) -> str | None:
 
 
 def _usable_key(item: Any) -> str | None:
-    """The key rule 1 compares; one holding a NUL byte fails validation alone (rule 2)."""
+    """The key CATALOGUE-8 compares; one holding a NUL byte fails validation alone."""
     key = _sent_key(item)
     return key if key and "\x00" not in key else None
 

@@ -1,4 +1,4 @@
-"""Wire structs of the Products endpoints (spec: Resources > Product, Endpoints > Products)."""
+"""Wire structs of the Products endpoints."""
 
 from __future__ import annotations
 
@@ -115,8 +115,8 @@ class ProductQuery(msgspec.Struct):
 
 class ProductBatch(msgspec.Struct):
     """POST /products/batch. ``products`` is read raw and its items are validated one by one, so a
-    bad item (even ``null``) fails alone (spec: batch rules 2 and 3); only the envelope itself can
-    fail the whole call (contract 5 "Products")."""
+    bad item (even ``null``) fails alone (CATALOGUE-8); only the envelope itself can
+    fail the whole call."""
 
     products: Any | UnsetType | None = UNSET
 
@@ -208,7 +208,7 @@ class BatchOutcome(msgspec.Struct):
 
 
 class RewardFromProduct(msgspec.Struct, kw_only=True):
-    """POST /products/{externalId}/reward (spec: body fields and their rules)."""
+    """POST /products/{externalId}/reward (REWARD-1, REWARD-2)."""
 
     point_cost: Annotated[int, msgspec.Meta(ge=1)]
     name: Name | UnsetType | None = UNSET
@@ -248,7 +248,7 @@ _STATUS_LABELS = {"active": "Active", "inactive": "Inactive"}
 
 
 class RewardCreated(msgspec.Struct):
-    """The spec's creation shape of a reward (Resources > Reward, product-to-reward endpoint)."""
+    """The creation shape of a reward made from a product (REWARD-1)."""
 
     id: int
     product_id: int | None

@@ -1,4 +1,4 @@
-"""Admin API for the portal-only customer actions (contract, section 2; section 5 "Customers"):
+"""Admin API for the portal-only customer actions:
 card batches, further cards, blocking cards and identifiers, deactivation, anonymization, the
 consent a vendor user records, and the attested import."""
 

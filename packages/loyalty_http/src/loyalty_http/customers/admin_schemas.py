@@ -1,5 +1,5 @@
-"""Wire structs of the admin API's customer actions (contract, section 2 "Portal-only customer and
-redemption actions"; section 5 "Customers")."""
+"""Wire structs of the admin API's customer actions (CUSTOMER-4,
+CUSTOMER-11 to CUSTOMER-13, CONSENT-2)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ class Card(msgspec.Struct):
 
 
 class ConsentSet(msgspec.Struct):
-    """A decision recorded in the portal (Marketing consent rule 4, source ``portal``)."""
+    """A decision recorded in the portal (CONSENT-4, source ``portal``)."""
 
     marketing_consent: bool
     marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
@@ -84,7 +84,7 @@ class ConsentEvent(msgspec.Struct):
 
 
 class Consent(msgspec.Struct):
-    """The decision in force and its history (Marketing consent rule 2)."""
+    """The decision in force and its history (CONSENT-2)."""
 
     granted: bool
     statement_version: str | None
@@ -141,7 +141,7 @@ class ImportItem(ProfileFields):
 
 
 class CustomerImport(msgspec.Struct):
-    """Contract 2 and 5: ``{ importer, attested_on, customers }``. Each customer is validated on its
+    """CUSTOMER-13: ``{ importer, attested_on, customers }``. Each customer is validated on its
     own, so one bad row fails alone (like a product batch item)."""
 
     customers: Annotated[list[Unchecked], msgspec.Meta(min_length=1, max_length=MAX_IMPORT)]

@@ -1,5 +1,5 @@
-"""Customer endpoints of the public API (spec: Endpoints > Customers) and the unsubscribe link
-(spec: Marketing consent rule 4)."""
+"""Customer endpoints of the public API and the unsubscribe link
+(CONSENT-4)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def unsubscribe_path(config: HttpConfig, vendor_id: int, customer_id: int) -> st
 
 
 def api_provenance(vendor: VendorContext) -> consent.Provenance:
-    """Marketing consent rule 4: a decision an integration sent, recorded by its client."""
+    """CONSENT-4: a decision an integration sent, recorded by its client."""
     return consent.Provenance(consent.API, vendor.client_id)
 
 
@@ -101,11 +101,11 @@ class CustomerController(Controller):
 
 
 class UnsubscribeController(Controller):
-    """The link in campaign mail: signed, never expiring, no login (Marketing consent rule 4)."""
+    """The link in campaign mail: signed, never expiring, no login (CONSENT-4)."""
 
     path = "/unsubscribe"
 
-    # unattributed, so it counts in the calling address's allowance (spec: Rate limit, rule 5)
+    # unattributed, so it counts in the calling address's allowance (RATE-5)
     @get("/{token:str}", opt=reads(auth="none", limit="address", errors=("CUSTOMER_NOT_FOUND",)))
     async def unsubscribe(self, config: Config, token: FromPath[str], customers: Customers) -> Envelope[s.Unsubscribed]:
         signed_for = consent.read_unsubscribe_token(unsubscribe_key(config), token)

@@ -1,4 +1,4 @@
-"""Wire structs of the customer endpoints (spec: Endpoints > Customers; contract 5 "Customers"). The
+"""Wire structs of the customer endpoints. The
 response shape, ``Customer``, is the core's (``loyalty_core.customers.resources``), re-exported here."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ Email = Annotated[str, msgspec.Meta(max_length=MAX_EMAIL_LENGTH, extra={"rule": 
 Phone = Annotated[str, msgspec.Meta(max_length=50)]
 ExternalId = Annotated[str, msgspec.Meta(max_length=255)]
 Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
-"""A value the endpoint validates only when it reads it (spec: Validation details, rule 8)."""
+"""A value the endpoint validates only when it reads it (INPUT-19)."""
 
 TEXT_MAX = 255
 MAX_IDENTIFIERS = 10
@@ -52,7 +52,7 @@ def text_problems(value: Any, *, required: bool) -> list[str]:
 
 
 def consent_version_problems(consent: Any, version: Any) -> dict[str, list[str]]:
-    """Marketing consent rule 2: a grant names the statement the customer agreed to; the version is
+    """CONSENT-2: a grant names the statement the customer agreed to; the version is
     read (and checked) only then."""
     if consent is not True:
         return {}
@@ -68,7 +68,7 @@ class IdentifierIn(msgspec.Struct):
 def identifier_problems(
     identifiers: list[IdentifierIn] | UnsetType | None, email: str | UnsetType | None, *, importing: bool
 ) -> dict[str, list[str]]:
-    """Identifiers rules 1 to 5 and contract 5 "Customers": a public write names only ``email`` and
+    """CUSTOMER-2, CUSTOMER-4 to CUSTOMER-7: a public write names only ``email`` and
     ``loyalty_card`` (the import also the retired types), carries one card (the import up to five),
     and an ``email`` entry equals the profile email or gives it."""
     errors: dict[str, list[str]] = {}
@@ -101,7 +101,7 @@ def identifier_problems(
 
 
 def profile_email(email: str | UnsetType | None, identifiers: list[IdentifierIn] | UnsetType | None) -> str | None:
-    """The profile email: as sent, else the value of an ``email`` identifier (contract 5 "Customers")."""
+    """The profile email: as sent, else the value of an ``email`` identifier (CUSTOMER-7)."""
     if isinstance(email, str):
         return email
     return next((i.value for i in identifiers or [] if i.type == cards.EMAIL), None)
@@ -159,7 +159,7 @@ class CustomerCreate(ProfileFields):
 
 class CustomerUpdate(msgspec.Struct):
     """PUT and PATCH alike: only the fields present change; ``null`` clears one, except that a null
-    ``marketing_consent`` changes nothing (contract 5 "Customers"; Marketing consent rule 6)."""
+    ``marketing_consent`` changes nothing (CONSENT-5, CONSENT-6)."""
 
     first_name: Name | UnsetType | None = UNSET
     last_name: Name | UnsetType | None = UNSET
@@ -186,7 +186,7 @@ class CustomerLookup(msgspec.Struct):
     external_id: ExternalId | UnsetType = UNSET
 
     def check(self) -> Mapping[str, list[str]]:
-        # Validation details 8: identifier is read, so checked, only without external_id
+        # INPUT-19: identifier is read, so checked, only without external_id
         if self.external_id is not UNSET:
             return {}
         problems = text_problems(self.identifier, required=True)

@@ -1,5 +1,4 @@
-"""Admin API for earn rules and campaigns (back-office contract, section 2 "Earn rules" and
-"Campaigns"; section 5 "Earning (further decisions)"): create, list, read, update, delete."""
+"""Admin API for earn rules and campaigns (EARN-12, EARN-13): create, list, read, update, delete."""
 
 from __future__ import annotations
 
@@ -136,5 +135,5 @@ class AdminCampaignsController(Controller):
     async def delete_campaign(
         self, campaign_id: FromPath[str], known_vendor: KnownVendor, campaigns: Campaigns
     ) -> None:
-        """Contract 5: the row goes, so the campaign frees its place under ``max_campaigns``."""
+        """PLAN-2: the row goes, so the campaign frees its place under ``max_campaigns``."""
         await campaigns.delete(known_vendor, _campaign_id(campaign_id))

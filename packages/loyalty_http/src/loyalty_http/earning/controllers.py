@@ -1,5 +1,5 @@
-"""The till's purchase endpoints (spec: Endpoints > Transactions; contract 5 "Earning (further
-decisions)" for the preview, an extension of the spec)."""
+"""The till's purchase endpoints and their preview
+(EARN-6, EARN-11)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class TransactionController(Controller):
     async def submit(
         self, payload: NamedDependency[s.TransactionBody], vendor: Caller, purchases: Scorer, writer: Writer, clock: Clk
     ) -> Response[Envelope[s.Transaction]]:
-        """A new purchase answers 201, its replay 200 with the original (contract 5)."""
+        """A new purchase answers 201, its replay 200 with the original (EARN-6)."""
         done = await purchases.submit(writer, vendor, payload.request(), key=payload.idempotency_key, now=clock.now())
         return Response(Envelope(s.Transaction.of(done.transaction)), status_code=201 if done.created else 200)
 

@@ -1,5 +1,5 @@
-"""Wire shapes of purchases (spec: Resources > Transaction, POST /transactions; contract 5
-"Earning (further decisions)" for the text bounds and the preview). The response shape,
+"""Wire shapes of purchases (EARN-6, EARN-11,
+EARN-14). The response shape,
 ``Transaction``, is the core's (``loyalty_core.earning.resources``), re-exported here."""
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ class ItemBody(msgspec.Struct, kw_only=True):
     sku: Text255 | UnsetType | None = UNSET
     category: Text255 | UnsetType | None = UNSET
     line_total: Any = UNSET
-    """Declared only to be refused: the service computes it (spec, Resources > Transaction)."""
+    """Declared only to be refused: the service computes it (EARN-14)."""
 
 
 class PreviewBody(msgspec.Struct, kw_only=True):
     """POST /transactions/preview: the transaction body without ``idempotency_key``. Fields a
     client may not set (``id``, ``points_earned``, ``customer_id``, ``rules_applied``,
-    ``vendor_id``) are not read (RELIABILITY A3)."""
+    ``vendor_id``) are not read (INPUT-17)."""
 
     identifier: Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
     total_amount: Annotated[int, msgspec.Meta(ge=1)]

@@ -1,6 +1,6 @@
-"""Wire shapes of earn rules and campaigns (back-office contract, section 2 "Earn rules" and
-"Campaigns"). The bodies carry types only: the bounds are the core's (``earning.validation``), checked
-on the whole row as it would be after the write, so each field's sentence comes from one place."""
+"""Wire shapes of earn rules and campaigns (EARN-13). The bodies carry types only: the
+bounds are the core's (``earning.validation``), checked on the whole row as it would be after the
+write, so each field's sentence comes from one place."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ class CampaignPatch(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
 
 
 class CampaignCreate(CampaignPatch, kw_only=True):
-    """POST .../campaigns: ``name`` and ``kind`` are required; the rest default as the contract says."""
+    """POST .../campaigns: ``name`` and ``kind`` are required; the rest take their defaults."""
 
 
 class CampaignShown(msgspec.Struct):

@@ -1,4 +1,4 @@
-"""Liveness and readiness (back-office contract, section 5 "Operability"): bare JSON, no envelope."""
+"""Liveness and readiness (OPS-1): bare JSON, no envelope."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``POST /oauth/token`` (also under ``/api/v1``): RFC 6749 client credentials (contract, section 3).
+"""``POST /oauth/token`` (also under ``/api/v1``): RFC 6749 client credentials (AUTH-1).
 
 Credentials come in a form or JSON body, or as HTTP Basic; the answer is the bare RFC 6749 body.
 """

@@ -220,7 +220,7 @@ NOT_BLANK_NO_CONTROL = "^[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f
 
 def _text_rules(component: dict[str, Any]) -> dict[str, Any]:
     """What the validator refuses in text that msgspec's schema does not say: a NUL anywhere, and
-    a required string blank after trimming, which counts as missing (Validation details 3 and 5).
+    a required string blank after trimming, which counts as missing (INPUT-7, INPUT-8).
     A field typed as any JSON value so that its rule answers instead of the type check is text;
     a ``single_line`` field (``wire.validation.SingleLine``) refuses every control character."""
     required = set(component.get("required", []))

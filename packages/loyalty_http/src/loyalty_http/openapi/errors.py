@@ -1,4 +1,4 @@
-"""Which error answers a route can give, derived from its properties (spec: Errors)."""
+"""Which error answers a route can give, derived from its properties (INPUT-1)."""
 
 from __future__ import annotations
 

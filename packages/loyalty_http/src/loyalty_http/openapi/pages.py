@@ -42,7 +42,7 @@ PAGE = """<!doctype html>
 let token = null;
 function show() {{
   window.ui = SwaggerUIBundle({{
-    url: "{spec}", dom_id: "#ui", validatorUrl: null, deepLinking: false,
+    url: "{document}", dom_id: "#ui", validatorUrl: null, deepLinking: false,
     requestInterceptor: (req) => {{
       if (token && !req.headers.Authorization) req.headers.Authorization = "Bearer " + token;
       return req;
@@ -84,7 +84,7 @@ class PublicDocsController(Controller):
     @get("/docs", opt=reads(auth="none", limit="address"), media_type="text/html")
     async def public_docs(self) -> str:
         """Swagger UI on the public document; "Authorize" takes a client id and secret."""
-        return PAGE.format(title="Loyalty API", form="", spec="/api/v1/openapi.json", start="show();")
+        return PAGE.format(title="Loyalty API", form="", document="/api/v1/openapi.json", start="show();")
 
     # the page's own assets count like every /api/v1 request without a token
     @get("/docs/swagger-ui-bundle.js", opt=reads(auth="none", limit="address"), media_type="text/javascript")
@@ -110,5 +110,5 @@ class AdminDocsController(Controller):
     async def admin_docs(self) -> Response[str]:
         """Swagger UI on the admin document: the page asks for the admin token, then fetches the
         document with it; the token also authorizes "Try it out"."""
-        html = PAGE.format(title="Loyalty admin API", form=ADMIN_FORM, spec="/admin/v1/openapi.json", start="")
+        html = PAGE.format(title="Loyalty admin API", form=ADMIN_FORM, document="/admin/v1/openapi.json", start="")
         return Response(html, media_type="text/html")

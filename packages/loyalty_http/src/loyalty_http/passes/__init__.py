@@ -1,1 +1,1 @@
-"""Wallet passes and card mail over HTTP (spec: wallet-pass, send-card; contract 2, 4, 5)."""
+"""Wallet passes and card mail over HTTP (PASS-3 to PASS-7)."""

@@ -1,6 +1,6 @@
 """Admin API of the passes area: a shop's platform identity (retry; importing a real one; scripting
 the stand-in in test mode), its pass branding, the email suppression list and, in test mode, the
-outbox (contract 2, 4 and 5 "Passes and card mail")."""
+outbox (PASS-3, PASS-5)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class AdminPassesController(Controller):
         clock: Clk,
         config: Config,
     ) -> Envelope[s.IdentityState]:
-        """Test mode: set the stand-in's answer for this shop and ask it again now (contract 4, 5)."""
+        """Test mode: set the stand-in's answer for this shop and ask it again now (PASS-3)."""
         pass_maker = config.passes
         if (
             config.test_clock is None
@@ -97,7 +97,7 @@ class AdminPassesController(Controller):
         clock: Clk,
         config: Config,
     ) -> Envelope[s.IdentityState]:
-        """An operator's real platform_a identity replaces whatever the shop had (contract 5); the key
+        """An operator's real platform_a identity replaces whatever the shop had (PASS-3); the key
         is stored sealed like an issued one."""
         await pass_maker_of(config).import_identity(
             db,
@@ -126,7 +126,7 @@ class AdminSuppressionsController(Controller):
     async def suppress(
         self, payload: NamedDependency[s.SuppressionCreate], outbox: Outboxes
     ) -> Envelope[s.Suppression]:
-        """The bounce feed: global across shops (contract 2; spec send-card rule 3)."""
+        """The bounce feed: global across shops (PASS-5)."""
         row = await outbox.suppress(payload.email, payload.reason)
         return Envelope(
             s.Suppression(email=row.email, reason=row.reason, created_at=row.created_at, updated_at=row.updated_at)
@@ -145,7 +145,7 @@ class AdminSuppressionsController(Controller):
         ]
         return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))
 
-    # outside test mode the path answers 404 ROUTE_NOT_FOUND (contract 4), as its document says
+    # outside test mode the path answers 404 ROUTE_NOT_FOUND (OPS-4), as its document says
     @get("/outbox", opt=reads(auth="admin", query=s.OutboxQuery, errors=("ROUTE_NOT_FOUND",)))
     async def list_outbox(
         self,
@@ -154,7 +154,7 @@ class AdminSuppressionsController(Controller):
         outbox: Outboxes,
         config: Config,
     ) -> Envelope[Page[s.OutboxItem]]:
-        """Test mode: the mails sent or written, newest first (contract 4); ``status=failed`` lists
+        """Test mode: the mails sent or written, newest first (OPS-4); ``status=failed`` lists
         the mails that ended failed instead."""
         if config.test_clock is None:
             raise RouteNotFound("No endpoint at this path.")

@@ -1,5 +1,5 @@
 """The passes area's public routes: ``GET /api/v1/customers/{customer}/wallet-pass`` and both forms
-of send-card (spec: Endpoints > wallet-pass, send-card)."""
+of send-card (PASS-1 to PASS-5)."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ class Branding(msgspec.Struct):
 
 
 class SendCard(msgspec.Struct, forbid_unknown_fields=False):
-    """Only ``email`` is deliverable; omitted (or empty) means ``email`` (spec: send-card body)."""
+    """Only ``email`` is deliverable; omitted (or empty) means ``email``."""
 
     channel: Literal["email"] | msgspec.UnsetType = msgspec.UNSET
 
@@ -111,7 +111,7 @@ Pem = Annotated[str, msgspec.Meta(min_length=1, max_length=65_536)]
 
 class IdentityImport(msgspec.Struct, forbid_unknown_fields=True):
     """A real platform_a identity: the pass certificate, its private key and the platform's
-    intermediate certificate, each as PEM text (contract 5 "Passes and card mail")."""
+    intermediate certificate, each as PEM text (PASS-3)."""
 
     certificate: Pem
     key: Pem

@@ -1,5 +1,5 @@
-"""The admin portal's redemptions: the list, cancel, give at the counter (back-office contract 2
-"Portal-only customer and redemption actions"; contract 5 "Rewards and redemptions")."""
+"""The admin portal's redemptions: the list, cancel, give at the counter (REDEEM-10 to
+REDEEM-12)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ class AdminRedemptionsController(Controller):
         portal_redemptions: PortalRedemptionsDep,
         clock: NamedDependency[Clock],
     ) -> Envelope[s.RedemptionBody]:
-        """201 with the redemption in state ``used``: no till can verify it (contract 5)."""
+        """201 with the redemption in state ``used``: no till can verify it (REDEEM-12)."""
         reward = parse_id(reward_id, RewardNotFound, "The vendor has no reward with this id.", reward_id=reward_id)
         redemption = await portal_redemptions.give(known_vendor, reward, payload.customer_id)
         return Envelope(

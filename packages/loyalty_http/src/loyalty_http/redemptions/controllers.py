@@ -1,4 +1,4 @@
-"""The redemption endpoints (spec: POST /redemptions, GET /redemptions/{code}, POST .../verify)."""
+"""The redemption endpoints (POST /redemptions, GET /redemptions/{code}, POST .../verify)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class RedemptionController(Controller):
     async def redeem(
         self, payload: NamedDependency[s.RedeemBody], vendor: Caller, writer: Writer, clock: Clk
     ) -> Response[Envelope[s.RedemptionBody]]:
-        """201 for a new redemption; a replay answers 200 with the stored creation body (contract 5)."""
+        """201 for a new redemption; a replay answers 200 with the stored creation body (REDEEM-3)."""
         request = RedeemRequest(
             identifier=payload.identifier,
             reward_id=payload.reward_id,

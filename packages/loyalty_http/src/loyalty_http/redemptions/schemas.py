@@ -1,4 +1,4 @@
-"""Wire shapes of redemptions (spec: Resources > Redemption; contract 5 "Rewards and redemptions"): the
+"""Wire shapes of redemptions (REDEEM-1 to REDEEM-3): the
 request body here; the response shape, ``RedemptionBody``, is the core's
 (``loyalty_core.redemptions.resources``), re-exported here."""
 
@@ -13,7 +13,7 @@ from loyalty_core.redemptions.resources import RedemptionBody as RedemptionBody
 
 
 class RedeemBody(msgspec.Struct, kw_only=True):
-    """POST /redemptions. Other fields a client sends (points, status, code...) are ignored (A3)."""
+    """POST /redemptions. Other fields a client sends (points, status, code...) are ignored (INPUT-17)."""
 
     identifier: Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
     reward_id: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]

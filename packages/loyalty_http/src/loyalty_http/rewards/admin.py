@@ -70,5 +70,5 @@ class AdminRewardsController(Controller):
 
     @delete("/{reward_id:str}", opt=reads(auth="admin"), status_code=204)
     async def delete_reward(self, vendor_id: FromPath[str], reward_id: FromPath[str], rewards: Rewards) -> None:
-        """The admin-portal delete: soft, so the reward's idempotency key stays used (spec: rule 2)."""
+        """The admin-portal delete: soft, so the reward's idempotency key stays used (REWARD-2)."""
         await rewards.delete(vendor_id_of(vendor_id), _reward_id(reward_id))

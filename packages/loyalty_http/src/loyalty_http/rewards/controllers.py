@@ -1,4 +1,4 @@
-"""GET /api/v1/rewards (spec: Endpoints > Rewards and redemptions, rules 1 to 3; contract 5)."""
+"""GET /api/v1/rewards (REWARD-5)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class RewardController(Controller):
         affordable = given(params.affordable) in ("true", "1")
         identifier = given(params.identifier)
         if affordable and not (identifier or "").strip():
-            # Validation details 8: identifier is validated only when affordable is on
+            # INPUT-19: identifier is validated only when affordable is on
             raise ValidationFailed("The identifier is required.", {"identifier": ["validation.required"]})
         page = page_number(request)
         found = await list_offers(

@@ -1,4 +1,4 @@
-"""Wire shapes of rewards: the admin write bodies and the list item (spec: Resources > Reward)."""
+"""Wire shapes of rewards: the admin write bodies and the list item."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ Ref = Annotated[str, msgspec.Meta(max_length=255)]
 
 class RewardPatch(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
     """PATCH .../rewards/{id}: any field; null clears a nullable one. ``id``, ``remaining_stock``
-    and the timestamps are not read from a body (A3): only the fields below are."""
+    and the timestamps are not read from a body (INPUT-17): only the fields below are."""
 
     type: Literal["discount", "free_product"] | UnsetType = UNSET
     name: Name | UnsetType = UNSET
@@ -51,7 +51,7 @@ class RewardCreate(RewardPatch, kw_only=True):
 
 
 class RewardListed(msgspec.Struct):
-    """One reward of ``GET /rewards`` (spec: Resources > Reward, list fields)."""
+    """One reward of ``GET /rewards`` (REWARD-5)."""
 
     id: int
     name: str

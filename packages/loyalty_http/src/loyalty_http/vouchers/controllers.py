@@ -1,4 +1,4 @@
-"""Voucher endpoints: the portal's create, the till's read and verify (back-office contract 2)."""
+"""Voucher endpoints: the portal's create, the till's read and verify (VOUCHER-1 to VOUCHER-3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wire shapes of vouchers (back-office contract 2 "Rewards and vouchers", contract 5): the request
+"""Wire shapes of vouchers (VOUCHER-1 to VOUCHER-3): the request
 bodies here; the response shape, ``VoucherBody``, is the core's (``loyalty_core.vouchers.resources``),
 re-exported here."""
 

@@ -1,4 +1,4 @@
-"""Admin API: merging two accounts of one person (contract 2; spec, Merged customers)."""
+"""Admin API: merging two accounts of one person (MERGE-1 to MERGE-7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wallet and ledger endpoints (spec: Endpoints > Wallet and ledger)."""
+"""Wallet and ledger endpoints."""
 
 from __future__ import annotations
 
@@ -89,5 +89,5 @@ class WalletController(Controller):
             expire_after_days=vendor.point_expiry_days,
             now=clock.now(),
         )
-        # contract 5 "Ledger, plans": a new adjustment answers 201, its replay 200
+        # ADJUST-2: a new adjustment answers 201, its replay 200
         return Response(Envelope(s.LedgerEntry.of(done.entry)), status_code=201 if done.created else 200)

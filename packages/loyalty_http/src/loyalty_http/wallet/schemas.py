@@ -1,4 +1,4 @@
-"""Wire structs of the wallet and ledger endpoints (spec: Resources > Wallet, Ledger entry) and of
+"""Wire structs of the wallet and ledger endpoints and of
 the admin merge of two accounts. The response shapes, ``Wallet`` and ``LedgerEntry``, are the core's
 (``loyalty_core.wallet.resources``), re-exported here."""
 

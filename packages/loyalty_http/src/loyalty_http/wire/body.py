@@ -1,8 +1,8 @@
-"""Reading request bodies and query strings into plain values (spec: Conventions; Validation details 5-7, 9, 11).
+"""Reading request bodies and query strings into plain values (INPUT-3 to INPUT-9).
 
 JSON, ``application/x-www-form-urlencoded`` and ``multipart/form-data`` bodies all become one
 mapping that goes through the same validation; any other type with a body answers 415. These
-answers come before the token check (spec: Authentication, rule 7).
+answers come before the token check (AUTH-8).
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def parse_pairs(raw: bytes) -> list[tuple[str, str]]:
 
 def parse_multipart(raw: bytes, content_type: str) -> list[tuple[str, str]]:
     """Names and values of a multipart body, read like a urlencoded form: bytes that are not UTF-8, in
-    a name as in a value, survive as lone surrogates for validation to name (Validation details 5);
+    a name as in a value, survive as lone surrogates for validation to name (INPUT-9);
     a file part contributes its file name."""
     boundary = (
         dict(p.strip().split("=", 1) for p in content_type.split(";")[1:] if "=" in p).get("boundary", "").strip('"')
@@ -214,7 +214,7 @@ def _text(latin: str) -> str:
 
 def nest_form(pairs: Iterable[tuple[str, str]], fields: frozenset[str], *, looks_json: bool = False) -> dict[str, Any]:
     """Form keys such as ``identifiers[0][type]`` become nested values; a form reading none of the
-    endpoint's fields is refused with each key it held (spec: Validation details, rule 7). When the
+    endpoint's fields is refused with each key it held (INPUT-9). When the
     body ``looks_json`` (curl without ``Content-Type: application/json``), the message says so."""
     out: dict[str, Any] = {}
     too_deep: dict[str, list[str]] = {}

@@ -1,4 +1,4 @@
-"""The error envelope and the success envelopes (spec: Conventions; Errors, Error envelope)."""
+"""The error envelope and the success envelopes (INPUT-1, INPUT-11)."""
 
 from __future__ import annotations
 

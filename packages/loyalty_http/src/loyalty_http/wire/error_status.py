@@ -1,4 +1,4 @@
-"""The one table from error code to HTTP status (spec: Errors; back-office contract)."""
+"""The one table from error code to HTTP status (INPUT-1)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Final
 
 STATUS_BY_CODE: Final = MappingProxyType(
     {
-        # authentication and authorization (spec: Authentication, rule 5)
+        # authentication and authorization (AUTH-1 to AUTH-7)
         "UNAUTHENTICATED": 401,
         "INVALID_CLIENT": 401,
         "FORBIDDEN": 403,
@@ -68,7 +68,7 @@ STATUS_BY_CODE: Final = MappingProxyType(
         "ROUTE_NOT_FOUND": 404,
         "UNSUPPORTED_MEDIA_TYPE": 415,
         "PAYLOAD_TOO_LARGE": 413,
-        # admin API (back-office contract)
+        # admin API
         "NOT_FOUND": 404,
         "JOB_NOT_FOUND": 404,
         "VENDOR_NOT_FOUND": 404,

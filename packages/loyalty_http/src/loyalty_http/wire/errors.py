@@ -6,7 +6,7 @@ from typing import ClassVar
 
 
 class HttpError(Exception):
-    """A refusal with a spec code that belongs to the protocol, not the domain."""
+    """A refusal with an error code that belongs to the protocol, not the domain."""
 
     code: ClassVar[str] = "INTERNAL_ERROR"
 

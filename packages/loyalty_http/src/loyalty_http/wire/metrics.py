@@ -1,4 +1,4 @@
-"""Prometheus metrics (contract 5: ``GET /metrics``, admin token, Prometheus text).
+"""Prometheus metrics (OPS-2: ``GET /metrics``, admin token, Prometheus text).
 
 Kept by each server process: requests by route and status and their durations, rate-limit
 refusals, database pool use. Read from PostgreSQL and the job queue at each scrape, so they are

@@ -1,4 +1,4 @@
-"""Whole numbers and decimals in request input (spec: Validation details): 32-bit integers unless a
+"""Whole numbers and decimals in request input (INPUT-10): 32-bit integers unless a
 field's bounds say otherwise, numeric strings accepted as numbers, and ranges checked without
 converting an absurdly long digit string."""
 

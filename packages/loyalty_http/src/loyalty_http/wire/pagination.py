@@ -1,4 +1,4 @@
-"""The paginated envelope and the page parameter (spec: Conventions)."""
+"""The paginated envelope and the page parameter (INPUT-11)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
 """Ids in paths: numeric ids, vendor keys, and the encoded-slash guard.
 
 Numeric path ids: one that is not a whole number (ASCII digits only) answers the route's not-found
-code (contract 5 "Input"). The server decodes ``%2F`` before routing and the router skips the empty
+code (INPUT-13). The server decodes ``%2F`` before routing and the router skips the empty
 segment it leaves, so ``/customers/1%2F/wallet`` would reach customer 1 and
 ``/redemptions/CODE%2F`` the redemption ``CODE``: :func:`whole_path_params` gives every parameter
 its whole segment back (``1/``, ``CODE/``), which then names nothing.
 
-Vendor keys (spec: Endpoints > Slash in a path id): an ``external_id`` holding ``/`` is reachable
+Vendor keys (INPUT-14): an ``external_id`` holding ``/`` is reachable
 by no ``/{externalId}`` route, and sending it as ``%2F`` does not help: the server decodes ``%2F``
 before routing, so ``/products/A%2F`` would otherwise reach product ``A`` and
 ``/products/A%2Freward`` the reward route of ``A``. The guard answers every such path 404

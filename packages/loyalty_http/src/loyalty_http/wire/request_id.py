@@ -1,4 +1,4 @@
-"""Request ids: a valid client id is echoed, anything else is replaced (spec: Errors, Error envelope)."""
+"""Request ids: a valid client id is echoed, anything else is replaced (INPUT-2)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Input validation with the spec's messages (spec: Validation details, rules 1 to 11).
+"""Input validation with its messages (INPUT-7 to INPUT-10, INPUT-17 to INPUT-19).
 
 msgspec structs declare the fields and their bounds; this module walks their type information
 and checks every field, so one request gets every failing field at once, each with messages
 shaped like ``validation.required`` (built-in rules) or an English sentence (rules of the
 service). Text is trimmed of white space and NUL bytes first; an empty optional field counts as
-omitted (back-office contract, section 5 "Input").
+omitted (INPUT-8).
 
 Extra rules ride on ``msgspec.Meta(extra={"rule": ...})``: ``email``, ``url`` (absolute http or
 https), ``datetime_or_date`` (a timestamp with offset, or a bare date), ``number`` (a float that

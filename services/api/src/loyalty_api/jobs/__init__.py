@@ -17,7 +17,7 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "webhook-deliveries": (webhook_deliveries.webhook_deliveries, webhook_deliveries.CRON),
     "prune-events": (webhook_deliveries.prune_old_events, webhook_deliveries.PRUNE_CRON),
 }
-"""Job name -> (function, cron). Test mode runs each by name (contract, section 4)."""
+"""Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 
 QUEUED: list[JobFunction] = [card_mails.send_card_mail, webhook_deliveries.deliver_webhooks]
 """Jobs queued by requests (after their commit), not by the clock."""

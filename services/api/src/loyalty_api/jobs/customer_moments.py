@@ -1,4 +1,4 @@
-"""``customer-moments``: record the customer moments due today (contract, section 4; issue 13)."""
+"""``customer-moments``: record the customer moments due today (EARN-10)."""
 
 from __future__ import annotations
 

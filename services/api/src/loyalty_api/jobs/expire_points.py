@@ -1,4 +1,4 @@
-"""``expire-points``: one ``expire`` entry per wallet for the lots that ran out (contract 5 "Ledger")."""
+"""``expire-points``: one ``expire`` entry per wallet for the lots that ran out (LEDGER-4)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Marketing-consent decisions: applied with provenance, kept as history, recorded from the portal or the link.
 
-Spec: Resources > Customer, Marketing consent rules 1 to 7.
+CONSENT-1 to CONSENT-6.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from loyalty_core.customers.views import CustomerView
 def apply_decision(
     customer: Customer, granted: bool, version: str | None, provenance: Provenance, at: datetime
 ) -> bool:
-    """Store a decision in force with its provenance (Marketing consent rule 2); a withdrawal keeps
+    """Store a decision in force with its provenance (CONSENT-2); a withdrawal keeps
     the grant's moment and wording version. Answers whether anything changed."""
     if not consent.changes(customer.marketing_consent, customer.marketing_consent_statement_version, granted, version):
         return False
@@ -53,7 +53,7 @@ def event_of(customer: Customer, at: datetime) -> ConsentEvent:
 
 
 def refuse_under_age(granted: bool | None, date_of_birth: date | None, today: date) -> None:
-    """Rule 7: a grant for someone under 13 is refused, whoever records it."""
+    """CONSENT-6: a grant for someone under 13 is refused, whoever records it."""
     if granted and consent.too_young(date_of_birth, today):
         raise e.MarketingConsentUnderAge("A customer younger than 13 cannot have marketing consent recorded.")
 
@@ -85,6 +85,6 @@ class ConsentWrites(CustomerWrites):
         return await self.get(vendor_id, customer_id)
 
     async def unsubscribe(self, vendor_id: int, customer_id: int) -> None:
-        """The signed link (rule 4): a withdrawal by the customer, in force on the next request."""
+        """The signed link (CONSENT-4): a withdrawal by the customer, in force on the next request."""
         customer = await self._customer_for_update(vendor_id, customer_id)
         await self._decide(customer, False, None, Provenance(consent.EMAIL, consent.CUSTOMER), self._clock.now())

@@ -1,6 +1,6 @@
 """Identifiers and loyalty cards: add, claim, issue, bring from an import, block and unblock.
 
-Spec: Identifiers rules; contract 2 (card batches), contract 5 (cards of a customer).
+CUSTOMER-2 to CUSTOMER-7: identifiers, batches of pre-printed cards, the cards of a customer.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class IdentifierWrites(CustomerWrites):
         await self._add_identifier(vendor_id, customer_id, brought.type, brought.value, at)
 
     async def issue_card_batch(self, vendor_id: int, count: int) -> list[str]:
-        """Contract 2: free pre-printed cards, held by nobody until scanned at a registration."""
+        """CUSTOMER-5: free pre-printed cards, held by nobody until scanned at a registration."""
         now = literal(self._clock.now(), DateTimeUTC(timezone=True))
         codes: list[str] = []
         while len(codes) < count:
@@ -133,7 +133,7 @@ class IdentifierWrites(CustomerWrites):
         return codes
 
     async def add_card(self, vendor_id: int, customer_id: int, code: str | None) -> CustomerView:
-        """Contract 5: a further card, free pre-printed or issued; it becomes the card scanned."""
+        """CUSTOMER-4: a further card, free pre-printed or issued; it becomes the card scanned."""
         customer = await self._customer_for_update(vendor_id, customer_id)
         if customer.status == CustomerStatus.DEACTIVATED:
             raise e.CustomerDeactivated("The customer is deactivated, so no card is added.")
@@ -166,7 +166,7 @@ class IdentifierWrites(CustomerWrites):
         return await self.get(vendor_id, customer_id)
 
     async def set_card_active(self, vendor_id: int, code: str, active: bool) -> CardView:
-        """Contract 5: block or unblock any card of the vendor, free or assigned."""
+        """CUSTOMER-3: block or unblock any card of the vendor, free or assigned."""
         card = await self._session.scalar(
             select(CustomerIdentifier).where(
                 CustomerIdentifier.vendor_id == vendor_id,
@@ -182,7 +182,7 @@ class IdentifierWrites(CustomerWrites):
         return CardView(code=card.value, active=card.active, customer_id=card.customer_id, assigned_at=card.assigned_at)
 
     async def set_identifier_active(self, vendor_id: int, customer_id: int, value: str, active: bool) -> CustomerView:
-        """Contract 2: block or unblock one of the customer's identifiers; the email one follows the profile."""
+        """CUSTOMER-7: block or unblock one of the customer's identifiers; the email one follows the profile."""
         await self._customer_for_update(vendor_id, customer_id)
         identifier = await self._session.scalar(
             select(CustomerIdentifier).where(

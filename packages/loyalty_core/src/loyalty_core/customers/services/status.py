@@ -1,6 +1,6 @@
 """Portal status changes: deactivate, and the irreversible anonymization.
 
-Spec: Customer status; contract 2 "Portal-only customer and redemption actions".
+CUSTOMER-11 and CUSTOMER-12: the portal-only customer actions.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from loyalty_core.customers.views import CustomerView
 
 class StatusWrites(CustomerWrites):
     async def deactivate(self, vendor_id: int, customer_id: int) -> CustomerView:
-        """Spec, Customer status: active -> deactivated; later issues refuse its transactions."""
+        """CUSTOMER-11: active -> deactivated; new purchases and redemptions are then refused."""
         customer = await self._customer_for_update(vendor_id, customer_id)
         if customer.status != CustomerStatus.DEACTIVATED:
             customer.status = CustomerStatus.DEACTIVATED
@@ -23,7 +23,7 @@ class StatusWrites(CustomerWrites):
         return await self.get(vendor_id, customer_id)
 
     async def anonymize(self, vendor_id: int, customer_id: int) -> None:
-        """Spec, Customer status: irreversible. Personal data leaves every table: the profile is
+        """CUSTOMER-12: irreversible. Personal data leaves every table: the profile is
         cleared, identifiers (cards and email) and consent history are deleted. The row, its wallet
         and its ledger stay so the vendor's point totals still add up."""
         customer = await self._customer_for_update(vendor_id, customer_id)

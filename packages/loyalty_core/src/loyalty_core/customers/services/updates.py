@@ -1,6 +1,6 @@
 """Profile updates by external id, the email identifier that follows the profile, linking an external id.
 
-Spec: PUT|PATCH /customers/by-external-id, POST /customers/link-external-id; contract 5.
+CUSTOMER-9: PUT|PATCH /customers/by-external-id, POST /customers/link-external-id.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class ProfileWrites(IdentifierWrites, ConsentWrites):
     async def update_by_external_id(
         self, vendor_id: int, external_id: str, changes: Mapping[str, Any], *, provenance: Provenance
     ) -> CustomerView:
-        """Spec: PUT|PATCH /customers/by-external-id; contract 5: only the fields present change.
+        """CUSTOMER-9: PUT|PATCH /customers/by-external-id: only the fields present change.
 
         ``changes`` maps profile fields and ``marketing_consent`` (with its statement version) to
         new values; ``None`` clears a field, except that a null ``marketing_consent`` changes nothing.
@@ -80,7 +80,7 @@ class ProfileWrites(IdentifierWrites, ConsentWrites):
     async def link_external_id(
         self, vendor_id: int, external_id: str, *, identifier: str | None = None, customer_id: int | None = None
     ) -> CustomerView:
-        """Spec: POST /customers/link-external-id; linking never overwrites."""
+        """CUSTOMER-9: POST /customers/link-external-id; linking never overwrites."""
         if customer_id is None:
             found = await self.lookup(vendor_id, identifier=identifier)
             customer_id = found.id
