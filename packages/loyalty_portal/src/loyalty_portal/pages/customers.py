@@ -12,7 +12,7 @@ from litestar.params import FromPath, FromQuery
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
-from loyalty_core.earning.purchase_reads import customer_transactions
+from loyalty_core.earning.till_purchase_reads import customer_transactions
 from loyalty_core.errors import DomainError
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import CauserType
