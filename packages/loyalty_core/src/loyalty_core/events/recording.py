@@ -23,6 +23,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
+from loyalty_core.events.models import DeliveryStatus
 
 ID_PREFIX = "evt_"
 _ALPHABET = string.ascii_letters + string.digits
@@ -30,7 +31,7 @@ RECORDED = "events_recorded"
 """Set in ``session.info`` once a session recorded an event, so whoever commits it can wake the
 delivery worker."""
 
-EVENT_CTE = """recorded_event AS (
+EVENT_CTE = f"""recorded_event AS (
     INSERT INTO events (vendor_id, id, type, created_at, customer_id, data)
     VALUES (%(event_vendor_id)s, %(event_id)s, %(event_type)s, %(event_at)s, %(event_customer_id)s,
             CAST(%(event_data)s AS jsonb))
@@ -38,7 +39,7 @@ EVENT_CTE = """recorded_event AS (
 ), recorded_deliveries AS (
     INSERT INTO webhook_deliveries
         (id, vendor_id, endpoint_id, event_id, attempt, status, next_attempt_at, created_at, updated_at)
-    SELECT nextval('webhook_deliveries_id_seq'), w.vendor_id, w.id, e.id, 1, 'pending',
+    SELECT nextval('webhook_deliveries_id_seq'), w.vendor_id, w.id, e.id, 1, '{DeliveryStatus.PENDING}',
            e.created_at, e.created_at, e.created_at
     FROM recorded_event e
     JOIN webhook_endpoints w ON w.vendor_id = e.vendor_id

@@ -12,8 +12,9 @@ from psycopg import AsyncConnection
 from loyalty_core.events.models import DeliveryStatus
 
 _BY_STATUS = "SELECT status, count(*) FROM webhook_deliveries GROUP BY 1"
-_OLDEST_DUE = """
-SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= %(now)s
+_OLDEST_DUE = f"""
+SELECT min(next_attempt_at) FROM webhook_deliveries
+WHERE status = '{DeliveryStatus.PENDING}' AND next_attempt_at <= %(now)s
 """
 
 
