@@ -66,7 +66,9 @@ async def _measure(redis_url: str | None) -> Figures:
     engine = make_engine(scratch_database(scratch_name("loyalty_bench_auth")))
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
-    app = bench_app(engine, redis_url=redis_url, route_handlers=[Bench])
+    app = bench_app(
+        engine, redis_url=redis_url, redis_prefix=scratch_name("loyalty_bench_auth"), route_handlers=[Bench]
+    )
     results: Figures = {}
     async with app.lifespan():
         transport = httpx.ASGITransport(app=app)

@@ -7,8 +7,9 @@ import pytest
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Drop the databases this run created (tests/support/database.py), if it created any: a run
-    leaves nothing behind on the server it shares, and touches nothing it did not make."""
+    """Drop the databases this run created and its Redis keys (tests/support/database.py), if it
+    made any: a run leaves nothing behind on the servers it shares, and touches nothing it did not make."""
     database = sys.modules.get("tests.support.database")
     if database is not None:
         database.drop_created()
+        database.delete_run_redis_keys()

@@ -50,8 +50,10 @@ def test_every_variable_is_read() -> None:
             "LOYALTY_PUBLIC_URL": "https://loyalty.example.com/",
             "LOYALTY_TEST_MODE": "1",
             "LOYALTY_WORKER": "external",
+            "LOYALTY_REDIS_PREFIX": "eu-1:shop",
         }
     )
+    assert s.redis_namespace() == "eu-1:shop"
     assert s.database_url == "postgresql+psycopg://u@db:5432/loyalty"
     assert s.redis_url == "redis://cache:6379/0"
     assert (s.host, s.port, s.admin_token, s.jwt_secret) == ("0.0.0.0", 9000, ADMIN, JWT)
@@ -72,6 +74,8 @@ def test_every_variable_is_read() -> None:
         ({"REDIS_URL": "http://x"}, "REDIS_URL"),
         ({"LOYALTY_TEST_MODE": "maybe"}, "LOYALTY_TEST_MODE"),
         ({"LOYALTY_WORKER": "sidecar"}, "LOYALTY_WORKER"),
+        ({"LOYALTY_REDIS_PREFIX": "two words"}, "LOYALTY_REDIS_PREFIX"),
+        ({"LOYALTY_REDIS_PREFIX": "x" * 101}, "LOYALTY_REDIS_PREFIX"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_variable(env: dict[str, str], named: str) -> None:

@@ -15,7 +15,15 @@ import pytest
 from psycopg import sql
 
 from tests.support import database
-from tests.support.database import ROOT, database_name, fresh_database, server_url
+from tests.support.database import (
+    ROOT,
+    database_name,
+    delete_redis_keys,
+    fresh_database,
+    redis_prefix,
+    redis_url,
+    server_url,
+)
 
 
 def _names_in_a_new_process() -> str:
@@ -62,7 +70,7 @@ def test_the_run_drops_what_it_created_and_only_that(monkeypatch: pytest.MonkeyP
     assert database.drop_created() == []
 
 
-FORBIDDEN = re.compile(r"DROP DATABASE", re.IGNORECASE)
+FORBIDDEN = re.compile(r"flushdb|flushall|DROP DATABASE", re.IGNORECASE)
 ALLOWED = {Path("tests/support/database.py"), Path("bench/_support.py"), Path(__file__).relative_to(ROOT)}
 
 
@@ -75,3 +83,22 @@ def test_no_test_or_bench_flushes_redis_or_drops_a_database_by_itself() -> None:
         if path.relative_to(ROOT) not in ALLOWED and FORBIDDEN.search(path.read_text())
     ]
     assert offenders == []
+
+
+def test_the_run_deletes_only_its_own_redis_keys() -> None:
+    url = redis_url()
+    if url is None:
+        pytest.skip("no Redis server answers on 127.0.0.1:6379 (set LOYALTY_TEST_REDIS_URL)")
+    import redis
+
+    mine, foreign = f"{redis_prefix()}:isolation:k", f"loyalty_foreign_{secrets.token_hex(4)}:k"
+    with redis.Redis.from_url(url) as client:
+        client.set(mine, 1)
+        client.set(foreign, 1, ex=60)
+        try:
+            with pytest.raises(ValueError, match="not under this run's Redis prefix"):
+                delete_redis_keys(url, "loyalty")
+            assert delete_redis_keys(url, f"{redis_prefix()}:isolation") == 1
+            assert (client.exists(mine), client.exists(foreign)) == (0, 1)
+        finally:
+            client.delete(foreign)

@@ -101,10 +101,31 @@ def database_name(suite: str) -> str:
 
 
 def redis_prefix() -> str:
-    """This run's Redis namespace: the service's key prefix in the tests (every key they make starts
-    with it, or names it as the queue's); tests never flush a Redis database."""
+    """This run's Redis namespace, the service's ``redis_prefix`` in the tests: every key they make
+    starts with it (SAQ's keys name it as the queue's). Tests never flush a Redis database."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     return f"loyalty_test_{worker}_{RUN_ID}"
+
+
+def delete_run_redis_keys() -> int:
+    """At the end of the session: the keys this run left on the tests' Redis (scheduled jobs of the
+    services it started, say), where a Redis and its client are there."""
+    url = redis_url()
+    try:
+        return delete_redis_keys(url, redis_prefix()) if url else 0
+    except ImportError:  # a package's environment without the Redis client made no keys
+        return 0
+
+
+def delete_redis_keys(url: str, namespace: str) -> int:
+    """Delete the keys a test made under ``namespace`` (one of this run's), and nothing else."""
+    if not namespace.startswith(redis_prefix()):
+        raise ValueError(f"{namespace!r} is not under this run's Redis prefix")
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        keys = list(client.scan_iter(match=f"*{namespace}*", count=1000))
+        return int(client.delete(*keys)) if keys else 0
 
 
 def redis_url() -> str | None:

@@ -18,7 +18,6 @@ from loyalty_core.passes.ports import PassMaker
 
 log = structlog.get_logger("loyalty.worker")
 
-QUEUE_NAME = "loyalty"
 JOB_GRACE_SECONDS = 20
 """How long a stopping worker lets the jobs in hand finish before cancelling them."""
 STOP_SECONDS = 5
@@ -30,10 +29,13 @@ delivery in hand when the timeout cancels a sweep still finishes (jobs/card_mail
 
 
 def make_queue(settings: Settings) -> Queue:
-    if settings.redis_url:
-        return Queue.from_url(settings.redis_url, name=QUEUE_NAME)
+    """The queue is named for the deployment (``Settings.redis_namespace``): SAQ's keys on a shared
+    Redis all carry the name, so a worker only ever takes its own deployment's jobs."""
     assert settings.database_url is not None, "the database URL is resolved before the queue is made"
-    return Queue.from_url(libpq_url(settings.database_url), name=QUEUE_NAME)
+    name = settings.redis_namespace()
+    if settings.redis_url:
+        return Queue.from_url(settings.redis_url, name=name)
+    return Queue.from_url(libpq_url(settings.database_url), name=name)
 
 
 def job_services(settings: Settings, passes: PassMaker) -> dict[str, Any]:
