@@ -12,7 +12,9 @@ no usable vendor, ``reattribute`` moves it from the vendor's log to the address'
 
 On Redis every process shares one log per key, atomically (one Lua script per request); without
 Redis, or while it is down, each process counts on its own and one warning is logged per outage.
-Revocation marks live until every token they could match has expired, then are pruned.
+Revocation marks live until every token they could match has expired, then are pruned. The logs
+follow the service clock both ways: when it moves back (test mode's clock), entries later than now
+are dropped rather than left to refuse every request until the clock catches up with them.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ WINDOW_SECONDS = 60
 STATE_TTL = 5.0
 REDIS_RETRY_SECONDS = 5.0
 SWEEP_EVERY = 10_000
+CLOCK_SKEW_SECONDS = 2.0
+"""How far ahead of a process's clock another process sharing the Redis log may run: an entry later
+than that was counted before the clock moved back (test mode), and is dropped, so a window never
+stays in the future refusing every request. Within it, processes' clocks are taken to differ."""
 
 VendorStateLoader = Callable[[Request[Any, Any, Any], int], Awaitable[tuple[VendorState, int] | None]]
 """(the request, whose one connection it may use; the vendor id) -> the vendor's state and rate."""
@@ -96,6 +102,9 @@ class MemoryBackend:
         entries = self._logs.setdefault(key, deque())
         while entries and entries[0][0] <= now - WINDOW_SECONDS:
             entries.popleft()
+        # the clock moved back (test mode's clock reset): what it counted "later" never happened yet
+        while entries and entries[-1][0] > now:
+            entries.pop()
         if len(entries) < limit:
             entries.append((now, member))
             return Hit(key, member, len(entries), limit, use_address, True, now)
@@ -125,7 +134,7 @@ local use_address = 0
 if key == '' then
   use_address = 1
 else
-  for i = 6, #ARGV do
+  for i = 7, #ARGV do
     local until_ = redis.call('ZSCORE', KEYS[3], ARGV[i])
     if until_ and tonumber(until_) > now then use_address = 1 end
   end
@@ -135,6 +144,7 @@ if use_address == 1 then
   limit = tonumber(ARGV[4])
 end
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+redis.call('ZREMRANGEBYSCORE', key, '(' .. (now + tonumber(ARGV[6])), '+inf')
 local n = redis.call('ZCARD', key)
 local admitted = 0
 local oldest = ARGV[1]
@@ -188,7 +198,7 @@ class RedisBackend:
             try:
                 n, used_address, admitted, oldest, key, limit = await self._script(
                     keys=[vendor_key, address[0], self._revoked_key],
-                    args=[repr(now), WINDOW_SECONDS, vendor_limit, address[1], member, *marks],
+                    args=[repr(now), WINDOW_SECONDS, vendor_limit, address[1], member, CLOCK_SKEW_SECONDS, *marks],
                 )
             except Exception as exc:  # any Redis failure: keep answering on the local count
                 self._outage(exc)
