@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+import psycopg
 import structlog
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from saq import CronJob, Queue, Worker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -26,6 +29,70 @@ CRON_TIMEOUT_SECONDS = 60
 every time it had more than a few mails). Not much longer either: a job whose worker was killed keeps
 its unique key, and so keeps the next runs from starting, until SAQ finds it past this timeout. A
 delivery in hand when the timeout cancels a sweep still finishes (jobs/card_mails.py)."""
+
+
+STORE_DOWN = (RedisConnectionError, RedisTimeoutError, psycopg.OperationalError, OSError)
+"""What the queue's store raises while it cannot be reached (not a fault of a job or of the code)."""
+OUTAGE_POLL_SECONDS = 1.0
+"""How often a job slot asks the store again while it is away (SAQ would ask in a busy loop)."""
+
+
+class QueueOutage:
+    """One warning when the queue's store stops answering, one line when it answers again: SAQ
+    logged a full traceback every second for as long as Redis was away."""
+
+    def __init__(self) -> None:
+        self.down = False
+
+    def failed(self, exc: BaseException) -> None:
+        if not self.down:
+            self.down = True
+            log.warning("job queue cannot reach its store; retrying", error=type(exc).__name__)
+
+    def answered(self) -> None:
+        if self.down:
+            self.down = False
+            log.warning("job queue reaches its store again")
+
+
+class QueueWorker(Worker[Any]):
+    """SAQ's worker, quiet and idle while its store is away (see ``QueueOutage``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.outage = QueueOutage()
+
+    async def upkeep(self) -> list[asyncio.Task[None]]:
+        """SAQ's upkeep loops, the same four at the same intervals; a store that does not answer is
+        one outage, not an error logged at every turn."""
+
+        async def poll(step: Callable[[int], Coroutine[Any, Any, Any]], every: int, arg: int | None = None) -> None:
+            while not self.event.is_set():
+                try:
+                    await step(arg or every)
+                except STORE_DOWN as exc:
+                    self.outage.failed(exc)
+                except (Exception, asyncio.CancelledError):
+                    if self.event.is_set():
+                        return
+                    log.exception("job queue upkeep failed", step=getattr(step, "__name__", str(step)))
+                else:
+                    if step != self.abort:  # the others all ask the store; abort may not
+                        self.outage.answered()
+                await asyncio.sleep(every)
+
+        timers = self.timers
+        return [
+            asyncio.create_task(poll(self.abort, timers["abort"])),
+            asyncio.create_task(poll(self.schedule, timers["schedule"])),
+            asyncio.create_task(poll(self.queue.sweep, timers["sweep"])),
+            asyncio.create_task(poll(self.worker_info, timers["worker_info"], timers["worker_info"] + 1)),
+        ]
+
+    async def process(self) -> bool:
+        if self.outage.down:
+            await asyncio.sleep(OUTAGE_POLL_SECONDS)
+        return await super().process()
 
 
 def make_queue(settings: Settings) -> Queue:
@@ -59,7 +126,7 @@ def make_worker(
 
     functions = [*(fn for fn, _ in SCHEDULED.values()), *QUEUED]
     crons = [CronJob(fn, cron=cron, timeout=CRON_TIMEOUT_SECONDS) for fn, cron in SCHEDULED.values()]
-    worker = Worker(
+    worker = QueueWorker(
         queue, functions=functions, cron_jobs=crons, startup=startup, concurrency=4, cancellation_hard_deadline_s=2
     )
     # whoever runs the worker owns SIGINT/SIGTERM and drains it (SAQ's own handler cancels jobs in hand)
