@@ -20,7 +20,7 @@ Clk = NamedDependency[Clock]
 class AdminVouchersController(Controller):
     path = "/admin/v1/vendors/{vendor_id:str}/vouchers"
 
-    @post("/", opt=reads(auth="admin", body=s.VoucherCreate), status_code=201)
+    @post("/", opt=reads(auth="admin", body=s.VoucherCreate, errors=("CUSTOMER_NOT_FOUND",)), status_code=201)
     async def create_voucher(
         self, payload: NamedDependency[s.VoucherCreate], known_vendor: KnownVendor, vouchers: Vouchers, clock: Clk
     ) -> Envelope[s.VoucherBody]:
