@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import platform
+import secrets
 import statistics
 from typing import Any
 
@@ -13,14 +15,36 @@ from psycopg import sql
 SERVER = os.environ.get("LOYALTY_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
+RUN = secrets.token_hex(4)
+"""This bench process's run: the bench server may hold anyone's databases, so a run makes its own
+under names no other run uses, and drops those (and only those) when it ends."""
+_created: list[str] = []
+
+
+def scratch_name(base: str) -> str:
+    """``base`` made unique to this run: the name ``scratch_database`` creates."""
+    return f"{base}_{RUN}"
+
+
 def scratch_database(name: str) -> str:
-    """Drop and create ``name`` on the bench server; answer its SQLAlchemy URL."""
+    """Create ``name`` (a ``scratch_name``) on the bench server; answer its SQLAlchemy URL. It is
+    dropped when the bench process exits; an existing database of that name is an error, not dropped."""
+    if not name.endswith(f"_{RUN}"):
+        raise ValueError(f"{name!r} is not this run's name: make it with scratch_name")
     with psycopg.connect(SERVER, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    if not _created:
+        atexit.register(_drop_created)
+    _created.append(name)
     head, _, query = SERVER.partition("?")
     url = f"{head.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
     return url.replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+def _drop_created() -> None:
+    with psycopg.connect(SERVER, autocommit=True) as conn:
+        for name in _created:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def percentiles(samples_ms: list[float]) -> tuple[float, float]:

@@ -21,7 +21,7 @@ import asyncio
 import time
 from typing import Any
 
-from bench._support import bench_app, machine, new_vendor, percentiles, scratch_database
+from bench._support import bench_app, machine, new_vendor, percentiles, scratch_database, scratch_name
 from loyalty_http.customers.schemas import Customer
 from loyalty_http.params import Reader
 from loyalty_http.wire.envelope import Envelope
@@ -63,10 +63,12 @@ async def _measure(redis_url: str | None) -> Figures:
                 await cursor.execute(read.sql, {**read.params, "v": held["vendor"]}, prepare=True)
                 return Envelope(Customer.of(customer_found(await cursor.fetchone())))
 
-    engine = make_engine(scratch_database("loyalty_bench_auth"))
+    engine = make_engine(scratch_database(scratch_name("loyalty_bench_auth")))
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
-    app = bench_app(engine, redis_url=redis_url, route_handlers=[Bench])
+    app = bench_app(
+        engine, redis_url=redis_url, redis_prefix=scratch_name("loyalty_bench_auth"), route_handlers=[Bench]
+    )
     results: Figures = {}
     async with app.lifespan():
         transport = httpx.ASGITransport(app=app)

@@ -14,7 +14,7 @@ import random
 import time
 from typing import Any
 
-from bench._support import bench_app, machine, new_vendor, percentiles, scratch_database
+from bench._support import bench_app, machine, new_vendor, percentiles, scratch_database, scratch_name
 
 BIG = 100_000
 SMALL = 100
@@ -40,7 +40,7 @@ async def _measure() -> tuple[list[str], str]:
     from loyalty_core.db import make_engine
     from loyalty_core.models import metadata
 
-    engine = make_engine(scratch_database("loyalty_bench_catalogue"))
+    engine = make_engine(scratch_database(scratch_name("loyalty_bench_catalogue")))
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
 

@@ -13,12 +13,12 @@ import asyncio
 import random
 import time
 
-from bench._support import machine, percentiles, scratch_database
+from bench._support import machine, percentiles, scratch_database, scratch_name
 
 CUSTOMERS = 1_000_000
 OTHER_VENDOR = 50_000
 LOOKUPS = 2000
-DATABASE = "loyalty_bench_customers"
+DATABASE = scratch_name("loyalty_bench_customers")
 
 
 async def _measure() -> tuple[str, str, tuple[float, float], float]:

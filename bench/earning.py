@@ -26,10 +26,10 @@ import httpx
 import psycopg
 
 from bench import _load, _profile, _servers
-from bench._support import SERVER, scratch_database
+from bench._support import SERVER, scratch_database, scratch_name
 from bench.request_path import _table, preamble
 
-DATABASE = "loyalty_bench_earning"
+DATABASE = scratch_name("loyalty_bench_earning")
 RESULTS = Path(__file__).parent / "results"
 LUA = Path(__file__).parent / "wrk" / "earning.lua"
 CALL = "transaction"

@@ -28,10 +28,10 @@ import httpx
 import psycopg
 
 from bench import _load, _servers
-from bench._support import SERVER, scratch_database
+from bench._support import SERVER, scratch_database, scratch_name
 from bench.request_path import preamble
 
-DATABASE = "loyalty_bench_mix"
+DATABASE = scratch_name("loyalty_bench_mix")
 LUA = Path(__file__).parent / "wrk" / "mix.lua"
 POINTS = 1_000_000
 TITLE = "A till's mix over many shops against the same SQL run bare"

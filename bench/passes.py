@@ -24,10 +24,10 @@ from pathlib import Path
 import psycopg
 
 from bench import _load, _servers
-from bench._support import SERVER, scratch_database
+from bench._support import SERVER, scratch_database, scratch_name
 from bench.request_path import preamble
 
-DATABASE = "loyalty_bench_passes"
+DATABASE = scratch_name("loyalty_bench_passes")
 LUA = Path(__file__).parent / "wrk" / "passes.lua"
 PLATFORMS = ("platform_a", "platform_b")
 

@@ -28,10 +28,10 @@ import httpx
 import psycopg
 
 from bench import _load, _profile, _servers
-from bench._support import SERVER, scratch_database
+from bench._support import SERVER, scratch_database, scratch_name
 from bench.request_path import _max_connections, _table, preamble
 
-DATABASE = "loyalty_bench_redemptions"
+DATABASE = scratch_name("loyalty_bench_redemptions")
 RESULTS = Path(__file__).parent / "results"
 LUA = Path(__file__).parent / "wrk" / "redemptions.lua"
 POINTS = 1_000_000

@@ -30,9 +30,9 @@ from pathlib import Path
 import psycopg
 
 from bench import _load, _profile, _servers, auth
-from bench._support import SERVER, scratch_database
+from bench._support import SERVER, scratch_database, scratch_name
 
-DATABASE = "loyalty_bench_request_path"
+DATABASE = scratch_name("loyalty_bench_request_path")
 RESULTS = Path(__file__).parent / "results"
 CALLS = {
     "lookup": "`GET /api/v1/customers/lookup?identifier=<card>`",

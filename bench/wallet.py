@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bench._support import bench_app, machine, new_vendor, scratch_database
+from bench._support import bench_app, machine, new_vendor, scratch_database, scratch_name
 
 REQUESTS = 1500
 CONCURRENCY = 16
@@ -20,7 +20,7 @@ async def _measure() -> dict[str, float]:
     from loyalty_core.models import metadata
     from loyalty_core.wallet.models import Wallet
 
-    engine = make_engine(scratch_database("loyalty_bench_wallet"), pool_size=CONCURRENCY)
+    engine = make_engine(scratch_database(scratch_name("loyalty_bench_wallet")), pool_size=CONCURRENCY)
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
     app = bench_app(engine)

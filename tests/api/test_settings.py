@@ -52,8 +52,10 @@ def test_every_variable_is_read() -> None:
             "LOYALTY_TEST_MODE": "1",
             "LOYALTY_WORKER": "external",
             "LOYALTY_LOG_FORMAT": "Console",
+            "LOYALTY_REDIS_PREFIX": "eu-1:shop",
         }
     )
+    assert s.redis_namespace() == "eu-1:shop"
     assert s.database_url == "postgresql+psycopg://u@db:5432/loyalty"
     assert s.redis_url == "redis://cache:6379/0"
     assert (s.host, s.port, s.admin_token, s.jwt_secret) == ("0.0.0.0", 9000, ADMIN, JWT)
@@ -76,6 +78,8 @@ def test_every_variable_is_read() -> None:
         ({"LOYALTY_TEST_MODE": "maybe"}, "LOYALTY_TEST_MODE"),
         ({"LOYALTY_WORKER": "sidecar"}, "LOYALTY_WORKER"),
         ({"LOYALTY_LOG_FORMAT": "xml"}, "LOYALTY_LOG_FORMAT"),
+        ({"LOYALTY_REDIS_PREFIX": "two words"}, "LOYALTY_REDIS_PREFIX"),
+        ({"LOYALTY_REDIS_PREFIX": "x" * 101}, "LOYALTY_REDIS_PREFIX"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_variable(env: dict[str, str], named: str) -> None:

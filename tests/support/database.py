@@ -1,10 +1,18 @@
 """Finding a PostgreSQL for the tests: ``LOYALTY_TEST_DATABASE_URL`` or ``DATABASE_URL`` when set,
 else the local server on 127.0.0.1:5432, else an embedded one (pgserver) under ``.loyalty/``.
-Never SQLite, never a mock: the database under test is the one the service runs on."""
+Never SQLite, never a mock: the database under test is the one the service runs on.
+
+The tests share that server (and Redis) with whatever else lives there: a developer's own databases,
+another checkout's test run. So every run names its databases with a random run id, creates them
+afresh (never dropping a name it did not make), and drops only those at the end of the session
+(``drop_created``, called from the root conftest); its Redis keys live under ``redis_prefix()``.
+"""
 
 from __future__ import annotations
 
+import itertools
 import os
+import secrets
 import sys
 import warnings
 from functools import lru_cache
@@ -15,7 +23,13 @@ from psycopg import sql
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = "postgresql://postgres@127.0.0.1:5432/postgres"
+MAX_NAME = 63
+"""PostgreSQL cuts longer identifiers, and two names would then collide."""
 _embedded: list[object] = []  # keeps the embedded server alive (it stops when collected)
+RUN_ID = secrets.token_hex(4)
+"""This pytest process's run: in every database name and Redis key the tests make."""
+_created: list[str] = []
+_numbers = itertools.count()
 
 
 @lru_cache(maxsize=1)
@@ -41,12 +55,28 @@ def server_url() -> str:
 
 
 def fresh_database(name: str) -> str:
-    """Drop and create database ``name``; answer its SQLAlchemy URL (psycopg driver)."""
+    """Create database ``name`` (from ``database_name``: no other run uses it; an existing database of
+    that name is an error, never dropped) and answer its SQLAlchemy URL (psycopg driver). It is
+    dropped at the end of the session."""
     base = server_url()
     with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    _created.append(name)
     return to_sqlalchemy(with_database(base, name))
+
+
+def drop_created() -> list[str]:
+    """Drop the databases this run created (connections still open to them are ended); answer their
+    names. Nothing else on the server is touched."""
+    if not _created:
+        return []
+    dropped: list[str] = []
+    with psycopg.connect(server_url(), autocommit=True) as conn:
+        while _created:
+            name = _created.pop()
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            dropped.append(name)
+    return dropped
 
 
 def with_database(url: str, name: str) -> str:
@@ -60,10 +90,42 @@ def to_sqlalchemy(url: str) -> str:
 
 
 def database_name(suite: str) -> str:
-    """One database per suite, xdist worker and (``LOYALTY_TEST_DB_SUFFIX``) parallel checkout."""
+    """A name no other run uses: the suite, the xdist worker, this run's id, a counter (a suite may
+    make several) and ``LOYALTY_TEST_DB_SUFFIX`` when set (it tells whose databases a server holds)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     suffix = os.environ.get("LOYALTY_TEST_DB_SUFFIX", "")
-    return f"loyalty_test_{suite}_{worker}{'_' + suffix if suffix else ''}"
+    name = f"loyalty_test_{suite}_{worker}_{RUN_ID}_{next(_numbers)}{'_' + suffix if suffix else ''}"
+    if len(name) > MAX_NAME:
+        raise ValueError(f"test database name {name!r} is longer than PostgreSQL's {MAX_NAME} characters")
+    return name
+
+
+def redis_prefix() -> str:
+    """This run's Redis namespace, the service's ``redis_prefix`` in the tests: every key they make
+    starts with it (SAQ's keys name it as the queue's). Tests never flush a Redis database."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return f"loyalty_test_{worker}_{RUN_ID}"
+
+
+def delete_run_redis_keys() -> int:
+    """At the end of the session: the keys this run left on the tests' Redis (scheduled jobs of the
+    services it started, say), where a Redis and its client are there."""
+    url = redis_url()
+    try:
+        return delete_redis_keys(url, redis_prefix()) if url else 0
+    except ImportError:  # a package's environment without the Redis client made no keys
+        return 0
+
+
+def delete_redis_keys(url: str, namespace: str) -> int:
+    """Delete the keys a test made under ``namespace`` (one of this run's), and nothing else."""
+    if not namespace.startswith(redis_prefix()):
+        raise ValueError(f"{namespace!r} is not under this run's Redis prefix")
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        keys = list(client.scan_iter(match=f"*{namespace}*", count=1000))
+        return int(client.delete(*keys)) if keys else 0
 
 
 def redis_url() -> str | None:

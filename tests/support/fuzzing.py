@@ -5,6 +5,7 @@ must match the document; business rules may refuse data the schema allows."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import schemathesis
@@ -13,8 +14,9 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
-EXAMPLES_PER_OPERATION = 4
-STATEFUL_SCENARIOS = 12
+EXAMPLES_PER_OPERATION = int(os.environ.get("LOYALTY_FUZZ_EXAMPLES", "4"))
+"""Few in the everyday suite (it stays fast); a deeper run sets LOYALTY_FUZZ_EXAMPLES."""
+STATEFUL_SCENARIOS = int(os.environ.get("LOYALTY_FUZZ_SCENARIOS", "12"))
 STATEFUL_STEPS = 6
 JSON = "application/json"
 

@@ -5,6 +5,9 @@ PASS-6, PASS-7; FAULT-2)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
+import stat
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
@@ -19,6 +22,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
 from loyalty_api.app import create_app
+from loyalty_api.mail_delivery import FileMailer
 from loyalty_api.passes import WalletPasses, wallet_passes
 from loyalty_api.settings import Settings
 from loyalty_core.db import make_engine
@@ -249,8 +253,36 @@ async def test_without_smtp_the_mail_is_written_to_the_outbox_folder(
     row = await _row(database_url, customer["id"])
     assert row["status"] == "written"
     assert row["message_id"].encode() in mine[0].read_bytes()
+    # the mail holds the card's code and pass: the service's user alone reads it
+    assert stat.S_IMODE(mine[0].stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "outbox").stat().st_mode) == 0o700
     await _run(quiet_client)
     assert len([f for f in (tmp_path / "outbox").glob("*.eml") if to.encode() in f.read_bytes()]) == 1
+
+
+async def test_the_outbox_is_private_whatever_the_umask_and_the_folder_before(tmp_path: Path) -> None:
+    """An outbox folder left open (0755) by an earlier start, a part file left by a crash (0644), a
+    umask of 0: the mail still ends 0600 in a 0700 folder."""
+    outbox = tmp_path / "outbox"
+    outbox.mkdir(mode=0o755)
+    outbox.chmod(0o755)
+    message = EmailMessage()
+    message["Message-ID"] = "<private@loyalty.local>"
+    message["To"] = "someone@example.org"
+    message.set_content("card 1234")
+    name = hashlib.sha256(b"<private@loyalty.local>").hexdigest()[:32]
+    left = outbox / f"{name}.{os.getpid()}.part"
+    left.write_bytes(b"half")
+    left.chmod(0o644)
+    umask = os.umask(0)
+    try:
+        await FileMailer(outbox).deliver(message)
+    finally:
+        os.umask(umask)
+    [eml] = outbox.glob("*.eml")
+    assert b"card 1234" in eml.read_bytes()
+    assert stat.S_IMODE(eml.stat().st_mode) == 0o600
+    assert stat.S_IMODE(outbox.stat().st_mode) == 0o700
 
 
 async def test_a_mail_waits_for_the_identity_then_goes_without_the_pass(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
 from tests.support.app import ADMIN, build_app
-from tests.support.database import redis_url
+from tests.support.database import delete_redis_keys, redis_prefix, redis_url
 from tests.support.envelope import error_of
 from tests.support.tenants import add_client, admin, make_tenant
 
@@ -60,18 +61,18 @@ async def limited(
 
 
 @pytest.fixture
-def redis_client() -> str:
+def redis_client() -> Iterator[dict[str, str]]:
+    """The limiter's Redis settings for one test: its keys under a namespace of its own within the
+    run's prefix (the test databases restart their ids every session, so an earlier test's counts
+    must not be seen), deleted afterwards; no Redis database is ever flushed."""
     url = redis_url()
     if url is None:
         pytest.skip(
             "Redis limiter tests need a Redis server: none answers on 127.0.0.1:6379 (set LOYALTY_TEST_REDIS_URL)"
         )
-    import redis
-
-    # the test databases restart their ids every session: counts of an earlier run must not linger
-    with redis.Redis.from_url(url) as sync:
-        sync.flushdb()
-    return url
+    namespace = f"{redis_prefix()}:{uuid.uuid4().hex[:8]}"
+    yield {"redis_url": url, "redis_prefix": namespace}
+    delete_redis_keys(url, namespace)
 
 
 # --- RATE-1 to RATE-3 ---------------------------------------------------------------------------------
@@ -292,12 +293,10 @@ async def test_admin_api_is_not_rate_limited(limited: AsyncTestClient[Litestar])
 
 
 async def test_redis_shares_one_window_between_processes(
-    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: Any
+    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: dict[str, str]
 ) -> None:
     """RATE-1, RATE-8: limit L, several API processes, a burst of 5L: exactly L accepted; Remaining never negative."""
-    apps = [
-        build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, redis_url=redis_client) for _ in range(2)
-    ]
+    apps = [build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, **redis_client) for _ in range(2)]
     async with AsyncTestClient(app=apps[0]) as one, AsyncTestClient(app=apps[1]) as two:
         tenant = await make_tenant(one, plan={"rate_limit_per_minute": 6})
         burst = await asyncio.gather(*(c.get(READ, headers=tenant.headers) for c in [one, two] * 15))
@@ -308,10 +307,10 @@ async def test_redis_shares_one_window_between_processes(
 
 
 async def test_redis_keeps_the_address_allowance_apart(
-    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: Any
+    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: dict[str, str]
 ) -> None:
     """RATE-5 on Redis: a bad-token storm does not touch the vendor's window."""
-    app = build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, redis_url=redis_client)
+    app = build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, **redis_client)
     async with AsyncTestClient(app=app) as client:
         tenant = await make_tenant(client, plan={"rate_limit_per_minute": 10})
         next_window(test_clock)
@@ -322,12 +321,10 @@ async def test_redis_keeps_the_address_allowance_apart(
 
 
 async def test_redis_sees_a_revocation_made_by_another_process(
-    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: Any
+    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: dict[str, str]
 ) -> None:
     """RATE-5: a revoked client's requests use the per-address allowance in every process."""
-    apps = [
-        build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, redis_url=redis_client) for _ in range(2)
-    ]
+    apps = [build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, **redis_client) for _ in range(2)]
     async with AsyncTestClient(app=apps[0]) as one, AsyncTestClient(app=apps[1]) as two:
         tenant = await make_tenant(one, plan={"rate_limit_per_minute": 10})
         assert limits(await two.get(READ, headers=tenant.headers)) == (10, 9)
@@ -335,6 +332,33 @@ async def test_redis_sees_a_revocation_made_by_another_process(
         refused = await two.get(READ, headers=tenant.headers)
         assert refused.status_code == 401
         assert limits(refused)[0] == ANON
+
+
+async def test_two_deployments_on_one_redis_keep_their_windows_apart(
+    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: dict[str, str]
+) -> None:
+    """Two deployments sharing one Redis (their own prefixes) never count in each other's windows,
+    even for the same vendor id and address; processes of one deployment (one prefix) share one."""
+    other = {**redis_client, "redis_prefix": redis_client["redis_prefix"] + "-other"}
+    first, second = (
+        build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, **c) for c in (redis_client, other)
+    )
+    try:
+        async with AsyncTestClient(app=first) as one, AsyncTestClient(app=second) as two:
+            tenant = await make_tenant(one, plan={"rate_limit_per_minute": 2})
+            next_window(test_clock)
+            mine = [(await one.get(READ, headers=tenant.headers)).status_code for _ in range(3)]
+            theirs = [await two.get(READ, headers=tenant.headers) for _ in range(2)]
+            storm = [(await one.get(READ, headers={"Authorization": "Bearer x"})).status_code for _ in range(ANON + 1)]
+            their_storm = await two.get(READ, headers={"Authorization": "Bearer x"})
+    finally:
+        delete_redis_keys(other["redis_url"], other["redis_prefix"])
+    assert mine == [200, 200, 429]
+    assert [r.status_code for r in theirs] == [200, 200]
+    assert [limits(r) for r in theirs] == [(2, 1), (2, 0)]
+    assert storm == [401] * ANON + [429]
+    assert their_storm.status_code == 401
+    assert limits(their_storm) == (ANON, ANON - 1)
 
 
 async def test_limiter_keeps_answering_while_redis_is_down(

@@ -4,6 +4,7 @@ are what the routes generate today."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,10 @@ from litestar.routes import HTTPRoute
 from openapi_spec_validator import validate
 
 from loyalty_http.openapi import build_document
+from loyalty_http.openapi.document import aliases
 from loyalty_http.openapi.export import FILES, documents
 from loyalty_http.wire.validation import field_names
+from tests.support.probe import ProbeController
 from tests.support.routes import endpoints
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
@@ -40,7 +43,10 @@ def test_every_route_is_in_exactly_one_document_with_its_inputs(app: Litestar, d
     only (admin routes in the admin one), with its path parameters, its query struct's fields and
     a request body exactly when it reads one."""
     options = _options(app)
+    moved = {**aliases(app, "public"), **aliases(app, "admin")}
     for endpoint in endpoints(app):
+        if (endpoint.method, endpoint.path) in moved:
+            continue  # documented once, at its operation's own path (test_every_operation_has_one_path)
         holders = [a for a, d in docs.items() if endpoint.method.lower() in d["paths"].get(endpoint.path, {})]
         assert holders == [endpoint.audience], endpoint.key
         op = docs[endpoint.audience]["paths"][endpoint.path][endpoint.method.lower()]
@@ -52,6 +58,44 @@ def test_every_route_is_in_exactly_one_document_with_its_inputs(app: Litestar, d
             assert field_names(opt["query"]) <= query, endpoint.key
         assert ("requestBody" in op) == (opt.get("body") is not None), endpoint.key
         assert op["responses"], endpoint.key
+
+
+OPERATION_ID = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]*)+")
+"""A verb and what it acts on, in camelCase: ``lookupCustomer``, ``verifyRedemption``."""
+
+
+@pytest.mark.parametrize("audience", ["public", "admin"])
+def test_every_operation_has_one_path_and_a_unique_meaningful_id(
+    app: Litestar, docs: dict[str, dict[str, Any]], audience: str
+) -> None:
+    """Generated clients name their methods after operationIds: each operation appears once (a
+    handler mounted at two paths is documented at one, the other named in its description), and
+    its id is a camelCase verb and resource, unique in the document."""
+    ops = [(path, method, op) for path, item in docs[audience]["paths"].items() for method, op in item.items()]
+    ids = [op["operationId"] for _, _, op in ops]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    # the probe routes are this suite's own, not the service's
+    service_ids = [op["operationId"] for path, _, op in ops if not path.startswith(ProbeController.path)]
+    assert [i for i in service_ids if not OPERATION_ID.fullmatch(i)] == []
+    for (method, alias), (_, target) in aliases(app, audience).items():
+        assert method.lower() not in docs[audience]["paths"].get(alias, {}), alias
+        assert f"`{alias}`" in docs[audience]["paths"][target][method.lower()]["description"]
+    if audience == "public":
+        paths = docs["public"]["paths"]
+        assert set(paths["/api/v1/products/batch"]) == {"post"}
+        assert "/api/v1/oauth/token" not in paths
+        assert paths["/api/v1/customers/lookup"]["get"]["operationId"] == "lookupCustomer"
+        assert paths["/api/v1/redemptions/{code}/verify"]["post"]["operationId"] == "verifyRedemption"
+        assert paths["/api/v1/transactions"]["post"]["operationId"] == "createTransaction"
+        assert paths["/oauth/token"]["post"]["operationId"] == "issueToken"
+
+
+def test_two_operations_with_one_id_stop_the_build(app: Litestar, monkeypatch: pytest.MonkeyPatch) -> None:
+    from loyalty_http.openapi import operation_ids
+
+    monkeypatch.setitem(operation_ids.OPERATION_IDS, ("GET", "/api/v1/rewards"), "lookupCustomer")
+    with pytest.raises(ValueError, match="lookupCustomer"):
+        build_document(app, "public")
 
 
 @pytest.mark.parametrize("audience", ["public", "admin"])
@@ -155,9 +199,10 @@ def test_request_bodies_take_json_form_and_multipart(docs: dict[str, dict[str, A
 
 
 def test_paginated_routes_document_page_and_per_page_with_bounds(docs: dict[str, dict[str, Any]]) -> None:
-    """INPUT-11: page from 1, per_page 1..100 defaulting to 15."""
+    """INPUT-11: page from 1 (below 1 reads page 1), per_page 1..100 defaulting to 15."""
     params = {p["name"]: p for p in docs["public"]["paths"]["/api/v1/products"]["get"]["parameters"]}
-    assert params["page"]["schema"] == {"type": "integer", "minimum": 1, "default": 1}
+    # a page below 1 reads page 1: it is not refused, so the document sets no minimum
+    assert params["page"]["schema"] == {"type": "integer", "default": 1}
     per_page = params["per_page"]["schema"]
     assert (per_page["minimum"], per_page["maximum"], per_page["default"]) == (1, 100, 15)
 
@@ -216,3 +261,25 @@ def test_links_name_operations_and_parameters_that_exist(docs: dict[str, dict[st
             target = public["paths"][target_path.replace("~1", "/").replace("~0", "~")][target_method]
             names = {p["name"] for p in target["parameters"] if p["in"] == "path"}
             assert set(link["parameters"]) <= names, link
+
+
+def _codes(op: dict[str, Any], status: str) -> list[str]:
+    schema = op["responses"][status]["content"]["application/json"]["schema"]["allOf"][1]
+    return list(schema["properties"]["error"]["properties"]["code"]["enum"])
+
+
+def test_every_answer_the_routes_give_is_declared(docs: dict[str, dict[str, Any]]) -> None:
+    """A replay of an adjustment or a redemption answers 200 (the first answer again); the admin
+    routes' not-found and conflict codes are those they answer with."""
+    public, admin = docs["public"]["paths"], docs["admin"]["paths"]
+    for path in ("/api/v1/customers/{customer}/wallet/adjust", "/api/v1/redemptions"):
+        responses = public[path]["post"]["responses"]
+        assert {"200", "201"} <= set(responses), path
+        assert responses["200"]["content"] == responses["201"]["content"], path
+    vendor = "/admin/v1/vendors/{vendor_id}"
+    assert "NOT_FOUND" in _codes(admin[f"{vendor}/branches/{{external_id}}"]["patch"], "404")
+    assert "NOT_FOUND" in _codes(admin[f"{vendor}/cards/{{code}}"]["patch"], "404")
+    assert "CUSTOMER_NOT_FOUND" in _codes(admin[f"{vendor}/vouchers"]["post"], "404")
+    assert "JOB_NOT_FOUND" in _codes(admin["/admin/v1/jobs/{name}/run"]["post"], "404")
+    for method, path in (("post", f"{vendor}/branches"), ("patch", f"{vendor}/branches/{{external_id}}")):
+        assert _codes(admin[path][method], "409") == ["BRANCH_EXTERNAL_ID_DUPLICATE"], path

@@ -41,6 +41,8 @@ class HttpConfig:
     max_rate_per_minute: int = 6000
     redis_url: str | None = None
     """The rate limiter's shared store. None: each process counts on its own."""
+    redis_prefix: str = "loyalty"
+    """What the limiter's Redis keys start with: deployments sharing one Redis keep apart."""
     trusted_proxies: Sequence[str] = ()
     """Addresses or networks of reverse proxies whose X-Forwarded-For names the client."""
     test_clock: SettableClock | None = None

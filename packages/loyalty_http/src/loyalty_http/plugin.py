@@ -39,7 +39,7 @@ class LoyaltyHttp(InitPluginProtocol):
         cfg = self.config
         codec = TokenCodec(cfg.jwt_secret, cfg.clock)
         limiter = RateLimiter(
-            RedisBackend(cfg.redis_url) if cfg.redis_url else MemoryBackend(),
+            RedisBackend(cfg.redis_url, cfg.redis_prefix) if cfg.redis_url else MemoryBackend(),
             codec,
             self._load_vendor_state,
             cfg.clock,
@@ -47,6 +47,7 @@ class LoyaltyHttp(InitPluginProtocol):
             max_per_minute=cfg.max_rate_per_minute,
             token_ttl_seconds=cfg.token_ttl_seconds,
             trusted_proxies=cfg.trusted_proxies,
+            prefix=cfg.redis_prefix,
         )
         authenticators: dict[str, Authenticator] = {
             "none": nobody,

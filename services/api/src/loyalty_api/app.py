@@ -62,6 +62,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             anon_rate_per_minute=settings.anon_rate_per_minute,
             max_rate_per_minute=settings.max_rate_per_minute,
             redis_url=settings.redis_url,
+            redis_prefix=settings.redis_namespace(),
             trusted_proxies=settings.trusted_proxies,
             test_clock=test_clock,
             jobs=scheduled_jobs(job_context),

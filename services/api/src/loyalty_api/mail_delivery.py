@@ -8,6 +8,7 @@ import asyncio
 import hashlib
 import os
 import smtplib
+import stat
 from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
@@ -52,6 +53,10 @@ class SmtpMailer:
             raise
 
 
+PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+
+
 @dataclass(frozen=True)
 class FileMailer:
     directory: Path
@@ -61,11 +66,18 @@ class FileMailer:
         return MailStatus.WRITTEN
 
     def _write(self, message: EmailMessage) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        # the mails hold card codes and passes: readable by the service's user only, whatever the
+        # umask, and a folder made more open by an earlier version is closed again
+        self.directory.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+        if stat.S_IMODE(self.directory.stat().st_mode) != PRIVATE_FOLDER:
+            self.directory.chmod(PRIVATE_FOLDER)
         name = hashlib.sha256(str(message["Message-ID"]).encode()).hexdigest()[:32]
         target = self.directory / f"{name}.eml"
         partial = target.with_suffix(f".{os.getpid()}.part")
-        partial.write_bytes(message.as_bytes())
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+        with os.fdopen(descriptor, "wb") as file:
+            os.fchmod(file.fileno(), PRIVATE_FILE)  # a part left by a crash keeps its old mode otherwise
+            file.write(message.as_bytes())
         partial.replace(target)  # a reader never sees half a mail
 
 

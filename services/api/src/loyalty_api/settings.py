@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import unquote
 
 import msgspec
 
@@ -23,9 +25,15 @@ MIN_SECRET_BYTES = 32
 guessed offline, so the service refuses to start with one."""
 
 
+REDIS_PREFIX = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     database_url: str | None = None
     redis_url: str | None = None
+    redis_prefix: str | None = None
+    """``LOYALTY_REDIS_PREFIX``: this deployment's namespace on a shared Redis; unset, the database's
+    name (see ``redis_namespace``)."""
     host: str = "127.0.0.1"
     port: int = 8000
     admin_token: str | None = None
@@ -80,6 +88,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         redis_url = text("REDIS_URL")
         if redis_url is not None and not redis_url.startswith(("redis://", "rediss://", "unix://")):
             problems.append("REDIS_URL must be a redis://, rediss:// or unix:// URL")
+        redis_prefix = text("LOYALTY_REDIS_PREFIX")
+        if redis_prefix is not None and not REDIS_PREFIX.fullmatch(redis_prefix):
+            problems.append("LOYALTY_REDIS_PREFIX must be 1 to 100 letters, digits or _.:-")
         test_raw = (text("LOYALTY_TEST_MODE") or "0").lower()
         if test_raw not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
             problems.append(f"LOYALTY_TEST_MODE={test_raw!r} must be 1 or 0")
@@ -106,6 +117,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         settings = cls(
             database_url=database_url,
             redis_url=redis_url,
+            redis_prefix=redis_prefix,
             host=host,
             port=port,
             admin_token=text("LOYALTY_ADMIN_TOKEN"),
@@ -137,6 +149,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError("invalid settings: " + "; ".join(problems))
         return settings
 
+    def redis_namespace(self) -> str:
+        """What every Redis key of this deployment starts with, and its job queue's name: two
+        deployments sharing one Redis must never take each other's jobs or count in each other's rate
+        windows. ``LOYALTY_REDIS_PREFIX``, else the name of the deployment's database (deployments
+        on one Redis usually have databases of their own), else ``loyalty``."""
+        if self.redis_prefix:
+            return self.redis_prefix
+        return database_name(self.database_url) if self.database_url else "loyalty"
+
     def with_secrets(self) -> tuple[Settings, list[str]]:
         """Fill an unset admin token, JWT secret and encryption key from ``home``, generating them at
         first start. A stored secret shorter than ``MIN_SECRET_BYTES`` (an empty file, say) stops the
@@ -156,6 +177,13 @@ def normalize_database_url(url: str) -> str | None:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return None
+
+
+def database_name(url: str) -> str:
+    """The database a URL names (its path), ``postgres`` when it names none, as libpq defaults."""
+    path = url.split("://", 1)[-1].split("?", 1)[0]
+    name = path.split("/", 1)[1] if "/" in path else ""
+    return unquote(name) or "postgres"
 
 
 def libpq_url(url: str) -> str:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+import psycopg
 import structlog
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from saq import CronJob, Queue, Worker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -21,7 +24,6 @@ from loyalty_core.passes.ports import PassMaker
 
 log = structlog.get_logger("loyalty.worker")
 
-QUEUE_NAME = "loyalty"
 JOB_GRACE_SECONDS = 20
 """How long a stopping worker lets the jobs in hand finish before cancelling them."""
 STOP_SECONDS = 5
@@ -32,11 +34,78 @@ its unique key, and so keeps the next runs from starting, until SAQ finds it pas
 delivery in hand when the timeout cancels a sweep still finishes (jobs/card_mails.py)."""
 
 
+STORE_DOWN = (RedisConnectionError, RedisTimeoutError, psycopg.OperationalError, OSError)
+"""What the queue's store raises while it cannot be reached (not a fault of a job or of the code)."""
+OUTAGE_POLL_SECONDS = 1.0
+"""How often a job slot asks the store again while it is away (SAQ would ask in a busy loop)."""
+
+
+class QueueOutage:
+    """One warning when the queue's store stops answering, one line when it answers again: SAQ
+    logged a full traceback every second for as long as Redis was away."""
+
+    def __init__(self) -> None:
+        self.down = False
+
+    def failed(self, exc: BaseException) -> None:
+        if not self.down:
+            self.down = True
+            log.warning("job queue cannot reach its store; retrying", error=type(exc).__name__)
+
+    def answered(self) -> None:
+        if self.down:
+            self.down = False
+            log.warning("job queue reaches its store again")
+
+
+class QueueWorker(Worker[Any]):
+    """SAQ's worker, quiet and idle while its store is away (see ``QueueOutage``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.outage = QueueOutage()
+
+    async def upkeep(self) -> list[asyncio.Task[None]]:
+        """SAQ's upkeep loops, the same four at the same intervals; a store that does not answer is
+        one outage, not an error logged at every turn."""
+
+        async def poll(step: Callable[[int], Coroutine[Any, Any, Any]], every: int, arg: int | None = None) -> None:
+            while not self.event.is_set():
+                try:
+                    await step(arg or every)
+                except STORE_DOWN as exc:
+                    self.outage.failed(exc)
+                except (Exception, asyncio.CancelledError):
+                    if self.event.is_set():
+                        return
+                    log.exception("job queue upkeep failed", step=getattr(step, "__name__", str(step)))
+                else:
+                    if step != self.abort:  # the others all ask the store; abort may not
+                        self.outage.answered()
+                await asyncio.sleep(every)
+
+        timers = self.timers
+        return [
+            asyncio.create_task(poll(self.abort, timers["abort"])),
+            asyncio.create_task(poll(self.schedule, timers["schedule"])),
+            asyncio.create_task(poll(self.queue.sweep, timers["sweep"])),
+            asyncio.create_task(poll(self.worker_info, timers["worker_info"], timers["worker_info"] + 1)),
+        ]
+
+    async def process(self) -> bool:
+        if self.outage.down:
+            await asyncio.sleep(OUTAGE_POLL_SECONDS)
+        return await super().process()
+
+
 def make_queue(settings: Settings) -> Queue:
-    if settings.redis_url:
-        return Queue.from_url(settings.redis_url, name=QUEUE_NAME)
+    """The queue is named for the deployment (``Settings.redis_namespace``): SAQ's keys on a shared
+    Redis all carry the name, so a worker only ever takes its own deployment's jobs."""
     assert settings.database_url is not None, "the database URL is resolved before the queue is made"
-    return Queue.from_url(libpq_url(settings.database_url), name=QUEUE_NAME)
+    name = settings.redis_namespace()
+    if settings.redis_url:
+        return Queue.from_url(settings.redis_url, name=name)
+    return Queue.from_url(libpq_url(settings.database_url), name=name)
 
 
 def job_services(settings: Settings, passes: PassMaker, resolver: Resolver = system_resolver) -> dict[str, Any]:
@@ -63,7 +132,7 @@ def make_worker(
 
     functions = [*(fn for fn, _ in SCHEDULED.values()), *QUEUED]
     crons = [CronJob(fn, cron=cron, timeout=CRON_TIMEOUT_SECONDS) for fn, cron in SCHEDULED.values()]
-    worker = Worker(
+    worker = QueueWorker(
         queue, functions=functions, cron_jobs=crons, startup=startup, concurrency=4, cancellation_hard_deadline_s=2
     )
     # whoever runs the worker owns SIGINT/SIGTERM and drains it (SAQ's own handler cancels jobs in hand)

@@ -12,7 +12,9 @@ no usable vendor, ``reattribute`` moves it from the vendor's log to the address'
 
 On Redis every process shares one log per key, atomically (one Lua script per request); without
 Redis, or while it is down, each process counts on its own and one warning is logged per outage.
-Revocation marks live until every token they could match has expired, then are pruned.
+Revocation marks live until every token they could match has expired, then are pruned. The logs
+follow the service clock both ways: when it moves back (test mode's clock), entries later than now
+are dropped rather than left to refuse every request until the clock catches up with them.
 """
 
 from __future__ import annotations
@@ -41,8 +43,11 @@ log = structlog.get_logger("loyalty.rate_limit")
 WINDOW_SECONDS = 60
 STATE_TTL = 5.0
 REDIS_RETRY_SECONDS = 5.0
-REVOKED_KEY = "loyalty:rl:revoked"
 SWEEP_EVERY = 10_000
+CLOCK_SKEW_SECONDS = 2.0
+"""How far ahead of a process's clock another process sharing the Redis log may run: an entry later
+than that was counted before the clock moved back (test mode), and is dropped, so a window never
+stays in the future refusing every request. Within it, processes' clocks are taken to differ."""
 
 VendorStateLoader = Callable[[Request[Any, Any, Any], int], Awaitable[tuple[VendorState, int] | None]]
 """(the request, whose one connection it may use; the vendor id) -> the vendor's state and rate."""
@@ -97,6 +102,9 @@ class MemoryBackend:
         entries = self._logs.setdefault(key, deque())
         while entries and entries[0][0] <= now - WINDOW_SECONDS:
             entries.popleft()
+        # the clock moved back (test mode's clock reset): what it counted "later" never happened yet
+        while entries and entries[-1][0] > now:
+            entries.pop()
         if len(entries) < limit:
             entries.append((now, member))
             return Hit(key, member, len(entries), limit, use_address, True, now)
@@ -126,7 +134,7 @@ local use_address = 0
 if key == '' then
   use_address = 1
 else
-  for i = 6, #ARGV do
+  for i = 7, #ARGV do
     local until_ = redis.call('ZSCORE', KEYS[3], ARGV[i])
     if until_ and tonumber(until_) > now then use_address = 1 end
   end
@@ -136,6 +144,7 @@ if use_address == 1 then
   limit = tonumber(ARGV[4])
 end
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+redis.call('ZREMRANGEBYSCORE', key, '(' .. (now + tonumber(ARGV[6])), '+inf')
 local n = redis.call('ZCARD', key)
 local admitted = 0
 local oldest = ARGV[1]
@@ -158,8 +167,9 @@ class RedisBackend:
     The client is made on the app's start, in the loop that serves requests, and closed on its stop.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, prefix: str = "loyalty") -> None:
         self._url = url
+        self._revoked_key = f"{prefix}:rl:revoked"
         self._redis: Any = None
         self._script: Any = None
         self._fallback = MemoryBackend()
@@ -187,8 +197,8 @@ class RedisBackend:
             vendor_key, vendor_limit = vendor if vendor is not None else ("", 0)
             try:
                 n, used_address, admitted, oldest, key, limit = await self._script(
-                    keys=[vendor_key, address[0], REVOKED_KEY],
-                    args=[repr(now), WINDOW_SECONDS, vendor_limit, address[1], member, *marks],
+                    keys=[vendor_key, address[0], self._revoked_key],
+                    args=[repr(now), WINDOW_SECONDS, vendor_limit, address[1], member, CLOCK_SKEW_SECONDS, *marks],
                 )
             except Exception as exc:  # any Redis failure: keep answering on the local count
                 self._outage(exc)
@@ -212,8 +222,8 @@ class RedisBackend:
             return
         try:
             async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.zadd(REVOKED_KEY, dict.fromkeys(marks, until), gt=True)
-                pipe.zremrangebyscore(REVOKED_KEY, "-inf", now)
+                pipe.zadd(self._revoked_key, dict.fromkeys(marks, until), gt=True)
+                pipe.zremrangebyscore(self._revoked_key, "-inf", now)
                 await pipe.execute()
         except Exception as exc:  # the database stays the authority; the limiter only miscounts
             self._outage(exc)
@@ -249,8 +259,11 @@ class RateLimiter:
         max_per_minute: int,
         token_ttl_seconds: int = 3600,
         trusted_proxies: Sequence[str] = (),
+        prefix: str = "loyalty",
     ) -> None:
+        """``prefix``: what its keys start with (the deployment's namespace on a shared Redis)."""
         self._backend, self._codec, self._load, self._clock = backend, codec, load_state, clock
+        self._prefix = prefix
         self._anon, self._max, self._token_ttl = anon_per_minute, max_per_minute, token_ttl_seconds
         self._proxies = tuple(ipaddress.ip_network(p, strict=False) for p in trusted_proxies)
         self._states: dict[int, _Cached] = {}
@@ -277,7 +290,7 @@ class RateLimiter:
         if claims is not None and claims.vendor_id is not None:
             cached = await self._state(request, claims.vendor_id)
             if cached.state is not None and vendor_usable(cached.state, self._clock.now()):
-                vendor = (f"loyalty:rl:v:{claims.vendor_id}", cached.rate or self._max)
+                vendor = (f"{self._prefix}:rl:v:{claims.vendor_id}", cached.rate or self._max)
                 marks = (f"jti:{claims.jti}", f"client:{claims.client_id}")
         hit = await self._backend.hit(vendor, self._address(request), marks, now, uuid.uuid4().hex)
         self._answer(request, hit, now)
@@ -310,7 +323,7 @@ class RateLimiter:
             )
 
     def _address(self, request: Request[Any, Any, Any]) -> tuple[str, int]:
-        return f"loyalty:rl:a:{self.client_address(request)}", self._anon
+        return f"{self._prefix}:rl:a:{self.client_address(request)}", self._anon
 
     def client_address(self, request: Request[Any, Any, Any]) -> str:
         """The peer's address; behind a trusted proxy, the nearest address in X-Forwarded-For that

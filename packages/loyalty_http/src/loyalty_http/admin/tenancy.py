@@ -96,14 +96,21 @@ class AdminTenancyController(Controller):
         client = await tenancy.revoke_client(client_id)
         await limiter.revoke(f"client:{client.client_id}")
 
-    @post("/vendors/{vendor_id:str}/branches", opt=reads(auth="admin", body=s.BranchCreate))
+    @post(
+        "/vendors/{vendor_id:str}/branches",
+        opt=reads(auth="admin", body=s.BranchCreate, errors=("BRANCH_EXTERNAL_ID_DUPLICATE",)),
+    )
     async def create_branch(
         self, vendor_id: FromPath[str], payload: NamedDependency[s.BranchCreate], tenancy: Tenancy
     ) -> Envelope[s.Branch]:
         branch = await tenancy.create_branch(vendor_id_of(vendor_id), **present(payload))
         return Envelope(s.Branch.of(branch))
 
-    @patch("/vendors/{vendor_id:str}/branches/{external_id:str}", opt=reads(auth="admin", body=s.BranchPatch))
+    @patch(
+        "/vendors/{vendor_id:str}/branches/{external_id:str}",
+        # NOT_FOUND with details.resource "branch": the branch path names nothing
+        opt=reads(auth="admin", body=s.BranchPatch, errors=("NOT_FOUND", "BRANCH_EXTERNAL_ID_DUPLICATE")),
+    )
     async def patch_branch(
         self,
         vendor_id: FromPath[str],

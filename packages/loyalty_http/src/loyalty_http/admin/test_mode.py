@@ -53,7 +53,7 @@ class TestModeController(Controller):
         test_clock.reset()
         return Envelope(_state(test_clock))
 
-    @post("/jobs/{name:str}/run", opt=reads(auth="admin"), status_code=200)
+    @post("/jobs/{name:str}/run", opt=reads(auth="admin", errors=("JOB_NOT_FOUND",)), status_code=200)
     async def run_job(self, config: Config, name: FromPath[str]) -> Envelope[s.JobRun]:
         jobs = config.jobs
         job = jobs.get(name)

@@ -43,7 +43,7 @@ class AdminCustomersController(Controller):
     ) -> Envelope[s.CardBatch]:
         return Envelope(s.CardBatch(codes=await customers.issue_card_batch(known_vendor, payload.count)))
 
-    @patch("/cards/{code:str}", opt=reads(auth="admin", body=s.ActiveSet))
+    @patch("/cards/{code:str}", opt=reads(auth="admin", body=s.ActiveSet, errors=("NOT_FOUND",)))
     async def set_card_active(
         self,
         code: FromPath[str],
@@ -74,7 +74,10 @@ class AdminCustomersController(Controller):
         code = payload.code if isinstance(payload.code, str) else None
         return Envelope(Customer.of(await customers.add_card(known_vendor, customer_id_of(customer_id), code)))
 
-    @patch("/customers/{customer_id:str}/identifiers/{value:str}", opt=reads(auth="admin", body=s.ActiveSet))
+    @patch(
+        "/customers/{customer_id:str}/identifiers/{value:str}",
+        opt=reads(auth="admin", body=s.ActiveSet, errors=("NOT_FOUND",)),
+    )
     async def set_identifier_active(
         self,
         customer_id: FromPath[str],

@@ -12,6 +12,7 @@ from litestar.routes import HTTPRoute
 
 from loyalty_http.openapi.errors import error_responses, route_codes
 from loyalty_http.openapi.examples import annotate
+from loyalty_http.openapi.operation_ids import operation_id
 from loyalty_http.wire.envelope import ErrorEnvelope
 from loyalty_http.wire.pagination import Page
 from loyalty_http.wire.validation import SINGLE_LINE
@@ -51,17 +52,49 @@ def audience_of(path: str) -> Audience:
 
 
 def documented(app: Litestar, audience: Audience) -> list[tuple[HTTPRoute, Any, str]]:
-    """(route, handler, method) of every operation the audience's document holds; OPTIONS answers
-    Litestar adds itself are left out."""
-    out: list[tuple[HTTPRoute, Any, str]] = []
+    """(route, handler, method) of every operation the audience's document holds, each under one
+    path only: a handler mounted at several paths (``/oauth/token`` also under ``/api/v1``, a
+    product whose external_id is ``batch``) is documented at its ``canonical_path``. OPTIONS
+    answers Litestar adds itself are left out."""
+    found: dict[tuple[Any, str], list[tuple[HTTPRoute, Any]]] = {}
     for route in app.routes:
         if not isinstance(route, HTTPRoute) or audience_of(route.path) != audience:
             continue
         for handler in route.route_handlers:
             if is_framework_options(handler):
                 continue
-            out.extend((route, handler, method) for method in sorted(handler.http_methods))
+            for method in sorted(handler.http_methods):
+                found.setdefault((_identity(handler), method), []).append((route, handler))
+    out = [(*min(mounts, key=lambda m: canonical_path(m[0].path)), method) for (_, method), mounts in found.items()]
     return sorted(out, key=lambda op: (op[0].path, op[2]))
+
+
+def _identity(handler: Any) -> str:
+    """One handler wherever it is mounted (a controller's subclass mounts copies of its handlers)."""
+    fn = handler.fn
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def canonical_path(path: str) -> tuple[int, int, str]:
+    """The order in which an operation's paths are preferred: the one naming most parameters (the
+    item path over a literal that also reaches it), then the shortest (the unversioned alias)."""
+    return (-path.count("{"), len(path), path)
+
+
+def aliases(app: Litestar, audience: Audience) -> dict[tuple[str, str], tuple[str, str]]:
+    """(method, path) of every mount left out of the document -> (method, path) of its operation."""
+    kept = {(_identity(h), method): _openapi_path(route.path) for route, h, method in documented(app, audience)}
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute) or audience_of(route.path) != audience:
+            continue
+        for handler in route.route_handlers:
+            for method in handler.http_methods:
+                path = _openapi_path(route.path)
+                target = kept.get((_identity(handler), method))
+                if target is not None and target != path:
+                    out[(method, path)] = (method, target)
+    return out
 
 
 def build_document(app: Litestar, audience: Audience, version: str = "1") -> dict[str, Any]:
@@ -75,15 +108,21 @@ def build_document(app: Litestar, audience: Audience, version: str = "1") -> dic
     refs[_key(str)] = refs[_key(bytes)] = {"type": "string"}
     components = {name: _text_rules(_fix_nullable(schema)) for name, schema in components.items()}
     paths: dict[str, dict[str, Any]] = {}
-    used_ids: set[str] = set()
+    used_ids: dict[str, str] = {}
     for route, handler, method in operations:
         path = _openapi_path(route.path)
         op = _operation(route, handler, method, audience, refs, components)
-        op_id = handler.handler_name if handler.handler_name not in used_ids else f"{handler.handler_name}_{method}"
-        op_id = op_id if op_id not in used_ids else f"{op_id}_{len(used_ids)}"
-        used_ids.add(op_id)
+        op_id = operation_id(handler, method, path)
+        if op_id in used_ids:
+            raise ValueError(
+                f"operationId {op_id!r} names both {used_ids[op_id]} and {method} {path}: name one in OPERATION_IDS"
+            )
+        used_ids[op_id] = f"{method} {path}"
         op["operationId"] = op_id
         paths.setdefault(path, {})[method.lower()] = op
+    for (method, alias), (_, target) in sorted(aliases(app, audience).items()):
+        op = paths[target][method.lower()]
+        op["description"] = f"{op.get('description', '')}\n\nAlso answered at `{alias}`.".strip()
     if audience == "public":
         annotate(paths)
     title, description = INFO[audience]
@@ -144,7 +183,8 @@ def _operation(
                 "name": "page",
                 "in": "query",
                 "required": False,
-                "schema": {"type": "integer", "minimum": 1, "default": 1},
+                "description": "The page to read, from 1; a page below 1 reads page 1.",
+                "schema": {"type": "integer", "default": 1},
             }
         )
     if parameters:

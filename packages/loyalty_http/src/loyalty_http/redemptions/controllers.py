@@ -30,7 +30,12 @@ def verify_in_token_check(request: Request[Any, Any, Any], now: datetime) -> Com
 class RedemptionController(Controller):
     path = "/api/v1/redemptions"
 
-    @post("/", opt=reads(body=s.RedeemBody, errors=("CUSTOMER_NOT_FOUND", "REWARD_NOT_FOUND")), status_code=201)
+    @post(
+        "/",
+        # a replay of the same idempotency key answers the first redemption again, with 200
+        opt=reads(body=s.RedeemBody, errors=("CUSTOMER_NOT_FOUND", "REWARD_NOT_FOUND"), success=(200,)),
+        status_code=201,
+    )
     async def redeem(
         self, payload: NamedDependency[s.RedeemBody], vendor: Caller, writer: Writer, clock: Clk
     ) -> Response[Envelope[s.RedemptionBody]]:

@@ -44,7 +44,7 @@ class AdminVouchersController(Controller):
         items = [s.VoucherBody.of(v, branches, today) for v, branches in found.items]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
-    @post("/", opt=reads(auth="admin", body=s.VoucherCreate), status_code=201)
+    @post("/", opt=reads(auth="admin", body=s.VoucherCreate, errors=("CUSTOMER_NOT_FOUND",)), status_code=201)
     async def create_voucher(
         self, payload: NamedDependency[s.VoucherCreate], known_vendor: KnownVendor, vouchers: Vouchers, clock: Clk
     ) -> Envelope[s.VoucherBody]:

@@ -67,6 +67,7 @@ class WalletController(Controller):
         opt=reads(
             body=s.WalletAdjust,
             errors=("WALLET_NOT_FOUND", "INSUFFICIENT_BALANCE", "IDEMPOTENCY_KEY_CONFLICT", "CUSTOMER_DEACTIVATED"),
+            success=(200,),  # a replay of the same idempotency key answers the first entry again
         ),
     )
     async def adjust_wallet(

@@ -1,7 +1,8 @@
-"""Schema fuzzing of the public document (FAULT-4): schemathesis against `loyalty serve` on the
-real PostgreSQL, every operation, positive and negative data, a fixed seed and few examples per
-operation. No answer may be a 5xx and every answer must match the document (status, headers,
-content type, body)."""
+"""Schema fuzzing of both documents: schemathesis against `loyalty serve` on the real PostgreSQL,
+every operation of the public document (vendor token) and of the admin one (admin token), positive
+and negative data, then stateful runs over each document's links; a fixed seed and few examples per
+operation. No answer may be a 5xx and every answer must match the document (status code and its
+error codes, headers, content type, body)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def _call(url: str, body: dict[str, Any] | None = None, headers: dict[str, str] 
 
 @pytest.fixture(scope="module")
 def served(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    """`loyalty serve` on a free port, and a vendor token on a plan without a rate ceiling."""
+    """`loyalty serve` on a free port, and a vendor token on a plan without a rate ceiling (the
+    admin token is in ``admin_headers``)."""
     port = _free_port()
     home = tmp_path_factory.mktemp("fuzz-home")
     env = {
@@ -69,10 +71,15 @@ def served(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
                 "client_secret": made["client_secret"],
             },
         )["access_token"]
+        _ADMIN.update(admin)
         yield base, {"Authorization": f"Bearer {token}"}
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+_ADMIN: dict[str, str] = {}
+"""The served app's admin token header, once ``served`` has started it."""
 
 
 def _wait_until_up(base: str) -> None:
@@ -108,5 +115,29 @@ def test_public_api_statefully(public_document: Any, served: tuple[str, dict[str
     and a bounded number of scenarios: zero 5xx and every answer valid against the document."""
     _, vendor = served
     # the events feed and webhook endpoints answer this client 403 (it lacks the webhooks scope): they
-    # link to nothing and hold no state for the run, and the test above fuzzes each of them
+    # link to nothing and hold no state for the run, and the stateless test fuzzes each of them
     fuzzing.run_statefully(public_document.exclude(path_regex=r"^/api/v1/(events|webhook-endpoints)"), vendor)
+
+
+@pytest.fixture(scope="module")
+def admin_document(served: tuple[str, dict[str, str]]) -> Any:
+    """The back office's document needs the admin token to read, so it is fetched and handed over."""
+    import schemathesis
+
+    base, _ = served
+    request = urllib.request.Request(f"{base}/admin/v1/openapi.json", headers=_ADMIN)
+    with urllib.request.urlopen(request, timeout=30) as r:
+        read = json.loads(r.read())
+    return fuzzing.prepared(schemathesis.openapi.from_dict(read), base)
+
+
+def test_admin_operations_answer_as_documented(admin_document: Any) -> None:
+    """Every operation of the admin document with the admin token, positive and negative data."""
+    count, failures = fuzzing.failures(admin_document, _ADMIN)
+    assert count > 20
+    assert failures == [], "\n\n".join(failures)
+
+
+def test_admin_api_statefully(admin_document: Any) -> None:
+    """Stateful runs over the admin document's links (a vendor's pages, a plan's vendor)."""
+    fuzzing.run_statefully(admin_document, _ADMIN)

@@ -1,0 +1,104 @@
+"""The tests share their PostgreSQL and Redis with whatever else lives there (a developer's databases,
+another checkout's run): they make their own databases under names unique to the run, drop only
+those, and never flush Redis."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from tests.support import database
+from tests.support.database import (
+    ROOT,
+    database_name,
+    delete_redis_keys,
+    fresh_database,
+    redis_prefix,
+    redis_url,
+    server_url,
+)
+
+
+def _names_in_a_new_process() -> str:
+    code = "from tests.support.database import database_name; print(database_name('api'))"
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def _exists(name: str) -> bool:
+    with psycopg.connect(server_url(), autocommit=True) as conn:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
+
+
+def test_two_runs_never_share_a_database_name() -> None:
+    first, second = _names_in_a_new_process(), _names_in_a_new_process()
+    assert first != second
+    assert database_name("api") != database_name("api")
+    assert database.RUN_ID in database_name("api")
+
+
+def test_a_database_the_run_did_not_create_is_neither_dropped_nor_reused() -> None:
+    foreign = f"loyalty_test_foreign_{secrets.token_hex(4)}"
+    with psycopg.connect(server_url(), autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(foreign)))
+    try:
+        with pytest.raises(psycopg.errors.DuplicateDatabase):
+            fresh_database(foreign)
+        assert foreign not in database._created
+        assert _exists(foreign)
+    finally:
+        with psycopg.connect(server_url(), autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE {}").format(sql.Identifier(foreign)))
+
+
+def test_the_run_drops_what_it_created_and_only_that(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a run of its own (the session's databases are still in use by the other tests)
+    monkeypatch.setattr(database, "_created", [])
+    made = fresh_database(database_name("isolation"))
+    name = made.rsplit("/", 1)[1].split("?")[0]
+    assert _exists(name)
+    assert database.drop_created() == [name]
+    assert not _exists(name)
+    assert database.drop_created() == []
+
+
+FORBIDDEN = re.compile(r"flushdb|flushall|DROP DATABASE", re.IGNORECASE)
+ALLOWED = {Path("tests/support/database.py"), Path("bench/_support.py"), Path(__file__).relative_to(ROOT)}
+
+
+def test_no_test_or_bench_flushes_redis_or_drops_a_database_by_itself() -> None:
+    """Only the two helpers that drop what their run created may drop a database; nothing flushes."""
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in ("tests", "bench")
+        for path in (ROOT / folder).rglob("*.py")
+        if path.relative_to(ROOT) not in ALLOWED and FORBIDDEN.search(path.read_text())
+    ]
+    assert offenders == []
+
+
+def test_the_run_deletes_only_its_own_redis_keys() -> None:
+    url = redis_url()
+    if url is None:
+        pytest.skip("no Redis server answers on 127.0.0.1:6379 (set LOYALTY_TEST_REDIS_URL)")
+    import redis
+
+    mine, foreign = f"{redis_prefix()}:isolation:k", f"loyalty_foreign_{secrets.token_hex(4)}:k"
+    with redis.Redis.from_url(url) as client:
+        client.set(mine, 1)
+        client.set(foreign, 1, ex=60)
+        try:
+            with pytest.raises(ValueError, match="not under this run's Redis prefix"):
+                delete_redis_keys(url, "loyalty")
+            assert delete_redis_keys(url, f"{redis_prefix()}:isolation") == 1
+            assert (client.exists(mine), client.exists(foreign)) == (0, 1)
+        finally:
+            client.delete(foreign)
