@@ -1,5 +1,5 @@
-"""MergeService: two accounts of one person become one (spec: Merged customers, rules 1 to 6;
-contract 5 "Customers"; adjust rule 4 for the keys of merged accounts)."""
+"""MergeService: two accounts of one person become one (MERGE-1 to MERGE-6;
+ADJUST-1 for the keys of merged accounts)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tests.support.wallets import PORTAL, TILL, earned, make_customer
 
 
 async def test_merge_moves_points_as_two_adjustments_keeping_expiry(db: AsyncSession, clock: FixedClock) -> None:
-    """Contract 5: two adjust entries (reason merge) that keep the lots' expiry dates; merge rule 1."""
+    """MERGE-2: two adjust entries (reason merge) that keep the lots' expiry dates; MERGE-1."""
     vendor = await make_vendor(db)
     closing, kept = await make_customer(db, vendor.id), await make_customer(db, vendor.id)
     await earned(db, clock, vendor, closing, 4, days=10)
@@ -46,7 +46,7 @@ async def test_merge_moves_points_as_two_adjustments_keeping_expiry(db: AsyncSes
 
 
 async def test_merge_moves_active_cards_behind_the_kept_card(db: AsyncSession, clock: FixedClock) -> None:
-    """Contract 5: active cards move even past five; the kept account's loyalty_card_code does not change."""
+    """MERGE-2: active cards move even past five; the kept account's loyalty_card_code does not change."""
     vendor = await make_vendor(db)
     kept = await make_customer(db, vendor.id, assigned_at=datetime(2026, 1, 1, tzinfo=UTC))
     closing = await make_customer(db, vendor.id, assigned_at=datetime(2026, 2, 1, tzinfo=UTC))
@@ -63,7 +63,7 @@ async def test_merge_moves_active_cards_behind_the_kept_card(db: AsyncSession, c
 
 
 async def test_merge_retires_the_closed_email_when_the_kept_has_one(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Merged customers 3."""
+    """MERGE-4: the closed account's email stops resolving when the kept account has one."""
     vendor = await make_vendor(db)
     closing = await make_customer(db, vendor.id, email="old@example.com")
     kept = await make_customer(db, vendor.id, email="new@example.com")
@@ -78,7 +78,7 @@ async def test_merge_retires_the_closed_email_when_the_kept_has_one(db: AsyncSes
 
 
 async def test_keys_of_merged_accounts_count_for_the_kept_one(db: AsyncSession, clock: FixedClock) -> None:
-    """Adjust rules 1 and 4: the kept customer finds the closed account's adjustment, which keeps its
+    """ADJUST-1, MERGE-6: the kept customer finds the closed account's adjustment, which keeps its
     own wallet_id and running_balance; sent to the closed account, an old key replays and a new one
     answers CUSTOMER_DEACTIVATED."""
     vendor = await make_vendor(db)

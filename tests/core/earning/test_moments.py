@@ -1,5 +1,5 @@
-"""Customer moments in the earning engine (back-office contract 2, Campaigns: ``birthday``,
-``anniversary``, ``win_back``; section 5 "Earning (further decisions)"): when a moment fires, pays,
+"""Customer moments in the earning engine (EARN-10: ``birthday``,
+``anniversary``, ``win_back``): when a moment fires, pays,
 is suppressed or reported for recording."""
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ MOMENT_CASES = [
 def test_customer_moments(
     campaign: CampaignTerms, facts: CustomerFacts, now: datetime, points: int, fired: str | None
 ) -> None:
-    """Contract 2 "Campaigns" (moment) and 5 "Earning (further decisions)" (Moments)."""
+    """EARN-10: when each moment fires."""
     scoring = score(Purchase(100), facts, [], [campaign], now)
     [entry] = scoring.rules_applied
     assert (entry.points_earned, entry.family, entry.moment, entry.campaign_version) == (
@@ -135,14 +135,14 @@ def test_customer_moments(
 
 
 def test_a_paid_moment_is_reported_for_recording() -> None:
-    """Further decisions, Moments: the occurrence paid is returned so it pays only once."""
+    """EARN-10: the occurrence paid is returned so it pays only once."""
     facts = CustomerFacts(date_of_birth=date(1990, 2, 27))
     scoring = score(Purchase(100), facts, [], [moment(20, "birthday", 50, window_days=3)], NOW)
     assert scoring.moments_paid == frozenset({MomentKey("birthday", date(2026, 2, 27))})
 
 
 def test_a_suppressed_moment_fires_but_is_not_used_up() -> None:
-    """Earning rule 2 with a moment: the birthday is named as fired, pays 0, and stays due."""
+    """EARN-2 with a moment: the birthday is named as fired, pays 0, and stays due."""
     facts = CustomerFacts(date_of_birth=BORN)
     scoring = score(Purchase(100), facts, [], [fixed(10, 100), moment(20, "birthday", 50)], NOW)
     assert [(e.rule_id, e.points_earned, e.moment, e.suppressed_by) for e in scoring.rules_applied] == [
@@ -153,7 +153,7 @@ def test_a_suppressed_moment_fires_but_is_not_used_up() -> None:
 
 
 def test_a_moment_at_another_branch_fires_but_pays_nothing() -> None:
-    """Contract 5: a considered campaign whose branch does not match is listed with 0."""
+    """EARN-1, EARN-5: a considered campaign whose branch does not match is listed with 0."""
     facts = CustomerFacts(date_of_birth=BORN)
     campaign = moment(20, "birthday", 50, branches=frozenset({"UTR"}))
     [entry] = score(Purchase(100, branch="AMS"), facts, [], [campaign], NOW).rules_applied

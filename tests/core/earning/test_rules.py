@@ -1,7 +1,6 @@
-"""The earning engine, rule by rule (spec: POST /transactions, Earning rules 1 to 5; back-office
-contract, section 2 "Earn rules" and "Campaigns", section 5 "Earning" and "Earning (further
-decisions)"). Each case is a purchase and the ``(rule_id, points_earned, reason, suppressed_by)`` of
-every entry, in the engine's order: earn rules by id, then campaigns by id."""
+"""The earning engine, rule by rule (EARN-1 to EARN-5, EARN-10). Each case is a purchase and the
+``(rule_id, points_earned, reason, suppressed_by)`` of every entry, in the engine's order: earn rules
+by id, then campaigns by id."""
 
 from __future__ import annotations
 
@@ -153,7 +152,7 @@ def test_suppression(campaigns: list[CampaignTerms], expected: tuple[int, list[o
 
 
 def test_product_points_list_every_matching_line_then_cap_the_total() -> None:
-    """Earning rules 4, 5: exact sku match per unit; every matching line in the breakdown (the same sku
+    """EARN-4: exact sku match per unit; every matching line in the breakdown (the same sku
     twice is two lines); lines without sku or with another one earn nothing; the ceiling caps the total."""
     items = (LineItem(2, "A"), LineItem(1, None), LineItem(3, "a"), LineItem(1, "B"), LineItem(4, "A"))
     campaign = per_sku(10, 5, "A", "B", max_points_per_transaction=20)
@@ -172,13 +171,13 @@ def test_product_points_list_every_matching_line_then_cap_the_total() -> None:
     [pytest.param((), id="rule4-header-only"), pytest.param((LineItem(3, "a"), LineItem(1)), id="rule4-no-exact-sku")],
 )
 def test_product_points_without_matching_lines_pay_nothing_and_carry_no_breakdown(items: tuple[LineItem, ...]) -> None:
-    """Earning rules 4, 5 and contract 5: no error, 0, and no breakdown since the campaign does not pay."""
+    """EARN-4: no error, 0, and no breakdown since the campaign does not pay."""
     [entry] = score(Purchase(100, items=items), NOBODY, [], [per_sku(10, 5, "A")], NOW).rules_applied
     assert (entry.points_earned, entry.line_breakdown, entry.reason) == (0, None, None)
 
 
 def test_a_suppressed_product_campaign_carries_no_breakdown() -> None:
-    """Earning rule 5: only a paying product-scoped campaign's entry carries the breakdown."""
+    """EARN-4: only a paying product-scoped campaign's entry carries the breakdown."""
     purchase = Purchase(100, items=(LineItem(1, "A"),))
     loser, winner = score(purchase, NOBODY, [], [per_sku(10, 5, "A"), fixed(11, 50)], NOW).rules_applied
     assert (loser.points_earned, loser.line_breakdown, loser.suppressed_by) == (0, None, 11)
@@ -208,8 +207,8 @@ def test_an_unattributed_purchase_matches_no_branch_list() -> None:
     assert entry.points_earned == 0
 
 
-def test_every_entry_has_exactly_the_ten_keys_of_the_spec() -> None:
-    """Spec, Resources > Transaction: a rules_applied entry always carries these ten keys."""
+def test_every_entry_has_exactly_the_ten_keys() -> None:
+    """EARN-1: a rules_applied entry always carries these ten keys."""
     scoring = score(Purchase(1000), NOBODY, [EURO], [fixed(10, 5, version=3)], NOW)
     base, campaign = scoring.entries()
     assert base == {
@@ -275,7 +274,7 @@ COMBINATION_CASES = [
 def test_combinations_of_suppression_ceilings_products_and_moments(
     campaigns: list[CampaignTerms], expected: object
 ) -> None:
-    """Earning rules 2 to 5 together with contract 5's "strongest" and the Moments decisions: a purchase of
+    """EARN-2 to EARN-5 together with the moments of EARN-10: a purchase of
     10 euros at AMS with 5 units of A, on the customer's birthday, 40 days after the last purchase."""
     facts = CustomerFacts(date_of_birth=BORN, last_purchase_on=date(2026, 1, 20), customer_since=date(2020, 6, 1))
     purchase = Purchase(1000, branch="AMS", items=(LineItem(5, "A"),))
@@ -283,7 +282,7 @@ def test_combinations_of_suppression_ceilings_products_and_moments(
 
 
 def test_a_capped_product_winner_reports_its_whole_breakdown() -> None:
-    """Earning rule 5: the ceiling applies to the total, so the breakdown sum can exceed points_earned."""
+    """EARN-4: the ceiling applies to the total, so the breakdown sum can exceed points_earned."""
     purchase = Purchase(1000, items=(LineItem(5, "A"),))
     winner, _ = score(
         purchase, NOBODY, [], [per_sku(10, 10, "A", max_points_per_transaction=20), fixed(11, 20)], NOW

@@ -1,6 +1,6 @@
-"""Properties of the earning engine over random purchases, rules and campaigns (issue 13, Tests):
-the total is the sum of the entries, a suppressed campaign never pays, the strongest wins (Earning
-rule 2; contract 5 "strongest"), and the order the rules come in changes nothing."""
+"""Properties of the earning engine over random purchases, rules and campaigns :
+the total is the sum of the entries (EARN-1), a suppressed campaign never pays, the strongest wins
+(EARN-2), and the order the rules come in changes nothing."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def test_the_total_is_the_sum_of_the_entries(
 def test_a_suppressed_campaign_never_pays_and_names_the_one_paying_winner(
     purchase: Purchase, who: CustomerFacts, rules: list[EarnRuleTerms], offers: list[CampaignTerms]
 ) -> None:
-    """Earning rule 2: suppressed entries pay 0 and point at the single non-combinable campaign that pays."""
+    """EARN-2: suppressed entries pay 0 and point at the single non-combinable campaign that pays."""
     scoring = score(purchase, who, rules, offers, NOW)
     combinable = {c.id for c in offers if c.combinable}
     paying_exclusive = [
@@ -118,7 +118,7 @@ def test_a_suppressed_campaign_never_pays_and_names_the_one_paying_winner(
 def test_the_strongest_wins(
     purchase: Purchase, who: CustomerFacts, rules: list[EarnRuleTerms], offers: list[CampaignTerms]
 ) -> None:
-    """Contract 5: the winner pays at least what any campaign it suppressed would pay alone; ties to the lower id."""
+    """EARN-2: the winner pays at least what any campaign it suppressed would pay alone; ties to the lower id."""
     scoring = score(purchase, who, rules, offers, NOW)
     paid = _by_id(scoring)
     for entry in scoring.rules_applied:

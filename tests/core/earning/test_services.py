@@ -1,5 +1,5 @@
-"""Earn rules and campaigns through the core services on PostgreSQL (back-office contract, section 2
-"Earn rules" and "Campaigns"; section 5 "Earning (further decisions)"; spec, Plan limits 2 and 5)."""
+"""Earn rules and campaigns through the core services on PostgreSQL (EARN-12, EARN-13,
+PLAN-2)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def campaigns(db: AsyncSession, clock: FixedClock) -> CampaignService:
 async def test_an_earn_rule_starts_at_version_1_and_each_update_adds_one(
     rules: EarnRuleService, vendor: Vendor, clock: FixedClock
 ) -> None:
-    """Contract 2, Earn rules; contract 4, admin shapes: version starts at 1, every update raises it by one."""
+    """EARN-13: version starts at 1, every update raises it by one."""
     rule = await rules.create(vendor.id, EURO)
     assert (rule.version, rule.points_per_unit, rule.unit_amount, rule.min_transaction_amount, rule.active) == (
         1,
@@ -67,7 +67,7 @@ async def test_an_earn_rule_starts_at_version_1_and_each_update_adds_one(
 
 
 async def test_an_earn_rule_out_of_bounds_is_refused_field_by_field(rules: EarnRuleService, vendor: Vendor) -> None:
-    """Contract 5, Admin bounds: unit_amount >= 1, points_per_unit >= 0, min_transaction_amount >= 0."""
+    """EARN-13: unit_amount >= 1, points_per_unit >= 0, min_transaction_amount >= 0."""
     with pytest.raises(ValidationFailed) as refused:
         await rules.create(
             vendor.id, EarnRuleData(name="Bad", points_per_unit=-1, unit_amount=0, min_transaction_amount=-5)
@@ -83,7 +83,7 @@ async def test_an_earn_rule_out_of_bounds_is_refused_field_by_field(rules: EarnR
 async def test_rules_are_listed_oldest_first_and_scoped_to_the_vendor(
     rules: EarnRuleService, vendor: Vendor, db: AsyncSession
 ) -> None:
-    """Spec, What the service does 3: a vendor's data is its own; another vendor's id is not found."""
+    """TENANCY-1, TENANCY-2: a vendor's data is its own; another vendor's id is not found."""
     other = await make_vendor(db)
     first, second = await rules.create(vendor.id, EURO), await rules.create(vendor.id, EURO)
     foreign = await rules.create(other.id, EURO)
@@ -102,7 +102,7 @@ async def test_rules_are_listed_oldest_first_and_scoped_to_the_vendor(
 
 
 async def test_a_deleted_earn_rule_is_gone(rules: EarnRuleService, vendor: Vendor) -> None:
-    """Contract 5: earn rules can be deleted; a second delete finds nothing."""
+    """Earn rules can be deleted; a second delete finds nothing."""
     rule = await rules.create(vendor.id, EURO)
     await rules.delete(vendor.id, rule.id)
     with pytest.raises(EarnRuleNotFound):
@@ -111,10 +111,10 @@ async def test_a_deleted_earn_rule_is_gone(rules: EarnRuleService, vendor: Vendo
         await rules.delete(vendor.id, rule.id)
 
 
-async def test_a_campaign_keeps_every_contract_field(
+async def test_a_campaign_keeps_every_field_as_sent(
     campaigns: CampaignService, vendor: Vendor, db: AsyncSession
 ) -> None:
-    """Contract 2, Campaigns: every field as sent; a decimal multiplier is kept exactly."""
+    """Every field as sent; a decimal multiplier is kept exactly."""
     await make_branch(db, vendor.id, "AMS", name="Amsterdam")
     made = await campaigns.create(
         vendor.id,
@@ -203,10 +203,10 @@ async def test_a_campaign_keeps_every_contract_field(
         pytest.param(CampaignData(name="T", kind="bonus"), ["kind"], id="kind-known"),
     ],
 )
-async def test_a_campaign_outside_the_contract_bounds_is_refused(
+async def test_a_campaign_outside_the_admin_bounds_is_refused(
     campaigns: CampaignService, vendor: Vendor, data: CampaignData, fields: list[str]
 ) -> None:
-    """Contract 5, Admin bounds: the fields a kind needs are required for it; each bound is enforced."""
+    """EARN-13: the fields a kind needs are required for it; each bound is enforced."""
     with pytest.raises(ValidationFailed) as refused:
         await campaigns.create(vendor.id, data)
     assert (refused.value.code, sorted(refused.value.fields)) == ("VALIDATION_ERROR", fields)
@@ -226,7 +226,7 @@ async def test_a_campaign_outside_the_contract_bounds_is_refused(
 async def test_a_campaign_of_a_family_the_plan_lacks_is_refused(
     campaigns: CampaignService, db: AsyncSession, plan: dict[str, bool], data: CampaignData
 ) -> None:
-    """Contract 2, Campaigns: a family the vendor's plan lacks answers PLAN_FEATURE_UNAVAILABLE."""
+    """EARN-12: a family the vendor's plan lacks answers PLAN_FEATURE_UNAVAILABLE."""
     vendor = await make_vendor(db, **plan)
     with pytest.raises(PlanFeatureUnavailable) as refused:
         await campaigns.create(vendor.id, data)
@@ -247,7 +247,7 @@ async def test_moving_a_campaign_to_a_family_the_plan_lacks_is_refused(
 async def test_the_campaign_ceiling_refuses_one_more_and_a_delete_frees_a_place(
     campaigns: CampaignService, db: AsyncSession
 ) -> None:
-    """Spec, Plan limits 2: a ceiling other than transactions is 422 VALIDATION_ERROR; contract 5: a
+    """PLAN-2: a ceiling other than transactions is 422 VALIDATION_ERROR; a
     deleted campaign frees its place under max_campaigns (inactive ones still count: 'held')."""
     vendor = await make_vendor(db, max_campaigns=2)
     first = await campaigns.create(vendor.id, DOUBLE)
@@ -262,7 +262,7 @@ async def test_the_campaign_ceiling_refuses_one_more_and_a_delete_frees_a_place(
 async def test_campaign_updates_raise_the_version_and_are_checked_whole(
     campaigns: CampaignService, vendor: Vendor
 ) -> None:
-    """Contract 2: every PATCH raises version by one; contract 5: changing kind needs the new kind's fields."""
+    """EARN-13: every PATCH raises version by one; changing kind needs the new kind's fields."""
     made = await campaigns.create(vendor.id, DOUBLE)
     with pytest.raises(ValidationFailed) as refused:
         await campaigns.update(vendor.id, made.id, {"kind": "fixed_points", "points": 10})
@@ -278,7 +278,7 @@ async def test_campaign_updates_raise_the_version_and_are_checked_whole(
 async def test_campaign_branches_must_be_the_vendors_and_a_closed_one_counts(
     campaigns: CampaignService, vendor: Vendor, db: AsyncSession
 ) -> None:
-    """Branch keys follow the spec's BRANCH_NOT_FOUND: deactivated branches still count as found."""
+    """EARN-7: branch keys follow BRANCH_NOT_FOUND: deactivated branches still count as found."""
     await make_branch(db, vendor.id, "OLD", name="Closed", active=False)
     other = await make_vendor(db)
     await make_branch(db, other.id, "THEIRS", name="Theirs")
@@ -309,7 +309,7 @@ async def test_a_campaign_of_another_vendor_is_not_found(
 
 
 async def test_the_database_refuses_a_campaign_its_kind_cannot_score(db: AsyncSession, vendor: Vendor) -> None:
-    """The contract's bounds hold even for writes that bypass the service (CHECK kind_values_consistent)."""
+    """EARN-13: the admin bounds hold even for writes that bypass the service (CHECK kind_values_consistent)."""
     async with db.begin_nested():
         db.add(Campaign(vendor_id=vendor.id, name="Broken", kind="multiplier", points=5))
         with pytest.raises(IntegrityError, match="ck_campaigns_kind_values_consistent"):
@@ -319,7 +319,7 @@ async def test_the_database_refuses_a_campaign_its_kind_cannot_score(db: AsyncSe
 async def test_loaded_terms_are_the_active_rules_and_score_a_purchase(
     rules: EarnRuleService, campaigns: CampaignService, vendor: Vendor, db: AsyncSession, clock: FixedClock
 ) -> None:
-    """Issue 13: the engine scores what the vendor keeps; inactive rules and campaigns are not loaded."""
+    """EARN-1: the engine scores what the vendor keeps; inactive rules and campaigns are not loaded."""
     rule = await rules.create(vendor.id, EURO)
     await rules.create(vendor.id, EarnRuleData(name="Off", points_per_unit=9, unit_amount=1, active=False))
     double = await campaigns.create(vendor.id, DOUBLE)
@@ -338,7 +338,7 @@ async def test_loaded_terms_are_the_active_rules_and_score_a_purchase(
 async def test_campaigns_of_a_family_the_plan_dropped_are_not_loaded(
     campaigns: CampaignService, vendor: Vendor, db: AsyncSession
 ) -> None:
-    """Spec, Plan limits 5: a feature outside the plan is not used; a downgrade stops moment campaigns paying."""
+    """EARN-12: a feature outside the plan is not used; a downgrade stops moment campaigns paying."""
     await campaigns.create(vendor.id, DOUBLE)
     birthday = CampaignData(
         name="Birthday", kind="fixed_points", points=50, family="customer_moment", moment="birthday"

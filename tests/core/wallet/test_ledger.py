@@ -1,5 +1,5 @@
-"""The lot arithmetic of wallet/ledger.py (FIFO lots; spec, Ledger entry:
-"Added points expire like earned points; deducted points come out of the points that expire first")."""
+"""The lot arithmetic of wallet/ledger.py (FIFO lots; LEDGER-2:
+added points expire like earned points; deducted points come out of the points that expire first)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def test_a_lot_ends_exactly_n_days_after_it_was_earned() -> None:
-    """Contract 5 "Ledger": a lot earned at t with points_expire_after_days = N expires at exactly t + N days."""
+    """LEDGER-2: a lot earned at t with points_expire_after_days = N expires at exactly t + N days."""
     assert lot_expiry(datetime(2026, 1, 31, 13, 5, tzinfo=UTC), 30) == datetime(2026, 3, 2, 13, 5, tzinfo=UTC)
     assert lot_expiry(T0, None) is None
 

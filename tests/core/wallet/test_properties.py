@@ -1,7 +1,7 @@
-"""Property test (issue: wallet and ledger): random sequences of earn,
+"""Property test (LEDGER-1, LEDGER-2): random sequences of earn,
 adjust, redeem, expire and clock moves, checked after every step against a reference model of
 FIFO lots. The balance equals the model's, refused steps change nothing, lots never go negative,
-and expired points are exactly the unspent remainders; L1 holds at the end of every example."""
+and expired points are exactly the unspent remainders; LEDGER-1 holds at the end of every example."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""WalletService: adjustments (spec: wallet/adjust rules 1 to 5), FIFO lots, expiry, merge
-(spec: Merged customers; contract 5 "Customers" and "Ledger, plans"). Earn and redeem entries
-arrive with later issues; here they go through the same ``post`` the service offers them."""
+"""WalletService: adjustments (ADJUST-1 to ADJUST-5), FIFO lots, expiry, merge (MERGE-6; LEDGER-1 to
+LEDGER-8). Earn and redeem entries are posted by their own areas; here they go through the same
+``post`` the service offers them."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ async def test_adjustment_moves_the_balance_and_writes_one_entry(db: AsyncSessio
 
 
 async def test_replay_returns_the_original_and_writes_nothing(db: AsyncSession, clock: FixedClock) -> None:
-    """Adjust rule 2: a replay returns the original entry, moves no balance, writes no entry, and never
-    fails with INSUFFICIENT_BALANCE; rule 3: reason is not compared."""
+    """ADJUST-2: a replay returns the original entry, moves no balance, writes no entry, and never
+    fails with INSUFFICIENT_BALANCE; ADJUST-3: reason is not compared."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     service = WalletService(db, clock)
@@ -58,7 +58,7 @@ async def test_replay_returns_the_original_and_writes_nothing(db: AsyncSession, 
 
 
 async def test_same_key_with_another_amount_conflicts_and_writes_nothing(db: AsyncSession, clock: FixedClock) -> None:
-    """Adjust rule 3."""
+    """ADJUST-3."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     service = WalletService(db, clock)
@@ -70,7 +70,7 @@ async def test_same_key_with_another_amount_conflicts_and_writes_nothing(db: Asy
 
 
 async def test_deduction_below_zero_is_refused_and_leaves_the_key_free(db: AsyncSession, clock: FixedClock) -> None:
-    """Adjust rule 5: a refused request records nothing, its key stays free."""
+    """ADJUST-4, LEDGER-8: a refused request records nothing, its key stays free."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     service = WalletService(db, clock)
@@ -84,7 +84,7 @@ async def test_deduction_below_zero_is_refused_and_leaves_the_key_free(db: Async
 
 
 async def test_keys_are_per_customer(db: AsyncSession, clock: FixedClock) -> None:
-    """Adjust rule 1: the key is unique per customer."""
+    """ADJUST-1: the key is unique per customer."""
     vendor = await make_vendor(db)
     one, two = await make_customer(db, vendor.id), await make_customer(db, vendor.id)
     service = WalletService(db, clock)
@@ -109,7 +109,7 @@ async def test_unknown_or_anonymized_customer_is_not_found(db: AsyncSession, clo
 
 
 async def test_a_deactivated_customer_not_merged_still_takes_adjustments(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Merged customers 6."""
+    """MERGE-6: a deactivated account that was not merged still takes adjustments."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     customer.status = "deactivated"
@@ -122,7 +122,7 @@ async def test_a_deactivated_customer_not_merged_still_takes_adjustments(db: Asy
 
 
 async def test_added_points_expire_like_earned_points(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Ledger entry: added points expire like earned points; contract 5: at exactly t + N days."""
+    """LEDGER-2: added points expire like earned points, at exactly t + N days."""
     vendor = await make_vendor(db, expire_after_days=90)
     customer = await make_customer(db, vendor.id)
     done = await WalletService(db, clock).adjust(vendor.id, customer.id, amount=7, reason="x", key="k", causer=TILL)
@@ -141,7 +141,7 @@ async def test_points_do_not_expire_without_the_plan_feature(db: AsyncSession, c
 
 
 async def test_deductions_come_out_of_the_points_that_expire_first(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Ledger entry: deducted points come out of the points that expire first."""
+    """LEDGER-2: deducted points come out of the points that expire first."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     never = await earned(db, clock, vendor, customer, 10, days=None)
@@ -157,7 +157,7 @@ async def test_deductions_come_out_of_the_points_that_expire_first(db: AsyncSess
 
 
 async def test_expiring_soon_counts_lots_ending_within_thirty_days(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Wallet: every point that already has an end date counts, even after expiry was switched off."""
+    """LEDGER-3: every point that already has an end date counts, even after expiry was switched off."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     await earned(db, clock, vendor, customer, 3, days=30)
@@ -209,7 +209,7 @@ async def test_expired_points_are_exactly_the_unspent_remainders(db: AsyncSessio
 
 
 async def test_ledger_is_newest_first_with_bare_date_semantics(db: AsyncSession) -> None:
-    """Contract 5: a bare date_to keeps entries strictly before 00:00 UTC of that day; date_from starts at midnight."""
+    """LEDGER-5: a bare date_to keeps entries strictly before 00:00 UTC of that day; date_from starts at midnight."""
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     moments = [
@@ -244,7 +244,7 @@ async def test_ledger_is_newest_first_with_bare_date_semantics(db: AsyncSession)
 
 
 async def test_each_entry_records_who_caused_it(db: AsyncSession, clock: FixedClock) -> None:
-    """Spec, Ledger entry: causer_type and causer_id say who caused it: an API client is
+    """LEDGER-6: causer_type and causer_id say who caused it: an API client is
     ``api_client`` with its client id, the portal its user, the expiry job ``system`` with no id."""
     vendor = await make_vendor(db, expire_after_days=1)
     customer = await make_customer(db, vendor.id)

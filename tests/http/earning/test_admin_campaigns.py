@@ -1,6 +1,6 @@
-"""The admin API of campaigns (back-office contract, section 2 "Campaigns"; section 5 "Earning
-(further decisions)": the admin bounds, the fields a kind needs, delete 204 freeing a place under
-max_campaigns, version rising by one per update; spec, Plan limits: a family the plan lacks is 403)."""
+"""The admin API of campaigns (EARN-13: the admin bounds, the fields a kind needs, version
+rising by one per update; PLAN-2: delete 204 freeing a place under max_campaigns; EARN-12: a family
+the plan lacks is 403)."""
 
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ async def test_get_list_update_and_delete(client: AsyncTestClient[Litestar]) -> 
 
 
 async def test_bounds_answer_422_per_field(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: multiplier > 1 (decimals allowed), points >= 1, window_days and inactive_days
+    """EARN-13: multiplier > 1 (decimals allowed), points >= 1, window_days and inactive_days
     >= 1, skus 1 to 100 strings, min_transaction_amount >= 0."""
     vendor_id = await vendor(client)
     cases: list[tuple[dict[str, Any], str]] = [

@@ -1,5 +1,4 @@
-"""The admin API of earn rules (back-office contract, section 2 "Earn rules"; section 5 "Earning
-(further decisions)": the admin bounds, delete 204, version rising by one per update)."""
+"""The admin API of earn rules (EARN-13: the admin bounds, delete 204, version rising by one per update)."""
 
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ FIELDS = {
     "updated_at",
 }
 EURO = {"name": "Euro", "points_per_unit": 1, "unit_amount": 100}
-"""The contract's example: one point per euro."""
+"""One point per euro."""
 
 
 def rules_of(vendor_id: int | str) -> str:
@@ -91,7 +90,7 @@ async def test_get_list_update_and_delete(client: AsyncTestClient[Litestar]) -> 
 
 
 async def test_bounds_answer_422_per_field(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 5: unit_amount >= 1, points_per_unit >= 0, min_transaction_amount >= 0."""
+    """EARN-13: unit_amount >= 1, points_per_unit >= 0, min_transaction_amount >= 0."""
     vendor_id = await vendor(client)
     response = await post_rule(
         client, vendor_id, {"name": "Bad", "points_per_unit": -1, "unit_amount": 0, "min_transaction_amount": -5}

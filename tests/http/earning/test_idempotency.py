@@ -1,5 +1,4 @@
-"""POST /api/v1/transactions replays (spec: Endpoints > Transactions, Idempotency 1 to 5; contract 5
-"Earning (further decisions)" for the merge family; RELIABILITY L1 and L5)."""
+"""POST /api/v1/transactions replays (EARN-6; MERGE-8 for the merge family; LEDGER-1 and TENANCY-4)."""
 
 from __future__ import annotations
 
@@ -51,7 +50,7 @@ async def person(client: AsyncTestClient[Litestar], tenant: Tenant, email: str) 
 async def test_a_replay_answers_200_with_the_identical_body_and_writes_nothing(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Idempotency 2 and RELIABILITY L1: the same key and payload answer 200 with the original body;
+    """EARN-6 and LEDGER-1: the same key and payload answer 200 with the original body;
     no transaction, ledger entry or balance change."""
     await person(client, shop, "replay@example.com")
     first = await buy(client, shop, "replay@example.com", 1500, key="same-1")
@@ -66,7 +65,7 @@ async def test_a_replay_answers_200_with_the_identical_body_and_writes_nothing(
 async def test_the_same_customer_by_another_identifier_is_a_replay(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Idempotency 2: the customer is compared after resolution, so the card code replays an email's key."""
+    """EARN-6: the customer is compared after resolution, so the card code replays an email's key."""
     ann = await person(client, shop, "card@example.com")
     first = await buy(client, shop, "card@example.com", 700, key="card-1")
     replay = await buy(client, shop, ann["loyalty_card_code"], 700, key="card-1")
@@ -77,7 +76,7 @@ async def test_the_same_customer_by_another_identifier_is_a_replay(
 async def test_another_total_under_the_key_is_a_conflict_and_writes_nothing(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Idempotency 3: a different total_amount under a used key is 422 IDEMPOTENCY_KEY_CONFLICT."""
+    """EARN-6: a different total_amount under a used key is 422 IDEMPOTENCY_KEY_CONFLICT."""
     await person(client, shop, "total@example.com")
     await buy(client, shop, "total@example.com", 700, key="total-1")
     conflict = await buy(client, shop, "total@example.com", 701, key="total-1")
@@ -88,7 +87,7 @@ async def test_another_total_under_the_key_is_a_conflict_and_writes_nothing(
 async def test_another_customer_under_the_key_is_a_conflict(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Idempotency 3: a different customer under a used key is 422 IDEMPOTENCY_KEY_CONFLICT."""
+    """EARN-6: a different customer under a used key is 422 IDEMPOTENCY_KEY_CONFLICT."""
     await person(client, shop, "first@example.com")
     await person(client, shop, "second@example.com")
     await buy(client, shop, "first@example.com", 700, key="who-1")
@@ -100,7 +99,7 @@ async def test_another_customer_under_the_key_is_a_conflict(
 async def test_a_replay_after_the_campaign_changed_reports_the_original_scoring(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Idempotency 2: the replay returns the stored transaction, never a rescoring under today's rules."""
+    """EARN-6: the replay returns the stored transaction, never a rescoring under today's rules."""
     double = await campaign(engine, shop.vendor_id, name="Double", kind="multiplier", multiplier="2")
     await person(client, shop, "rescore@example.com")
     first = await buy(client, shop, "rescore@example.com", 1000, key="rescore-1")
@@ -117,7 +116,7 @@ async def test_a_replay_after_the_campaign_changed_reports_the_original_scoring(
 async def test_a_key_used_by_a_merged_account_replays_through_the_kept_one(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Contract 5 "Earning (further decisions)": the merge family counts as one customer for Idempotency 3."""
+    """MERGE-8: the merge family counts as one customer for EARN-6."""
     closing = await person(client, shop, "closing@example.com")
     kept = await person(client, shop, "kept@example.com")
     first = await buy(client, shop, "closing@example.com", 900, key="family-1")
@@ -130,7 +129,7 @@ async def test_a_key_used_by_a_merged_account_replays_through_the_kept_one(
 
 
 async def test_keys_are_per_vendor(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Idempotency 1 and RELIABILITY L5: one key string at two vendors is two independent purchases."""
+    """EARN-6 and TENANCY-4: one key string at two vendors is two independent purchases."""
     north = await make_tenant(client)
     south = await make_tenant(client)
     for tenant in (north, south):

@@ -1,5 +1,5 @@
-"""GET /api/v1/customers/{customer}/transactions (spec: Endpoints > Transactions, the customer's
-list; Resources > Transaction; the paginated envelope and date filters as the ledger's)."""
+"""GET /api/v1/customers/{customer}/transactions (the customer's
+list: the paginated envelope of INPUT-11 and the date filters of LEDGER-5)."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ async def test_per_page_100_is_accepted(client: AsyncTestClient[Litestar], shop:
 async def test_the_kept_account_lists_the_merged_accounts_purchases(
     client: AsyncTestClient[Litestar], shop: Tenant
 ) -> None:
-    """Spec, Merged customers; contract 5: the kept account's history includes the merged one's."""
+    """MERGE-8: the kept account's history includes the merged one's."""
     closing = await register(client, shop, email="closing@example.com", first_name="Ann")
     kept = await register(client, shop, email="kept@example.com", first_name="Ann")
     await buy(client, shop, "closing@example.com", 400)

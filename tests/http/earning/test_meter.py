@@ -1,5 +1,4 @@
-"""The transaction meter on POST /api/v1/transactions (spec: Plan limits; contract 5 "Ledger, plans"
-and "Earning (further decisions)"; RELIABILITY C5) and SUBSCRIPTION_EXPIRED (spec: Authentication 6)."""
+"""The transaction meter on POST /api/v1/transactions (EARN-9, EARN-11) and SUBSCRIPTION_EXPIRED (AUTH-5)."""
 
 from __future__ import annotations
 
@@ -45,7 +44,7 @@ async def test_the_hard_limit_admits_the_overage_then_refuses_with_429(
 async def test_a_replay_at_the_limit_is_never_refused_by_the_meter(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Idempotency 2 before Plan limits: a replay is not a new transaction, so it answers 200 at the limit."""
+    """EARN-6 before EARN-9: a replay is not a new transaction, so it answers 200 at the limit."""
     tenant = await metered(client, engine, 1, 0)
     first = await buy(client, tenant, "meter@example.com", 100, key="only")
     assert (await buy(client, tenant, "meter@example.com", 100)).status_code == 429
@@ -65,8 +64,8 @@ async def test_max_transactions_zero_means_no_meter(client: AsyncTestClient[Lite
 async def test_a_new_utc_calendar_month_resets_the_meter(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Plan limits: the meter counts the vendor's purchases in the current calendar month (UTC);
-    the clock is moved with the admin test clock (contract 4)."""
+    """EARN-9: the meter counts the vendor's purchases in the current calendar month (UTC);
+    the clock is moved with the admin test clock (OPS-4)."""
     await admin(client, "PUT", "/admin/v1/test-clock", {"now": "2031-03-31T23:59:00Z"})
     tenant = await metered(client, engine, 1, 0)  # its token is issued at the frozen instant
     assert (await buy(client, tenant, "meter@example.com", 100)).status_code == 201
@@ -79,7 +78,7 @@ async def test_a_new_utc_calendar_month_resets_the_meter(
 
 
 async def test_a_preview_is_never_counted(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Contract 5 "Earning (further decisions)": the preview writes nothing and is not metered."""
+    """EARN-11: the preview writes nothing and is not metered."""
     tenant = await metered(client, engine, 1, 0)
     for _ in range(3):
         preview = await client.post(
@@ -94,7 +93,7 @@ async def test_a_preview_is_never_counted(client: AsyncTestClient[Litestar], eng
 async def test_an_expired_subscription_refuses_the_purchase_its_replay_and_the_preview(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Spec Authentication 6 and contract 5: with subscription_ends_at in the past a POST is 403
+    """AUTH-5: with subscription_ends_at in the past a POST is 403
     SUBSCRIPTION_EXPIRED, the replay of an earlier purchase and the preview included; nothing written."""
     tenant = await metered(client, engine, 0, 0)
     assert (await buy(client, tenant, "meter@example.com", 100, key="before")).status_code == 201

@@ -1,6 +1,6 @@
-"""Customer-moment campaigns through POST /transactions (contract 2 "Campaigns": birthday,
-anniversary, win_back; contract 5 "Earning (further decisions)", Moments and merge families;
-spec, Resources > Transaction: `family`, `moment` and `campaign_version` in the entries)."""
+"""Customer-moment campaigns through POST /transactions (EARN-10: birthday,
+anniversary, win_back; MERGE-8 for merge families; EARN-1: `family`, `moment` and `campaign_version`
+in the entries)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def moment_entry(body: dict[str, Any], campaign_id: int) -> tuple[int, str | Non
 async def test_a_birthday_pays_once_a_year_on_the_first_purchase_in_its_window(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant, test_clock: SettableClock
 ) -> None:
-    """Contract 5, Moments: once per moment per year, on the first purchase in the window (the day and
+    """EARN-10: once per moment per year, on the first purchase in the window (the day and
     `window_days` after it); outside the window the campaign is considered and pays 0."""
     gift = await campaign(
         engine,
@@ -75,7 +75,7 @@ async def test_a_birthday_pays_once_a_year_on_the_first_purchase_in_its_window(
 async def test_29_february_counts_as_28_february_in_other_years(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant, test_clock: SettableClock
 ) -> None:
-    """Contract 5, Moments."""
+    """EARN-10: 29 February counts as 28 February."""
     gift = await campaign(
         engine, shop.vendor_id, name="Leap", kind="fixed_points", points=29, family="customer_moment", moment="birthday"
     )
@@ -109,7 +109,7 @@ async def test_an_anniversary_counts_from_customer_since(
 async def test_win_back_pays_once_per_lapse(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant, test_clock: SettableClock
 ) -> None:
-    """Contract 5: win_back counts the inactive days from the last purchase, or from customer_since
+    """EARN-10: win_back counts the inactive days from the last purchase, or from customer_since
     when there is none, and pays once per lapse."""
     gift = await campaign(
         engine,
@@ -136,7 +136,7 @@ async def test_win_back_pays_once_per_lapse(
 async def test_a_merged_familys_moment_paid_on_the_closed_account_is_not_paid_again(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant, test_clock: SettableClock
 ) -> None:
-    """Contract 5: the kept account's moments include the closed account's purchases."""
+    """MERGE-8: the kept account's moments include the closed account's purchases."""
     gift = await campaign(
         engine,
         shop.vendor_id,
@@ -166,7 +166,7 @@ async def test_a_merged_familys_moment_paid_on_the_closed_account_is_not_paid_ag
 async def test_moment_campaigns_do_not_pay_under_a_plan_without_the_feature(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Spec, Plan limits 5: a downgraded plan stops paying moment campaigns (they are not considered)."""
+    """EARN-12: a downgraded plan stops paying moment campaigns (they are not considered)."""
     tenant = await make_tenant(client, plan=FEATURES)
     gift = await campaign(
         engine, tenant.vendor_id, name="B", kind="fixed_points", points=5, family="customer_moment", moment="birthday"
@@ -184,7 +184,7 @@ async def test_moment_campaigns_do_not_pay_under_a_plan_without_the_feature(
 async def test_a_due_moment_recorded_by_the_job_is_marked_paid_by_the_purchase(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant, test_clock: SettableClock
 ) -> None:
-    """Issue 13: the customer-moments job records the moment due; the purchase that pays it marks it paid."""
+    """EARN-10: the customer-moments job records the moment due; the purchase that pays it marks it paid."""
     await campaign(
         engine, shop.vendor_id, name="B", kind="fixed_points", points=5, family="customer_moment", moment="birthday"
     )

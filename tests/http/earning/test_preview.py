@@ -1,4 +1,4 @@
-"""POST /api/v1/transactions/preview (contract 5 "Earning (further decisions)": what a purchase would
+"""POST /api/v1/transactions/preview (EARN-11: what a purchase would
 earn now, scored as the submission scores it, nothing written or counted)."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ async def written(engine: AsyncEngine, tenant: Tenant) -> tuple[int, int]:
 async def test_the_preview_scores_what_the_submission_then_scores_and_writes_nothing(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Contract 5: 200 {data: {customer_id, points_earned, rules_applied}} equal to the submission's;
+    """EARN-11: 200 {data: {customer_id, points_earned, rules_applied}} equal to the submission's;
     no transaction and no ledger entry."""
     ann = await register(client, shop, email="preview@example.com", first_name="Ann")
     items = [{"name": "Tea", "quantity": 2, "unit_price": 600}]
@@ -61,7 +61,7 @@ async def test_the_preview_scores_what_the_submission_then_scores_and_writes_not
 async def test_an_idempotency_key_in_the_preview_is_ignored(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Contract 5: the preview body has no idempotency_key; one sent is ignored, so a used key neither
+    """EARN-11: the preview body has no idempotency_key; one sent is ignored, so a used key neither
     replays nor conflicts, and the key stays free for the submission."""
     await register(client, shop, email="key@example.com", first_name="Ann")
     seen = await preview(client, shop, identifier="key@example.com", total_amount=500, idempotency_key="k-1")
@@ -73,7 +73,7 @@ async def test_an_idempotency_key_in_the_preview_is_ignored(
 
 
 async def test_preview_refusals(client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant) -> None:
-    """Contract 5: the preview refuses as the submission does: 404 CUSTOMER_NOT_FOUND, 422
+    """EARN-11: the preview refuses as the submission does: 404 CUSTOMER_NOT_FOUND, 422
     CUSTOMER_DEACTIVATED, BRANCH_NOT_FOUND, BRANCH_INACTIVE and VALIDATION_ERROR; nothing written."""
     nobody = await preview(client, shop, identifier="nobody@example.com", total_amount=100)
     assert (nobody.status_code, error_of(nobody)["code"]) == (404, "CUSTOMER_NOT_FOUND")

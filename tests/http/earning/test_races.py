@@ -1,5 +1,5 @@
-"""POST /api/v1/transactions under requests that really overlap (spec: Idempotency 2 and 4, Plan
-limits; RELIABILITY L3 "concurrent duplicates give one effect" and C5 "the meter is exact")."""
+"""POST /api/v1/transactions under requests that really overlap (EARN-6
+"concurrent duplicates give one effect" and EARN-9 "the meter is exact")."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def outcomes(responses: list[Any]) -> Counter[str]:
 async def test_100_concurrent_copies_of_one_key_give_one_purchase(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Idempotency 2 and 4, RELIABILITY L3: one transaction and one ledger entry; every answer is 201
+    """EARN-6: one transaction and one ledger entry; every answer is 201
     (exactly once) or 200 with the identical data; no 5xx."""
     tenant = await make_tenant(client)
     await earn_rule(engine, tenant.vendor_id)
@@ -52,7 +52,7 @@ async def test_100_concurrent_copies_of_one_key_give_one_purchase(
 async def test_50_distinct_purchases_against_10_left_admit_exactly_10(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Plan limits and RELIABILITY C5: with 10 transactions left, 50 racing new purchases give exactly
+    """EARN-9: with 10 transactions left, 50 racing new purchases give exactly
     10 × 201 and 40 × 429 PLAN_LIMIT_EXCEEDED."""
     tenant = await make_tenant(client, plan={"max_transactions": 12, "overage_percent": 0})
     await earn_rule(engine, tenant.vendor_id)

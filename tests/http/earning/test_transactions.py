@@ -1,5 +1,4 @@
-"""POST /api/v1/transactions: a purchase scored and posted (spec: Endpoints > Transactions, Earning
-rules 1 to 6, Limits; Resources > Transaction; contract 5 "Earning" and "Earning (further decisions)")."""
+"""POST /api/v1/transactions: a purchase scored and posted (EARN-1 to EARN-8, EARN-14; INPUT-17; MERGE-3)."""
 
 from __future__ import annotations
 
@@ -58,7 +57,7 @@ async def customer(client: AsyncTestClient[Litestar], tenant: Tenant, email: str
 async def test_a_purchase_answers_201_with_every_field_and_credits_the_wallet(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Resources > Transaction; Earning rule 1; contract 5: points posted as one `earn` entry."""
+    """EARN-1: points posted as one `earn` entry."""
     ann = await customer(client, shop, "ann@example.com")
     response = await buy(
         client,
@@ -111,7 +110,7 @@ async def test_a_purchase_answers_201_with_every_field_and_credits_the_wallet(
 async def test_a_purchase_that_earns_nothing_is_recorded_without_a_ledger_entry(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Contract 5: a purchase that earns 0 points is recorded and writes no ledger entry; rule 1:
+    """EARN-8: a purchase that earns 0 points is recorded and writes no ledger entry; EARN-1:
     the earn rule below its minimum still appears with 0."""
     tenant = await make_tenant(client, plan=FEATURES)
     rule = await earn_rule(engine, tenant.vendor_id, min_transaction_amount=1000)
@@ -135,7 +134,7 @@ async def test_a_purchase_that_earns_nothing_is_recorded_without_a_ledger_entry(
 async def test_campaigns_score_as_the_earning_rules_say(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Earning rules 2 to 5 through the endpoint: a product-scoped campaign's breakdown lists every
+    """EARN-2 to EARN-5 through the endpoint: a product-scoped campaign's breakdown lists every
     matching line and its ceiling caps the total; the weaker non-combinable campaign is suppressed."""
     double = await campaign(engine, shop.vendor_id, name="Double", kind="multiplier", multiplier="2")
     coffee = await campaign(
@@ -178,7 +177,7 @@ async def test_campaigns_score_as_the_earning_rules_say(
 async def test_the_branch_chain_payload_then_credential_default_then_none(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Spec: `branch` overrides the credential's default branch; both absent, the purchase is unattributed."""
+    """EARN-7: `branch` overrides the credential's default branch; both absent, the purchase is unattributed."""
     branches = f"/admin/v1/vendors/{shop.vendor_id}/branches"
     await admin(client, "POST", branches, {"external_id": "north", "name": "North"})
     await admin(client, "POST", branches, {"external_id": "south", "name": "South", "type": "kiosk"})
@@ -195,7 +194,7 @@ async def test_the_branch_chain_payload_then_credential_default_then_none(
 async def test_branch_refusals(client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant) -> None:
     """422 BRANCH_NOT_FOUND for an unknown key; 422 BRANCH_INACTIVE for a new purchase at a closed
     branch, named or the credential's default; the replay of an earlier purchase there still answers
-    (Idempotency 3 and 5)."""
+    (EARN-6, EARN-7)."""
     branches = f"/admin/v1/vendors/{shop.vendor_id}/branches"
     await admin(client, "POST", branches, {"external_id": "east", "name": "East"})
     till = await add_client(client, shop.vendor_id, shop.plan_id, {"default_branch": "east"})
@@ -233,7 +232,7 @@ async def test_customer_refusals(client: AsyncTestClient[Litestar], engine: Asyn
 async def test_a_card_left_on_a_merged_account_earns_for_the_kept_one(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Issue 13 and spec Merged customers: the merged account's identifier finds the kept account."""
+    """MERGE-3: the merged account's identifier finds the kept account."""
     closing = await customer(client, shop, "closing@example.com")
     kept = await customer(client, shop, "kept@example.com")
     merge = f"/admin/v1/vendors/{shop.vendor_id}/customers/{closing['id']}/merge"
@@ -272,8 +271,8 @@ async def test_every_bound_of_the_limits_table(
     field: str,
     message: str | None,
 ) -> None:
-    """Spec Limits: total_amount 1..int32, identifier 255, branch key 64, item quantity >= 1 and
-    unit_price int32; contract 5: description 1,000, external_reference, item name, sku, category 255,
+    """INPUT-7, INPUT-10: total_amount 1..int32, identifier 255, branch key 64, item quantity >= 1 and
+    unit_price int32; description 1,000, external_reference, item name, sku, category 255,
     at most 1,000 items. 422 VALIDATION_ERROR naming the field; nothing written."""
     body = {"identifier": "bounds@example.com", "idempotency_key": new_key(), "total_amount": 100, **change}
     response = await client.post(TRANSACTIONS, json=body, headers=shop.headers)
@@ -302,7 +301,7 @@ async def test_sending_line_total_is_refused_on_its_line(
 async def test_fields_a_client_may_not_set_are_ignored(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """RELIABILITY A3: id, points_earned, customer_id, rules_applied and vendor_id in the body are not applied."""
+    """INPUT-17: id, points_earned, customer_id, rules_applied and vendor_id in the body are not applied."""
     ann = await customer(client, shop, "a3@example.com")
     other = await make_tenant(client)
     response = await buy(
@@ -325,7 +324,7 @@ async def test_fields_a_client_may_not_set_are_ignored(
 async def test_items_are_stored_only_when_the_transaction_is_first_created(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Tenant
 ) -> None:
-    """Earning rule 6 and Idempotency 3: the replay's items are not compared and not stored."""
+    """EARN-14 and EARN-6: the replay's items are not compared and not stored."""
     await customer(client, shop, "items@example.com")
     first = await buy(
         client, shop, "items@example.com", 800, key="lines-1", items=[{"name": "A", "quantity": 1, "unit_price": 800}]
@@ -342,7 +341,7 @@ async def test_items_are_stored_only_when_the_transaction_is_first_created(
 async def test_points_expire_after_the_vendors_days_when_the_plan_has_expiry(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Issue 13: earned points are posted with expiry lots (`points_expire_after_days` under point expiry)."""
+    """LEDGER-2: earned points are posted with expiry lots (`points_expire_after_days` under point expiry)."""
     tenant = await make_tenant(client, plan=FEATURES, vendor={"points_expire_after_days": 30})
     await earn_rule(engine, tenant.vendor_id)
     ann = await customer(client, tenant, "lots@example.com")

@@ -1,6 +1,4 @@
-"""The admin portal's cancel and give-at-the-counter (spec: Redemption status, "shop cancels" and
-"reward given at the counter"; back-office contract 2 "Portal-only customer and redemption
-actions" and 5 "Rewards and redemptions", "further decisions")."""
+"""The admin portal's cancel and give-at-the-counter (REDEEM-10 to REDEEM-12)."""
 
 from __future__ import annotations
 
@@ -52,7 +50,7 @@ async def state(engine: AsyncEngine, customer: int, reward_id: int) -> tuple[int
 async def test_cancel_returns_points_with_their_lot_dates_and_stock_once(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Contract 5: cancel answers 200 with the body in `cancelled`; points come back as an `adjust`
+    """REDEEM-10: cancel answers 200 with the body in `cancelled`; points come back as an `adjust`
     entry, reason redemption_cancelled, re-creating the consumed lots' end dates; a second cancel
     answers 422 CODE_CANCELLED and a verify of it CODE_CANCELLED."""
     tenant, reward_id, customer = await setup(client, engine, "cancel@example.com")
@@ -108,7 +106,7 @@ async def test_an_expired_redemption_cannot_be_cancelled(
 
 
 async def test_give_at_the_counter_is_born_used(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Contract 5: giving deducts points and stock like a redemption, answers 201 in state `used`,
+    """REDEEM-12: giving deducts points and stock like a redemption, answers 201 in state `used`,
     and a till verify of it answers CODE_ALREADY_USED; its checks are a redemption's (balance)."""
     tenant, reward_id, customer = await setup(client, engine, "give@example.com", points=15)
     path = f"/admin/v1/vendors/{tenant.vendor_id}/rewards/{reward_id}/give"

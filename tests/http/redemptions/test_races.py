@@ -1,6 +1,5 @@
 """Redemptions under concurrent requests that really overlap: stock, balance, the per-customer limit
-and verify each hold exactly (spec: Redemption status "a code is verified once"; POST /redemptions
-checks; contract 5 "Rewards and redemptions")."""
+and verify each hold exactly (REDEEM-3 to REDEEM-6, REDEEM-8)."""
 
 from __future__ import annotations
 
@@ -96,7 +95,7 @@ async def test_points_for_three_give_exactly_three_of_100(
 
 
 async def test_limit_1_under_50_requests_gives_one(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """GET /rewards rule 3, REDEMPTION_LIMIT_REACHED: max_redemptions_per_customer = 1 holds under 50."""
+    """REDEEM-5, REDEMPTION_LIMIT_REACHED: max_redemptions_per_customer = 1 holds under 50."""
     tenant = await make_tenant(client)
     reward_id = await reward(client, tenant, point_cost=1, max_redemptions_per_customer=1)
     [email] = await members(engine, tenant, 1, 100)
@@ -108,7 +107,7 @@ async def test_limit_1_under_50_requests_gives_one(client: AsyncTestClient[Lites
 
 
 async def test_one_key_sent_50_times_redeems_once(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Branch rule 5: re-sending one key deducts once; the others answer the original (200)."""
+    """REDEEM-3: re-sending one key deducts once; the others answer the original (200)."""
     tenant = await make_tenant(client)
     reward_id = await reward(client, tenant, point_cost=1)
     [email] = await members(engine, tenant, 1, 100)

@@ -1,6 +1,5 @@
 """POST /api/v1/redemptions, GET /api/v1/redemptions/{code} and verify, and GET /api/v1/rewards
-(spec: Endpoints > Rewards and redemptions, branch rules 1 to 5, Redemption status; Resources >
-Reward and Redemption; back-office contract 2 "Rewards and vouchers" and 5 "Rewards and redemptions")."""
+(REDEEM-1 to REDEEM-9, REWARD-4 to REWARD-6)."""
 
 from __future__ import annotations
 
@@ -24,8 +23,8 @@ CODE = re.compile(r"^[A-Z]{4}-[A-Z0-9]{8}$")
 
 
 async def test_admin_creates_a_discount_and_bounds_are_422(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: any reward, discounts included; a percentage is 1..100, a fixed amount at least
-    1 cent, a discount's payment_amount is 0 (contract 5), a free product has no discount fields."""
+    """REWARD-6: any reward, discounts included; a percentage is 1..100, a fixed amount at least
+    1 cent, a discount's payment_amount is 0, a free product has no discount fields."""
     tenant = await make_tenant(client)
     made = await reward(client, tenant, type="discount", discount_type="percentage", discount_value=15)
     assert (made["type"], made["discount_type"], made["discount_value"], made["payment_amount"]) == (
@@ -63,7 +62,7 @@ async def test_admin_creates_a_discount_and_bounds_are_422(client: AsyncTestClie
 
 
 async def test_admin_update_and_max_rewards_counts_active_rewards(client: AsyncTestClient[Litestar]) -> None:
-    """Contract 2: PATCH a reward; Plan limits: max_rewards counts active rewards, 422 VALIDATION_ERROR."""
+    """PATCH a reward; REWARD-4: max_rewards counts active rewards, 422 VALIDATION_ERROR."""
     tenant = await make_tenant(client, plan={"max_rewards": 1})
     first = await reward(client, tenant)
     refused = await client.post(
@@ -95,9 +94,8 @@ async def test_admin_update_and_max_rewards_counts_active_rewards(client: AsyncT
 async def test_list_filters_on_status_only_and_counts_customer_redemptions(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """GET /rewards rule 1 (out-of-window and sold-out rewards are listed, inactive ones are not),
-    rule 2 (identifier fills customer_redemptions, null without one), contract 5 (paginated
-    envelope, affordable=1)."""
+    """REWARD-5: out-of-window and sold-out rewards are listed, inactive ones are not; identifier
+    fills customer_redemptions, null without one; the paginated envelope (INPUT-11), affordable=1."""
     tenant = await make_tenant(client)
     cheap = await reward(client, tenant, point_cost=5, max_redemptions_per_customer=1)
     await reward(client, tenant, point_cost=500, available_until="2020-01-01", total_stock=0)
@@ -117,7 +115,7 @@ async def test_list_filters_on_status_only_and_counts_customer_redemptions(
     mine = (await client.get(f"/api/v1/rewards?identifier={email}", headers=tenant.headers)).json()["data"]["data"]
     assert {item["id"]: item["customer_redemptions"] for item in mine}[cheap["id"]] == 1
     affordable = await client.get(f"/api/v1/rewards?affordable=1&identifier={email}", headers=tenant.headers)
-    # cheap is at its per-customer limit and the 500-point one is beyond the balance (rule 3)
+    # cheap is at its per-customer limit and the 500-point one is beyond the balance (REWARD-5)
     assert [i["point_cost"] for i in affordable.json()["data"]["data"]] == [15]
     missing = await client.get("/api/v1/rewards?affordable=true", headers=tenant.headers)
     assert missing.status_code == 422
@@ -130,8 +128,8 @@ async def test_list_filters_on_status_only_and_counts_customer_redemptions(
 async def test_redeem_answers_201_with_code_and_deducts_points(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Resources > Redemption: code = four letters, hyphen, 8 of A-Z0-9; expires_at from
-    code_valid_for_hours; type_specific_data snapshots the reward (contract 5); stock goes down."""
+    """REDEEM-2: code = four letters, hyphen, 8 of A-Z0-9; expires_at from code_valid_for_hours;
+    type_specific_data snapshots the reward (REDEEM-13); stock goes down."""
     tenant = await make_tenant(client)
     made = await reward(
         client,
@@ -166,7 +164,7 @@ async def test_redeem_answers_201_with_code_and_deducts_points(
     assert datetime.fromisoformat(data["expires_at"]) == now + timedelta(hours=2)
     assert await balance(engine, customer) == 70
     assert await stock(engine, made["id"]) == 1
-    # branch rule 5: the replay answers the stored body (200, contract 5) and deducts nothing twice
+    # REDEEM-3: the replay answers the stored body (200) and deducts nothing twice
     replay = await redeem(client, tenant, email, made["id"], "k1")
     assert replay.status_code == 200
     assert replay.json()["data"] == data
@@ -181,7 +179,7 @@ async def test_redeem_answers_201_with_code_and_deducts_points(
 async def test_every_refusal_has_its_code_and_writes_nothing(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """POST /redemptions errors, in the contract's order of checks; a refusal leaves its key free."""
+    """POST /redemptions errors, in the order of checks of REDEEM-1; a refusal leaves its key free."""
     tenant = await make_tenant(client)
     other = await make_tenant(client)
     customer, email = await member(engine, tenant, 10)
@@ -217,11 +215,11 @@ async def test_every_refusal_has_its_code_and_writes_nothing(
         response = await redeem(client, tenant, identifier, reward_id, "same-key", **extra)
         assert (response.status_code, error_of(response)["code"]) == (status, code), (reward_id, extra, response.text)
     assert await balance(engine, customer) == 10
-    # the key is still free: the same key now redeems (rule 5 counts only successes)
+    # the key is still free: the same key now redeems (REDEEM-1: a refusal writes nothing)
     done = await redeem(client, tenant, email, north_only["id"], "same-key", branch="north")
     assert done.status_code == 201
     assert done.json()["data"]["branch"]["external_id"] == "north"
-    # branch rule 4: a replay naming another branch keeps the first one
+    # REDEEM-3: a replay naming another branch keeps the first one
     again = await redeem(client, tenant, email, north_only["id"], "same-key", branch="south")
     assert again.status_code == 200
     assert again.json()["data"]["branch"]["external_id"] == "north"
@@ -233,7 +231,7 @@ async def test_every_refusal_has_its_code_and_writes_nothing(
 async def test_per_customer_limit_and_deactivated_customer(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """REDEMPTION_LIMIT_REACHED (rule 3) and CUSTOMER_DEACTIVATED."""
+    """REDEMPTION_LIMIT_REACHED (REDEEM-5) and CUSTOMER_DEACTIVATED."""
     tenant = await make_tenant(client)
     once = await reward(client, tenant, point_cost=1, max_redemptions_per_customer=1)
     customer, email = await member(engine, tenant, 10)
@@ -272,7 +270,7 @@ async def test_verify_moves_valid_to_used_once(client: AsyncTestClient[Litestar]
 async def test_verify_after_expires_at_answers_code_expired(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Redemption status: a code expires when the clock reaches expires_at (contract 5); it reads
+    """REDEEM-9: a code expires when the clock reaches expires_at; it reads
     `expired` and verify answers CODE_EXPIRED."""
     tenant = await make_tenant(client)
     made = await reward(client, tenant, point_cost=1, code_valid_for_hours=1)
@@ -291,7 +289,7 @@ async def test_verify_after_expires_at_answers_code_expired(
 async def test_credential_default_branch_applies_and_a_closed_one_is_branch_inactive(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Branch rule 1: without a payload branch the credential's default applies; contract 5: a
+    """REDEEM-7: without a payload branch the credential's default applies; a
     credential whose default branch closed answers 422 BRANCH_INACTIVE when the request names none,
     and a payload branch still wins."""
     tenant = await make_tenant(client)
@@ -314,7 +312,7 @@ async def test_credential_default_branch_applies_and_a_closed_one_is_branch_inac
 
 
 async def test_code_prefix_is_the_vendors_and_settable(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Contract 5: the prefix is the vendor's `code_prefix`, four letters from its name, shown on the
+    """REDEEM-2: the prefix is the vendor's `code_prefix`, four letters from its name, shown on the
     vendor and settable by PATCH (anything but four letters A-Z: 422 VALIDATION_ERROR on
     code_prefix); codes issued before keep working."""
     tenant = await make_tenant(client)
@@ -334,7 +332,7 @@ async def test_code_prefix_is_the_vendors_and_settable(client: AsyncTestClient[L
 
 
 async def test_a_reward_id_beyond_bigint_is_a_validation_error(client: AsyncTestClient[Litestar]) -> None:
-    """Validation details 1: a number the service cannot hold is a 422 on its field, never a 500."""
+    """INPUT-7, INPUT-15: a number the service cannot hold is a 422 on its field, never a 500."""
     tenant = await make_tenant(client)
     response = await redeem(client, tenant, "x@example.com", 2**63, "k")
     assert response.status_code == 422

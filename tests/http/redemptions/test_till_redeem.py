@@ -1,7 +1,6 @@
 """The till's redemption statements (``loyalty_core.redemptions.till_redeem``) where they differ from
 a plain write: a drawn code that exists already, a card left on a merged account, the lots a
-redemption consumes and what a cancel gives back (spec: POST /redemptions; Merged customers 2;
-contract 5 "Rewards, redemptions and vouchers (further decisions)")."""
+redemption consumes and what a cancel gives back (REDEEM-2, MERGE-3, LEDGER-2, REDEEM-10)."""
 
 from __future__ import annotations
 
@@ -56,7 +55,7 @@ async def test_a_code_drawn_twice_is_drawn_again_and_points_move_once(
 async def test_a_card_left_on_a_merged_account_redeems_from_the_kept_one(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Merged customers 2: the closed account's card finds the account that stays; its wallet pays
+    """MERGE-3: the closed account's card finds the account that stays; its wallet pays
     (the merge moved the closed account's 5 points there) and the redemption is the kept customer's."""
     tenant = await make_tenant(client)
     made = await reward(client, tenant, point_cost=10)
@@ -81,8 +80,8 @@ async def test_a_card_left_on_a_merged_account_redeems_from_the_kept_one(
 async def test_soonest_ending_points_go_first_and_a_cancel_gives_them_back_with_their_dates(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Architecture rule 4 (lots consumed first-to-expire-first) through the till's path, and the
-    contract's cancel: the points come back as lots with their original end dates."""
+    """LEDGER-2 (lots consumed first-to-expire-first) through the till's path, and the
+    cancel of REDEEM-10: the points come back as lots with their original end dates."""
     tenant = await make_tenant(client)
     made = await reward(client, tenant, point_cost=30)
     customer, email = await member(engine, tenant)
@@ -123,7 +122,7 @@ async def test_codes_that_keep_colliding_answer_503_and_write_nothing(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A drawn code collides once in 2.8 trillion; should it keep colliding, the till gets a clean
-    retryable refusal (contract 5: 503 SERVICE_UNAVAILABLE with Retry-After), never a 500."""
+    retryable refusal (503 SERVICE_UNAVAILABLE with Retry-After, as INPUT-16), never a 500."""
     tenant = await make_tenant(client)
     made = await reward(client, tenant, point_cost=10, total_stock=5)
     _, first_email = await member(engine, tenant, 50)

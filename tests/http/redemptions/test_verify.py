@@ -1,7 +1,6 @@
 """POST /api/v1/redemptions/{code}/verify and GET /api/v1/redemptions/{code} answered from the till's
 plain statements: the same body as the redemption row read through the ORM, and the refusal left
-for a reason other than expiry or reuse (spec: Redemption status; Errors, VERIFICATION_FAILED;
-contract 5 "Rewards and redemptions")."""
+for a reason other than expiry or reuse (REDEEM-13, REDEEM-14: VERIFICATION_FAILED)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """A verify rides on the token check's statement (request-path issue): its write carries a condition
 that holds only for a caller the check admits for a write, so a refused caller never moves a code
-(spec Authentication rules 5 to 7; contract 5 "Access"; RELIABILITY: a code verified by a caller
-without access would be a real loss)."""
+(AUTH-4 to AUTH-7: a code verified by a caller without access would be a real loss)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Merging two accounts of one person: spec, Merged customers rules 1 to 6; contract 2 and 5
-"Customers"; adjust rule 4; one lock order for merges and adjustments."""
+"""Merging two accounts of one person: MERGE-1 to MERGE-7; ADJUST-1 for the keys of merged accounts;
+one lock order for merges and adjustments."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ async def merge(client: Any, tenant: Tenant, closing: int, into: int) -> Any:
 
 
 async def test_merge_closes_one_account_and_moves_its_points(client: AsyncTestClient[Litestar]) -> None:
-    """Rules 1 and 2: the closed account reads is_deactivated, merged_into_id and balance 0; its cards find the kept."""
+    """MERGE-1, MERGE-3: the closed account reads is_deactivated, merged_into_id and balance 0; its cards
+    find the kept."""
     tenant = await make_tenant(client)
     closing = await register(client, tenant, email="old@example.com")
     kept = await register(client, tenant, email="new@example.com")
@@ -73,7 +74,7 @@ async def test_merge_closes_one_account_and_moves_its_points(client: AsyncTestCl
 
 
 async def test_closed_email_stops_resolving_when_the_kept_has_one(client: AsyncTestClient[Litestar]) -> None:
-    """Rule 3."""
+    """MERGE-4."""
     tenant = await make_tenant(client)
     closing = await register(client, tenant, email="first@example.com")
     kept = await register(client, tenant, email="second@example.com")
@@ -86,7 +87,7 @@ async def test_closed_email_stops_resolving_when_the_kept_has_one(client: AsyncT
 async def test_closed_external_id_reads_the_closed_account_and_refuses_updates(
     client: AsyncTestClient[Litestar],
 ) -> None:
-    """Rule 4; contract 5: a closed account answers 404 EXTERNAL_ID_NOT_FOUND on update by its external_id."""
+    """MERGE-5: a closed account answers 404 EXTERNAL_ID_NOT_FOUND on update by its external_id."""
     tenant = await make_tenant(client)
     closing = await register(client, tenant, external_id="EXT-OLD")
     kept = await register(client, tenant, external_id="EXT-NEW")
@@ -104,7 +105,7 @@ async def test_closed_external_id_reads_the_closed_account_and_refuses_updates(
 
 
 async def test_adjusting_a_closed_account(client: AsyncTestClient[Litestar]) -> None:
-    """Rule 5 and adjust rule 4: a key used before the merge replays; a new key answers CUSTOMER_DEACTIVATED;
+    """MERGE-6 and ADJUST-1: a key used before the merge replays; a new key answers CUSTOMER_DEACTIVATED;
     the kept customer finds the closed account's key."""
     tenant = await make_tenant(client)
     closing = await register(client, tenant)
@@ -124,7 +125,7 @@ async def test_adjusting_a_closed_account(client: AsyncTestClient[Litestar]) -> 
 
 
 async def test_a_deactivated_account_not_merged_still_takes_adjustments(client: AsyncTestClient[Litestar]) -> None:
-    """Rule 6."""
+    """MERGE-6: a deactivated account that was not merged still takes adjustments."""
     tenant = await make_tenant(client)
     customer = await register(client, tenant)
     response = await client.post(
@@ -160,7 +161,7 @@ async def test_merge_refusals(client: AsyncTestClient[Litestar]) -> None:
 async def test_merges_and_adjustments_racing_never_answer_5xx(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Lock order: merges and adjustments in opposite lock orders, all at once: no 5xx, L1 holds."""
+    """Lock order: merges and adjustments in opposite lock orders, all at once: no 5xx, LEDGER-1 holds (MERGE-7)."""
     tenant = await make_tenant(client)
     people = [await register(client, tenant) for _ in range(6)]
     for n, person in enumerate(people):
@@ -197,7 +198,7 @@ async def test_merges_and_adjustments_racing_never_answer_5xx(
 
 
 async def test_closed_email_finds_the_kept_account_when_it_has_none(client: AsyncTestClient[Litestar]) -> None:
-    """Rule 2 read with rule 3: what the closed account leaves behind resolves to the account that stays."""
+    """MERGE-3 read with MERGE-4: what the closed account leaves behind resolves to the account that stays."""
     tenant = await make_tenant(client)
     closing = await register(client, tenant, email="only@example.com")
     kept = await register(client, tenant)
@@ -208,7 +209,7 @@ async def test_closed_email_finds_the_kept_account_when_it_has_none(client: Asyn
 
 
 async def test_encoded_slash_in_an_external_id_path_reaches_no_customer(client: AsyncTestClient[Litestar]) -> None:
-    """Spec, Slash in a path id: the same holds for customer external_id paths; %2F does not help."""
+    """INPUT-14: the same holds for customer external_id paths; %2F does not help."""
     tenant = await make_tenant(client)
     await register(client, tenant, external_id="A")
     response = await client.patch(
@@ -236,7 +237,7 @@ async def _state(engine: AsyncEngine, ids: list[int]) -> dict[int, tuple[int | N
 
 
 def _merge_outcome_holds(state: dict[int, tuple[int | None, int]]) -> None:
-    """Merged customers rule 1: a closed account holds 0 points and is merged into an open one."""
+    """MERGE-1: a closed account holds 0 points and is merged into an open one."""
     for merged_into, balance in state.values():
         if merged_into is not None:
             assert balance == 0
@@ -246,7 +247,7 @@ def _merge_outcome_holds(state: dict[int, tuple[int | None, int]]) -> None:
 async def test_opposite_merges_racing_exactly_one_succeeds(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Contract 5 "Merge, secrets, operations": of A into B racing B into A, exactly one succeeds; the
+    """MERGE-7: of A into B racing B into A, exactly one succeeds; the
     other answers 422 CUSTOMER_DEACTIVATED (its closing account is closed) or VALIDATION_ERROR (its kept
     account is closed), decided on rows read under the locks."""
     tenant = await make_tenant(client)
@@ -291,7 +292,7 @@ async def test_a_chain_of_merges_racing_never_merges_into_a_closed_account(
 async def test_an_adjustment_racing_a_merge_never_lands_on_the_closed_account(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Merged customers rule 1: an adjustment of the closing account that waited for the merge's lock
+    """MERGE-1, MERGE-7: an adjustment of the closing account that waited for the merge's lock
     is decided on the account as the merge left it (422 CUSTOMER_DEACTIVATED), never credited to it."""
     tenant = await make_tenant(client)
     for round_ in range(5):
@@ -316,7 +317,7 @@ async def test_merging_an_account_that_others_were_merged_into_carries_them_alon
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
     """C into A, then A into B: C now points at B, so no account stays merged into a closed one, and an
-    adjustment key used on C still replays through B (adjust rule 4 over the whole family)."""
+    adjustment key used on C still replays through B (ADJUST-1 over the whole family)."""
     tenant = await make_tenant(client)
     a, b, c = [(await register(client, tenant))["id"] for _ in range(3)]
     first = await adjust(client, tenant, c, 4, "carried-key")

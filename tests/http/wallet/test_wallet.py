@@ -1,5 +1,5 @@
-"""Spec, Endpoints > Wallet and ledger (wallet, ledger, adjust rules 1 to 5); contract 5 "Ledger, plans";
-the exactly-once rules for adjustments."""
+"""The wallet, the ledger and adjustments (LEDGER-3 to LEDGER-8, ADJUST-1 to ADJUST-5): the
+exactly-once rules for adjustments."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def adjust_body(amount: int, key: str, reason: str = "goodwill") -> dict[str, ob
 async def test_wallet_reads_balance_and_expiring_soon(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Spec, Wallet: expiring_soon counts points ending in the next 30 days (contract 5: now < end <= now + 30d)."""
+    """LEDGER-3: expiring_soon counts points ending in the next 30 days (now < end <= now + 30d)."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     await earn(engine, tenant.vendor_id, customer, 10, at=T0, days=30)
@@ -68,7 +68,7 @@ async def _token_at(client: AsyncTestClient[Litestar], tenant: object) -> dict[s
 
 @pytest.mark.parametrize("customer", ["abc", "0", "999999999", "1.0"])
 async def test_wallet_of_an_unknown_customer_is_not_found(client: AsyncTestClient[Litestar], customer: str) -> None:
-    """Contract 5 "Input": a path id that is not a whole number answers the route's not-found code."""
+    """INPUT-13: a path id that is not a whole number answers the route's not-found code."""
     tenant = await make_tenant(client)
     for path in (f"/api/v1/customers/{customer}/wallet", f"/api/v1/customers/{customer}/ledger"):
         response = await client.get(path, headers=tenant.headers)
@@ -99,7 +99,7 @@ async def test_customer_without_wallet_answers_wallet_not_found(
 async def test_adjustment_answers_201_then_its_replay_200(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Adjust rules 2 and 3; contract 5: a new adjustment answers 201, its replay 200 with the original."""
+    """ADJUST-2, ADJUST-3: a new adjustment answers 201, its replay 200 with the original."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     path = f"/api/v1/customers/{customer}/wallet/adjust"
@@ -127,7 +127,7 @@ async def test_adjustment_answers_201_then_its_replay_200(
 async def test_replay_answers_even_when_the_balance_could_not_absorb_it(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Adjust rule 2: a replay never fails with INSUFFICIENT_BALANCE."""
+    """ADJUST-2: a replay never fails with INSUFFICIENT_BALANCE."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     path = f"/api/v1/customers/{customer}/wallet/adjust"
@@ -142,7 +142,7 @@ async def test_replay_answers_even_when_the_balance_could_not_absorb_it(
 async def test_deduction_below_zero_answers_insufficient_balance_and_frees_the_key(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Adjust rule 5: the refused key succeeds once the cause is gone."""
+    """LEDGER-8: the refused key succeeds once the cause is gone."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     path = f"/api/v1/customers/{customer}/wallet/adjust"
@@ -185,7 +185,7 @@ async def test_deduction_below_zero_answers_insufficient_balance_and_frees_the_k
 async def test_adjust_bounds(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, body: dict[str, object], details: dict[str, list[str]]
 ) -> None:
-    """Spec, Limits: amount whole, not 0, signed 32-bit; reason at most 500; key at most 255."""
+    """INPUT-7, INPUT-10: amount whole, not 0, signed 32-bit; reason at most 500; key at most 255."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     response = await client.post(f"/api/v1/customers/{customer}/wallet/adjust", json=body, headers=tenant.headers)
@@ -206,7 +206,7 @@ async def test_edges_of_the_amount_are_accepted(client: AsyncTestClient[Litestar
 
 
 async def test_balances_grow_past_32_bits(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Contract 5 "Merge, secrets, operations": balances and running balances are 64-bit, amounts sent
+    """LEDGER-7: balances and running balances are 64-bit, amounts sent
     stay 32-bit; a balance past 2,147,483,647 is answered, not a 500."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
@@ -224,7 +224,7 @@ async def test_balances_grow_past_32_bits(client: AsyncTestClient[Litestar], eng
 async def test_vendors_using_one_key_get_independent_writes(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Adjust rule 1: the key is unique per customer, so two vendors using one key each write."""
+    """ADJUST-1: the key is unique per customer, so two vendors using one key each write."""
     a, b = await make_tenant(client), await make_tenant(client)
     ca, cb = await new_customer(engine, a.vendor_id), await new_customer(engine, b.vendor_id)
     ra = await client.post(f"/api/v1/customers/{ca}/wallet/adjust", json=adjust_body(3, "same"), headers=a.headers)
@@ -238,7 +238,7 @@ async def test_vendors_using_one_key_get_independent_writes(
 async def test_fifty_concurrent_deductions_of_one_on_ten_points(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """Issue: 50 concurrent adjustments of -1 on a balance of 10: exactly 10 succeed, 40 INSUFFICIENT_BALANCE."""
+    """ADJUST-4: 50 concurrent adjustments of -1 on a balance of 10: exactly 10 succeed, 40 INSUFFICIENT_BALANCE."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     path = f"/api/v1/customers/{customer}/wallet/adjust"
@@ -254,7 +254,7 @@ async def test_fifty_concurrent_deductions_of_one_on_ten_points(
 
 
 async def test_fifty_concurrent_replays_write_one_entry(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """Adjust rule 2 under concurrency: a duplicate that arrives while the first runs waits and answers the
+    """ADJUST-5 under concurrency: a duplicate that arrives while the first runs waits and answers the
     replay: one entry, one 201, identical bodies, no 409 or 5xx."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
@@ -275,7 +275,7 @@ async def test_fifty_concurrent_replays_write_one_entry(client: AsyncTestClient[
 async def test_ledger_lists_newest_first_with_filters(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Spec, ledger: newest first, paginated, date_from/date_to (bare date_to excludes that day), type."""
+    """LEDGER-5: newest first, paginated, date_from/date_to (bare date_to excludes that day), type."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     await earn(engine, tenant.vendor_id, customer, 5, at=datetime(2031, 3, 1, 9, tzinfo=UTC))
@@ -310,7 +310,7 @@ async def test_ledger_lists_newest_first_with_filters(
 async def test_ledger_refuses_bad_filters(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, query: str, field: str
 ) -> None:
-    """Spec, Validation details 10: a year of five or more digits gives 422."""
+    """LEDGER-5: a year of five or more digits gives 422."""
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     response = await client.get(f"/api/v1/customers/{customer}/ledger?{query}", headers=tenant.headers)
@@ -318,7 +318,7 @@ async def test_ledger_refuses_bad_filters(
     assert list(error_of(response)["details"]) == [field]
 
 
-async def test_ledger_entries_carry_the_spec_fields(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
+async def test_ledger_entries_carry_their_nine_fields(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
     tenant = await make_tenant(client)
     customer = await new_customer(engine, tenant.vendor_id)
     await client.post(f"/api/v1/customers/{customer}/wallet/adjust", json=adjust_body(4, "k"), headers=tenant.headers)

@@ -14,4 +14,4 @@ __all__ = ["CustomerService", "ImportOutcome"]
 
 
 class CustomerService(CustomerEvents):
-    """Spec: Endpoints > Customers; contract 2 and 5. Methods flush, never commit."""
+    """The customer rules (CUSTOMER-1 to CUSTOMER-13). Methods flush, never commit."""

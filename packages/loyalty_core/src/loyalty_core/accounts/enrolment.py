@@ -1,8 +1,8 @@
 """Enrolment: a customer and its wallet at 0, created together, at registration or in the attested import.
 
-Spec: POST /customers; contract 2 (import), contract 5 (the plan's customer ceiling, exact under
-concurrency). This is the one place that creates both rows, so the customers area never writes
-a wallet.
+CUSTOMER-1 (registration), CUSTOMER-13 (the attested import), CUSTOMER-10 (the plan's customer
+ceiling, exact under concurrency). This is the one place that creates both rows, so the customers
+area never writes a wallet.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class _Cards:
 
 class Enrolment(IdentifierWrites):
     async def register(self, vendor_id: int, profile: Profile, *, provenance: Provenance) -> CustomerView:
-        """Spec: POST /customers. A wallet at 0 comes with the customer, in the same transaction."""
+        """CUSTOMER-1: a wallet at 0 comes with the customer, in the same transaction."""
         card = next((i for i in profile.identifiers if i.type == cards.LOYALTY_CARD), None)
         claim = cards.normalise_code(card.value) if card is not None else None
         ceiling = await self._lock_for_ceiling(vendor_id, claim=claim)
@@ -58,7 +58,7 @@ class Enrolment(IdentifierWrites):
     async def import_customers(
         self, vendor_id: int, *, importer: str | None, attested_on: date | None, items: Sequence[Profile]
     ) -> list[ImportOutcome]:
-        """Contract 2: the attested import. Each item stands alone; the plan's ceiling holds for all."""
+        """CUSTOMER-13: the attested import. Each item stands alone; the plan's ceiling holds for all."""
         if attested_on is not None and attested_on > self._clock.now().date():
             raise ValidationFailed(
                 "The attestation date is in the future.",
@@ -76,7 +76,7 @@ class Enrolment(IdentifierWrites):
         outcomes: list[ImportOutcome] = []
         for index, profile in enumerate(items):
             if profile.marketing_consent and version is None:
-                # Marketing consent rule 1: subscribed only when the importer confirmed it can show the record
+                # CONSENT-1: subscribed only when the importer confirmed it can show the record
                 refused = ValidationFailed(
                     "A subscribed customer needs the importer's attestation.",
                     {"marketing_consent": ["A customer is imported as subscribed only with importer and attested_on."]},
@@ -153,7 +153,7 @@ class Enrolment(IdentifierWrites):
 
     async def _lock_for_ceiling(self, vendor_id: int, *, claim: str | None = None) -> int:
         """Serialise registrations of a vendor whose plan caps customers, so the count and the insert
-        that follows cannot interleave with another's (contract 5: exact under concurrency).
+        that follows cannot interleave with another's (CUSTOMER-10: exact under concurrency).
 
         A scanned card is checked first, before the lock: a card taken by a registration that
         committed earlier is simply not free (422), while one claimed by a registration still

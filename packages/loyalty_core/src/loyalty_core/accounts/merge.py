@@ -1,4 +1,4 @@
-"""Merge (admin portal; spec: Merged customers, rules 1 to 6): one account closes into another.
+"""Merge (admin portal; MERGE-1 to MERGE-7): one account closes into another.
 
 It moves the points with their end dates through the wallet's one posting path, moves the
 identifiers, and closes the customer row; it sits above customers and wallet because it changes both.
@@ -113,7 +113,7 @@ class MergeService(Posting):
     async def _move_identifiers(self, vendor_id: int, closing: Customer, kept: Customer) -> None:
         """Active cards (and retired scanning values) go to the kept account, past five if need be,
         behind its own cards so its ``loyalty_card_code`` does not change. The closed account's email
-        stops resolving when the kept account has its own (merge rule 3)."""
+        stops resolving when the kept account has its own (MERGE-4)."""
         newest_kept = await self._session.scalar(
             select(func.min(CustomerIdentifier.assigned_at)).where(
                 CustomerIdentifier.vendor_id == vendor_id, CustomerIdentifier.customer_id == kept.id

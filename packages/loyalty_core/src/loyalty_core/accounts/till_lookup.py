@@ -1,4 +1,4 @@
-"""A till's lookup as one prepared psycopg statement (spec GET /customers/lookup; Merged customers 2).
+"""A till's lookup as one prepared psycopg statement (CUSTOMER-8; MERGE-3).
 
 The plan starts from a unique index whatever the table statistics say: the identifier (or the
 external id) is found first through ``uq_customer_identifiers_vendor_value`` (or

@@ -1,5 +1,5 @@
-"""How a till's statement finds the customer behind an identifier (spec: Identifiers; Merged
-customers 2), as SQL text the till paths of every area start their statements with."""
+"""How a till's statement finds the customer behind an identifier (CUSTOMER-3,
+CUSTOMER-8, MERGE-3), as SQL text the till paths of every area start their statements with."""
 
 from __future__ import annotations
 

@@ -18,12 +18,12 @@ class CampaignNotFound(NotFound):
 
 
 class PlanFeatureUnavailable(DomainError):
-    """Back-office contract, Campaigns: a campaign of a family the vendor's plan lacks (403)."""
+    """EARN-12: a campaign of a family the vendor's plan lacks (403)."""
 
     code = "PLAN_FEATURE_UNAVAILABLE"
 
 
 class PlanLimitExceeded(DomainError):
-    """Spec, Plan limits 3 and 4: the month's transactions reached the plan's hard limit (429)."""
+    """EARN-9: the month's transactions reached the plan's hard limit (429)."""
 
     code = "PLAN_LIMIT_EXCEEDED"

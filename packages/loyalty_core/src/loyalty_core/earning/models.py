@@ -1,5 +1,5 @@
-"""Earn rules and campaigns as a vendor keeps them (back-office contract, section 2 "Earn rules" and
-"Campaigns"; bounds from section 5 "Earning (further decisions)").
+"""Earn rules and campaigns as a vendor keeps them (EARN-1 to EARN-5; the admin
+bounds of EARN-13).
 
 Every bound is also a CHECK, so a row the engine reads is always one it can score. ``version``
 starts at 1 and rises with each update: a transaction's entries name the version scored, and a

@@ -1,6 +1,6 @@
-"""The ``customer-moments`` job's work: record which customer moments are due today (back-office
-contract, section 4; issue 13), so the back office sees who has a birthday, an anniversary or a
-lapse to win back, and the purchase that pays one turns its row from ``due`` to ``paid``.
+"""The ``customer-moments`` job's work: record which customer moments are due today (EARN-10), so
+the back office sees who has a birthday, an anniversary or a lapse to win back, and the purchase
+that pays one turns its row from ``due`` to ``paid``.
 
 Whether a purchase pays a moment is decided by the engine from the customer's facts, with or
 without this job: the job never pays anything. Recording is idempotent for one moment: an

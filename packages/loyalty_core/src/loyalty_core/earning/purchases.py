@@ -1,5 +1,5 @@
 """Purchases as stored: the transaction, its lines, the plan's meter and the moments paid
-(spec: Resources > Transaction; Plan limits; back-office contract 5 "Earning (further decisions)").
+(EARN-6, EARN-9, EARN-10).
 
 The till's write path (``earning/till_purchase.py``) reaches these tables with prepared statements;
 the models give the schema, its constraints and the reads outside the hot path.
@@ -36,12 +36,12 @@ from loyalty_core.earning.terms import Moment
 
 class Transaction(VendorRow, Base):
     """One purchase. ``rules_applied`` and ``points_earned`` are what the first call scored, so a
-    replay answers them unchanged whatever the rules are now (Idempotency 1)."""
+    replay answers them unchanged whatever the rules are now (EARN-6)."""
 
     __tablename__ = "transactions"
     __table_args__ = (
         PrimaryKeyConstraint("vendor_id", "id", name="pk_transactions"),
-        # keys are per vendor (RELIABILITY L5): two vendors' keys never meet
+        # keys are per vendor (TENANCY-4): two vendors' keys never meet
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_transactions_vendor_key"),
         ForeignKeyConstraint(
             ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_transactions_customer"
@@ -102,7 +102,7 @@ class MomentState(StrEnum):
 
 class CustomerMoment(VendorRow, Base):
     """One occurrence of a customer moment (a birthday of one year, one lapse): recorded due by the
-    job, paid by the first purchase that scores it, so it pays once (contract 5, Moments)."""
+    job, paid by the first purchase that scores it, so it pays once (EARN-10)."""
 
     __tablename__ = "customer_moments"
     __table_args__ = (
@@ -133,4 +133,4 @@ meters = Table(
     CheckConstraint("used >= 0", name="used_not_negative"),
 )
 """The plan's transaction meter: purchases admitted per vendor and calendar month (UTC), moved by
-one conditional update, so racing purchases never pass the hard limit (spec: Plan limits 4)."""
+one conditional update, so racing purchases never pass the hard limit (EARN-9)."""

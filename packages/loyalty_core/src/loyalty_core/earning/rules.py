@@ -27,7 +27,7 @@ class LineAward:
 
 @dataclass(frozen=True, slots=True)
 class RuleResult:
-    """One ``rules_applied`` entry (spec: Resources > Transaction)."""
+    """One ``rules_applied`` entry (EARN-1)."""
 
     rule_id: int
     rule_name: str
@@ -41,7 +41,7 @@ class RuleResult:
     line_breakdown: tuple[LineAward, ...] | None = None
 
     def as_dict(self) -> dict[str, object]:
-        """The entry as stored and answered: always exactly the spec's ten keys."""
+        """The entry as stored and answered: always exactly the ten keys of EARN-1."""
         breakdown = self.line_breakdown
         return {
             "rule_id": self.rule_id,
@@ -89,8 +89,7 @@ def score(
     campaigns: Iterable[CampaignTerms],
     now: datetime,
 ) -> Scoring:
-    """Score one purchase (spec: POST /transactions, Earning rules 1 to 5; back-office contract,
-    section 5 "Earning" and "Earning (further decisions)")."""
+    """Score one purchase (EARN-1 to EARN-5)."""
     today = now.astimezone(UTC).date()
     entries = [_base(rule, purchase.total_amount) for rule in sorted(earn_rules, key=_id) if rule.active]
     base = sum(entry.points_earned for entry in entries)
@@ -110,7 +109,7 @@ def score(
 
 
 def base_points(rule: EarnRuleTerms, total_amount: int) -> int:
-    """Back-office contract, Earn rules: ``floor(total / unit) * points_per_unit`` at or above the
+    """EARN-1: ``floor(total / unit) * points_per_unit`` at or above the
     rule's minimum, else 0."""
     if total_amount < rule.min_transaction_amount:
         return 0
@@ -122,7 +121,7 @@ def _base(rule: EarnRuleTerms, total_amount: int) -> RuleResult:
 
 
 def _considered(campaign: CampaignTerms, today: date) -> bool:
-    """Contract 5, Earning: the active campaigns inside their date window, both ends inclusive."""
+    """EARN-1, EARN-5: the active campaigns inside their date window, both ends inclusive."""
     return (
         campaign.active
         and (campaign.starts_on is None or campaign.starts_on <= today)
@@ -155,7 +154,7 @@ def _offer(campaign: CampaignTerms, purchase: Purchase, facts: CustomerFacts, ba
 
 
 def _bonus(base: int, multiplier: Decimal | None) -> int:
-    """Earning rule 3: ``floor(base * (multiplier - 1))`` on what the earn rules credited."""
+    """EARN-3: ``floor(base * (multiplier - 1))`` on what the earn rules credited."""
     if multiplier is None:
         return 0
     with localcontext() as context:
@@ -164,7 +163,7 @@ def _bonus(base: int, multiplier: Decimal | None) -> int:
 
 
 def _lines(campaign: CampaignTerms, purchase: Purchase) -> tuple[LineAward, ...]:
-    """Earning rules 4, 5: every line whose ``sku`` exactly equals a configured one, per unit."""
+    """EARN-4: every line whose ``sku`` exactly equals a configured one, per unit."""
     skus = campaign.skus or frozenset()
     per_unit = campaign.points or 0
     return tuple(
@@ -175,7 +174,7 @@ def _lines(campaign: CampaignTerms, purchase: Purchase) -> tuple[LineAward, ...]
 
 
 def _strongest(offers: list[_Offer]) -> _Offer | None:
-    """Earning rule 2 and contract 5: among paying campaigns that refuse to share, the most
+    """EARN-2: among paying campaigns that refuse to share, the most
     points after its own ceiling; ties go to the lower id."""
     contenders = [offer for offer in offers if offer.points and not offer.campaign.combinable]
     return min(contenders, key=lambda offer: (-offer.points, offer.campaign.id), default=None)

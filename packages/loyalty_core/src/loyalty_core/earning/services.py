@@ -30,7 +30,7 @@ FEATURE_OF_FAMILY: dict[str, str] = {
     Family.TRANSACTION: "feature_campaigns",
     Family.CUSTOMER_MOMENT: "feature_customer_moments",
 }
-"""Spec, Plan limits 5: campaigns, and customer-moment campaigns, are features of a plan."""
+"""EARN-12: campaigns, and customer-moment campaigns, are features of a plan."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class EarnRuleData:
 
 @dataclass(frozen=True, slots=True)
 class CampaignData:
-    """A whole campaign as created; None leaves a field unset (the contract's defaults otherwise)."""
+    """A whole campaign as created; None leaves a field unset (the documented defaults otherwise)."""
 
     name: str
     kind: str
@@ -142,7 +142,7 @@ class CampaignService:
         return await _apply(self._session, self._clock, campaign, values)
 
     async def delete(self, vendor_id: int, campaign_id: int) -> None:
-        """Contract 5: a deleted campaign frees its place under ``max_campaigns``; transactions keep
+        """PLAN-2: a deleted campaign frees its place under ``max_campaigns``; transactions keep
         their own copy of what it paid, so the row itself goes."""
         await _delete(self._session, Campaign, vendor_id, campaign_id)
 

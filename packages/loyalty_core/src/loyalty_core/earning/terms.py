@@ -14,7 +14,7 @@ from typing import Final
 
 
 class Family(StrEnum):
-    """Spec, Campaigns: paid on a purchase, or on a moment in the customer's life."""
+    """A campaign's family: paid on a purchase, or on a moment in the customer's life."""
 
     TRANSACTION = "transaction"
     CUSTOMER_MOMENT = "customer_moment"
@@ -93,7 +93,7 @@ class EarnRuleTerms:
 
 @dataclass(frozen=True, slots=True)
 class CampaignTerms:
-    """A campaign as the back-office contract describes it; the fields its kind and moment do
+    """A campaign as the admin API holds it; the fields its kind and moment do
     not use are None."""
 
     id: int

@@ -1,5 +1,5 @@
-"""A till's purchase as prepared psycopg statements (spec: POST /transactions, its Earning rules and
-Idempotency 1 to 5; back-office contract 5 "Earning" and "Earning (further decisions)").
+"""A till's purchase as prepared psycopg statements (EARN-1 to EARN-14,
+MERGE-8).
 
 Two round trips for a new purchase, whatever its lines and rules:
 1. ``BEGIN``, a transaction lock on the vendor's key (a concurrent duplicate waits here, then finds
@@ -126,12 +126,12 @@ _ATTEMPTS = 5
 
 
 def period_of(now: datetime) -> date:
-    """Contract 5: the meter's period is the calendar month in UTC."""
+    """EARN-9: the meter's period is the calendar month in UTC."""
     return now.astimezone(UTC).date().replace(day=1)
 
 
 def hard_limit(max_transactions: int, overage_percent: int) -> int:
-    """Spec, Plan limits 4 and contract 5: ``floor(max * (100 + overage) / 100)``."""
+    """EARN-9: ``floor(max * (100 + overage) / 100)``."""
     return max_transactions * (100 + overage_percent) // 100
 
 
@@ -201,7 +201,7 @@ class Purchases:
     async def preview(
         self, conn: AsyncConnection[Any], vendor: VendorContext, request: PurchaseRequest, *, now: datetime
     ) -> Preview:
-        """Contract 5: scored exactly as a submission would be now; writes and counts nothing.
+        """EARN-11: scored exactly as a submission would be now; writes and counts nothing.
         ``conn`` is in autocommit: one statement, and the terms when the cache lacks them."""
         params = _params(vendor, request, None)
         found, scoring = await self._find_and_score(conn, vendor, request, params, now, replayable=False)

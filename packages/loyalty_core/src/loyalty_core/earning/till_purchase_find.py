@@ -1,5 +1,5 @@
-"""Round trip 1 of a till's purchase: what the rules need, found in one statement (spec: POST
-/transactions; Idempotency 1 to 5; contract 5 "Earning (further decisions)", merge families).
+"""Round trip 1 of a till's purchase: what the rules need, found in one statement (EARN-6,
+EARN-7, MERGE-8).
 
 The identifier is found first through its unique index, in a MATERIALIZED step, whatever the
 statistics say; the branch, the key's earlier transaction and the vendor's terms version come back
@@ -145,7 +145,7 @@ SELECT EXISTS (SELECT 1 FROM up WHERE id = %(holder)s) AS same
 
 
 async def same_family(conn: AsyncConnection[Any], vendor: VendorContext, found: Found) -> bool:
-    """Contract 5: a merge family is one customer; a key first used by an account merged since into
+    """MERGE-8: a merge family is one customer; a key first used by an account merged since into
     the one the identifier now finds is the same customer."""
     if found.earlier_customer_id == found.customer_id:
         return True

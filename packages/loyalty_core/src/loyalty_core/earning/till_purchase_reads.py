@@ -1,8 +1,8 @@
-"""Purchases as the wire shows them (spec: Resources > Transaction), read with plain statements:
+"""Purchases as the API answers them, read with plain statements:
 one transaction for a replay, and a customer's page of them (GET /customers/{customer}/transactions).
 
 A customer's list covers its merge family: the purchases of every account merged into it, at any
-depth (contract 5, "A merge family is one customer").
+depth (MERGE-8: a merge family is one customer).
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def _campaign(row: dict[str, Any]) -> CampaignTerms:
 
 
 def paying(campaigns: tuple[CampaignTerms, ...], *, transaction: bool, moments: bool) -> list[CampaignTerms]:
-    """The campaigns whose family the plan has (spec, Plan limits 5): a downgraded plan stops paying
+    """The campaigns whose family the plan has (EARN-12): a downgraded plan stops paying
     a family without anyone editing its campaigns."""
     allowed = {Family.TRANSACTION: transaction, Family.CUSTOMER_MOMENT: moments}
     return [c for c in campaigns if allowed.get(Family(c.family), False)]

@@ -1,5 +1,4 @@
-"""The admin bounds of earn rules and campaigns (back-office contract, section 2 "Earn rules" and
-"Campaigns"; section 5 "Earning (further decisions)"), checked on the whole row as it would be after
+"""The admin bounds of earn rules and campaigns (EARN-13), checked on the whole row as it would be after
 a create or an update, so a partial update cannot leave a campaign its kind cannot score.
 
 Pure: a mapping of field to value in, the cleaned values out or ``ValidationFailed`` with every
@@ -131,7 +130,7 @@ def campaign(values: Mapping[str, object]) -> dict[str, object]:
 
 
 def _kind_fields(problems: _Problems, values: Mapping[str, object], kind: object) -> None:
-    """Contract 5: the fields a kind needs are required for it; a field of another kind is refused,
+    """EARN-13: the fields a kind needs are required for it; a field of another kind is refused,
     so no stored value is silently ignored by the engine."""
     needs = KIND_NEEDS.get(kind, ()) if isinstance(kind, str) else ()
     for field in needs:
@@ -163,7 +162,7 @@ def _moment_fields(problems: _Problems, values: Mapping[str, object], family: ob
 
 
 def _multiplier(problems: _Problems, value: object) -> Decimal | None:
-    """Contract 5: a number above 1, decimals allowed; at most four decimals, so what is stored is
+    """EARN-13: a number above 1, decimals allowed; at most four decimals, so what is stored is
     exactly what was sent."""
     try:
         number = value if isinstance(value, Decimal) else Decimal(str(value))

@@ -1,4 +1,4 @@
-"""Redemption errors, each named for its spec code."""
+"""Redemption errors, each named for its error code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The redemption row: who redeemed what, where, its code and its state (spec: Redemption status)."""
+"""The redemption row: who redeemed what, where, its code and its state (REDEEM-8 to REDEEM-11)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from loyalty_core.db import Base, VendorRow, one_of
 
 
 class StoredStatus(StrEnum):
-    """What the row holds; ``expired`` is read from the clock, never stored (contract 5)."""
+    """What the row holds; ``expired`` is read from the clock, never stored (REDEEM-9)."""
 
     VALID = "valid"
     USED = "used"
@@ -85,7 +85,7 @@ def shown_status(redemption: Redemption, now: datetime) -> str:
 
 
 def status_at(stored: str, expires_at: datetime | None, now: datetime) -> str:
-    """A valid code reads ``expired`` once the clock reaches its ``expires_at`` (contract 5)."""
+    """A valid code reads ``expired`` once the clock reaches its ``expires_at`` (REDEEM-9)."""
     if stored == StoredStatus.VALID and expires_at is not None and now >= expires_at:
         return "expired"
     return stored

@@ -1,4 +1,4 @@
-"""The reward list as a till shows it to a customer (spec: GET /rewards, rules 1 to 3).
+"""The reward list as a till shows it to a customer (REWARD-5).
 
 It sits in redemptions because ``customer_redemptions`` and affordability count redemptions.
 """
@@ -43,7 +43,7 @@ async def list_offers(
     identifier: str | None,
     affordable: bool,
 ) -> OfferPage:
-    """Filters on status only (rule 1). ``affordable`` needs a customer that exists: its lookup raises
+    """Filters on status only (REWARD-5). ``affordable`` needs a customer that exists: its lookup raises
     CUSTOMER_NOT_FOUND; otherwise an unmatched identifier only leaves ``customer_redemptions`` null."""
     customer_id: int | None = None
     balance = 0

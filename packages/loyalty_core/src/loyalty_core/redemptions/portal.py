@@ -1,5 +1,5 @@
 """The admin portal's redemption actions: cancel a redemption, give a reward at the counter
-(back-office contract 2 "Portal-only customer and redemption actions"; contract 5).
+(REDEEM-10 to REDEEM-12).
 
 Cancel locks the redemption row first, so it and a till's verify (a conditional update of the same
 row) run one after the other, and two cancels cannot both return the points.

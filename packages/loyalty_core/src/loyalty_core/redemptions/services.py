@@ -1,5 +1,5 @@
-"""What a redemption's checks and writes share between the till and the portal (spec: POST
-/redemptions; contract 2 "Portal-only customer and redemption actions").
+"""What a redemption's checks and writes share between the till and the portal (REDEEM-1,
+REDEEM-5; the portal's cancel and give-at-the-counter, REDEEM-10 to REDEEM-12).
 
 A till's redemption runs as prepared statements in ``till_redeem``, its verify and read of a code
 in ``till_verify``; the portal's give and cancel (``portal``) run on the ORM session with the helpers
@@ -34,7 +34,7 @@ class RedeemRequest:
     reward_id: int
     idempotency_key: str
     branch: str | None = None
-    """The payload's branch key; None falls back to the credential's default (branch rule 1)."""
+    """The payload's branch key; None falls back to the credential's default (REDEEM-7)."""
 
 
 class RedemptionService:

@@ -1,5 +1,5 @@
-"""A till's redemption as prepared psycopg statements (spec: POST /redemptions, Redemption status;
-contract 5 "Rewards and redemptions" and its further decisions), with the rules and the order of
+"""A till's redemption as prepared psycopg statements (REDEEM-1 to REDEEM-7,
+REDEEM-13), with the rules and the order of
 checks of ``RedemptionService``, without the ORM's unit of work.
 
 Two round trips for a new redemption, on the request's one connection:
@@ -239,7 +239,7 @@ async def _replay(
     earlier: StateRow,
 ) -> TillRedeemed:
     """The key's first redemption, answered as it was created; another customer, reward or cost
-    under the same key is a conflict (contract 5)."""
+    under the same key is a conflict (REDEEM-3)."""
     if (
         earlier.earlier_customer_id != customer_id
         or earlier.earlier_reward_id != request.reward_id
@@ -263,7 +263,7 @@ def _branch(
     allowed: list[int] | None,
     branch: BranchRef | None,
 ) -> BranchRef | None:
-    """Branch rules 1 to 3, and BRANCH_INACTIVE for a credential whose default branch closed."""
+    """REDEEM-7 (the branch chain, BRANCH_NOT_FOUND), and BRANCH_INACTIVE for a closed default branch."""
     if request.branch is not None and branch is None:
         raise BranchNotFound("No branch of the vendor has this key.", branch=request.branch)
     if request.branch is None and default is not None and not default.active:

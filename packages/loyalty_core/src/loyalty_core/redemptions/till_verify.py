@@ -1,6 +1,6 @@
 """A till's verify and read of a confirmation code as prepared psycopg statements, in autocommit on
-the request's connection: no ORM, no BEGIN, no COMMIT (spec: POST /redemptions/{code}/verify,
-GET /redemptions/{code}, Redemption status; contract 5 "Rewards and redemptions").
+the request's connection: no ORM, no BEGIN, no COMMIT (REDEEM-8, REDEEM-9,
+REDEEM-14).
 
 Verify is one statement: a data-modifying CTE moves the code from valid to used, re-checking the
 state, the clock and the customer (an anonymized customer's code never verifies) in its WHERE, so
@@ -42,7 +42,7 @@ class BranchLabel:
 
 @dataclass(frozen=True, slots=True)
 class RedemptionView:
-    """A redemption as the wire shows it (spec: Resources > Redemption), ``status`` as stored."""
+    """A redemption as the wire shows it, ``status`` as stored."""
 
     id: int
     confirmation_code: str
@@ -81,7 +81,7 @@ _WHERE = "WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s"
 
 _READ = "\n".join(("SELECT " + _SHOWN.format(status="r.status", used_at="r.used_at"), _FROM, _WHERE))
 
-# spec, Customer status: an anonymized customer is excluded from all API responses
+# CUSTOMER-12: an anonymized customer is excluded from all API responses
 _READ_SHOWN = (
     _READ
     + f"""

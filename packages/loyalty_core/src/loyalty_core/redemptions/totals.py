@@ -1,5 +1,5 @@
 """How many redemptions are in each state now, over all vendors, for the operator's metrics: a
-valid code past its ``expires_at`` counts as expired (contract 5), at the service's clock."""
+valid code past its ``expires_at`` counts as expired (REDEEM-9), at the service's clock."""
 
 from __future__ import annotations
 

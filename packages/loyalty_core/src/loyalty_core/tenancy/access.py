@@ -1,6 +1,6 @@
-"""Who may do what: the account-state rules of spec Authentication, rules 5 to 7, as a pure function.
+"""Who may do what: the account-state rules (AUTH-4 to AUTH-7), as a pure function.
 
-Contract 5 "Access": a suspended vendor keeps working until ``suspended_grace_until`` (none, or
+AUTH-4 to AUTH-6: a suspended vendor keeps working until ``suspended_grace_until`` (none, or
 one in the past, is past its grace); a token without the ``write`` scope cannot write; an ended
 subscription refuses writes and still answers reads.
 """

@@ -1,6 +1,6 @@
 """The token check every vendor request makes, as one prepared statement on the request's connection.
 
-Spec Authentication, rules 5 to 7, and contract 5 "Access": a revoked token or client is refused on
+AUTH-3 to AUTH-7: a revoked token or client is refused on
 its very next request in every process, so the check reads the token's row each time; everything the
 request needs about its caller (client, vendor state, plan, default branch) comes back in that one
 indexed read, which starts from the unique index on ``issued_tokens.jti``. It runs through psycopg
@@ -117,7 +117,7 @@ async def check_token(
     conn: AsyncConnection[Any], jti: str, *, vendor_id: int | None, write: bool, now: datetime
 ) -> VendorContext:
     """The caller behind token ``jti`` issued for ``vendor_id`` (its ``vid`` claim), or the refusal
-    the spec gives. ``conn`` is in autocommit: one round trip, no BEGIN or COMMIT."""
+    it gets. ``conn`` is in autocommit: one round trip, no BEGIN or COMMIT."""
     cursor = await conn.execute(ACCESS_SQL, {"jti": jti, "v": vendor_id}, prepare=True)
     row = await cursor.fetchone()
     return caller_of(None if row is None else AccessRow(*row), vendor_id=vendor_id, write=write, now=now)

@@ -1,4 +1,4 @@
-"""Wallet and ledger errors, each named for its spec code."""
+"""Wallet and ledger errors, each named for its error code."""
 
 from __future__ import annotations
 

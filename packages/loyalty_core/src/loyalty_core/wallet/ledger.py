@@ -1,5 +1,5 @@
-"""The arithmetic of points: expiry lots consumed first-to-expire-first (docs/architecture.md,
-"Money-like writes", rule 4). Values in, values out: no database, no clock.
+"""The arithmetic of points: expiry lots consumed first-to-expire-first (LEDGER-2; docs/architecture.md,
+"Money-like writes"). Values in, values out: no database, no clock.
 
 Every positive entry opens a lot with its own end date (or none); every negative entry takes
 points from the lots that end soonest, never-ending lots last, older lots first among equals.

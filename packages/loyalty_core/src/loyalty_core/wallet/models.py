@@ -1,5 +1,5 @@
-"""The wallet a customer gets at registration (spec: Resources > Customer, "A wallet is created with
-each new customer and starts at 0 points"). The ledger, lots and their rules build on it."""
+"""The wallet a customer gets at registration (CUSTOMER-1: a wallet is created with
+each new customer and starts at 0 points). The ledger, lots and their rules build on it."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class Wallet(VendorRow, Base):
 
 
 class EntryType(StrEnum):
-    """Spec, Ledger entry: what moved the points."""
+    """What moved the points."""
 
     EARN = "earn"
     ADJUST = "adjust"

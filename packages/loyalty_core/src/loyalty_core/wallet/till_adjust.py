@@ -1,5 +1,5 @@
 """A till's adjustment as prepared psycopg statements: the same rules as ``Adjustments.adjust``
-(spec POST /customers/{customer}/wallet/adjust, rules 1 to 5), without the ORM's unit of work.
+(ADJUST-1 to ADJUST-5, LEDGER-8), without the ORM's unit of work.
 
 The money-like write order of docs/architecture.md holds: lock the wallet row, look the key up
 under that lock (a concurrent duplicate waits, then answers the replay), refuse before writing, then

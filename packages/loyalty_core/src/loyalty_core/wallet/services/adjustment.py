@@ -1,4 +1,4 @@
-"""Adjustments by a till or the portal (spec: POST /customers/{customer}/wallet/adjust, rules 1 to 5).
+"""Adjustments by a till or the portal (ADJUST-1 to ADJUST-5).
 
 The rules live once, in ``loyalty_core.wallet.till_adjust`` (prepared statements); this service runs
 them inside its session's transaction (as a savepoint), for callers that hold a session.

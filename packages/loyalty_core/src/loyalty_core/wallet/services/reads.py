@@ -1,4 +1,4 @@
-"""Wallet reads: the balance with what expires soon, and the ledger page (spec: GET .../wallet, .../ledger)."""
+"""Wallet reads: the balance with what expires soon, and the ledger page (LEDGER-3, LEDGER-5)."""
 
 from __future__ import annotations
 
