@@ -111,7 +111,9 @@ async def test_a_served_process_shares_its_connections_between_two_filled_pools(
             assert plugin.driver_pools is not None
             till = plugin.driver_pools.get().get_stats()
             engine = plugin.config.sessionmaker.kw["bind"]
-            assert (engine.pool.size(), engine.pool.checkedin()) == (2, 2)
+            # both opened at start; the start's own background read (shops' missing identities) may
+            # hold one of them at this moment, so opened = checked in + checked out
+            assert (engine.pool.size(), engine.pool.checkedin() + engine.pool.checkedout()) == (2, 2)
             assert (till["pool_min"], till["pool_max"], till["pool_size"]) == (3, 3, 3)
     finally:
         signal.signal(signal.SIGINT, interrupt)

@@ -6,14 +6,13 @@ closed port, a database or role with a CONNECTION LIMIT, a conflicting table).""
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg import sql
 
-from tests.support.database import database_name, server_url, to_sqlalchemy, with_database
+from tests.support.database import database_name, owned_database, server_url, to_sqlalchemy, with_database
 from tests.support.served import run_serve, serve_environment
 from tests.support.smtp import free_port
 
@@ -29,22 +28,13 @@ def the_one_line(result: object) -> str:
 
 
 @pytest.fixture
-def limited(tmp_path: Path) -> Iterator[tuple[str, str]]:
+def limited(tmp_path: Path) -> tuple[str, str]:
     """A role that is not a superuser (PostgreSQL's connection limits do not apply to superusers) and
-    an empty database it owns; both dropped afterwards."""
+    an empty database it owns; both dropped when the session ends."""
     role = database_name("start_role")
     name = database_name("start")
-    with psycopg.connect(server_url(), autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
-        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
-        conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(role)))
-    try:
-        yield role, name
-    finally:
-        with psycopg.connect(server_url(), autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+    owned_database(name, role)
+    return role, name
 
 
 def url_as(role: str, name: str) -> str:

@@ -62,6 +62,7 @@ def test_a_database_the_run_did_not_create_is_neither_dropped_nor_reused() -> No
 def test_the_run_drops_what_it_created_and_only_that(monkeypatch: pytest.MonkeyPatch) -> None:
     # a run of its own (the session's databases are still in use by the other tests)
     monkeypatch.setattr(database, "_created", [])
+    monkeypatch.setattr(database, "_roles", [])
     made = fresh_database(database_name("isolation"))
     name = made.rsplit("/", 1)[1].split("?")[0]
     assert _exists(name)

@@ -29,6 +29,7 @@ _embedded: list[object] = []  # keeps the embedded server alive (it stops when c
 RUN_ID = secrets.token_hex(4)
 """This pytest process's run: in every database name and Redis key the tests make."""
 _created: list[str] = []
+_roles: list[str] = []
 _numbers = itertools.count()
 
 
@@ -68,7 +69,7 @@ def fresh_database(name: str) -> str:
 def drop_created() -> list[str]:
     """Drop the databases this run created (connections still open to them are ended); answer their
     names. Nothing else on the server is touched."""
-    if not _created:
+    if not _created and not _roles:
         return []
     dropped: list[str] = []
     with psycopg.connect(server_url(), autocommit=True) as conn:
@@ -76,7 +77,20 @@ def drop_created() -> list[str]:
             name = _created.pop()
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
             dropped.append(name)
+        while _roles:  # after the databases they own
+            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(_roles.pop())))
     return dropped
+
+
+def owned_database(name: str, role: str) -> None:
+    """Create login role ``role`` and database ``name`` owned by it (for tests of what a non-superuser
+    meets, such as connection limits); both dropped at the end of the session, like every database
+    the run created."""
+    with psycopg.connect(server_url(), autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(role)))
+    _created.append(name)
+    _roles.append(role)
 
 
 def with_database(url: str, name: str) -> str:

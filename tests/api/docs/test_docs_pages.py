@@ -77,7 +77,7 @@ async def test_try_it_out_lists_rewards_with_the_client_credentials(page: Page, 
     await page.wait_for_selector(".dialog-ux .auth-btn-wrapper button:has-text('Logout')", timeout=10_000)
     await page.click(".dialog-ux .btn-done")
 
-    operation = page.locator("#operations-rewards-list_rewards")
+    operation = page.locator("#operations-rewards-listRewards")
     await operation.locator(".opblock-summary-control").click()
     await operation.locator(".try-out__btn").click()
     await operation.locator(".execute").click()
@@ -107,7 +107,7 @@ async def test_admin_page_asks_for_the_token_before_it_shows_anything(page: Page
     await keep_screenshot(page, "admin-docs.png")
 
     # the token also authorizes "Try it out"
-    operation = page.locator("#operations-plans-create_plan")
+    operation = page.locator("#operations-plans-createPlan")
     await operation.locator(".opblock-summary-control").click()
     await operation.locator(".try-out__btn").click()
     await operation.locator("textarea.body-param__text").fill('{"name": "made in the docs page"}')
