@@ -168,7 +168,7 @@ async def provide_known_vendor(vendor_id: FromPath[str], tenancy: Tenancy) -> in
 
 def pass_maker_of(config: HttpConfig) -> PassMaker:
     """The service's pass maker, read after the request's own checks (so an app composed without
-    one still answers every refusal as it should, and fails only where a pass is built)."""
+    one still answers every refusal as it should, and fails only where a pass is built or a shop image judged)."""
     if config.passes is None:
         raise RuntimeError("this app was composed without a pass maker")
     return config.passes

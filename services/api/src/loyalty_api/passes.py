@@ -27,9 +27,10 @@ from loyalty_wallet_pass import sealing
 from loyalty_wallet_pass.apple import build_pkpass
 from loyalty_wallet_pass.authority import CertificateAuthority
 from loyalty_wallet_pass.card import PassBranding, PassCard, Rgb
-from loyalty_wallet_pass.errors import InvalidIdentity
+from loyalty_wallet_pass.errors import InvalidIdentity, InvalidImage
 from loyalty_wallet_pass.google import SaveLinkIssuer, build_save_link
 from loyalty_wallet_pass.identity import SigningIdentity, load_private_key, new_rsa_key, private_key_pem
+from loyalty_wallet_pass.images import check_png
 from loyalty_wallet_pass.platform import Busy, IdentityRequest, Issued, LocalPassPlatform, PassPlatform, Refused
 
 log = structlog.get_logger("loyalty.passes")
@@ -139,6 +140,14 @@ class WalletPasses(PassMaker):
     ) -> None:
         identity = checked_identity(certificate, key, intermediate, clock.now())
         await self.store(session, clock, vendor_id, identity)
+
+    def image_problem(self, data: bytes, *, what: str) -> str | None:
+        try:
+            check_png(data, what=what)
+        except InvalidImage as refused:
+            sentence = str(refused)
+            return f"{sentence[:1].upper()}{sentence[1:]}."
+        return None
 
     def script_platform(self, vendor_id: int, outcome: str) -> bool:
         if not isinstance(self.platform, LocalPassPlatform):

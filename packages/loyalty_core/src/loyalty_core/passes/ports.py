@@ -65,5 +65,10 @@ class PassMaker(ABC):
         field when the parts cannot be read or do not belong together."""
 
     @abstractmethod
+    def image_problem(self, data: bytes, *, what: str) -> str | None:
+        """Why a shop's image (``what``: ``logo`` or ``icon``) cannot go on a pass, as an English
+        sentence, or None when it can: the upload is checked by the same rules that build the pass."""
+
+    @abstractmethod
     def script_platform(self, vendor_id: int, outcome: str) -> bool:
         """Test mode: the stand-in's next answer for this shop; False when the platform is no stand-in."""

@@ -12,10 +12,12 @@ from litestar.params import FromPath
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
+from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.identities import IdentityRows, unavailable
 from loyalty_core.passes.models import CardMail, IdentityState
 from loyalty_core.passes.outbox import SuppressionNotFound
 from loyalty_core.passes.ports import BrandingFacts
+from loyalty_http.config import HttpConfig
 from loyalty_http.params import Cards, Clk, Config, Db, KnownVendor, Outboxes, given, pass_maker_of, present
 from loyalty_http.passes import schemas as s
 from loyalty_http.route_options import reads
@@ -40,6 +42,27 @@ def _branding(facts: BrandingFacts) -> s.Branding:
         has_logo=facts.logo_png is not None,
         has_icon=facts.icon_png is not None,
     )
+
+
+_IMAGES = (("logo_png", "logo"), ("icon_png", "icon"))
+
+
+def _refuse_unshowable_images(fields: dict[str, Any], config: HttpConfig) -> None:
+    """Each image must be one a wallet can show (a PNG that decodes, at most 1,024 pixels a side and
+    512 KiB), judged by the service's pass maker with the rules it builds passes by, so that no pass
+    or card mail of the shop can fail on it later; 422 on every such field and nothing stored. The
+    maker is asked only when the body carries an image."""
+    images = [(field, what, image) for field, what in _IMAGES if isinstance(image := fields.get(field), bytes)]
+    if not images:
+        return
+    maker = pass_maker_of(config)
+    problems = {
+        field: [sentence]
+        for field, what, image in images
+        if (sentence := maker.image_problem(image, what=what)) is not None
+    }
+    if problems:
+        raise ValidationFailed(next(iter(problems.values()))[0], problems)
 
 
 class AdminPassesController(Controller):
@@ -84,9 +107,11 @@ class AdminPassesController(Controller):
 
     @put("/pass-branding", opt=reads(auth="admin", body=s.BrandingBody))
     async def set_branding(
-        self, known_vendor: KnownVendor, payload: NamedDependency[s.BrandingBody], cards: Cards
+        self, known_vendor: KnownVendor, payload: NamedDependency[s.BrandingBody], cards: Cards, config: Config
     ) -> Envelope[s.Branding]:
-        return Envelope(_branding(await cards.set_branding(known_vendor, present(payload))))
+        fields = present(payload)
+        _refuse_unshowable_images(fields, config)
+        return Envelope(_branding(await cards.set_branding(known_vendor, fields)))
 
     @put("/wallet-identity/certificate", opt=reads(auth="admin", body=s.IdentityImport, errors=("VALIDATION_ERROR",)))
     async def import_identity(

@@ -11,8 +11,6 @@ from msgspec import UNSET, UnsetType
 from loyalty_core.text import MAX_EMAIL_LENGTH
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 from loyalty_http.wire.validation import SingleLine
-from loyalty_wallet_pass.errors import InvalidImage
-from loyalty_wallet_pass.images import check_png
 
 Platform = Literal["platform_a", "platform_b"]
 
@@ -53,21 +51,6 @@ class BrandingBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     logo_png: bytes | msgspec.UnsetType | None = msgspec.UNSET
     """Base64 in JSON."""
     icon_png: bytes | msgspec.UnsetType | None = msgspec.UNSET
-
-    def check(self) -> dict[str, list[str]]:
-        """Each image is a PNG a wallet can show (decodes; at most 1,024 pixels a side and 512 KiB),
-        checked here with the pass builder's own rules so that no pass or mail of the shop can fail
-        on it later."""
-        errors: dict[str, list[str]] = {}
-        for field, what in (("logo_png", "logo"), ("icon_png", "icon")):
-            image = getattr(self, field)
-            if isinstance(image, bytes):
-                try:
-                    check_png(image, what=what)
-                except InvalidImage as refused:
-                    sentence = str(refused)
-                    errors[field] = [f"{sentence[:1].upper()}{sentence[1:]}."]
-        return errors
 
 
 class Branding(msgspec.Struct):
