@@ -57,6 +57,7 @@ class World:
     campaign_id: int
     endpoint_id: int
     event_id: str
+    transaction_id: int
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,10 @@ def _product(w: World) -> dict[str, Any]:
 
 def _customer(w: World) -> dict[str, Any]:
     return {"customer": w.customer_id}
+
+
+def _transaction(w: World) -> dict[str, Any]:
+    return {"transaction_id": w.transaction_id}
 
 
 def _by_external_id(w: World) -> dict[str, Any]:
@@ -107,6 +112,7 @@ PRODUCT_404 = (404, "PRODUCT_NOT_FOUND", "Products: 404 PRODUCT_NOT_FOUND")
 CUSTOMER_404 = (404, "CUSTOMER_NOT_FOUND", "customers, wallet and ledger: 404 CUSTOMER_NOT_FOUND")
 ADMIN_CUSTOMER_404 = (404, "CUSTOMER_NOT_FOUND", "vendor-scoped admin path, another vendor's customer")
 ADMIN_404 = (404, "NOT_FOUND", "vendor-scoped admin path: the admin API's not-found")
+TRANSACTION_404 = (404, "TRANSACTION_NOT_FOUND", "another vendor's purchase: 404 TRANSACTION_NOT_FOUND")
 CREATES_OWN = "ids are unique per vendor: the owner's id makes the caller's own row"
 OWN_LIST = "the admin list reads the path vendor's own rows only, whatever the filter names"
 
@@ -189,6 +195,11 @@ CASES: dict[str, list[Call]] = {
         )
     ],
     "GET /api/v1/customers/{customer}/transactions": [Call(*CUSTOMER_404, path=_customer)],
+    "GET /api/v1/transactions/{transaction_id}": [Call(*TRANSACTION_404, path=_transaction)],
+    "GET /api/v1/transactions/{transaction_id}/returns": [Call(*TRANSACTION_404, path=_transaction)],
+    "POST /api/v1/transactions/{transaction_id}/returns": [
+        Call(*TRANSACTION_404, path=_transaction, body=_named(idempotency_key="k", amount=1))
+    ],
     "POST /api/v1/redemptions": [
         Call(
             404,
@@ -612,6 +623,18 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) ->
     campaign = await admin(
         client, "POST", portal(owner, "/campaigns"), {"name": SECRET, "kind": "fixed_points", "points": 5}
     )
+    bought = await client.post(
+        "/api/v1/transactions",
+        json={"identifier": "ownerina@example.nl", "idempotency_key": "t", "total_amount": 900, "description": SECRET},
+        headers=owner.headers,
+    )
+    assert bought.status_code == 201, bought.text
+    returned = await client.post(
+        f"/api/v1/transactions/{bought.json()['data']['id']}/returns",
+        json={"idempotency_key": "rt", "amount": 100, "reason": SECRET},
+        headers=owner.headers,
+    )
+    assert returned.status_code == 201, returned.text
     hooks = await add_client(client, owner.vendor_id, owner.plan_id, ALL_SCOPES)
     endpoint = await make_endpoint(client, hooks, description=SECRET)
     async with AsyncSession(engine) as session, session.begin():
@@ -622,6 +645,7 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) ->
         "owner": owner,
         "endpoint_id": endpoint["id"],
         "event_id": event_id,
+        "transaction_id": bought.json()["data"]["id"],
         "earn_rule_id": rule["id"],
         "campaign_id": campaign["id"],
         "customer_id": made["id"],

@@ -1,5 +1,5 @@
 """Which handlers are called directly, without Litestar's dependency machinery: the till's calls
-(lookup, redeem, read and verify of a code, adjust, purchase) are, with the arguments named here;
+(lookup, redeem, read and verify of a code, adjust, purchase, return and its reads) are, with the arguments named here;
 a handler over the ORM session is not, nor a call whose path value is not the text its route
 declares. There is no switch: the rest of the suite calls each of these handlers the one way this
 plan picks, so the till's tests hold the direct way and every other handler's tests the
@@ -16,6 +16,7 @@ from loyalty_http.direct import plan_of
 from loyalty_http.plugin import LoyaltyHttp
 
 ADJUST = "/api/v1/customers/{customer:str}/wallet/adjust"
+RETURNS = "/api/v1/transactions/{transaction_id:str}/returns"
 
 
 def handler(app: Litestar, path: str, method: str) -> HTTPRouteHandler:
@@ -41,6 +42,9 @@ def plans(app: Litestar) -> dict[tuple[str, str], tuple[str, ...] | None]:
         ("/api/v1/redemptions/{code:str}/verify", "POST", {"code": "AB12-CD34EF56"}),
         (ADJUST, "POST", {"customer": "12"}),
         ("/api/v1/transactions", "POST", {}),
+        (RETURNS, "POST", {"transaction_id": "12"}),
+        (RETURNS, "GET", {"transaction_id": "12"}),
+        ("/api/v1/transactions/{transaction_id:str}", "GET", {"transaction_id": "12"}),
         ("/api/v1/products", "POST", {}),
         ("/api/v1/customers", "POST", {}),
         ("/admin/v1/vendors", "POST", {}),
@@ -64,6 +68,9 @@ def test_the_tills_calls_are_called_directly_and_orm_handlers_are_not(app: Lites
             "clock",
         ),
         ("POST", "/api/v1/transactions"): ("payload", "vendor", "purchases", "writer", "clock"),
+        ("POST", RETURNS): ("transaction_id", "payload", "vendor", "writer", "clock"),
+        ("GET", RETURNS): ("request", "transaction_id", "params", "vendor", "reader"),
+        ("GET", "/api/v1/transactions/{transaction_id:str}"): ("transaction_id", "vendor", "reader"),
         ("POST", "/api/v1/products"): None,
         ("POST", "/api/v1/customers"): None,
         ("POST", "/admin/v1/vendors"): None,

@@ -109,6 +109,7 @@ CONTRACT_STATUSES = {
     "SERVICE_UNAVAILABLE": 503,  # a dependency is not ready; Retry-After
     "EVENT_NOT_FOUND": 404,  # the events feed
     "WEBHOOK_ENDPOINT_NOT_FOUND": 404,  # webhook endpoints
+    "TRANSACTION_NOT_FOUND": 404,  # returns and the read of one purchase: no such purchase here
 }
 """Codes of the admin API and the back-office actions."""
 

@@ -38,6 +38,8 @@ TRANSACTION_KEYS = {
     "points_earned",
     "rules_applied",
     "items",
+    "returned_amount",
+    "points_reversed",
 }
 FEATURES = {"features": {"campaigns": True, "customer_moments": True, "point_expiry": True}}
 
@@ -79,6 +81,7 @@ async def test_a_purchase_answers_201_with_every_field_and_credits_the_wallet(
         12,
     )
     assert (body["description"], body["external_reference"], body["branch"]) == ("Saturday", "R-1", None)
+    assert (body["returned_amount"], body["points_reversed"]) == (0, 0)  # nothing returned yet
     [item] = body["items"]
     assert {k: v for k, v in item.items() if k != "id"} == {
         "name": "Tea",

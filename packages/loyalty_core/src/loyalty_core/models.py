@@ -6,7 +6,7 @@ from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
 from loyalty_core.earning.models import Campaign, EarnRule
-from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, meters
+from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, TransactionReturn, meters
 from loyalty_core.events.models import WebhookDelivery, WebhookEndpoint, events
 from loyalty_core.passes.models import (
     CardMail,
@@ -49,6 +49,7 @@ __all__ = [
     "SuppressionRelease",
     "Transaction",
     "TransactionItem",
+    "TransactionReturn",
     "User",
     "Vendor",
     "Voucher",

@@ -12,6 +12,7 @@ from loyalty_http.customers.admin_reads import AdminCustomerReadsController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
 from loyalty_http.earning.admin import AdminCampaignsController, AdminEarnRulesController
 from loyalty_http.earning.controllers import CustomerTransactionsController, TransactionController
+from loyalty_http.earning.returns import ReturnController
 from loyalty_http.events.controllers import EventController, WebhookEndpointController
 from loyalty_http.health.controllers import HealthController, MetricsController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
@@ -46,6 +47,7 @@ ROUTE_HANDLERS: list[Any] = [
     AdminCustomerReadsController,
     WalletController,
     TransactionController,
+    ReturnController,
     CustomerTransactionsController,
     AdminWalletController,
     PublicDocsController,

@@ -27,3 +27,9 @@ class PlanLimitExceeded(DomainError):
     """EARN-9: the month's transactions reached the plan's hard limit (429)."""
 
     code = "PLAN_LIMIT_EXCEEDED"
+
+
+class TransactionNotFound(NotFound):
+    """A transaction path naming no purchase of the vendor (or one of an anonymized customer)."""
+
+    code = "TRANSACTION_NOT_FOUND"

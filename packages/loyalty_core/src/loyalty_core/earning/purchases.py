@@ -51,6 +51,8 @@ class Transaction(VendorRow, Base):
         ),
         CheckConstraint("total_amount >= 1", name="total_positive"),
         CheckConstraint("points_earned >= 0", name="points_not_negative"),
+        CheckConstraint("returned_amount >= 0 AND returned_amount <= total_amount", name="returned_within_total"),
+        CheckConstraint("points_reversed >= 0 AND points_reversed <= points_earned", name="reversed_within_earned"),
         Index("ix_transactions_customer_newest", "vendor_id", "customer_id", text("created_at DESC"), text("id DESC")),
     )
 
@@ -67,6 +69,10 @@ class Transaction(VendorRow, Base):
     rules_applied: Mapped[list[Any]] = mapped_column(JSONB)
     ledger_entry_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     """The ``earn`` entry; NULL when the purchase earned nothing (no entry is written then)."""
+    returned_amount: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    """Cents returned so far: the sum of the purchase's returns (``earning/returns.py``)."""
+    points_reversed: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    """Points taken back so far: the sum of its returns' ``points_reversed``."""
 
 
 class TransactionItem(VendorRow, Base):
@@ -92,6 +98,42 @@ class TransactionItem(VendorRow, Base):
     unit_price: Mapped[int] = mapped_column(Integer)
     line_total: Mapped[int] = mapped_column(BigInteger)
     category: Mapped[str | None] = mapped_column(String(255), nullable=True)
+
+
+class TransactionReturn(VendorRow, Base):
+    """Goods of a purchase brought back: the cents returned and the points it took back
+    (``earning/returns.py`` holds the rule, ``earning/till_return.py`` the write). The key is per
+    vendor, as a purchase's; ``items`` is recorded as sent and never read."""
+
+    __tablename__ = "transaction_returns"
+    __table_args__ = (
+        PrimaryKeyConstraint("vendor_id", "id", name="pk_transaction_returns"),
+        UniqueConstraint("vendor_id", "idempotency_key", name="uq_transaction_returns_vendor_key"),
+        ForeignKeyConstraint(
+            ["vendor_id", "transaction_id"],
+            ["transactions.vendor_id", "transactions.id"],
+            name="fk_transaction_returns_transaction",
+        ),
+        ForeignKeyConstraint(
+            ["vendor_id", "branch_id"], ["branches.vendor_id", "branches.id"], name="fk_transaction_returns_branch"
+        ),
+        CheckConstraint("amount >= 1", name="amount_positive"),
+        CheckConstraint("points_reversed >= 0", name="reversed_not_negative"),
+        CheckConstraint("points_unrecovered >= 0", name="unrecovered_not_negative"),
+        Index("ix_transaction_returns_transaction", "vendor_id", "transaction_id", "id"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    transaction_id: Mapped[int] = mapped_column(BigInteger)
+    idempotency_key: Mapped[str] = mapped_column(String(255))
+    amount: Mapped[int] = mapped_column(BigInteger)
+    items: Mapped[list[Any] | None] = mapped_column(JSONB, nullable=True)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    branch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    points_reversed: Mapped[int] = mapped_column(BigInteger)
+    points_unrecovered: Mapped[int] = mapped_column(BigInteger)
+    ledger_entry_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """The ``return`` entry; NULL when the return took no points."""
 
 
 class MomentState(StrEnum):

@@ -1,5 +1,6 @@
 """A purchase (transaction) as the public API shows it, with its lines and the rules that earned
-its points, built from the statements' read (``till_purchase_reads.TransactionView``)."""
+its points, built from the statements' read (``till_purchase_reads.TransactionView``); and a return
+of one (``return_reads.ReturnView``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import datetime
 
 import msgspec
 
+from loyalty_core.earning.return_reads import ReturnView
 from loyalty_core.earning.till_purchase_reads import ItemView, TransactionView
 from loyalty_core.tenancy.resources import BranchShown
 
@@ -58,6 +60,8 @@ class Transaction(msgspec.Struct):
     points_earned: int
     rules_applied: list[RuleApplied]
     items: list[Item]
+    returned_amount: int
+    points_reversed: int
 
     @classmethod
     def of(cls, view: TransactionView) -> Transaction:
@@ -74,4 +78,43 @@ class Transaction(msgspec.Struct):
             points_earned=view.points_earned,
             rules_applied=msgspec.convert(view.rules_applied, list[RuleApplied]),
             items=[Item.of(item) for item in view.items],
+            returned_amount=view.returned_amount,
+            points_reversed=view.points_reversed,
+        )
+
+
+class ReturnedItemShown(msgspec.Struct):
+    sku: str
+    quantity: int
+
+
+class Return(msgspec.Struct):
+    """A return of a purchase: the cents returned and the points it took back (``points_reversed``)
+    or could not (``points_unrecovered``, spent or expired before the return)."""
+
+    id: int
+    transaction_id: int
+    idempotency_key: str
+    amount: int
+    items: list[ReturnedItemShown]
+    reason: str | None
+    branch: BranchShown | None
+    points_reversed: int
+    points_unrecovered: int
+    created_at: datetime
+
+    @classmethod
+    def of(cls, view: ReturnView) -> Return:
+        branch = view.branch
+        return cls(
+            id=view.id,
+            transaction_id=view.transaction_id,
+            idempotency_key=view.idempotency_key,
+            amount=view.amount,
+            items=msgspec.convert(view.items, list[ReturnedItemShown]),
+            reason=view.reason,
+            branch=BranchShown.of(branch) if branch is not None else None,
+            points_reversed=view.points_reversed,
+            points_unrecovered=view.points_unrecovered,
+            created_at=view.created_at,
         )

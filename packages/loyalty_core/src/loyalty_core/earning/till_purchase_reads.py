@@ -52,12 +52,16 @@ class TransactionView:
     points_earned: int
     rules_applied: list[Any]
     items: tuple[ItemView, ...]
+    returned_amount: int = 0
+    points_reversed: int = 0
+    """Totals of the purchase's returns so far (``earning/till_return.py``)."""
 
 
 _SHOWN = """
 SELECT t.id, t.customer_id, t.idempotency_key, t.total_amount, t.description, t.external_reference,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
-       b.active AS branch_active, t.created_at, t.points_earned, t.rules_applied,
+       b.active AS branch_active, t.created_at, t.points_earned, t.rules_applied, t.returned_amount,
+       t.points_reversed,
        (SELECT json_agg(json_build_array(i.id, i.name, i.sku, i.quantity, i.unit_price, i.line_total, i.category)
                         ORDER BY i.position)
           FROM transaction_items i WHERE i.transaction_id = t.id) AS items
@@ -107,6 +111,25 @@ async def transaction_by_id(conn: AsyncConnection[Any], vendor_id: int, transact
     return _view(row)
 
 
+_SHOWN_ONE = (
+    _SHOWN
+    + f"""FROM transactions t
+JOIN customers c ON c.vendor_id = t.vendor_id AND c.id = t.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
+LEFT JOIN branches b ON b.vendor_id = t.vendor_id AND b.id = t.branch_id
+WHERE t.vendor_id = %(v)s AND t.id = %(t)s
+"""
+)
+
+
+async def transaction_shown(conn: AsyncConnection[Any], vendor_id: int, transaction_id: int) -> TransactionView | None:
+    """GET /transactions/{id}: the vendor's purchase, None when it has none by that id or the
+    purchase's customer was anonymized."""
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(_SHOWN_ONE, {"v": vendor_id, "t": transaction_id}, prepare=True)
+        row = await cursor.fetchone()
+    return None if row is None else _view(row)
+
+
 async def customer_transactions(
     conn: AsyncConnection[Any],
     vendor_id: int,
@@ -154,4 +177,6 @@ def _view(row: dict[str, Any]) -> TransactionView:
         rules_applied=row["rules_applied"],
         # each line is the JSON array [id, name, sku, quantity, unit_price, line_total, category]
         items=tuple(ItemView(*item) for item in row["items"] or ()),
+        returned_amount=row["returned_amount"],
+        points_reversed=row["points_reversed"],
     )

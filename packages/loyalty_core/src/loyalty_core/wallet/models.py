@@ -46,6 +46,8 @@ class EntryType(StrEnum):
     ADJUST = "adjust"
     REDEEM = "redeem"
     EXPIRE = "expire"
+    RETURN = "return"
+    """Points a returned purchase takes back (an extension of the four the public API names)."""
 
 
 class CauserType(StrEnum):

@@ -24,13 +24,15 @@ KINDS = {
     "earn": "earned",
     "redeem": "redeemed",
     "expire": "expired",
+    "return": "returned",
     "adjusted_in": "adjusted_in",
     "adjusted_out": "adjusted_out",
 }
 
 
 async def points_by_kind(conn: AsyncConnection[Any]) -> dict[str, int]:
-    """Points earned, redeemed, expired and adjusted in and out over all vendors; every kind present."""
+    """Points earned, redeemed, expired, returned and adjusted in and out over all vendors; every kind
+    present."""
     totals = dict.fromkeys(KINDS.values(), 0)
     for kind, points in await (await conn.execute(_TOTALS, prepare=True)).fetchall():
         totals[KINDS[kind]] = int(points)

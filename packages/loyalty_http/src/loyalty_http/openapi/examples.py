@@ -36,6 +36,13 @@ REQUESTS: Final[dict[tuple[str, str], dict[str, Any]]] = {
         "total_amount": 1250,
         "items": [{"name": "Croissant", "quantity": 2, "unit_price": 250, "sku": "CROISSANT"}],
     },
+    ("POST", "/api/v1/transactions/{transaction_id}/returns"): {
+        "idempotency_key": "till1-return-0001",
+        "amount": 250,
+        "items": [{"sku": "CROISSANT", "quantity": 1}],
+        "reason": "stale",
+        "branch": "amsterdam-centrum",
+    },
     ("POST", "/api/v1/redemptions"): {"identifier": CARD, "reward_id": 7, "idempotency_key": "till1-redeem-0001"},
     ("POST", "/api/v1/products"): {"external_id": "CROISSANT", "name": "Croissant", "price_cents": 250},
 }
@@ -90,6 +97,22 @@ RESPONSES: Final[dict[tuple[str, str, str], dict[str, Any]]] = {
                     "category": None,
                 }
             ],
+            "returned_amount": 0,
+            "points_reversed": 0,
+        }
+    },
+    ("POST", "/api/v1/transactions/{transaction_id}/returns", "201"): {
+        "data": {
+            "id": 301,
+            "transaction_id": 5012,
+            "idempotency_key": "till1-return-0001",
+            "amount": 250,
+            "items": [{"sku": "CROISSANT", "quantity": 1}],
+            "reason": "stale",
+            "branch": {"external_id": "amsterdam-centrum", "name": "Amsterdam Centrum", "type": "store"},
+            "points_reversed": 4,
+            "points_unrecovered": 0,
+            "created_at": "2026-11-21T10:45:00Z",
         }
     },
     ("POST", "/api/v1/transactions/preview", "200"): {
@@ -131,6 +154,10 @@ LINKS: Final[dict[tuple[str, str, str], dict[str, dict[str, Any]]]] = {
         "ListTransactions": {
             "operationRef": _ref("/api/v1/customers/{customer}/transactions", "get"),
             "parameters": {"customer": "$response.body#/data/customer_id"},
+        },
+        "ReturnGoods": {
+            "operationRef": _ref("/api/v1/transactions/{transaction_id}/returns", "post"),
+            "parameters": {"transaction_id": "$response.body#/data/id"},
         },
     },
     ("POST", "/api/v1/redemptions", "201"): {
