@@ -26,13 +26,14 @@ from tests.support.database import database_name, fresh_database
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SECTION = "## Walkthrough"
+PORTAL = "## The shop's portal"
 DONE = "walkthrough-block-done"
 
 
-def walkthrough_blocks(text: str) -> list[str]:
-    """The ``sh`` blocks between the walkthrough's heading and the next section's."""
-    start = text.index(SECTION)
-    end = text.find("\n## ", start + len(SECTION))
+def walkthrough_blocks(text: str, heading: str = SECTION) -> list[str]:
+    """The ``sh`` blocks between a section's heading (the walkthrough's by default) and the next one's."""
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
     section = text[start : end if end != -1 else len(text)]
     return re.findall(r"^```sh\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
 
@@ -96,7 +97,9 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 def test_the_readme_walkthrough_runs_block_by_block(served: tuple[str, Path], tmp_path: Path) -> None:
     base, home = served
-    blocks = walkthrough_blocks(README.read_text())
+    text = README.read_text()
+    # the portal section carries on from the walkthrough (its shop's first users)
+    blocks = walkthrough_blocks(text) + walkthrough_blocks(text, PORTAL)
     # one shell, as a reader pastes into: variables and functions carry from block to block; the
     # first failing command stops it, and the markers say which block it was in
     script = "set -euo pipefail\n" + "".join(f"{block}echo {DONE} {n}\n" for n, block in enumerate(blocks, 1))
@@ -125,3 +128,9 @@ def test_the_readme_walkthrough_runs_block_by_block(served: tuple[str, Path], tm
     [customer] = customers["data"]["data"]
     assert customer["balance"] == 0  # 24 earned, 4 taken back by the return, 20 redeemed
     assert len(list((home / "outbox").glob("*.eml"))) == 1
+    status, users = _get(f"{base}/admin/v1/vendors/{vendor['id']}/users", admin)
+    assert status == 200
+    assert sorted((u["email"], u["role"]) for u in users["data"]["data"]) == [
+        ("anna@bakery.example", "staff"),
+        ("owner@bakery.example", "owner"),
+    ]
