@@ -46,6 +46,11 @@ class Model:
     def balance(self) -> int:
         return sum(int(lot[0]) for lot in self.lots)  # type: ignore[call-overload]
 
+    @property
+    def spendable(self) -> int:
+        """The balance less the lots past their end, which a deduction expires before it takes."""
+        return sum(int(lot[0]) for lot in self.lots if lot[1] is None or lot[1] > self.now)  # type: ignore[call-overload,operator]
+
     def add(self, points: int, end: datetime | None) -> None:
         self.lots.append([points, end, len(self.lots)])
 
@@ -151,7 +156,7 @@ async def _redemption_step(
 ) -> None:
     target = model.codes[value % len(model.codes)] if model.codes else None
     if step in ("redeem", "give"):
-        accepted = model.stock > 0 and model.balance >= COST
+        accepted = model.stock > 0 and model.spendable >= COST
     elif target is None:
         return
     elif step == "verify":
@@ -194,6 +199,7 @@ async def _redemption_step(
     assert accepted, (n, step)
     if step in ("redeem", "give"):
         model.stock -= 1
+        model.expire()
         taken = model.take(COST)
         status = "valid" if step == "redeem" else "used"
         model.codes.append(
