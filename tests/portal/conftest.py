@@ -16,7 +16,7 @@ from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
 from loyalty_core.db import make_engine
 from tests.support.app import ADMIN_TOKEN
-from tests.support.browser import browser, page, pytest_runtest_makereport  # noqa: F401  (fixtures and hook)
+from tests.support.browser import browser, chromium, context, page, pytest_runtest_makereport  # noqa: F401  (fixtures and hook)
 from tests.support.database import database_name, fresh_database
 from tests.support.live import Live, served
 

@@ -26,7 +26,7 @@ from loyalty_core.wallet.models import PointLot
 from loyalty_core.wallet.services import Causer, WalletService
 from tests.support.invariants import ledger_violations
 from tests.support.vendors import make_vendor
-from tests.support.wallets import make_customer
+from tests.support.wallets import PORTAL, make_customer
 
 TILL = Causer("api_client", "cl_prop")
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -179,7 +179,7 @@ async def _redemption_step(
                 )
                 code = done.redemption.confirmation_code
             elif step == "give":
-                code = (await service.give(vendor_id, reward_id, customer_id)).confirmation_code
+                code = (await service.give(vendor_id, reward_id, customer_id, causer=PORTAL)).confirmation_code
             elif step == "verify":
                 # the till's verify runs on the session's own connection, inside its savepoint; it
                 # writes behind the session's back, so the row the session holds is read again
@@ -192,7 +192,7 @@ async def _redemption_step(
                     .execution_options(populate_existing=True)
                 )
             else:
-                await service.cancel(vendor_id, str(target["code"]))  # type: ignore[index]
+                await service.cancel(vendor_id, str(target["code"]), causer=PORTAL)  # type: ignore[index]
     except DomainError:
         assert not accepted, (n, step)
         return

@@ -61,7 +61,7 @@ async def test_a_reward_given_at_the_counter_cannot_spend_expired_points(db: Asy
     earned_only = [("earn", 30, 30, None), ("earn", 5, 35, None)]
     with pytest.raises(InsufficientBalance) as refused:
         async with db.begin_nested():
-            await PortalRedemptions(db, clock).give(vendor.id, reward.id, customer.id)
+            await PortalRedemptions(db, clock).give(vendor.id, reward.id, customer.id, causer=PORTAL)
     assert refused.value.details == {"balance": 5, "amount": -6}
     assert await _entries(db, wallet.id) == earned_only
     assert (await _wallet(db, customer.id)).balance == 35
@@ -72,7 +72,7 @@ async def test_a_reward_given_at_the_counter_cannot_spend_expired_points(db: Asy
     assert await db.scalar(select(func.count()).where(Redemption.customer_id == customer.id)) == 0
 
     cheap, _ = await RewardWrites(db, clock).create(vendor.id, {"type": "free_product", "name": "Tea", "point_cost": 5})
-    given = await PortalRedemptions(db, clock).give(vendor.id, cheap.id, customer.id)
+    given = await PortalRedemptions(db, clock).give(vendor.id, cheap.id, customer.id, causer=PORTAL)
     assert (given.points_deducted, given.remaining_balance) == (5, 0)
     assert [points for points, _ in given.taken_lots] == [5]
     assert await _entries(db, wallet.id) == [
