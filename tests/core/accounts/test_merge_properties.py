@@ -100,7 +100,7 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int, int]]) -> None:
                     codes.append(done.redemption.confirmation_code)
                     total -= COST
                 elif codes:
-                    await PortalRedemptions(db, clock).cancel(vendor.id, codes[a % len(codes)])
+                    await PortalRedemptions(db, clock).cancel(vendor.id, codes[a % len(codes)], causer=PORTAL)
                     total += COST
         except DomainError:
             pass

@@ -26,7 +26,7 @@ from loyalty_core.wallet.models import PointLot
 from loyalty_core.wallet.services import Causer, WalletService
 from tests.support.invariants import ledger_violations
 from tests.support.vendors import make_vendor
-from tests.support.wallets import make_customer
+from tests.support.wallets import PORTAL, make_customer
 
 TILL = Causer("api_client", "cl_prop")
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -45,6 +45,11 @@ class Model:
     @property
     def balance(self) -> int:
         return sum(int(lot[0]) for lot in self.lots)  # type: ignore[call-overload]
+
+    @property
+    def spendable(self) -> int:
+        """The balance less the lots past their end, which a deduction expires before it takes."""
+        return sum(int(lot[0]) for lot in self.lots if lot[1] is None or lot[1] > self.now)  # type: ignore[call-overload,operator]
 
     def add(self, points: int, end: datetime | None) -> None:
         self.lots.append([points, end, len(self.lots)])
@@ -151,7 +156,7 @@ async def _redemption_step(
 ) -> None:
     target = model.codes[value % len(model.codes)] if model.codes else None
     if step in ("redeem", "give"):
-        accepted = model.stock > 0 and model.balance >= COST
+        accepted = model.stock > 0 and model.spendable >= COST
     elif target is None:
         return
     elif step == "verify":
@@ -174,7 +179,7 @@ async def _redemption_step(
                 )
                 code = done.redemption.confirmation_code
             elif step == "give":
-                code = (await service.give(vendor_id, reward_id, customer_id)).confirmation_code
+                code = (await service.give(vendor_id, reward_id, customer_id, causer=PORTAL)).confirmation_code
             elif step == "verify":
                 # the till's verify runs on the session's own connection, inside its savepoint; it
                 # writes behind the session's back, so the row the session holds is read again
@@ -187,13 +192,14 @@ async def _redemption_step(
                     .execution_options(populate_existing=True)
                 )
             else:
-                await service.cancel(vendor_id, str(target["code"]))  # type: ignore[index]
+                await service.cancel(vendor_id, str(target["code"]), causer=PORTAL)  # type: ignore[index]
     except DomainError:
         assert not accepted, (n, step)
         return
     assert accepted, (n, step)
     if step in ("redeem", "give"):
         model.stock -= 1
+        model.expire()
         taken = model.take(COST)
         status = "valid" if step == "redeem" else "used"
         model.codes.append(

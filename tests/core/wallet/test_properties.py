@@ -40,8 +40,12 @@ class Model:
         self.lots.append([points, end, len(self.lots)])
 
     def take(self, points: int) -> bool:
-        if points > self.balance:
+        """A deduction expires the lots past their end first (only when it goes through), then
+        takes from the rest, soonest-ending first."""
+        due = sum(int(lot[0]) for lot in self.lots if lot[1] is not None and lot[1] <= self.now)  # type: ignore[call-overload,operator]
+        if points > self.balance - due:
             return False
+        self.expire()
         never = datetime.max.replace(tzinfo=UTC)
         for lot in sorted(self.lots, key=lambda lot: (lot[1] is None, lot[1] or never, lot[2])):
             taken = min(int(lot[0]), points)  # type: ignore[call-overload]

@@ -49,6 +49,8 @@ class MergeService(Posting):
             ]
         }
         source, target = locked[closing_id], locked[into_id]
+        # points past their end expire here rather than move on to the kept account
+        await self.expire_due(source)
         if source.balance > 0:
             open_lots = {
                 lot.id: lot

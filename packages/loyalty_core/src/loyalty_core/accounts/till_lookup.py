@@ -11,6 +11,7 @@ request's connection: no BEGIN, no COMMIT, one round trip for the whole request.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from loyalty_core.customers import errors as e
@@ -24,7 +25,9 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
        c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
        c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
-       coalesce(w.balance, 0) AS balance,
+       coalesce(w.balance, 0) - coalesce((
+           SELECT sum(l.remaining) FROM point_lots l
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
           FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
@@ -45,11 +48,12 @@ WITH holder AS MATERIALIZED (
 )
 
 
-def lookup_read(*, identifier: str | None = None, external_id: str | None = None) -> CompanionRead:
+def lookup_read(*, now: datetime, identifier: str | None = None, external_id: str | None = None) -> CompanionRead:
     """By ``external_id`` when given, else by any active identifier, retired types included; the
-    vendor is the statement's ``%(v)s``."""
+    vendor is the statement's ``%(v)s``. The balance leaves out the points past their end at ``now``
+    (the next deduction expires them), so what a till shows is what it can spend."""
     sql, value = (BY_EXTERNAL_ID, external_id) if external_id is not None else (BY_IDENTIFIER, identifier or "")
-    return CompanionRead(sql, {"q": value})
+    return CompanionRead(sql, {"q": value, "now": now})
 
 
 def customer_found(row: dict[str, Any] | None) -> CustomerView:

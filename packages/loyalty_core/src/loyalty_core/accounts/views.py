@@ -47,7 +47,7 @@ class CustomerReads(CustomerWrites):
         account that stays on both paths alike. It runs on the session's connection, after what the
         session holds unwritten."""
         await self._session.flush()
-        read = lookup_read(identifier=identifier, external_id=external_id)
+        read = lookup_read(now=self._clock.now(), identifier=identifier, external_id=external_id)
         conn = await driver_connection(self._session)
         async with conn.cursor(row_factory=dict_row) as cursor:
             await cursor.execute(read.sql, {**read.params, "v": vendor_id}, prepare=True)

@@ -19,15 +19,14 @@ from loyalty_core.redemptions.rules import check_available
 from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.models import Reward
 from loyalty_core.tenancy.models import Branch
-from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.models import EntryType
 from loyalty_core.wallet.services.posting import Causer, Posting
 
-PORTAL = Causer(CauserType.PORTAL_USER, "admin")
 CANCEL_REASON = "redemption_cancelled"
 
 
 class PortalRedemptions(RedemptionService):
-    async def cancel(self, vendor_id: int, code: str) -> tuple[Redemption, Branch | None]:
+    async def cancel(self, vendor_id: int, code: str, *, causer: Causer) -> tuple[Redemption, Branch | None]:
         """valid or used -> cancelled: the points come back as an ``adjust`` entry re-creating the
         consumed lots with their original end dates, and the stock comes back, exactly once."""
         now = self._clock.now()
@@ -49,7 +48,7 @@ class PortalRedemptions(RedemptionService):
         wallet = await posting.open_wallet(vendor_id, redemption.customer_id)
         lots = [(int(points), _when(end)) for points, end in redemption.taken_lots]
         await posting.post(
-            wallet, redemption.points_deducted, kind=EntryType.ADJUST, causer=PORTAL, reason=CANCEL_REASON, lots=lots
+            wallet, redemption.points_deducted, kind=EntryType.ADJUST, causer=causer, reason=CANCEL_REASON, lots=lots
         )
         await self._session.execute(
             update(Reward)
@@ -68,7 +67,7 @@ class PortalRedemptions(RedemptionService):
         branch = await self._session.get(Branch, redemption.branch_id) if redemption.branch_id else None
         return redemption, branch
 
-    async def give(self, vendor_id: int, reward_id: int, customer_id: int) -> Redemption:
+    async def give(self, vendor_id: int, reward_id: int, customer_id: int, *, causer: Causer) -> Redemption:
         """Given at the counter: every check of a redemption but the branch; born ``used``."""
         posting = Posting(self._session, self._clock)
         customer = await posting.customer(vendor_id, customer_id)
@@ -81,7 +80,7 @@ class PortalRedemptions(RedemptionService):
         await self._check_limit(vendor_id, reward, customer_id)
         await self._take_stock(reward)
         entry, takes = await posting.post(
-            wallet, -reward.point_cost, kind=EntryType.REDEEM, causer=PORTAL, reason="given_at_counter"
+            wallet, -reward.point_cost, kind=EntryType.REDEEM, causer=causer, reason="given_at_counter"
         )
         redemption = await self._record(vendor_id, reward, customer_id, None, now, StoredStatus.USED)
         redemption.used_at = now

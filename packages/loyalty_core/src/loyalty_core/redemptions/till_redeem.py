@@ -165,12 +165,15 @@ async def _attempt(
         branch = _branch(request, default_branch, reward, state.reward_branches, state.branch())
         rules.check_limit(reward.max_redemptions_per_customer, state.held or 0)
         rules.check_stock(reward.id, reward.total_stock, reward.remaining_stock)
+        lots = state.lots()
+        # points past their end are never spent: the write expires them first, in its statement
+        expired, live = ledger.split_due(lots, now)
+        balance -= sum(t.points for t in expired)
         if balance < reward.point_cost:
             raise InsufficientBalance(
                 "The balance is too low for this deduction.", balance=balance, amount=-reward.point_cost
             )
-        lots = state.lots()
-        takes = ledger.take(lots, reward.point_cost)
+        takes = ledger.take(live, reward.point_cost)
         ends = {lot.id: lot.expires_at for lot in lots}
         code = new_code(state.code_prefix or "CODE")
         until = rules.code_expiry(now, reward.code_valid_for_hours)
@@ -185,6 +188,7 @@ async def _attempt(
                 now=now,
                 reason=REDEEM_REASON,
                 taken=takes,
+                expired=expired,
             ),
             c=customer_id,
             w=wallet_id,

@@ -38,6 +38,20 @@ def lot_expiry(earned_at: datetime, expire_after_days: int | None) -> datetime |
     return None if expire_after_days is None else earned_at + timedelta(days=expire_after_days)
 
 
+def split_due(lots: Iterable[Lot], now: datetime) -> tuple[list[Take], list[Lot]]:
+    """What a deduction at ``now`` must expire first (every point of the lots whose end has passed:
+    the nightly job's rule, ``expires_at <= now``), and the lots it may spend."""
+    expired: list[Take] = []
+    live: list[Lot] = []
+    for lot in lots:
+        if lot.expires_at is not None and lot.expires_at <= now:
+            if lot.remaining > 0:
+                expired.append(Take(lot.id, lot.remaining))
+        else:
+            live.append(lot)
+    return expired, live
+
+
 def consumption_order(lots: Iterable[Lot]) -> list[Lot]:
     return sorted(lots, key=lambda lot: (lot.expires_at is None, lot.expires_at or datetime.min, lot.id))
 

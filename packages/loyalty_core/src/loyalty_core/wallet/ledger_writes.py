@@ -30,6 +30,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row
 
 from loyalty_core.wallet.ledger import Take
+from loyalty_core.wallet.models import CauserType, EntryType
+
+EXPIRED_REASON = "expired"
 
 ENTRY_COLUMNS = "id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id, created_at"
 """The entry's columns as the wire shows them, in :class:`EntryRow`'s order."""
@@ -53,17 +56,28 @@ class EntryRow:
 def posting_ctes(*, gate: str = "true") -> str:
     """The CTEs that post one entry on wallet ``%(w)s`` of vendor ``%(v)s``, when ``gate`` (SQL of
     the caller's, over its own CTEs) holds. A zero amount writes nothing."""
+    # A debit first expires the lots whose end has passed (``%(expired)s`` points, 0 for none): an
+    # ``expire`` entry as the nightly job writes it, drawn before the debit's (the aggregate over
+    # ``ledger_expired`` is read first), so the ledger reads expiry then debit.
     return f"""ledger_balance AS (
-    UPDATE wallets SET balance = balance + %(amount)s, updated_at = %(now)s
+    UPDATE wallets SET balance = balance - %(expired)s + %(amount)s, updated_at = %(now)s
     WHERE vendor_id = %(v)s AND id = %(w)s AND %(amount)s <> 0 AND ({gate})
     RETURNING balance
+), ledger_expired AS (
+    INSERT INTO ledger_entries
+        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
+         idempotency_key, created_at, updated_at)
+    SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, '{EntryType.EXPIRE}', -%(expired)s,
+           b.balance - %(amount)s, '{EXPIRED_REASON}', '{CauserType.SYSTEM}', NULL, NULL, %(now)s, %(now)s
+    FROM ledger_balance b WHERE %(expired)s <> 0
+    RETURNING id
 ), ledger_entry AS (
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
          idempotency_key, created_at, updated_at)
     SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, %(entry_type)s, %(amount)s, b.balance, %(reason)s,
            %(causer_type)s, %(causer_id)s, %(entry_key)s, %(now)s, %(now)s
-    FROM ledger_balance b
+    FROM ledger_balance b CROSS JOIN (SELECT count(*) FROM ledger_expired) x
     RETURNING {ENTRY_COLUMNS}
 ), ledger_lots_opened AS (
     INSERT INTO point_lots
@@ -90,9 +104,11 @@ def entry_params(
     key: str | None = None,
     opened: Iterable[tuple[int, datetime | None]] = (),
     taken: Sequence[Take] = (),
+    expired: Sequence[Take] = (),
 ) -> dict[str, Any]:
     """The parameters of :func:`posting_ctes`: a credit names the lots it opens (points, end), a
-    debit the points it takes from each lot."""
+    debit the points it takes from each lot and the lots past their end it expires first
+    (``ledger.due``)."""
     points, ends = [], []
     for p, end in opened:
         points.append(p)
@@ -109,8 +125,9 @@ def entry_params(
         "entry_key": key,
         "lot_points": points,
         "lot_ends": ends,
-        "take_ids": [t.lot_id for t in taken],
-        "take_points": [t.points for t in taken],
+        "expired": sum(t.points for t in expired),
+        "take_ids": [t.lot_id for t in (*expired, *taken)],
+        "take_points": [t.points for t in (*expired, *taken)],
     }
 
 

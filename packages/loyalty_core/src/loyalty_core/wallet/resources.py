@@ -25,7 +25,7 @@ class Wallet(msgspec.Struct):
         return cls(
             id=w.id,
             customer_id=w.customer_id,
-            balance=w.balance,
+            balance=view.balance,
             expiring_soon=view.expiring_soon,
             created_at=w.created_at,
             updated_at=w.updated_at,

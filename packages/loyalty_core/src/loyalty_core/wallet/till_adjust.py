@@ -118,13 +118,18 @@ async def till_adjust(
             raise CustomerDeactivated(
                 "The account was merged into another and takes no new adjustments.", merged_into_id=merged_into
             )
-        if balance + amount < 0:
-            raise InsufficientBalance("The balance is too low for this deduction.", balance=balance, amount=amount)
         takes: list[ledger.Take] = []
+        expired: list[ledger.Take] = []
         if amount < 0:
             async with conn.cursor(row_factory=class_row(ledger.Lot)) as lots:
                 await lots.execute(_OPEN_LOTS, {"w": wallet_id}, prepare=True)
-                takes = ledger.take(await lots.fetchall(), -amount)
+                open_lots = await lots.fetchall()
+            # points past their end are never spent: the write expires them first, in its statement
+            expired, live = ledger.split_due(open_lots, now)
+            balance -= sum(t.points for t in expired)
+            if balance + amount < 0:
+                raise InsufficientBalance("The balance is too low for this deduction.", balance=balance, amount=amount)
+            takes = ledger.take(live, -amount)
         written = await write_entry(
             conn,
             entry_params(
@@ -139,6 +144,7 @@ async def till_adjust(
                 key=key,
                 opened=[(amount, ledger.lot_expiry(now, expire_after_days))] if amount > 0 else [],
                 taken=takes,
+                expired=expired,
             ),
         )
         return Adjusted(written, created=True)

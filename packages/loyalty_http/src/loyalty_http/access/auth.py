@@ -12,6 +12,8 @@ from loyalty_core.clock import Clock
 from loyalty_core.tenancy import errors as te
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.token_check import check_token, check_token_with
+from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.services import Causer
 from loyalty_http.access.connection import request_connection
 from loyalty_http.access.tokens import TokenCodec, request_claims
 from loyalty_http.wire.errors import Unauthenticated
@@ -24,6 +26,9 @@ class AdminPrincipal:
 
 
 ADMIN = AdminPrincipal()
+
+ADMIN_CAUSER = Causer(CauserType.PORTAL_USER, "admin")
+"""Who the ledger entries written by the admin API's actions (a merge, a cancel, a gift) name."""
 
 
 def bearer_token(request: Request[Any, Any, Any]) -> str | None:

@@ -197,8 +197,8 @@ def lookup_read(request: Request[Any, Any, Any], now: datetime) -> CompanionRead
     """The lookup's one read: by ``external_id`` when sent, else by ``identifier``."""
     params: CustomerLookup = request.scope["state"]["params"]
     if isinstance(params.external_id, str):
-        return till_lookup.lookup_read(external_id=params.external_id)
-    return till_lookup.lookup_read(identifier=str(params.identifier))
+        return till_lookup.lookup_read(now=now, external_id=params.external_id)
+    return till_lookup.lookup_read(now=now, identifier=str(params.identifier))
 
 
 class LinkExternalId(msgspec.Struct):

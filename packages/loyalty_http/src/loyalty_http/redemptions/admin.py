@@ -13,6 +13,7 @@ from litestar.params import FromPath
 from loyalty_core.clock import Clock
 from loyalty_core.redemptions.resources import row_view
 from loyalty_core.rewards.errors import RewardNotFound
+from loyalty_http.access.auth import ADMIN_CAUSER
 from loyalty_http.params import KnownVendor, PortalRedemptionsDep, RedemptionListDep, given
 from loyalty_http.redemptions import schemas as s
 from loyalty_http.route_options import reads
@@ -66,7 +67,7 @@ class AdminRedemptionsController(Controller):
         portal_redemptions: PortalRedemptionsDep,
         clock: NamedDependency[Clock],
     ) -> Envelope[s.RedemptionBody]:
-        redemption, branch = await portal_redemptions.cancel(known_vendor, code)
+        redemption, branch = await portal_redemptions.cancel(known_vendor, code, causer=ADMIN_CAUSER)
         return Envelope(s.RedemptionBody.of(row_view(redemption, branch), clock.now()))
 
     @post("/rewards/{reward_id:str}/give", opt=reads(auth="admin", body=GiveBody), status_code=201)
@@ -80,7 +81,7 @@ class AdminRedemptionsController(Controller):
     ) -> Envelope[s.RedemptionBody]:
         """201 with the redemption in state ``used``: no till can verify it (REDEEM-12)."""
         reward = parse_id(reward_id, RewardNotFound, "The vendor has no reward with this id.", reward_id=reward_id)
-        redemption = await portal_redemptions.give(known_vendor, reward, payload.customer_id)
+        redemption = await portal_redemptions.give(known_vendor, reward, payload.customer_id, causer=ADMIN_CAUSER)
         return Envelope(
             s.RedemptionBody.of(row_view(redemption, None), clock.now(), remaining_balance=redemption.remaining_balance)
         )

@@ -6,15 +6,12 @@ from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import Causer
+from loyalty_http.access.auth import ADMIN_CAUSER
 from loyalty_http.customers.schemas import Customer
 from loyalty_http.params import Customers, Merges, customer_id_of, vendor_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wallet.schemas import MergeBody, Merged
 from loyalty_http.wire.envelope import Envelope
-
-PORTAL = Causer(CauserType.PORTAL_USER, "admin")
 
 
 class AdminWalletController(Controller):
@@ -32,7 +29,7 @@ class AdminWalletController(Controller):
         """The customer in the path closes; ``into_customer_id`` stays."""
         vendor = vendor_id_of(vendor_id)
         closing = customer_id_of(customer_id)
-        await merges.merge(vendor, closing, payload.into_customer_id, causer=PORTAL)
+        await merges.merge(vendor, closing, payload.into_customer_id, causer=ADMIN_CAUSER)
         return Envelope(
             Merged(
                 kept=Customer.of(await customers.get(vendor, payload.into_customer_id)),

@@ -11,7 +11,8 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.models import shown_status
 from loyalty_core.redemptions.portal import PortalRedemptions
-from loyalty_core.staff import attribution
+from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.services import Causer
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.reads import redemption
 from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
@@ -50,10 +51,13 @@ class RedemptionsController(Controller):
     @post("/{code:str}/cancel")
     async def cancel(self, code: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
         found = await redemption(db, visitor.vendor_id, code)
-        before = await attribution.last_entry_id(db, visitor.vendor_id)
         try:
             async with db.begin_nested():
-                await PortalRedemptions(db, config.clock).cancel(visitor.vendor_id, found.confirmation_code)
+                await PortalRedemptions(db, config.clock).cancel(
+                    visitor.vendor_id,
+                    found.confirmation_code,
+                    causer=Causer(CauserType.PORTAL_USER, str(visitor.user_id)),
+                )
         except (DomainError, CustomerNotFound) as refused:
             return render(
                 "redemption.html",
@@ -64,5 +68,4 @@ class RedemptionsController(Controller):
                 state=shown_status(found, config.clock.now()),
                 error=refused.message,
             )
-        await attribution.name_user(db, visitor.vendor_id, before, visitor.user_id or 0)
         return see_other(f"{MOUNT_PATH}/redemptions/{found.confirmation_code}?done=cancelled")

@@ -16,7 +16,8 @@ from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, RewardType
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
-from loyalty_core.staff import attribution
+from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.services import Causer
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form
@@ -166,11 +167,15 @@ class RewardsController(Controller):
     ) -> Response[Any]:
         found = await reads.reward(db, visitor.vendor_id, reward_id_of(reward_id))
         form = await Form.of(request)
-        before = await attribution.last_entry_id(db, visitor.vendor_id)
         try:
             async with db.begin_nested():
                 customer = await customer_of(db, config, visitor.vendor_id, form.raw.get("customer", ""))
-                given = await PortalRedemptions(db, config.clock).give(visitor.vendor_id, found.id, customer.id)
+                given = await PortalRedemptions(db, config.clock).give(
+                    visitor.vendor_id,
+                    found.id,
+                    customer.id,
+                    causer=Causer(CauserType.PORTAL_USER, str(visitor.user_id)),
+                )
         except DomainError as refused:
             return render(
                 "reward_form.html",
@@ -183,7 +188,6 @@ class RewardsController(Controller):
                 give_error=refused.message,
                 **CHOICES,
             )
-        await attribution.name_user(db, visitor.vendor_id, before, visitor.user_id or 0)
         message = f"Given to customer {customer.id}: redemption {given.confirmation_code}."
         return render(
             "reward_form.html",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from loyalty_core.wallet.ledger_writes import EntryRow
-from loyalty_core.wallet.models import EntryType, PointLot, Wallet
-from loyalty_core.wallet.services.posting import SYSTEM, Posting
+from loyalty_core.wallet.models import PointLot, Wallet
+from loyalty_core.wallet.services.posting import Posting
 
 
 class Expiry(Posting):
@@ -29,13 +29,4 @@ class Expiry(Posting):
                 select(Wallet).where(Wallet.vendor_id == vendor_id, Wallet.id == wallet_id).with_for_update()
             )
         )
-        expired = await self._session.scalar(
-            select(func.coalesce(func.sum(PointLot.remaining), 0)).where(
-                PointLot.wallet_id == wallet_id, PointLot.remaining > 0, PointLot.expires_at <= now
-            )
-        )
-        if not expired:
-            return None
-        # soonest-ending lots go first, so the points taken are exactly those that ran out
-        entry, _ = await self.post(wallet, -int(expired), kind=EntryType.EXPIRE, causer=SYSTEM, reason="expired")
-        return entry
+        return await self.expire_due(wallet, now)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -26,8 +26,8 @@ from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.db import driver_connection
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import EntryRow, entry_params, write_entry
-from loyalty_core.wallet.models import CauserType, PointLot, Wallet
+from loyalty_core.wallet.ledger_writes import EXPIRED_REASON, EntryRow, entry_params, write_entry
+from loyalty_core.wallet.models import CauserType, EntryType, PointLot, Wallet
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,21 +82,29 @@ class Posting:
         (points, end) when they carry their own end dates (a merge, a cancel); a negative one takes
         points soonest-ending first."""
         now = self._clock.now()
-        if wallet.balance + amount < 0:
-            raise InsufficientBalance(
-                "The balance is too low for this deduction.", balance=wallet.balance, amount=amount
-            )
         takes: list[ledger.Take] = []
+        expired: list[ledger.Take] = []
         opened: list[tuple[int, datetime | None]] = []
         if amount > 0:
             opened = lots or [(amount, ledger.lot_expiry(now, expire_after_days))]
         else:
-            open_lots = await self._session.execute(
-                select(PointLot.id, PointLot.expires_at, PointLot.remaining).where(
-                    PointLot.vendor_id == wallet.vendor_id, PointLot.wallet_id == wallet.id, PointLot.remaining > 0
+            open_lots = [
+                ledger.Lot(i, x, r)
+                for i, x, r in await self._session.execute(
+                    select(PointLot.id, PointLot.expires_at, PointLot.remaining).where(
+                        PointLot.vendor_id == wallet.vendor_id, PointLot.wallet_id == wallet.id, PointLot.remaining > 0
+                    )
                 )
-            )
-            takes = ledger.take([ledger.Lot(i, x, r) for i, x, r in open_lots], -amount)
+            ]
+            # a deduction never spends points past their end: they expire in the same statement, first
+            if kind != EntryType.EXPIRE:
+                expired, open_lots = ledger.split_due(open_lots, now)
+            spendable = wallet.balance - sum(t.points for t in expired)
+            if spendable + amount < 0:
+                raise InsufficientBalance(
+                    "The balance is too low for this deduction.", balance=spendable, amount=amount
+                )
+            takes = ledger.take(open_lots, -amount)
         # what the session still holds unwritten goes first, then the entry on the same connection
         await self._session.flush()
         entry = await write_entry(
@@ -113,12 +121,32 @@ class Posting:
                 key=key,
                 opened=opened,
                 taken=takes,
+                expired=expired,
             ),
         )
         # the session's copy of the wallet shows the written balance, without a write of its own
         set_committed_value(wallet, "balance", entry.running_balance)
         set_committed_value(wallet, "updated_at", now)
         return entry, takes
+
+    async def expire_due(self, wallet: Wallet, now: datetime | None = None) -> EntryRow | None:
+        """The ``expire`` entry for the lots of a wallet the caller has locked whose end has passed
+        by ``now`` (the clock's by default); none when nothing is due. The nightly job writes it, and
+        so does a write that moves the whole balance (a merge), which must not carry points past
+        their end to another account; soonest-ending lots go first, so the points taken are exactly
+        those that ran out."""
+        due = await self._session.scalar(
+            select(func.coalesce(func.sum(PointLot.remaining), 0)).where(
+                PointLot.vendor_id == wallet.vendor_id,
+                PointLot.wallet_id == wallet.id,
+                PointLot.remaining > 0,
+                PointLot.expires_at <= (now or self._clock.now()),
+            )
+        )
+        if not due:
+            return None
+        entry, _ = await self.post(wallet, -int(due), kind=EntryType.EXPIRE, causer=SYSTEM, reason=EXPIRED_REASON)
+        return entry
 
     async def open_wallet(self, vendor_id: int, customer_id: int) -> Wallet:
         """The locked wallet of the account that holds ``customer_id``'s points now: its own, or the

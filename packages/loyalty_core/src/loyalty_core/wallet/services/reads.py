@@ -17,6 +17,8 @@ from loyalty_core.wallet.services.posting import Posting
 class WalletView:
     wallet: Wallet
     expiring_soon: int
+    balance: int
+    """The spendable balance: the wallet's, less the points past their end the job has not expired yet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +33,20 @@ class WalletReads(Posting):
         await self.customer(vendor_id, customer_id)
         wallet = await self.wallet_of(vendor_id, customer_id)
         now = self._clock.now()
-        soon = await self._session.scalar(
-            select(func.coalesce(func.sum(PointLot.remaining), 0)).where(
-                PointLot.wallet_id == wallet.id,
-                PointLot.remaining > 0,
-                PointLot.expires_at > now,
-                PointLot.expires_at <= now + ledger.EXPIRING_SOON,
+        # points past their end leave the balance now, as the next deduction expires them first
+        due, soon = (
+            await self._session.execute(
+                select(
+                    func.coalesce(func.sum(PointLot.remaining).filter(PointLot.expires_at <= now), 0),
+                    func.coalesce(func.sum(PointLot.remaining).filter(PointLot.expires_at > now), 0),
+                ).where(
+                    PointLot.wallet_id == wallet.id,
+                    PointLot.remaining > 0,
+                    PointLot.expires_at <= now + ledger.EXPIRING_SOON,
+                )
             )
-        )
-        return WalletView(wallet=wallet, expiring_soon=int(soon or 0))
+        ).one()
+        return WalletView(wallet=wallet, expiring_soon=int(soon), balance=wallet.balance - int(due))
 
     async def entries(
         self, vendor_id: int, customer_id: int, filters: LedgerFilter, *, offset: int, limit: int
