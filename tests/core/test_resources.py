@@ -11,9 +11,10 @@ import msgspec
 from loyalty_core.customers.resources import Customer
 from loyalty_core.customers.views import CustomerView, IdentifierView
 from loyalty_core.earning.resources import Transaction
-from loyalty_core.earning.till_purchase_reads import BranchView, ItemView, TransactionView
+from loyalty_core.earning.till_purchase_reads import ItemView, TransactionView
 from loyalty_core.redemptions.resources import RedemptionBody
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView
+from loyalty_core.tenancy.access import BranchRef
 
 AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -85,7 +86,7 @@ def test_transaction_shows_the_branch_label_and_the_rules_as_read() -> None:
         total_amount=1250,
         description=None,
         external_reference="R-1",
-        branch=BranchView(id=11, external_id="shop-1", name="Centre", type="store", active=False),
+        branch=BranchRef(id=11, external_id="shop-1", name="Centre", type="store", active=False),
         created_at=AT,
         points_earned=12,
         rules_applied=[rule],

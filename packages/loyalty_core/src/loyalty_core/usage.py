@@ -24,6 +24,8 @@ from loyalty_core.tenancy.models import Branch, Plan, Vendor
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """The current UTC month's use of each of the plan's limits, beside the limit (zero: unlimited)."""
+
     period_start: date
     period_end: date
     transactions: int

@@ -12,7 +12,7 @@ from psycopg.rows import dict_row
 
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.errors import TransactionNotFound
-from loyalty_core.earning.till_purchase_reads import BranchView
+from loyalty_core.tenancy.access import BranchRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,7 @@ class ReturnView:
     amount: int
     items: list[dict[str, Any]]
     reason: str | None
-    branch: BranchView | None
+    branch: BranchRef | None
     points_reversed: int
     points_unrecovered: int
     created_at: datetime
@@ -99,7 +99,7 @@ def _view(row: dict[str, Any]) -> ReturnView:
         amount=row["amount"],
         items=row["items"] or [],
         reason=row["reason"],
-        branch=BranchView(branch, row["branch_key"], row["branch_name"], row["branch_type"], row["branch_active"])
+        branch=BranchRef(branch, row["branch_key"], row["branch_name"], row["branch_type"], row["branch_active"])
         if branch is not None
         else None,
         points_reversed=row["points_reversed"],

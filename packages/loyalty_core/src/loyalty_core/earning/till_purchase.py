@@ -34,14 +34,13 @@ from loyalty_core.earning.rules import Scoring, score
 from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
 from loyalty_core.earning.till_purchase_find import CardMoved, Found, find, same_family
 from loyalty_core.earning.till_purchase_reads import (
-    BranchView,
     ItemView,
     TransactionView,
     transaction_by_id,
 )
 from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import WalletBusy, WalletNotFound
@@ -322,12 +321,11 @@ def _needs_facts(vendor: VendorContext, campaigns: tuple[CampaignTerms, ...] | l
     return vendor.plan.customer_moments and any(c.family == Family.CUSTOMER_MOMENT for c in campaigns)
 
 
-def _branch(vendor: VendorContext, request: PurchaseRequest, found: Found) -> BranchView | None:
+def _branch(vendor: VendorContext, request: PurchaseRequest, found: Found) -> BranchRef | None:
     """Branch chain: the payload's key, else the credential's default branch, else none."""
     if request.branch is not None:
         return found.branch
-    ref = vendor.default_branch
-    return None if ref is None else BranchView(ref.id, ref.external_id, ref.name, ref.type, ref.active)
+    return vendor.default_branch
 
 
 def _params(vendor: VendorContext, request: PurchaseRequest, key: str | None) -> dict[str, Any]:

@@ -19,8 +19,7 @@ from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_L
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.terms import CustomerFacts, MomentKey
-from loyalty_core.earning.till_purchase_reads import BranchView
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.access import BranchRef, VendorContext
 
 _LOCK_KEY = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('transaction:' || %(k)s))"
 
@@ -97,7 +96,7 @@ class Found:
     customer_id: int | None
     status: str | None
     wallet_id: int | None
-    branch: BranchView | None
+    branch: BranchRef | None
     earlier_id: int | None
     earlier_customer_id: int | None
     earlier_total: int | None
@@ -118,7 +117,7 @@ class Found:
             )
         branch = None
         if row["branch_id"] is not None:
-            branch = BranchView(
+            branch = BranchRef(
                 row["branch_id"], row["branch_key"], row["branch_name"], row["branch_type"], row["branch_active"]
             )
         return cls(

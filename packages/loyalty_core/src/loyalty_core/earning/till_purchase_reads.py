@@ -17,15 +17,7 @@ from psycopg.rows import dict_row
 from loyalty_core.clock import midnight_utc
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
-
-
-@dataclass(frozen=True, slots=True)
-class BranchView:
-    id: int
-    external_id: str
-    name: str
-    type: str
-    active: bool
+from loyalty_core.tenancy.access import BranchRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +39,7 @@ class TransactionView:
     total_amount: int
     description: str | None
     external_reference: str | None
-    branch: BranchView | None
+    branch: BranchRef | None
     created_at: datetime
     points_earned: int
     rules_applied: list[Any]
@@ -169,7 +161,7 @@ def _view(row: dict[str, Any]) -> TransactionView:
         total_amount=row["total_amount"],
         description=row["description"],
         external_reference=row["external_reference"],
-        branch=BranchView(branch, row["branch_key"], row["branch_name"], row["branch_type"], row["branch_active"])
+        branch=BranchRef(branch, row["branch_key"], row["branch_name"], row["branch_type"], row["branch_active"])
         if branch is not None
         else None,
         created_at=row["created_at"],

@@ -36,9 +36,8 @@ from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning import returns
 from loyalty_core.earning.errors import TransactionNotFound
 from loyalty_core.earning.return_reads import ReturnView, return_by_id
-from loyalty_core.earning.till_purchase_reads import BranchView
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import WalletBusy, WalletNotFound
@@ -255,11 +254,10 @@ async def _attempt(
     return Returned(view, created=True)
 
 
-def _branch(vendor: VendorContext, request: ReturnRequest, found: dict[str, Any]) -> BranchView | None:
+def _branch(vendor: VendorContext, request: ReturnRequest, found: dict[str, Any]) -> BranchRef | None:
     """As for purchases: the payload's key, else the credential's default branch, else none."""
     if request.branch is not None:
-        return BranchView(
+        return BranchRef(
             found["branch_id"], found["branch_key"], found["branch_name"], found["branch_type"], found["branch_active"]
         )
-    ref = vendor.default_branch
-    return None if ref is None else BranchView(ref.id, ref.external_id, ref.name, ref.type, ref.active)
+    return vendor.default_branch

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.tenancy.errors import PlanNotFound
 from loyalty_core.tenancy.services import NewClient
+from loyalty_core.usage import Usage
 from loyalty_http.admin import tenancy_schemas as s
 from loyalty_http.params import (
     Config,
@@ -157,9 +158,9 @@ class AdminTenancyController(Controller):
         return Envelope(s.Vendor.of(await tenancy.get_vendor(known_vendor)))
 
     @get("/vendors/{vendor_id:str}/usage", opt=reads(auth="admin"))
-    async def get_usage(self, known_vendor: KnownVendor, usage: UsageDep) -> Envelope[s.Usage]:
+    async def get_usage(self, known_vendor: KnownVendor, usage: UsageDep) -> Envelope[Usage]:
         """This UTC month's use of each of the plan's limits: what no public endpoint reports."""
-        return Envelope(s.Usage.of(await usage.usage(known_vendor)))
+        return Envelope(await usage.usage(known_vendor))
 
     @get("/vendors/{vendor_id:str}/clients", opt=reads(auth="admin", query=s.PageQuery))
     async def list_clients(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
@@ -12,7 +12,6 @@ from loyalty_core.tenancy.models import ApiClient, VendorStatus
 from loyalty_core.tenancy.models import Branch as BranchModel
 from loyalty_core.tenancy.models import Plan as PlanModel
 from loyalty_core.tenancy.models import Vendor as VendorModel
-from loyalty_core.usage import Usage as UsageModel
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 from loyalty_http.wire.validation import SingleLine
 
@@ -228,25 +227,3 @@ class VendorQuery(msgspec.Struct):
     status: VendorStatus | UnsetType = UNSET
     q: Annotated[str, msgspec.Meta(max_length=200)] | UnsetType = UNSET
     per_page: PerPage = DEFAULT_PER_PAGE
-
-
-class Usage(msgspec.Struct):
-    """The current UTC month's use of each of the plan's limits, beside the limit (zero: unlimited)."""
-
-    period_start: date
-    period_end: date
-    transactions: int
-    max_transactions: int
-    overage_percent: int
-    customers: int
-    max_customers: int
-    rewards: int
-    max_rewards: int
-    campaigns: int
-    max_campaigns: int
-    locations: int
-    max_locations: int
-
-    @classmethod
-    def of(cls, u: UsageModel) -> Usage:
-        return msgspec.convert(u, cls, from_attributes=True)

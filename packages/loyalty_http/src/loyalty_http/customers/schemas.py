@@ -107,8 +107,8 @@ def profile_email(email: str | UnsetType | None, identifiers: list[IdentifierIn]
     return next((i.value for i in identifiers or [] if i.type == cards.EMAIL), None)
 
 
-class ProfileFields(msgspec.Struct):
-    """The profile a registration and an attested import both carry."""
+class PersonFields(msgspec.Struct):
+    """The person's own details, which a registration, an import and an update all carry."""
 
     first_name: Name | UnsetType | None = UNSET
     last_name: Name | UnsetType | None = UNSET
@@ -116,6 +116,11 @@ class ProfileFields(msgspec.Struct):
     phone: Phone | UnsetType | None = UNSET
     date_of_birth: date | UnsetType | None = UNSET
     customer_since: date | UnsetType | None = UNSET
+
+
+class ProfileFields(PersonFields):
+    """The profile a registration and an attested import both carry."""
+
     external_id: ExternalId | UnsetType | None = UNSET
     locale: Locale | UnsetType | None = UNSET
     marketing_consent: bool | UnsetType | None = UNSET
@@ -157,16 +162,10 @@ class CustomerCreate(ProfileFields):
         return self.profile_of(self.identifiers, lambda kind: kind == cards.LOYALTY_CARD, version)
 
 
-class CustomerUpdate(msgspec.Struct):
+class CustomerUpdate(PersonFields):
     """PUT and PATCH alike: only the fields present change; ``null`` clears one, except that a null
     ``marketing_consent`` changes nothing (CONSENT-5, CONSENT-6)."""
 
-    first_name: Name | UnsetType | None = UNSET
-    last_name: Name | UnsetType | None = UNSET
-    email: Email | UnsetType | None = UNSET
-    phone: Phone | UnsetType | None = UNSET
-    date_of_birth: date | UnsetType | None = UNSET
-    customer_since: date | UnsetType | None = UNSET
     locale: Locale | UnsetType | None = UNSET
     marketing_consent: bool | UnsetType | None = UNSET
     marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET

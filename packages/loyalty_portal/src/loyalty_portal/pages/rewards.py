@@ -16,6 +16,7 @@ from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, RewardType
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
+from loyalty_core.staff.sessions import Visitor
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer
 from loyalty_portal import reads
@@ -77,6 +78,21 @@ def _problems(refused: DomainError) -> dict[str, list[str]]:
     return refused.fields if isinstance(refused, ValidationFailed) else {}
 
 
+def _form_refused(visitor: Visitor, reward: Reward | None, form: Form, refused: DomainError) -> Response[Any]:
+    """The reward form again, as typed, with the refusal's message and the fields it names."""
+    return render(
+        "reward_form.html",
+        status=status_of(refused),
+        visitor=visitor,
+        current=CURRENT,
+        reward=reward,
+        values=form.raw,
+        problems=_problems(refused),
+        error=refused.message,
+        **CHOICES,
+    )
+
+
 class RewardsController(Controller):
     path = "/rewards"
 
@@ -96,17 +112,7 @@ class RewardsController(Controller):
             async with db.begin_nested():
                 await RewardWrites(db, config.clock).create(visitor.vendor_id, values_of(form))
         except DomainError as refused:
-            return render(
-                "reward_form.html",
-                status=status_of(refused),
-                visitor=visitor,
-                current=CURRENT,
-                reward=None,
-                values=form.raw,
-                problems=_problems(refused),
-                error=refused.message,
-                **CHOICES,
-            )
+            return _form_refused(visitor, None, form, refused)
         return see_other(f"{MOUNT_PATH}/rewards?done=created")
 
     @get("/{reward_id:str}")
@@ -138,17 +144,7 @@ class RewardsController(Controller):
                     del changes["total_stock"]
                 await RewardWrites(db, config.clock).update(visitor.vendor_id, found.id, changes)
         except DomainError as refused:
-            return render(
-                "reward_form.html",
-                status=status_of(refused),
-                visitor=visitor,
-                current=CURRENT,
-                reward=found,
-                values=form.raw,
-                problems=_problems(refused),
-                error=refused.message,
-                **CHOICES,
-            )
+            return _form_refused(visitor, found, form, refused)
         return see_other(f"{MOUNT_PATH}/rewards?done=saved")
 
     @get("/{reward_id:str}/delete")
