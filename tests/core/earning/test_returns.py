@@ -189,7 +189,8 @@ async def _run(db: AsyncSession, total: int, points: int, plan: list[tuple[str, 
 
 
 async def test_points_past_their_end_are_never_taken(db: AsyncSession, clock: FixedClock) -> None:
-    """Lots whose end has passed belong to the expiry job: a return takes only spendable points."""
+    """LEDGER-9: lots whose end has passed are expired first, in the return's own statement, and never
+    taken back: a return takes only spendable points."""
     vendor = await make_vendor(db, expire_after_days=5)
     customer = await make_customer(db, vendor.id, card=False)
     bought = await purchase(db, clock, vendor, customer, 1000, 10, 5)
@@ -206,7 +207,15 @@ async def test_points_past_their_end_are_never_taken(db: AsyncSession, clock: Fi
             {"c": customer.id},
         )
     ).all()
-    assert [(r[0], r[1]) for r in rows] == [(10, 10), (3, 0)]
+    assert [(r[0], r[1]) for r in rows] == [(10, 0), (3, 0)]
+    kinds = await db.execute(
+        text(
+            "SELECT type, amount FROM ledger_entries WHERE wallet_id = "
+            "(SELECT id FROM wallets WHERE customer_id = :c) ORDER BY id"
+        ),
+        {"c": customer.id},
+    )
+    assert [tuple(r) for r in kinds][-2:] == [("expire", -10), ("return", -3)]
 
 
 async def test_the_lots_that_end_first_are_taken_first(db: AsyncSession, clock: FixedClock) -> None:

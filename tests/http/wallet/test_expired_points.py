@@ -21,6 +21,7 @@ from loyalty_core.db import make_sessionmaker
 from loyalty_core.wallet.services import WalletService
 from tests.support.envelope import error_of
 from tests.support.invariants import ledger_violations
+from tests.support.purchases import TRANSACTIONS, earn_rule
 from tests.support.redemptions import reward, stock
 from tests.support.tenants import Tenant, make_tenant, token_for
 from tests.support.wallets import earn, new_customer
@@ -163,3 +164,33 @@ async def test_reads_show_the_balance_without_expired_points(
     assert ([r["id"] for r in listed["data"]], listed["meta"]["total"]) == ([cheap["id"]], 1)
     # reading expires nothing: the points leave the ledger with the next deduction or the job
     assert await _entries(engine, m.wallet) == EARNED
+
+
+async def test_a_return_expires_the_points_past_their_end_before_it_takes_any(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
+) -> None:
+    """LEDGER-9 and RETURN-3: a return is a deduction, so the 30 points past their end are expired
+    first and the return takes its 10 from the points still good."""
+    m = await _member(client, engine, test_clock)
+    await earn_rule(engine, m.tenant.vendor_id)  # 1 point per 100 cents
+    bought = await client.post(
+        TRANSACTIONS,
+        json={"identifier": m.email, "idempotency_key": "buy-1", "total_amount": 1000},
+        headers=m.headers,
+    )
+    assert bought.status_code == 201, bought.text
+    returned = await client.post(
+        f"{TRANSACTIONS}/{bought.json()['data']['id']}/returns",
+        json={"idempotency_key": "back-1", "amount": 1000},
+        headers=m.headers,
+    )
+    assert returned.status_code == 201, returned.text
+    data = returned.json()["data"]
+    assert (data["points_reversed"], data["points_unrecovered"]) == (10, 0)
+    assert (await _entries(engine, m.wallet))[-3:] == [
+        ("earn", 10, 45, None, "api_client"),
+        ("expire", -30, 15, "expired", "system"),
+        ("return", -10, 5, "return", "api_client"),
+    ]
+    assert await _stored_balance(engine, m.wallet) == 5
+    await _job_finds_nothing(engine, m)

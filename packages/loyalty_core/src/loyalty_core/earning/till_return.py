@@ -14,8 +14,8 @@ Two round trips for a new return:
    takes its points from the lots that expire first, writes the return and moves the purchase's
    totals; with ``COMMIT`` (each attempt is one ``transaction()``, a savepoint inside a caller's).
 Refusals raise before step 2, which writes nothing. Returns are not metered. Lots whose end has
-passed are never taken (their points are the expiry job's), so a return takes only what the
-customer could still spend.
+passed are expired first by the same statement (LEDGER-9) and never taken back, so a return takes
+only what the customer could still spend.
 
 Lock order: key, purchase, wallet. A merge locks customers and then wallets and never a purchase,
 and nothing here writes a row whose foreign key a merge holds, so the two never wait in a circle.
@@ -113,7 +113,6 @@ LEFT JOIN LATERAL (
     SELECT array_agg(l.id) AS ids, array_agg(l.expires_at) AS ends, array_agg(l.remaining) AS left
     FROM point_lots l
     WHERE l.vendor_id = %(v)s AND l.wallet_id = w.id AND l.remaining > 0
-      AND (l.expires_at IS NULL OR l.expires_at > %(now)s)
 ) lots ON true
 LEFT JOIN transaction_returns r ON r.vendor_id = %(v)s AND r.idempotency_key = %(k)s
 LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.external_id = %(b)s
@@ -209,7 +208,8 @@ async def _attempt(
         if locked["holder_id"] != found["holder_id"]:
             raise _Again  # a merge committed while the wallet lock was awaited: run again under the right lock
         ids, ends, left_in = found["lot_ids"] or (), found["lot_ends"] or (), found["lot_left"] or ()
-        lots = [ledger.Lot(*lot) for lot in zip(ids, ends, left_in, strict=True)]
+        # points past their end are expired first, in this statement, and never taken back (LEDGER-9)
+        expired, lots = ledger.split_due([ledger.Lot(*lot) for lot in zip(ids, ends, left_in, strict=True)], now)
         due = returns.due_now(
             bought["points_earned"], bought["total_amount"], bought["returned_amount"], request.amount
         )
@@ -227,6 +227,7 @@ async def _attempt(
                 reason=RETURN_REASON,
                 key=params["k"],
                 taken=ledger.take(lots, split.points_reversed) if split.points_reversed else (),
+                expired=expired,
             ),
             returned=request.amount,
             items=Jsonb(items),
