@@ -71,7 +71,8 @@ def test_the_run_drops_what_it_created_and_only_that(monkeypatch: pytest.MonkeyP
     assert database.drop_created() == []
 
 
-FORBIDDEN = re.compile(r"flushdb|flushall|DROP DATABASE", re.IGNORECASE)
+# spelled in parts, so that this file does not match its own search
+FORBIDDEN = re.compile("flush" + "(db|all)|" + "DROP " + "DATABASE", re.IGNORECASE)
 ALLOWED = {Path("tests/support/database.py"), Path("bench/_support.py"), Path(__file__).relative_to(ROOT)}
 
 

@@ -4,7 +4,6 @@ one lock order for merges and adjustments."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -13,33 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.support.app import ADMIN
 from tests.support.envelope import error_of
 from tests.support.invariants import ledger_violations
+from tests.support.merges import adjust, merge, register
 from tests.support.racing import racing_client
-from tests.support.tenants import Tenant, make_tenant
-
-
-async def register(client: Any, tenant: Tenant, **fields: Any) -> dict[str, Any]:
-    response = await client.post(
-        "/api/v1/customers", json={"first_name": "Ann", "last_name": "Smit", **fields}, headers=tenant.headers
-    )
-    assert response.status_code == 201, response.text
-    data: dict[str, Any] = response.json()["data"]
-    return data
-
-
-async def adjust(client: Any, tenant: Tenant, customer_id: int, amount: int, key: str) -> Any:
-    return await client.post(
-        f"/api/v1/customers/{customer_id}/wallet/adjust",
-        json={"amount": amount, "reason": "test", "idempotency_key": key},
-        headers=tenant.headers,
-    )
-
-
-async def merge(client: Any, tenant: Tenant, closing: int, into: int) -> Any:
-    return await client.post(
-        f"/admin/v1/vendors/{tenant.vendor_id}/customers/{closing}/merge",
-        json={"into_customer_id": into},
-        headers=ADMIN,
-    )
+from tests.support.tenants import make_tenant
 
 
 async def test_merge_closes_one_account_and_moves_its_points(client: AsyncTestClient[Litestar]) -> None:

@@ -12,8 +12,8 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.http.wallet.test_merge import adjust, merge, register
 from tests.support.app import ADMIN
+from tests.support.merges import adjust, merge, register
 from tests.support.purchases import TRANSACTIONS, earn_rule, scalar
 from tests.support.racing import racing_client, until_waiting_on_locks
 from tests.support.redemptions import balance, redeemed
