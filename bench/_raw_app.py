@@ -14,6 +14,7 @@ It answers the same URLs as the service, so one wrk script drives both:
 - ``POST /api/v1/redemptions/{code}/verify``: one conditional UPDATE ... RETURNING, as the service's.
 
 - ``POST /api/v1/transactions``: the earn write of ``bench._raw_earn``;
+- ``POST /api/v1/transactions/{id}/returns`` (``bench.returns``): the return of ``bench._raw_return``;
 - ``GET /api/v1/rewards`` (``bench.mix``): the list's count, first page and the page's branches.
 
 A benchmark of several vendors (``bench.mix``) names each request's vendor in ``X-Bench-Vendor``.
@@ -37,7 +38,7 @@ import msgspec
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from bench import _raw_earn
+from bench import _raw_earn, _raw_return
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -391,5 +392,9 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     elif method == "POST" and path == "/api/v1/transactions":
         async with pool.connection() as conn:
             await _answer(send, *await _raw_earn.earn(conn, vendor, _raw_earn.decode(await _body(receive))))
+    elif method == "POST" and path.startswith("/api/v1/transactions/") and path.endswith("/returns"):
+        body = _raw_return.decode(await _body(receive))
+        async with pool.connection() as conn:
+            await _answer(send, *await _raw_return.give_back(conn, vendor, int(path.split("/")[4]), body))
     else:
         await _answer(send, 404, {"error": {"code": "ROUTE_NOT_FOUND"}})
