@@ -12,11 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.wallet.services.expiry import Expiry
-
-from tests.http.events.test_customer_events import events_of
 from tests.support.merges import adjust, register
 from tests.support.wallets import earn
-from tests.support.webhooks import webhook_tenant
+from tests.support.webhooks import events_of, webhook_tenant
 
 
 async def ledger_of(client: AsyncTestClient[Litestar], headers: dict[str, str], customer_id: int) -> list[dict]:

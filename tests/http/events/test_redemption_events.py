@@ -10,11 +10,10 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.http.events.test_customer_events import events_of
 from tests.support.app import ADMIN
 from tests.support.merges import adjust, merge, register
-from tests.support.redemptions import REDEMPTIONS, member, redeem, reward
-from tests.support.webhooks import ENDPOINTS, make_endpoint, webhook_tenant
+from tests.support.redemptions import REDEMPTIONS, member, redeem, redeemed, reward
+from tests.support.webhooks import ENDPOINTS, events_of, make_endpoint, webhook_tenant
 
 
 def without_balance(answer: dict[str, Any]) -> dict[str, Any]:
@@ -51,6 +50,27 @@ async def test_a_till_redemption_and_its_cancel_record_their_events(
     assert deliveries.status_code == 200
     (pending,) = deliveries.json()["data"]["data"]
     assert (pending["event_id"], pending["status"], pending["attempt"]) == (found[0]["id"], "pending", 1)
+
+
+async def test_a_verify_records_redemption_used_once(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
+    """EVENT-5: the verify's own statement records redemption.used; a second verify is refused and
+    records nothing."""
+    tenant = await webhook_tenant(client)
+    endpoint = await make_endpoint(client, tenant, events=["redemption.used"])
+    _, code = await redeemed(client, engine, tenant)
+    verified = await client.post(f"{REDEMPTIONS}/{code}/verify", headers=tenant.headers)
+    assert verified.status_code == 200, verified.text
+    again = await client.post(f"{REDEMPTIONS}/{code}/verify", headers=tenant.headers)
+    assert (again.status_code, again.json()["error"]["code"]) == (422, "CODE_ALREADY_USED")
+    shown = (await client.get(f"{REDEMPTIONS}/{code}", headers=tenant.headers)).json()["data"]
+
+    found = [e for e in await events_of(client, tenant) if e["type"].startswith("redemption.")]
+    assert [e["type"] for e in found] == ["redemption.created", "redemption.used"]
+    assert found[1]["data"] == shown == verified.json()["data"]
+    assert shown["status"] == "used"
+    deliveries = await client.get(f"{ENDPOINTS}/{endpoint['id']}/deliveries", headers=tenant.headers)
+    (pending,) = deliveries.json()["data"]["data"]
+    assert (pending["event_id"], pending["status"]) == (found[1]["id"], "pending")
 
 
 async def test_a_reward_given_at_the_counter_is_created_then_used(

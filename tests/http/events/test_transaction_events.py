@@ -7,10 +7,9 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.http.events.test_customer_events import events_of
 from tests.support.merges import register
 from tests.support.purchases import TRANSACTIONS, buy, earn_rule
-from tests.support.webhooks import webhook_tenant
+from tests.support.webhooks import events_of, webhook_tenant
 
 
 async def test_a_purchase_and_its_return_record_their_events(

@@ -13,7 +13,8 @@ Two round trips for a new return:
 2. After deciding in Python: one statement that posts the ``return`` entry (none for 0 points),
    takes its points from the lots that expire first, writes the return, moves the purchase's
    totals and records ``transaction.returned`` (EVENT-2: the purchase, read in round trip 1 under
-   its lock, with its new totals and the return under ``return``); with ``COMMIT`` (each attempt is one ``transaction()``, a savepoint inside a caller's).
+   its lock, with its new totals and the return under ``return``); with ``COMMIT`` (each attempt
+   is one ``transaction()``, a savepoint inside a caller's).
 Refusals raise before step 2, which writes nothing. Returns are not metered. Lots whose end has
 passed are expired first by the same statement (LEDGER-9) and never taken back, so a return takes
 only what the customer could still spend.

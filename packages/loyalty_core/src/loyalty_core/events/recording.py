@@ -33,13 +33,19 @@ delivery worker."""
 
 
 def event_ctes(
-    name: str = "event", *, source: str | None = None, data: str | None = None, customer: str | None = None
+    name: str = "event",
+    *,
+    source: str | None = None,
+    data: str | None = None,
+    customer: str | None = None,
+    vendor: str | None = None,
 ) -> str:
     """The CTEs ``<name>_recorded`` (the event) and ``<name>_deliveries`` (one row per pending
     delivery) that record one event, parameters from ``event_params(..., name=name)``. ``source``:
     a FROM clause of the caller's (its own CTEs, with a WHERE) that yields one row when the change
     was written and none when it was not, so a refused write records nothing; ``data`` and
-    ``customer``: SQL over that row, for what only the statement knows (the ids it draws). The
+    ``customer`` (and ``vendor``): SQL over that row, for what only the statement knows (the ids it
+    draws). The
     endpoints are found through their primary key's ``vendor_id`` prefix: a shop without endpoints
     costs one index probe."""
 
@@ -49,7 +55,7 @@ def event_ctes(
     rows = f"\n    FROM {source}" if source else ""
     return f"""{name}_recorded AS (
     INSERT INTO events (vendor_id, id, type, created_at, customer_id, data)
-    SELECT CAST({p("vendor_id")} AS bigint), CAST({p("id")} AS text), CAST({p("type")} AS text),
+    SELECT {vendor or f"CAST({p('vendor_id')} AS bigint)"}, CAST({p("id")} AS text), CAST({p("type")} AS text),
            CAST({p("at")} AS timestamptz), {customer or f"CAST({p('customer_id')} AS bigint)"},
            {data or f"CAST({p('data')} AS jsonb)"}{rows}
     RETURNING vendor_id, id, type, created_at
@@ -83,7 +89,7 @@ def new_event_id() -> str:
 
 
 def event_params(
-    vendor_id: int,
+    vendor_id: int | None,
     event_type: str | None,
     data: Mapping[str, Any] | None,
     at: datetime,

@@ -14,8 +14,8 @@ Two round trips for a new redemption, on the request's one connection:
 2. After the checks in Python: one statement pipelined with ``COMMIT`` that takes the stock with a
    conditional update (racing redemptions never take it below 0) and, only when it was taken,
    writes the ``redeem`` entry, the lots it consumes (soonest-ending first), the balance, the
-   redemption and its ``redemption.created`` event (EVENT-5). A new code that collides with an existing one (ON CONFLICT) undoes the attempt,
-   which then runs again with another code.
+   redemption and its ``redemption.created`` event (EVENT-5). A new code that collides with an
+   existing one (ON CONFLICT) undoes the attempt, which then runs again with another code.
 A refusal rolls back before step 2 and writes nothing, leaving its key free.
 """
 

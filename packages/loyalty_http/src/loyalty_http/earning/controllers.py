@@ -18,8 +18,7 @@ from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_http.earning import purchase_schemas as s
-from loyalty_http.events.waking import wake_deliveries
-from loyalty_http.params import Clk, Config, Reader, Writer, customer_id_of
+from loyalty_http.params import Clk, Config, Reader, Writer, customer_id_of, wake_deliveries
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate

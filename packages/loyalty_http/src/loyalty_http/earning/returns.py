@@ -20,8 +20,7 @@ from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_http.earning import purchase_schemas
 from loyalty_http.earning import return_schemas as s
-from loyalty_http.events.waking import wake_deliveries
-from loyalty_http.params import Clk, Config, Reader, Writer
+from loyalty_http.params import Clk, Config, Reader, Writer, wake_deliveries
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate

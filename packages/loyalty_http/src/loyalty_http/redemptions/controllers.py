@@ -14,8 +14,7 @@ from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.redemptions.till_verify import read_code, verify_answer, verify_riding
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.token_check import CompanionRead
-from loyalty_http.events.waking import wake_deliveries
-from loyalty_http.params import Clk, Companion, Config, Reader, Writer, given
+from loyalty_http.params import Clk, Companion, Config, Reader, Writer, given, wake_deliveries
 from loyalty_http.redemptions import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
@@ -75,9 +74,10 @@ class RedemptionController(Controller):
         status_code=200,
     )
     async def verify(
-        self, code: FromPath[str], vendor: Caller, reader: Reader, clock: Clk, companion: Companion
+        self, code: FromPath[str], vendor: Caller, reader: Reader, clock: Clk, companion: Companion, config: Config
     ) -> Envelope[s.RedemptionBody]:
         # the verify rode on the token check's statement; a second only to diagnose a code that did not move
         now = clock.now()
-        view = await verify_answer(reader, vendor.vendor_id, code, companion, now=now)
+        view, deliveries = await verify_answer(reader, vendor.vendor_id, code, companion, now=now)
+        await wake_deliveries(config, deliveries)
         return Envelope(s.RedemptionBody.of(view, now))

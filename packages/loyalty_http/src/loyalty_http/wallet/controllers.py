@@ -12,8 +12,7 @@ from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer, LedgerFilter
 from loyalty_core.wallet.till_adjust import till_adjust
-from loyalty_http.events.waking import wake_deliveries
-from loyalty_http.params import Clk, Config, Wallets, Writer, customer_id_of
+from loyalty_http.params import Clk, Config, Wallets, Writer, customer_id_of, wake_deliveries
 from loyalty_http.route_options import reads
 from loyalty_http.wallet import schemas as s
 from loyalty_http.wire.envelope import Envelope
