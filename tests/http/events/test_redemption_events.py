@@ -4,6 +4,7 @@ a subscribed endpoint gets a pending delivery for each."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar import Litestar
@@ -13,7 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.support.app import ADMIN
 from tests.support.merges import adjust, merge, register
 from tests.support.redemptions import REDEMPTIONS, member, redeem, redeemed, reward
+from tests.support.wallets import earn
 from tests.support.webhooks import ENDPOINTS, events_of, make_endpoint, webhook_tenant
+
+
+def _by_type(event: dict[str, Any]) -> int:
+    return ["points.adjusted", "points.expired", "customer.merged"].index(event["type"])
 
 
 def without_balance(answer: dict[str, Any]) -> dict[str, Any]:
@@ -94,22 +100,29 @@ async def test_a_reward_given_at_the_counter_is_created_then_used(
     assert shown["status"] == "used"
 
 
-async def test_a_merge_records_customer_merged_and_no_points_events(client: AsyncTestClient[Litestar]) -> None:
-    """EVENT-6: the closed account as the API shows it; the points it moves record nothing."""
+async def test_a_merge_records_customer_merged_and_no_points_events(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """EVENT-6: the closed account as the API shows it; the points it moves record nothing (the
+    points past their end expire there, EVENT-4)."""
     tenant = await webhook_tenant(client)
     closing = (await register(client, tenant, email="old@example.nl"))["id"]
     kept = (await register(client, tenant, email="new@example.nl"))["id"]
+    await earn(engine, tenant.vendor_id, closing, 4, at=datetime.now(UTC) - timedelta(days=3), days=1)
     assert (await adjust(client, tenant, closing, 30, "m1")).status_code == 201
     merged = await merge(client, tenant, closing, kept)
     assert merged.status_code == 200, merged.text
     refused = await merge(client, tenant, closing, kept)
     assert (refused.status_code, refused.json()["error"]["code"]) == (422, "CUSTOMER_DEACTIVATED")
 
-    found = [e for e in await events_of(client, tenant) if e["type"] == "customer.merged" or e["type"][:7] == "points."]
-    assert [e["type"] for e in found] == ["points.adjusted", "customer.merged"]
+    # the merge's two events share its transaction and may share an instant: ordered by type
+    listed = await events_of(client, tenant)
+    found = sorted((e for e in listed if e["type"] == "customer.merged" or e["type"][:7] == "points."), key=_by_type)
+    assert [e["type"] for e in found] == ["points.adjusted", "points.expired", "customer.merged"]
+    assert (found[1]["data"]["type"], found[1]["data"]["amount"]) == ("expire", -4)
     # the closed account is no longer shown by the public API: the merge's answer shows it
-    assert found[1]["data"] == merged.json()["data"]["closed"]
-    assert (found[1]["data"]["id"], found[1]["data"]["balance"], found[1]["data"]["status"]) == (
+    assert found[2]["data"] == merged.json()["data"]["closed"]
+    assert (found[2]["data"]["id"], found[2]["data"]["balance"], found[2]["data"]["status"]) == (
         closing,
         0,
         "deactivated",
