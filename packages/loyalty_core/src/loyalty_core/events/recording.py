@@ -111,6 +111,15 @@ def event_params(
     }
 
 
+def no_event_params(name: str) -> dict[str, Any]:
+    """The parameters of an event ``name`` that its statement does not record this time (its
+    ``source`` finds no row): nothing is drawn or encoded for it."""
+    return dict.fromkeys((f"{name}_{field}" for field in _FIELDS), None)
+
+
+_FIELDS = ("vendor_id", "id", "type", "at", "customer_id", "data")
+
+
 def dumps(data: Mapping[str, Any]) -> str:
     """An event's ``data`` as the statement's JSON parameter."""
     return json.dumps(data, separators=(",", ":"))

@@ -38,7 +38,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import deliveries_of, event_ctes, event_params
+from loyalty_core.events.recording import deliveries_of, event_ctes, event_params, no_event_params
 from loyalty_core.wallet.ledger import Take
 from loyalty_core.wallet.models import CauserType, EntryType
 
@@ -142,11 +142,18 @@ def entry_params(
         points.append(p)
         ends.append(end)
     expired_points = sum(t.points for t in expired)
-    entry = _shown(wallet_id, kind, amount, reason, causer_type, causer_id, now)
-    gone = _shown(wallet_id, EntryType.EXPIRE, -expired_points, EXPIRED_REASON, CauserType.SYSTEM, None, now)
+    # an event the statement will not record draws no id and encodes nothing (the till's hot path)
+    gone = no_event_params(LEDGER_EVENTS[0])
+    if expired_points:
+        shown = _shown(wallet_id, EntryType.EXPIRE, -expired_points, EXPIRED_REASON, CauserType.SYSTEM, None, now)
+        gone = event_params(vendor_id, EventType.POINTS_EXPIRED, shown, now, name=LEDGER_EVENTS[0])
+    own = no_event_params(LEDGER_EVENTS[1])
+    if event is not None:
+        shown = _shown(wallet_id, kind, amount, reason, causer_type, causer_id, now)
+        own = event_params(vendor_id, event, shown, now, name=LEDGER_EVENTS[1])
     return {
-        **event_params(vendor_id, EventType.POINTS_EXPIRED, gone, now, name=LEDGER_EVENTS[0]),
-        **event_params(vendor_id, event, entry if event else None, now, name=LEDGER_EVENTS[1]),
+        **gone,
+        **own,
         "v": vendor_id,
         "w": wallet_id,
         "now": now,
