@@ -57,18 +57,20 @@ def plans(app: Litestar) -> dict[tuple[str, str], tuple[str, ...] | None]:
 def test_the_tills_calls_are_called_directly_and_orm_handlers_are_not(app: Litestar) -> None:
     assert plans(app) == {
         ("GET", "/api/v1/customers/lookup"): ("companion",),
-        ("POST", "/api/v1/redemptions"): ("payload", "vendor", "writer", "clock"),
+        # the till's writes take ``config`` to wake the webhook worker after their commit
+        ("POST", "/api/v1/redemptions"): ("payload", "vendor", "writer", "clock", "config"),
         ("GET", "/api/v1/redemptions/{code:str}"): ("code", "vendor", "reader", "clock"),
-        ("POST", "/api/v1/redemptions/{code:str}/verify"): ("code", "vendor", "reader", "clock", "companion"),
+        ("POST", "/api/v1/redemptions/{code:str}/verify"): ("code", "vendor", "reader", "clock", "companion", "config"),
         ("POST", ADJUST): (
             "customer",
             "payload",
             "vendor",
             "writer",
             "clock",
+            "config",
         ),
-        ("POST", "/api/v1/transactions"): ("payload", "vendor", "purchases", "writer", "clock"),
-        ("POST", RETURNS): ("transaction_id", "payload", "vendor", "writer", "clock"),
+        ("POST", "/api/v1/transactions"): ("payload", "vendor", "purchases", "writer", "clock", "config"),
+        ("POST", RETURNS): ("transaction_id", "payload", "vendor", "writer", "clock", "config"),
         ("GET", RETURNS): ("request", "transaction_id", "params", "vendor", "reader"),
         ("GET", "/api/v1/transactions/{transaction_id:str}"): ("transaction_id", "vendor", "reader"),
         ("POST", "/api/v1/products"): None,

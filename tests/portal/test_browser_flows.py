@@ -170,6 +170,14 @@ async def test_a_customer_is_found_adjusted_blocked_deactivated_and_anonymized(p
         v=shop.vendor_id,
     )
     assert (causer_type, causer_id) == ("portal_user", str(shop.owner_id))
+    # EVENT-3: the portal's adjustment records points.adjusted with the entry as the API shows it
+    [(event,)] = rows(
+        live_database(live),
+        "SELECT data FROM events WHERE vendor_id = %(v)s AND type = 'points.adjusted' AND data->>'reason' = %(r)s",
+        v=shop.vendor_id,
+        r="birthday cake",
+    )
+    assert event == newest
     await page.get_by_role("button", name="Block card").click()
     await expect(page.get_by_role("button", name="Unblock card")).to_be_visible()
     assert rows(live_database(live), "SELECT active FROM customer_identifiers WHERE value = %(c)s", c=shop.card) == [

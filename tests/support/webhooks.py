@@ -25,3 +25,10 @@ async def make_endpoint(
     assert response.status_code == 201, response.text
     made: dict[str, Any] = response.json()["data"]
     return made
+
+
+async def events_of(client: AsyncTestClient[Litestar], tenant: Tenant) -> list[dict[str, Any]]:
+    """The tenant's events, oldest first."""
+    listed = await client.get(EVENTS, params={"per_page": 100}, headers=tenant.headers)
+    assert listed.status_code == 200
+    return list(reversed(listed.json()["data"]["data"]))

@@ -10,15 +10,7 @@ from litestar.testing import AsyncTestClient
 
 from tests.support.app import ADMIN
 from tests.support.customers import CUSTOMERS, card_batch, portal
-from tests.support.tenants import Tenant
-from tests.support.webhooks import EVENTS, webhook_tenant
-
-
-async def events_of(client: AsyncTestClient[Litestar], tenant: Tenant) -> list[dict[str, Any]]:
-    """The tenant's events, oldest first."""
-    listed = await client.get(EVENTS, params={"per_page": 100}, headers=tenant.headers)
-    assert listed.status_code == 200
-    return list(reversed(listed.json()["data"]["data"]))
+from tests.support.webhooks import EVENTS, events_of, webhook_tenant
 
 
 async def ok(response: Any, status: int = 200) -> dict[str, Any]:

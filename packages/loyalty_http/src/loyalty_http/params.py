@@ -129,6 +129,18 @@ async def _run_after_commit(request: Request[Any, Any, Any]) -> None:
             log.warning("after-commit action failed", error=type(exc).__name__)
 
 
+async def wake_deliveries(config: HttpConfig, deliveries: int) -> None:
+    """After a till's write committed on its own connection (no session, so not through
+    :func:`provide_db`): wake the delivery worker when its events created ``deliveries`` pending
+    deliveries (EVENT-7); a shop without endpoints costs nothing more."""
+    if not deliveries or config.enqueue_webhooks is None:
+        return
+    try:
+        await config.enqueue_webhooks()
+    except Exception as exc:  # the sweep sends them a minute later; the committed answer stands
+        log.warning("waking the webhook worker failed", error=type(exc).__name__)
+
+
 async def provide_reader(request: Request[Any, Any, Any]) -> DriverConnection[Any]:
     """The request's connection in autocommit, for a till call that is one prepared statement."""
     return await request_connection(request.scope).reader()

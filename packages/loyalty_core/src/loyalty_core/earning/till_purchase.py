@@ -11,8 +11,9 @@ Two round trips for a new purchase, whatever its lines and rules:
    campaigns exist, the customer family's moment facts.
 2. After scoring in Python: one statement that moves the plan's meter (a conditional upsert: racing
    purchases never pass the hard limit), credits the wallet, writes the entry, its lot, the
-   transaction, its lines and the moments it paid, each step only when the meter admitted it;
-   pipelined with ``COMMIT``, so the meter's row is held only for the commit.
+   transaction, its lines, the moments it paid and its ``transaction.created`` event (EVENT-1),
+   each step only when the meter admitted it; pipelined with ``COMMIT``, so the meter's row is held
+   only for the commit.
 Refusals raise before step 2, which writes nothing. A replay writes nothing and is never metered.
 """
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
+import msgspec
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
@@ -30,6 +32,7 @@ from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.errors import PlanLimitExceeded
 from loyalty_core.earning.purchases import MomentState
+from loyalty_core.earning.resources import Transaction
 from loyalty_core.earning.rules import Scoring, score
 from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
 from loyalty_core.earning.till_purchase_find import CardMoved, Found, find, same_family
@@ -40,6 +43,8 @@ from loyalty_core.earning.till_purchase_reads import (
 )
 from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.errors import IdempotencyKeyConflict
+from loyalty_core.events.models import EventType
+from loyalty_core.events.recording import deliveries_of, event_ctes, event_params
 from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
@@ -73,6 +78,8 @@ class Submitted:
     transaction: TransactionView
     created: bool
     """False for a replay: the original transaction, nothing written."""
+    deliveries: int = 0
+    """The webhook deliveries its event created: the caller wakes the worker after the commit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +87,17 @@ class Preview:
     customer_id: int
     scoring: Scoring
 
+
+# The event's data is the transaction as the API shows it, built before the write with the ids it
+# draws left at 0: the statement fills in the transaction's and each line's (by position).
+_DRAWN_IDS = """jsonb_set(
+    jsonb_set(CAST(%(purchase_event_data)s AS jsonb), '{id}', to_jsonb(t.id)),
+    '{items}',
+    coalesce((
+        SELECT jsonb_agg(x.item || jsonb_build_object('id', l.id) ORDER BY x.n)
+        FROM jsonb_array_elements(CAST(%(purchase_event_data)s AS jsonb) -> 'items') WITH ORDINALITY AS x(item, n)
+        JOIN lines l ON l.position = x.n
+    ), '[]'::jsonb))"""
 
 # Every write below hangs off ``ok``, the meter's admission: refused, the statement writes nothing.
 _WRITE = f"""
@@ -116,8 +134,10 @@ WITH meter AS (
     ON CONFLICT (vendor_id, customer_id, moment, since) DO UPDATE
     SET state = '{MomentState.PAID}', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
     WHERE cm.state = '{MomentState.DUE}'
-)
-SELECT t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids FROM t
+), {event_ctes("purchase_event", source="t", data=_DRAWN_IDS, customer="CAST(%(c)s AS bigint)")}
+SELECT t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids,
+       {deliveries_of("purchase_event")} AS deliveries
+FROM t
 """
 
 
@@ -163,39 +183,25 @@ class Purchases:
                 await conn.commit()
                 return Submitted(view, created=False)
             assert scoring is not None
+            shown = Transaction.of(_view(vendor, request, found, scoring, key, now, 0, [0] * len(request.items)))
+            params.update(
+                event_params(
+                    vendor.vendor_id,
+                    EventType.TRANSACTION_CREATED,
+                    msgspec.to_builtins(shown),
+                    now,
+                    name="purchase_event",
+                )
+            )
             written = await _write(conn, vendor, request, params, found, scoring, now)
         except BaseException:
             await conn.rollback()
             raise
         if written is None:
             raise PlanLimitExceeded("The plan's transactions for this month are used up.")
-        transaction_id, item_ids = written
-        items = tuple(
-            ItemView(
-                item_id,
-                line.name,
-                line.sku,
-                line.quantity,
-                line.unit_price,
-                line.quantity * line.unit_price,
-                line.category,
-            )
-            for item_id, line in zip(item_ids or (), request.items, strict=True)
-        )
-        view = TransactionView(
-            id=transaction_id,
-            customer_id=found.customer_id or 0,
-            idempotency_key=key,
-            total_amount=request.total_amount,
-            description=request.description,
-            external_reference=request.external_reference,
-            branch=_branch(vendor, request, found),
-            created_at=now,
-            points_earned=scoring.points_earned,
-            rules_applied=scoring.entries(),
-            items=items,
-        )
-        return Submitted(view, created=True)
+        transaction_id, item_ids, deliveries = written
+        view = _view(vendor, request, found, scoring, key, now, transaction_id, item_ids or [])
+        return Submitted(view, created=True, deliveries=deliveries)
 
     async def preview(
         self, conn: AsyncConnection[Any], vendor: VendorContext, request: PurchaseRequest, *, now: datetime
@@ -274,8 +280,9 @@ async def _write(
     found: Found,
     scoring: Scoring,
     now: datetime,
-) -> tuple[int, list[int] | None] | None:
-    """Round trip 2: the writes and COMMIT in one pipeline. None when the meter refused."""
+) -> tuple[int, list[int] | None, int] | None:
+    """Round trip 2: the writes and COMMIT in one pipeline: the transaction's id, its lines' and
+    the deliveries its event created. None when the meter refused."""
     plan = vendor.plan
     branch = _branch(vendor, request, found)
     moments = sorted(scoring.moments_paid, key=lambda m: (m.moment, m.since))
@@ -314,7 +321,45 @@ async def _write(
         await cursor.execute(_WRITE, params, prepare=True)
         await conn.commit()
         row = await cursor.fetchone()
-    return None if row is None else (row["transaction_id"], row["item_ids"])
+    return None if row is None else (row["transaction_id"], row["item_ids"], row["deliveries"])
+
+
+def _view(
+    vendor: VendorContext,
+    request: PurchaseRequest,
+    found: Found,
+    scoring: Scoring,
+    key: str,
+    now: datetime,
+    transaction_id: int,
+    item_ids: list[int],
+) -> TransactionView:
+    """The new transaction as written, with the ids the write drew."""
+    items = tuple(
+        ItemView(
+            item_id,
+            line.name,
+            line.sku,
+            line.quantity,
+            line.unit_price,
+            line.quantity * line.unit_price,
+            line.category,
+        )
+        for item_id, line in zip(item_ids, request.items, strict=True)
+    )
+    return TransactionView(
+        id=transaction_id,
+        customer_id=found.customer_id or 0,
+        idempotency_key=key,
+        total_amount=request.total_amount,
+        description=request.description,
+        external_reference=request.external_reference,
+        branch=_branch(vendor, request, found),
+        created_at=now,
+        points_earned=scoring.points_earned,
+        rules_applied=scoring.entries(),
+        items=items,
+    )
 
 
 def _needs_facts(vendor: VendorContext, campaigns: tuple[CampaignTerms, ...] | list[CampaignTerms]) -> bool:

@@ -95,6 +95,11 @@ ORDER BY t.created_at DESC, t.id DESC
 )
 
 
+TRANSACTION_BY_ID = _ONE
+"""One transaction as the API shows it (parameters ``v`` and ``t``), for a statement's pipeline; its
+row reads through :func:`view_of`."""
+
+
 async def transaction_by_id(conn: AsyncConnection[Any], vendor_id: int, transaction_id: int) -> TransactionView:
     async with conn.cursor(row_factory=dict_row) as cursor:
         await cursor.execute(_ONE, {"v": vendor_id, "t": transaction_id}, prepare=True)
@@ -150,6 +155,11 @@ async def customer_transactions(
         raise CustomerNotFound("No customer of the vendor has this id.", customer_id=customer_id)
     total = int(rows[0]["total"])
     return [_view(row) for row in rows if row["id"] is not None], total
+
+
+def view_of(row: dict[str, Any]) -> TransactionView:
+    """A row of :data:`TRANSACTION_BY_ID`."""
+    return _view(row)
 
 
 def _view(row: dict[str, Any]) -> TransactionView:

@@ -11,8 +11,10 @@ Two round trips for a new return:
    lots. A merge that committed while the wallet lock was awaited shows as another open account:
    the attempt is rolled back and run again, so the points are taken where the family's points are.
 2. After deciding in Python: one statement that posts the ``return`` entry (none for 0 points),
-   takes its points from the lots that expire first, writes the return and moves the purchase's
-   totals; with ``COMMIT`` (each attempt is one ``transaction()``, a savepoint inside a caller's).
+   takes its points from the lots that expire first, writes the return, moves the purchase's
+   totals and records ``transaction.returned`` (EVENT-2: the purchase, read in round trip 1 under
+   its lock, with its new totals and the return under ``return``); with ``COMMIT`` (each attempt
+   is one ``transaction()``, a savepoint inside a caller's).
 Refusals raise before step 2, which writes nothing. Returns are not metered. Lots whose end has
 passed are expired first by the same statement (LEDGER-9) and never taken back, so a return takes
 only what the customer could still spend.
@@ -23,10 +25,11 @@ and nothing here writes a row whose foreign key a merge holds, so the two never 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from psycopg import AsyncConnection
 from psycopg.errors import LockNotAvailable
 from psycopg.rows import dict_row
@@ -35,13 +38,17 @@ from psycopg.types.json import Jsonb
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning import returns
 from loyalty_core.earning.errors import TransactionNotFound
+from loyalty_core.earning.resources import Return, Transaction
 from loyalty_core.earning.return_reads import ReturnView, return_by_id
+from loyalty_core.earning.till_purchase_reads import TRANSACTION_BY_ID, view_of
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
+from loyalty_core.events.models import EventType
+from loyalty_core.events.recording import deliveries_of, event_ctes, event_params
 from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import entry_params, posting_ctes
+from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, entry_params, posting_ctes
 from loyalty_core.wallet.models import CauserType, EntryType
 
 RETURN_REASON = "return"
@@ -70,6 +77,8 @@ class Returned:
     view: ReturnView
     created: bool
     """False for a replay: the original return, nothing written."""
+    deliveries: int = 0
+    """The webhook deliveries its events created: the caller wakes the worker after the commit."""
 
 
 class _Again(Exception):
@@ -131,8 +140,14 @@ WITH {posting_ctes()}, ret AS (
     SET returned_amount = returned_amount + %(returned)s, points_reversed = points_reversed + %(taken)s,
         updated_at = %(now)s
     WHERE vendor_id = %(v)s AND id = %(t)s
-)
-SELECT id FROM ret
+), {
+    event_ctes(
+        "return_event",
+        source="ret",
+        data="jsonb_set(CAST(%(return_event_data)s AS jsonb), '{return,id}', to_jsonb(ret.id))",
+    )
+}
+SELECT id, {deliveries_of("return_event", *LEDGER_EVENTS)} AS deliveries FROM ret
 """
 
 
@@ -171,14 +186,17 @@ async def _attempt(
         conn.cursor(row_factory=dict_row) as purchase,
         conn.cursor(row_factory=dict_row) as wallet,
         conn.cursor(row_factory=dict_row) as read,
+        conn.cursor(row_factory=dict_row) as shown,
     ):
         try:
             await conn.execute(_KEY_LOCK, params, prepare=True)
             await purchase.execute(_PURCHASE_LOCK, params, prepare=True)
             await wallet.execute(_WALLET_LOCK, params, prepare=True)
             await read.execute(_READ, params, prepare=True)
+            await shown.execute(TRANSACTION_BY_ID, params, prepare=True)
             await pipeline.sync()
             bought, locked, found = await purchase.fetchone(), await wallet.fetchone(), await read.fetchone()
+            purchased = await shown.fetchone()
         except LockNotAvailable as exc:
             raise WalletBusy("The purchase or its wallet is busy; retry in a moment.", retry_after=1) from exc
         if bought is None:
@@ -236,23 +254,41 @@ async def _attempt(
             taken=split.points_reversed,
             short=split.points_unrecovered,
         )
+        assert purchased is not None  # read under the purchase's lock, which was found
+        view = ReturnView(
+            id=0,
+            transaction_id=transaction_id,
+            idempotency_key=params["k"],
+            amount=request.amount,
+            items=items,
+            reason=request.reason,
+            branch=branch,
+            points_reversed=split.points_reversed,
+            points_unrecovered=split.points_unrecovered,
+            created_at=now,
+        )
+        before = view_of(purchased)
+        after = replace(
+            before,
+            returned_amount=before.returned_amount + request.amount,
+            points_reversed=before.points_reversed + split.points_reversed,
+        )
+        data = {**msgspec.to_builtins(Transaction.of(after)), "return": msgspec.to_builtins(Return.of(view))}
+        params.update(
+            event_params(
+                vendor.vendor_id,
+                EventType.TRANSACTION_RETURNED,
+                data,
+                now,
+                customer_id=before.customer_id,
+                name="return_event",
+            )
+        )
         written = await conn.execute(_WRITE, params, prepare=True)
         await pipeline.sync()
         row = await written.fetchone()
     assert row is not None  # the insert is unconditional
-    view = ReturnView(
-        id=row[0],
-        transaction_id=transaction_id,
-        idempotency_key=params["k"],
-        amount=request.amount,
-        items=items,
-        reason=request.reason,
-        branch=branch,
-        points_reversed=split.points_reversed,
-        points_unrecovered=split.points_unrecovered,
-        created_at=now,
-    )
-    return Returned(view, created=True)
+    return Returned(replace(view, id=row[0]), created=True, deliveries=row[1])
 
 
 def _branch(vendor: VendorContext, request: ReturnRequest, found: dict[str, Any]) -> BranchRef | None:

@@ -31,26 +31,57 @@ RECORDED = "events_recorded"
 """Set in ``session.info`` once a session recorded an event, so whoever commits it can wake the
 delivery worker."""
 
-EVENT_CTE = f"""recorded_event AS (
+
+def event_ctes(
+    name: str = "event",
+    *,
+    source: str | None = None,
+    data: str | None = None,
+    customer: str | None = None,
+    vendor: str | None = None,
+) -> str:
+    """The CTEs ``<name>_recorded`` (the event) and ``<name>_deliveries`` (one row per pending
+    delivery) that record one event, parameters from ``event_params(..., name=name)``. ``source``:
+    a FROM clause of the caller's (its own CTEs, with a WHERE) that yields one row when the change
+    was written and none when it was not, so a refused write records nothing; ``data`` and
+    ``customer`` (and ``vendor``): SQL over that row, for what only the statement knows (the ids it
+    draws). The
+    endpoints are found through their primary key's ``vendor_id`` prefix: a shop without endpoints
+    costs one index probe."""
+
+    def p(field: str) -> str:
+        return f"%({name}_{field})s"
+
+    rows = f"\n    FROM {source}" if source else ""
+    return f"""{name}_recorded AS (
     INSERT INTO events (vendor_id, id, type, created_at, customer_id, data)
-    VALUES (%(event_vendor_id)s, %(event_id)s, %(event_type)s, %(event_at)s, %(event_customer_id)s,
-            CAST(%(event_data)s AS jsonb))
+    SELECT {vendor or f"CAST({p('vendor_id')} AS bigint)"}, CAST({p("id")} AS text), CAST({p("type")} AS text),
+           CAST({p("at")} AS timestamptz), {customer or f"CAST({p('customer_id')} AS bigint)"},
+           {data or f"CAST({p('data')} AS jsonb)"}{rows}
     RETURNING vendor_id, id, type, created_at
-), recorded_deliveries AS (
+), {name}_deliveries AS (
     INSERT INTO webhook_deliveries
         (id, vendor_id, endpoint_id, event_id, attempt, status, next_attempt_at, created_at, updated_at)
     SELECT nextval('webhook_deliveries_id_seq'), w.vendor_id, w.id, e.id, 1, '{DeliveryStatus.PENDING}',
            e.created_at, e.created_at, e.created_at
-    FROM recorded_event e
+    FROM {name}_recorded e
     JOIN webhook_endpoints w ON w.vendor_id = e.vendor_id
     WHERE w.enabled AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
     RETURNING 1
 )"""
-"""The CTEs a statement embeds to record one event; parameters from :func:`event_params`. The
-endpoints are found through their primary key's ``vendor_id`` prefix: a shop without endpoints
-costs one index probe."""
 
-_ORM_TEXT = text("WITH " + re.sub(r"%\((\w+)\)s", r":\1", EVENT_CTE) + " SELECT count(*) FROM recorded_deliveries")
+
+def deliveries_of(*names: str) -> str:
+    """SQL: how many deliveries the events ``names`` created, for the statement to return, so its
+    caller wakes the delivery worker only when there is something to send."""
+    return " + ".join(f"(SELECT count(*) FROM {name}_deliveries)" for name in names)
+
+
+EVENT_CTE = event_ctes()
+"""The CTEs a statement embeds to record one event, written whatever the statement does;
+parameters from :func:`event_params`."""
+
+_ORM_TEXT = text("WITH " + re.sub(r"%\((\w+)\)s", r":\1", EVENT_CTE) + " SELECT " + deliveries_of("event"))
 
 
 def new_event_id() -> str:
@@ -58,18 +89,40 @@ def new_event_id() -> str:
 
 
 def event_params(
-    vendor_id: int, event_type: str, data: Mapping[str, Any], at: datetime, *, customer_id: int | None = None
+    vendor_id: int | None,
+    event_type: str | None,
+    data: Mapping[str, Any] | None,
+    at: datetime,
+    *,
+    customer_id: int | None = None,
+    name: str = "event",
 ) -> dict[str, Any]:
-    """The named parameters :data:`EVENT_CTE` reads. ``data``: JSON values (the resource as the API
-    shows it); ``customer_id``: the customer it concerns, for scrubbing on anonymization."""
+    """The named parameters :func:`event_ctes` reads for the event ``name``. ``data``: JSON values
+    (the resource as the API shows it); ``customer_id``: the customer it concerns, for scrubbing on
+    anonymization. A statement whose ``source`` may skip the event passes None for what it does
+    not know then."""
     return {
-        "event_vendor_id": vendor_id,
-        "event_id": new_event_id(),
-        "event_type": str(event_type),
-        "event_at": at,
-        "event_customer_id": customer_id,
-        "event_data": json.dumps(data, separators=(",", ":")),
+        f"{name}_vendor_id": vendor_id,
+        f"{name}_id": new_event_id(),
+        f"{name}_type": None if event_type is None else str(event_type),
+        f"{name}_at": at,
+        f"{name}_customer_id": customer_id,
+        f"{name}_data": None if data is None else dumps(data),
     }
+
+
+def no_event_params(name: str) -> dict[str, Any]:
+    """The parameters of an event ``name`` that its statement does not record this time (its
+    ``source`` finds no row): nothing is drawn or encoded for it."""
+    return dict.fromkeys((f"{name}_{field}" for field in _FIELDS), None)
+
+
+_FIELDS = ("vendor_id", "id", "type", "at", "customer_id", "data")
+
+
+def dumps(data: Mapping[str, Any]) -> str:
+    """An event's ``data`` as the statement's JSON parameter."""
+    return json.dumps(data, separators=(",", ":"))
 
 
 async def record_event(

@@ -6,6 +6,7 @@ left after the deduction is shown on the creation (and its replay) only."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -70,6 +71,12 @@ class RedemptionBody(msgspec.Struct, omit_defaults=True):
             ),
             remaining_balance=remaining_balance,
         )
+
+
+def redemption_data(view: RedemptionView, now: datetime) -> dict[str, Any]:
+    """The data of a ``redemption.*`` event: the redemption as ``GET /redemptions/{code}`` shows it."""
+    data: dict[str, Any] = msgspec.to_builtins(RedemptionBody.of(view, now))
+    return data
 
 
 def row_view(r: Redemption, branch: Branch | None) -> RedemptionView:

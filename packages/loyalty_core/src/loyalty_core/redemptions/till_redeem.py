@@ -13,15 +13,15 @@ Two round trips for a new redemption, on the request's one connection:
    before this transaction ends.
 2. After the checks in Python: one statement pipelined with ``COMMIT`` that takes the stock with a
    conditional update (racing redemptions never take it below 0) and, only when it was taken,
-   writes the ``redeem`` entry, the lots it consumes (soonest-ending first), the balance and the
-   redemption. A new code that collides with an existing one (ON CONFLICT) undoes the attempt,
-   which then runs again with another code.
+   writes the ``redeem`` entry, the lots it consumes (soonest-ending first), the balance, the
+   redemption and its ``redemption.created`` event (EVENT-5). A new code that collides with an
+   existing one (ON CONFLICT) undoes the attempt, which then runs again with another code.
 A refusal rolls back before step 2 and writes nothing, leaving its key free.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -33,10 +33,13 @@ from psycopg.types.json import Jsonb
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
+from loyalty_core.events.models import EventType
+from loyalty_core.events.recording import deliveries_of, event_ctes, event_params
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions import rules
 from loyalty_core.redemptions.codes import new_code
 from loyalty_core.redemptions.models import StoredStatus
+from loyalty_core.redemptions.resources import redemption_data
 from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem_state import STATE, WALLET_LOCK, LockedRow, RewardRow, StateRow
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, read_view
@@ -45,7 +48,7 @@ from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import entry_params, posting_ctes
+from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, entry_params, posting_ctes
 from loyalty_core.wallet.models import CauserType, EntryType
 
 REDEEM_REASON = "redemption"
@@ -71,8 +74,14 @@ WITH stock AS (
     FROM ledger_entry e
     ON CONFLICT (vendor_id, confirmation_code) DO NOTHING
     RETURNING id
-)
-SELECT (SELECT ok FROM go), (SELECT id FROM made)
+), {
+    event_ctes(
+        "redeem_event",
+        source="made",
+        data="jsonb_set(CAST(%(redeem_event_data)s AS jsonb), '{redemption_id}', to_jsonb(made.id))",
+    )
+}
+SELECT (SELECT ok FROM go), (SELECT id FROM made), {deliveries_of("redeem_event", *LEDGER_EVENTS)}
 """
 
 
@@ -81,6 +90,8 @@ class TillRedeemed:
     redemption: RedemptionView
     remaining_balance: int
     replayed: bool
+    deliveries: int = 0
+    """The webhook deliveries its events created: the caller wakes the worker after the commit."""
 
 
 class _Again(Exception):
@@ -205,33 +216,43 @@ async def _attempt(
             pay=reward.payment_amount,
             until=until,
         )
+        view = RedemptionView(
+            id=0,
+            confirmation_code=code,
+            status=StoredStatus.VALID,
+            reward_id=reward.id,
+            reward_name=reward.name,
+            reward_type=reward.type,
+            customer_id=customer_id,
+            points_deducted=reward.point_cost,
+            branch=BranchLabel(branch.external_id, branch.name, branch.type) if branch is not None else None,
+            redeemed_at=now,
+            expires_at=until,
+            used_at=None,
+            cancelled_at=None,
+            discount_type=reward.discount_type,
+            discount_value=reward.discount_value,
+            product_reference=reward.product_reference,
+            payment_amount=reward.payment_amount,
+        )
+        params.update(
+            event_params(
+                vendor_id,
+                EventType.REDEMPTION_CREATED,
+                redemption_data(view, now),
+                now,
+                customer_id=customer_id,
+                name="redeem_event",
+            )
+        )
         written = await conn.execute(_WRITE, params, prepare=True)
         await pipeline.sync()
-        took, made = await written.fetchone() or (None, None)
+        took, made, deliveries = await written.fetchone() or (None, None, 0)
         if took is None:
             raise e.OutOfStock("The reward is out of stock.", reward_id=reward.id)
         if made is None:
             raise _Again
-    view = RedemptionView(
-        id=made,
-        confirmation_code=code,
-        status=StoredStatus.VALID,
-        reward_id=reward.id,
-        reward_name=reward.name,
-        reward_type=reward.type,
-        customer_id=customer_id,
-        points_deducted=reward.point_cost,
-        branch=BranchLabel(branch.external_id, branch.name, branch.type) if branch is not None else None,
-        redeemed_at=now,
-        expires_at=until,
-        used_at=None,
-        cancelled_at=None,
-        discount_type=reward.discount_type,
-        discount_value=reward.discount_value,
-        product_reference=reward.product_reference,
-        payment_amount=reward.payment_amount,
-    )
-    return TillRedeemed(view, balance - reward.point_cost, replayed=False)
+    return TillRedeemed(replace(view, id=made), balance - reward.point_cost, replayed=False, deliveries=deliveries)
 
 
 async def _replay(

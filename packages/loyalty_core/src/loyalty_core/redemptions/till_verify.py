@@ -27,8 +27,10 @@ from psycopg.rows import dict_row
 
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import RuleViolation
+from loyalty_core.events.recording import deliveries_of
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus, status_at
+from loyalty_core.redemptions.used_event import MOVED_COLUMNS, NAME, USED_CTES, used_params
 from loyalty_core.tenancy.access import WRITE_ADMITTED
 from loyalty_core.tenancy.token_check import CompanionRead
 
@@ -99,8 +101,10 @@ _MOVED = f"""moved AS (
           SELECT 1 FROM customers c
           WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
       ){{gate}}
-    RETURNING r.id, r.status, r.used_at
-)"""
+    RETURNING {MOVED_COLUMNS}
+), {USED_CTES}"""
+
+_DELIVERIES = f"{deliveries_of(NAME)} AS deliveries"
 
 _MOVED_SHOWN = "\n".join(
     (
@@ -111,24 +115,25 @@ _MOVED_SHOWN = "\n".join(
     )
 )
 
-_VERIFY = f"WITH {_MOVED.format(gate='')}\nSELECT m.id IS NOT NULL AS moved, {_MOVED_SHOWN}"
+_VERIFY = f"WITH {_MOVED.format(gate='')}\nSELECT m.id IS NOT NULL AS moved, {_DELIVERIES}, {_MOVED_SHOWN}"
 
 # the same verify riding on the token check: it moves the code only for a caller the check admits
 _RIDING_CTES = _MOVED.format(gate=f"\n      AND {WRITE_ADMITTED}")
-_RIDING = f"SELECT {WRITE_ADMITTED} AS write_admitted, m.id IS NOT NULL AS moved, {_MOVED_SHOWN}"
+_RIDING = f"SELECT {WRITE_ADMITTED} AS write_admitted, m.id IS NOT NULL AS moved, {_DELIVERIES}, {_MOVED_SHOWN}"
 
 
 def verify_riding(code: str, now: datetime) -> CompanionRead:
     """POST /redemptions/{code}/verify in the token check's statement (see ``verify_answer``)."""
-    return CompanionRead(_RIDING, {"code": code.upper(), "now": now}, ctes=_RIDING_CTES)
+    return CompanionRead(_RIDING, {"code": code.upper(), "now": now, **used_params(now)}, ctes=_RIDING_CTES)
 
 
 async def verify_answer(
     conn: AsyncConnection[Any], vendor_id: int, code: str, row: dict[str, Any] | None, *, now: datetime
-) -> RedemptionView:
+) -> tuple[RedemptionView, int]:
     """The answer to a verify that rode on the token check, whose caller the check admitted: its
-    row (None: no such code of the vendor). When the write's condition was stricter than the check
-    (a suspended vendor in its grace period), nothing moved and the verify is sent on its own."""
+        row (None: no such code of the vendor). When the write's condition was stricter than the check
+        (a suspended vendor in its grace period), nothing moved and the verify is sent on its own. With
+    the view, how many webhook deliveries its ``redemption.used`` event created (EVENT-5)."""
     if row is None:
         raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
     if not row["write_admitted"]:
@@ -145,10 +150,13 @@ async def read_code(conn: AsyncConnection[Any], vendor_id: int, code: str) -> Re
     return found
 
 
-async def verify_code(conn: AsyncConnection[Any], vendor_id: int, code: str, *, now: datetime) -> RedemptionView:
+async def verify_code(
+    conn: AsyncConnection[Any], vendor_id: int, code: str, *, now: datetime
+) -> tuple[RedemptionView, int]:
     """valid -> used, once; otherwise the refusal, checked in the order: not found, used,
-    cancelled, expired, any other reason (the customer was anonymized)."""
-    params = {"v": vendor_id, "code": code.upper(), "now": now}
+    cancelled, expired, any other reason (the customer was anonymized). The statement records the
+    ``redemption.used`` event (EVENT-5); with the view, how many deliveries it created."""
+    params = {"v": vendor_id, "code": code.upper(), "now": now, **used_params(now)}
     async with conn.cursor(row_factory=dict_row) as cursor:
         await cursor.execute(_VERIFY, params, prepare=True)
         row = await cursor.fetchone()
@@ -159,11 +167,11 @@ async def verify_code(conn: AsyncConnection[Any], vendor_id: int, code: str, *, 
 
 async def _outcome(
     conn: AsyncConnection[Any], vendor_id: int, code: str, row: Mapping[str, Any], now: datetime
-) -> RedemptionView:
+) -> tuple[RedemptionView, int]:
     """``row``: whether the code ``moved``, and the redemption as the statement saw it."""
     seen = _view(row)
     if row["moved"]:
-        return seen
+        return seen, int(row["deliveries"])
     if seen.shown_status(now) == StoredStatus.VALID:
         # the snapshot may predate a verify or cancel the update waited for: read the row as it is now
         seen = await read_view(conn, vendor_id, code) or seen

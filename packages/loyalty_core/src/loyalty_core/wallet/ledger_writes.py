@@ -11,6 +11,13 @@ its transaction and lines, a redemption its row) and may gate every write on a c
 The entry is the CTE ``ledger_entry`` (columns :data:`ENTRY_COLUMNS`) for the caller's rows to
 point at. :func:`entry_params` fills its parameters.
 
+The same statement records the entries' events (EVENT-3, EVENT-4): ``points.expired`` for the
+expire entry a debit writes first, always, and the caller's event for its own entry when it names
+one (``points.adjusted`` for an adjustment, ``points.expired`` for the expiry job; none for a
+purchase's, a return's or a redemption's entry, whose own event tells it, nor for a merge's).
+Their ``data`` is the entry as the API shows it; the ids and running balances the statement draws
+are filled in by the statement. :data:`LEDGER_EVENTS` names them for ``deliveries_of``.
+
 Every caller holds the wallet row locked (``FOR UPDATE``) before it decides, or, for a credit that
 decides nothing on the balance, takes that lock with this statement's ``UPDATE``; the running
 balance is the locked row's balance plus the amount, so it cannot be stale.
@@ -26,9 +33,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from psycopg import AsyncConnection
-from psycopg.rows import class_row
+from psycopg.rows import dict_row
 
+from loyalty_core.events.models import EventType
+from loyalty_core.events.recording import deliveries_of, event_ctes, event_params, no_event_params
 from loyalty_core.wallet.ledger import Take
 from loyalty_core.wallet.models import CauserType, EntryType
 
@@ -53,6 +63,21 @@ class EntryRow:
     created_at: datetime
 
 
+LEDGER_EVENTS = ("ledger_expired_event", "ledger_entry_event")
+"""The events :func:`posting_ctes` may record, for ``deliveries_of``."""
+
+_DRAWN = "CAST(%({name}_data)s AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)"
+
+
+def _entry_event(name: str, entry: str, gate: str = "") -> str:
+    return event_ctes(
+        name,
+        source=f"{entry} x CROSS JOIN ledger_balance b{gate}",
+        data=_DRAWN.format(name=name),
+        customer="b.customer_id",
+    )
+
+
 def posting_ctes(*, gate: str = "true") -> str:
     """The CTEs that post one entry on wallet ``%(w)s`` of vendor ``%(v)s``, when ``gate`` (SQL of
     the caller's, over its own CTEs) holds. A zero amount writes nothing."""
@@ -62,7 +87,7 @@ def posting_ctes(*, gate: str = "true") -> str:
     return f"""ledger_balance AS (
     UPDATE wallets SET balance = balance - %(expired)s + %(amount)s, updated_at = %(now)s
     WHERE vendor_id = %(v)s AND id = %(w)s AND %(amount)s <> 0 AND ({gate})
-    RETURNING balance
+    RETURNING balance, customer_id
 ), ledger_expired AS (
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
@@ -70,7 +95,7 @@ def posting_ctes(*, gate: str = "true") -> str:
     SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, '{EntryType.EXPIRE}', -%(expired)s,
            b.balance - %(amount)s, '{EXPIRED_REASON}', '{CauserType.SYSTEM}', NULL, NULL, %(now)s, %(now)s
     FROM ledger_balance b WHERE %(expired)s <> 0
-    RETURNING id
+    RETURNING id, running_balance
 ), ledger_entry AS (
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
@@ -88,7 +113,9 @@ def posting_ctes(*, gate: str = "true") -> str:
     UPDATE point_lots p SET remaining = p.remaining - t.points, updated_at = %(now)s
     FROM ledger_entry e, unnest(%(take_ids)s::bigint[], %(take_points)s::bigint[]) AS t(id, points)
     WHERE p.vendor_id = %(v)s AND p.id = t.id AND p.wallet_id = %(w)s
-)"""
+), {_entry_event(LEDGER_EVENTS[0], "ledger_expired")}, {
+        _entry_event(LEDGER_EVENTS[1], "ledger_entry", f" WHERE CAST(%({LEDGER_EVENTS[1]}_type)s AS text) IS NOT NULL")
+    }"""
 
 
 def entry_params(
@@ -105,15 +132,28 @@ def entry_params(
     opened: Iterable[tuple[int, datetime | None]] = (),
     taken: Sequence[Take] = (),
     expired: Sequence[Take] = (),
+    event: EventType | None = None,
 ) -> dict[str, Any]:
     """The parameters of :func:`posting_ctes`: a credit names the lots it opens (points, end), a
     debit the points it takes from each lot and the lots past their end it expires first
-    (``ledger.due``)."""
+    (``ledger.due``); ``event``: the event of the entry itself, if it has one."""
     points, ends = [], []
     for p, end in opened:
         points.append(p)
         ends.append(end)
+    expired_points = sum(t.points for t in expired)
+    # an event the statement will not record draws no id and encodes nothing (the till's hot path)
+    gone = no_event_params(LEDGER_EVENTS[0])
+    if expired_points:
+        shown = _shown(wallet_id, EntryType.EXPIRE, -expired_points, EXPIRED_REASON, CauserType.SYSTEM, None, now)
+        gone = event_params(vendor_id, EventType.POINTS_EXPIRED, shown, now, name=LEDGER_EVENTS[0])
+    own = no_event_params(LEDGER_EVENTS[1])
+    if event is not None:
+        shown = _shown(wallet_id, kind, amount, reason, causer_type, causer_id, now)
+        own = event_params(vendor_id, event, shown, now, name=LEDGER_EVENTS[1])
     return {
+        **gone,
+        **own,
         "v": vendor_id,
         "w": wallet_id,
         "now": now,
@@ -125,19 +165,41 @@ def entry_params(
         "entry_key": key,
         "lot_points": points,
         "lot_ends": ends,
-        "expired": sum(t.points for t in expired),
+        "expired": expired_points,
         "take_ids": [t.lot_id for t in (*expired, *taken)],
         "take_points": [t.points for t in (*expired, *taken)],
     }
 
 
-_POST = f"WITH {posting_ctes()}\nSELECT {ENTRY_COLUMNS} FROM ledger_entry"
+def _shown(
+    wallet_id: int | None,
+    kind: str,
+    amount: int,
+    reason: str | None,
+    causer_type: str,
+    causer_id: str | None,
+    at: datetime,
+) -> dict[str, Any]:
+    """The entry as the API shows it, but for the id and running balance the statement draws."""
+    # imported here: the resources module reads this one's EntryRow
+    from loyalty_core.wallet.resources import LedgerEntry
+
+    row = EntryRow(0, wallet_id or 0, str(kind), amount, 0, reason, str(causer_type), causer_id, at)
+    shown: dict[str, Any] = msgspec.to_builtins(LedgerEntry.of(row))
+    return shown
 
 
-async def write_entry(conn: AsyncConnection[Any], params: dict[str, Any]) -> EntryRow:
-    """Post one entry (one prepared statement) on a wallet the caller has locked."""
-    async with conn.cursor(row_factory=class_row(EntryRow)) as cursor:
+_POST = (
+    f"WITH {posting_ctes()}\nSELECT {ENTRY_COLUMNS}, {deliveries_of(*LEDGER_EVENTS)} AS deliveries FROM ledger_entry"
+)
+
+
+async def write_entry(conn: AsyncConnection[Any], params: dict[str, Any]) -> tuple[EntryRow, int]:
+    """Post one entry (one prepared statement) on a wallet the caller has locked; the entry and how
+    many webhook deliveries its events created."""
+    async with conn.cursor(row_factory=dict_row) as cursor:
         await cursor.execute(_POST, params, prepare=True)
         written = await cursor.fetchone()
     assert written is not None  # the wallet is locked by the caller and the amount is not zero
-    return written
+    deliveries = written.pop("deliveries")
+    return EntryRow(**written), deliveries

@@ -23,6 +23,7 @@ from psycopg.rows import class_row, dict_row
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
+from loyalty_core.events.models import EventType
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.ledger_writes import ENTRY_COLUMNS, EntryRow, entry_params, write_entry
@@ -35,6 +36,8 @@ class Adjusted:
     entry: EntryRow
     created: bool
     """False for a replay: the original entry, nothing written."""
+    deliveries: int = 0
+    """The webhook deliveries its events created: the caller wakes the worker after its commit."""
 
 
 _LOCK = f"""
@@ -130,7 +133,8 @@ async def till_adjust(
             if balance + amount < 0:
                 raise InsufficientBalance("The balance is too low for this deduction.", balance=balance, amount=amount)
             takes = ledger.take(live, -amount)
-        written = await write_entry(
+        # EVENT-3: points.adjusted, with the entry, in the entry's statement
+        written, deliveries = await write_entry(
             conn,
             entry_params(
                 vendor_id=vendor_id,
@@ -145,6 +149,7 @@ async def till_adjust(
                 opened=[(amount, ledger.lot_expiry(now, expire_after_days))] if amount > 0 else [],
                 taken=takes,
                 expired=expired,
+                event=EventType.POINTS_ADJUSTED,
             ),
         )
-        return Adjusted(written, created=True)
+        return Adjusted(written, created=True, deliveries=deliveries)

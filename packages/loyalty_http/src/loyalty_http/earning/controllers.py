@@ -18,7 +18,7 @@ from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_http.earning import purchase_schemas as s
-from loyalty_http.params import Clk, Reader, Writer, customer_id_of
+from loyalty_http.params import Clk, Config, Reader, Writer, customer_id_of, wake_deliveries
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate
@@ -43,10 +43,17 @@ class TransactionController(Controller):
         status_code=201,
     )
     async def submit(
-        self, payload: NamedDependency[s.TransactionBody], vendor: Caller, purchases: Scorer, writer: Writer, clock: Clk
+        self,
+        payload: NamedDependency[s.TransactionBody],
+        vendor: Caller,
+        purchases: Scorer,
+        writer: Writer,
+        clock: Clk,
+        config: Config,
     ) -> Response[Envelope[s.Transaction]]:
         """A new purchase answers 201, its replay 200 with the original (EARN-6)."""
         done = await purchases.submit(writer, vendor, payload.request(), key=payload.idempotency_key, now=clock.now())
+        await wake_deliveries(config, done.deliveries)
         return Response(Envelope(s.Transaction.of(done.transaction)), status_code=201 if done.created else 200)
 
     @post("/preview", opt=reads(body=s.PreviewBody, errors=_SCORING_ERRORS), status_code=200)

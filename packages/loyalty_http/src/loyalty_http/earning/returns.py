@@ -20,7 +20,7 @@ from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_http.earning import purchase_schemas
 from loyalty_http.earning import return_schemas as s
-from loyalty_http.params import Clk, Reader, Writer
+from loyalty_http.params import Clk, Config, Reader, Writer, wake_deliveries
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate
@@ -63,6 +63,7 @@ class ReturnController(Controller):
         vendor: Caller,
         writer: Writer,
         clock: Clk,
+        config: Config,
     ) -> Response[Envelope[s.Return]]:
         """A new return answers 201, its replay 200 with the original body."""
         done = await till_return(
@@ -73,6 +74,7 @@ class ReturnController(Controller):
             key=payload.idempotency_key,
             now=clock.now(),
         )
+        await wake_deliveries(config, done.deliveries)
         return Response(Envelope(s.Return.of(done.view)), status_code=201 if done.created else 200)
 
     @get("/returns", opt=reads(query=s.ReturnsQuery, errors=(TransactionNotFound,)))

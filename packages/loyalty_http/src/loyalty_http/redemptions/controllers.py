@@ -14,7 +14,7 @@ from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.redemptions.till_verify import read_code, verify_answer, verify_riding
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.token_check import CompanionRead
-from loyalty_http.params import Clk, Companion, Reader, Writer, given
+from loyalty_http.params import Clk, Companion, Config, Reader, Writer, given, wake_deliveries
 from loyalty_http.redemptions import schemas as s
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
@@ -37,7 +37,7 @@ class RedemptionController(Controller):
         status_code=201,
     )
     async def redeem(
-        self, payload: NamedDependency[s.RedeemBody], vendor: Caller, writer: Writer, clock: Clk
+        self, payload: NamedDependency[s.RedeemBody], vendor: Caller, writer: Writer, clock: Clk, config: Config
     ) -> Response[Envelope[s.RedemptionBody]]:
         """201 for a new redemption; a replay answers 200 with the stored creation body (REDEEM-3)."""
         request = RedeemRequest(
@@ -50,6 +50,7 @@ class RedemptionController(Controller):
         done = await till_redeem(
             writer, vendor.vendor_id, request, default_branch=vendor.default_branch, client_id=vendor.client_id, now=now
         )
+        await wake_deliveries(config, done.deliveries)
         body = s.RedemptionBody.of(done.redemption, now, remaining_balance=done.remaining_balance)
         return Response(Envelope(body), status_code=200 if done.replayed else 201)
 
@@ -73,9 +74,10 @@ class RedemptionController(Controller):
         status_code=200,
     )
     async def verify(
-        self, code: FromPath[str], vendor: Caller, reader: Reader, clock: Clk, companion: Companion
+        self, code: FromPath[str], vendor: Caller, reader: Reader, clock: Clk, companion: Companion, config: Config
     ) -> Envelope[s.RedemptionBody]:
         # the verify rode on the token check's statement; a second only to diagnose a code that did not move
         now = clock.now()
-        view = await verify_answer(reader, vendor.vendor_id, code, companion, now=now)
+        view, deliveries = await verify_answer(reader, vendor.vendor_id, code, companion, now=now)
+        await wake_deliveries(config, deliveries)
         return Envelope(s.RedemptionBody.of(view, now))

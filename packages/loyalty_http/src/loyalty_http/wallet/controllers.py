@@ -12,7 +12,7 @@ from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer, LedgerFilter
 from loyalty_core.wallet.till_adjust import till_adjust
-from loyalty_http.params import Clk, Wallets, Writer, customer_id_of
+from loyalty_http.params import Clk, Config, Wallets, Writer, customer_id_of, wake_deliveries
 from loyalty_http.route_options import reads
 from loyalty_http.wallet import schemas as s
 from loyalty_http.wire.envelope import Envelope
@@ -77,6 +77,7 @@ class WalletController(Controller):
         vendor: Vendor,
         writer: Writer,
         clock: Clk,
+        config: Config,
     ) -> Response[Envelope[s.LedgerEntry]]:
         """A till's write: prepared statements in one transaction on the request's connection."""
         done = await till_adjust(
@@ -90,5 +91,6 @@ class WalletController(Controller):
             expire_after_days=vendor.point_expiry_days,
             now=clock.now(),
         )
+        await wake_deliveries(config, done.deliveries)
         # ADJUST-2: a new adjustment answers 201, its replay 200
         return Response(Envelope(s.LedgerEntry.of(done.entry)), status_code=201 if done.created else 200)

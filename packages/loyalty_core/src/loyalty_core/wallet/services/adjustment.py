@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from loyalty_core.db import driver_connection
+from loyalty_core.events.recording import RECORDED
 from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.wallet.models import Wallet
 from loyalty_core.wallet.services.posting import Causer, Posting
@@ -51,6 +52,8 @@ class Adjustments(Posting):
             expire_after_days=expire_after_days,
             now=self._clock.now(),
         )
+        if done.deliveries:
+            self._session.info[RECORDED] = True
         # the statements wrote behind the session's back: a wallet it holds is read again (its lots
         # are read fresh by whoever locks the wallet, see Posting.wallet_of)
         for held in list(self._session.identity_map.values()):

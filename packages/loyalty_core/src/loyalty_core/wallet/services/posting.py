@@ -24,6 +24,8 @@ from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.db import driver_connection
+from loyalty_core.events.models import EventType
+from loyalty_core.events.recording import RECORDED
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.ledger_writes import EXPIRED_REASON, EntryRow, entry_params, write_entry
@@ -76,11 +78,13 @@ class Posting:
         key: str | None = None,
         expire_after_days: int | None = None,
         lots: list[tuple[int, datetime | None]] | None = None,
+        event: EventType | None = None,
     ) -> tuple[EntryRow, list[ledger.Take]]:
         """Write one entry on a wallet the caller has locked, through the ledger's one writer. A
         positive amount opens one lot ending ``expire_after_days`` after now, or the given ``lots``
         (points, end) when they carry their own end dates (a merge, a cancel); a negative one takes
-        points soonest-ending first."""
+        points soonest-ending first. ``event``: the entry's own event, if it has one (an expiry
+        written first always records ``points.expired``, EVENT-4)."""
         now = self._clock.now()
         takes: list[ledger.Take] = []
         expired: list[ledger.Take] = []
@@ -107,7 +111,7 @@ class Posting:
             takes = ledger.take(open_lots, -amount)
         # what the session still holds unwritten goes first, then the entry on the same connection
         await self._session.flush()
-        entry = await write_entry(
+        entry, deliveries = await write_entry(
             await driver_connection(self._session),
             entry_params(
                 vendor_id=wallet.vendor_id,
@@ -122,8 +126,11 @@ class Posting:
                 opened=opened,
                 taken=takes,
                 expired=expired,
+                event=event,
             ),
         )
+        if deliveries:
+            self._session.info[RECORDED] = True
         # the session's copy of the wallet shows the written balance, without a write of its own
         set_committed_value(wallet, "balance", entry.running_balance)
         set_committed_value(wallet, "updated_at", now)
@@ -145,7 +152,14 @@ class Posting:
         )
         if not due:
             return None
-        entry, _ = await self.post(wallet, -int(due), kind=EntryType.EXPIRE, causer=SYSTEM, reason=EXPIRED_REASON)
+        entry, _ = await self.post(
+            wallet,
+            -int(due),
+            kind=EntryType.EXPIRE,
+            causer=SYSTEM,
+            reason=EXPIRED_REASON,
+            event=EventType.POINTS_EXPIRED,
+        )
         return entry
 
     async def open_wallet(self, vendor_id: int, customer_id: int) -> Wallet:

@@ -1,0 +1,159 @@
+"""Webhook events delivered per second by one worker to a local HTTP receiver.
+
+``uv run just bench webhooks [--events 500 --rounds 2]``
+
+On a fresh database (the schema from the models), one vendor with one endpoint listening to every
+type, pointing at a receiver in a process of its own on 127.0.0.1 that answers every POST with 204.
+Each round records ``--events`` events through ``record_event`` (each with its pending delivery, as
+the money paths write them), then times one call of the delivery job (``webhook_deliveries``, its
+concurrency of 8), in process: per event it claims the delivery, reads the event, signs the body,
+POSTs it on a new connection (the sender keeps none alive, so a connection is never reused for
+another host name) and records the outcome. Recorded: events delivered per second, per round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+from bench._support import scratch_database, scratch_name
+from bench.request_path import preamble
+
+# the receiver: asyncio streams, HTTP/1.1, reads the body and answers 204 (the sender closes the connection)
+_RECEIVER = """
+import asyncio, sys
+
+async def handle(reader, writer):
+    try:
+        head = await reader.readuntil(b"\\r\\n\\r\\n")
+        length = 0
+        for line in head.split(b"\\r\\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 204 No Content\\r\\nConnection: close\\r\\n\\r\\n")
+        await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+async def main():
+    server = await asyncio.start_server(handle, "127.0.0.1", int(sys.argv[1]), backlog=512)
+    print("ready", flush=True)
+    async with server:
+        await server.serve_forever()
+
+asyncio.run(main())
+"""
+
+
+def _options(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench webhooks", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=500, help="events recorded and delivered per round")
+    parser.add_argument("--rounds", type=int, default=2)
+    return parser.parse_args(argv)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, float, dict[str, int]]]:
+    from loyalty_api.jobs.webhook_deliveries import webhook_deliveries
+    from loyalty_api.webhook_delivery import Sender
+    from loyalty_api.webhook_secrets import WebhookSealer
+    from loyalty_core.clock import SystemClock
+    from loyalty_core.db import make_engine, make_sessionmaker
+    from loyalty_core.events.addresses import system_resolver
+    from loyalty_core.events.endpoints import WebhookEndpoints
+    from loyalty_core.events.models import EventType
+    from loyalty_core.events.recording import record_event
+    from loyalty_core.models import metadata
+    from loyalty_core.tenancy.models import Plan, Vendor
+
+    engine = make_engine(scratch_database(scratch_name("loyalty_bench_webhooks")), pool_size=10)
+    async with engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+    sessionmaker, clock = make_sessionmaker(engine), SystemClock()
+    sealer = WebhookSealer("bench-webhooks-" + "k" * 32)
+    sender = Sender(system_resolver, test_mode=True)
+    async with sessionmaker.begin() as db:
+        plan = Plan(name="bench")
+        db.add(plan)
+        await db.flush()
+        vendor = Vendor(name="bench", plan_id=plan.id, status="active")
+        db.add(vendor)
+        await db.flush()
+        vendor_id = vendor.id
+        await WebhookEndpoints(db, clock, sealer, system_resolver, test_mode=True).create(
+            vendor_id, url=f"http://127.0.0.1:{port}/hook", events=["*"], description="bench", enabled=True
+        )
+    ctx = {"sessionmaker": sessionmaker, "clock": clock, "webhook_sealer": sealer, "webhook_sender": sender}
+    # a ledger entry's shape, as points.adjusted carries it
+    data = {
+        "id": 1,
+        "wallet_id": 1,
+        "type": "adjust",
+        "amount": 10,
+        "running_balance": 10,
+        "reason": "bench",
+        "causer_type": "api_client",
+        "causer_id": "cl_bench",
+        "created_at": "2026-11-26T10:00:00Z",
+    }
+    rounds = []
+    try:
+        for _ in range(options.rounds):
+            async with sessionmaker.begin() as db:
+                for n in range(options.events):
+                    await record_event(db, clock, vendor_id, EventType.POINTS_ADJUSTED, {**data, "id": n})
+            started = time.perf_counter()
+            outcomes = await webhook_deliveries(ctx, budget=600)
+            rounds.append((options.events, time.perf_counter() - started, outcomes))
+    finally:
+        await sender.aclose()
+        await engine.dispose()
+    return rounds
+
+
+def run(argv: list[str] | None = None) -> str:
+    options = _options(argv or [])
+    started = dt.datetime.now(dt.UTC)
+    load_before = os.getloadavg()
+    port = _free_port()
+    receiver = subprocess.Popen([sys.executable, "-c", _RECEIVER, str(port)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert receiver.stdout is not None
+        assert receiver.stdout.readline().strip() == "ready"
+        rounds = asyncio.run(_measure(options, port))
+    finally:
+        receiver.terminate()
+        receiver.wait()
+    load_after = os.getloadavg()
+    command = " ".join(["uv run just bench webhooks", *(argv or [])])
+    lines = [
+        *preamble("Webhook deliveries per second, one worker", command, started, load_before, load_after),
+        "",
+        f"Setup: schema from the models, one vendor, one endpoint (`*`) on a local receiver process answering"
+        f" 204; per round {options.events:,} events recorded with their pending deliveries, then one run of the"
+        f" delivery job (concurrency 8) timed; {options.rounds} round(s).",
+        "",
+        "| round | events | seconds | events/s | outcomes |",
+        "|---|---|---|---|---|",
+    ]
+    for n, (events, seconds, outcomes) in enumerate(rounds, 1):
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+        lines.append(f"| {n} | {events:,} | {seconds:.2f} | {events / seconds:,.0f} | {shown} |")
+    rates = [events / seconds for events, seconds, _ in rounds]
+    lines += ["", f"Median: {statistics.median(rates):,.0f} events/s."]
+    return "\n".join(lines) + "\n"
