@@ -18,9 +18,11 @@ class Recording(AsyncLoyaltyClient):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.called: set[str] = set()
+        self.calls: list[tuple[str, dict[str, object]]] = []
 
     async def _call(self, op: Operation, path: PathValues, query: QueryValues, body: RequestBody) -> Any:
         self.called.add(op.op_id)
+        self.calls.append((op.op_id, {name: value for name, value in query.items() if value is not None}))
         return await super()._call(op, path, query, body)
 
 
