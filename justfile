@@ -22,7 +22,7 @@ db-revision MESSAGE:
     uv run --frozen python -m loyalty_api.revision -m "{{MESSAGE}}"
 
 # every suite: each package alone in its own environment, then the composed service
-test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS) (test-portal ARGS)
+test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS) (test-client ARGS) (test-portal ARGS)
 
 # the package suites run in environments of their own under .venvs/ (VIRTUAL_ENV is dropped: uv
 # would warn that it names another environment)
@@ -47,6 +47,12 @@ test-api *ARGS:
     @echo "== loyalty-api (the composed service)"
     uv run --frozen --exact --all-packages pytest tests/api {{ARGS}}
 
+# loyalty_client's tests alone in .venvs/client: httpx and msgspec only, a scripted service (the
+# contract suite against the real service is tests/api/client, run by test-api)
+test-client *ARGS:
+    @echo "== loyalty_client (alone)"
+    env -u VIRTUAL_ENV UV_PROJECT_ENVIRONMENT=.venvs/client uv run --frozen --exact --package loyalty-client pytest tests/client {{ARGS}}
+
 # the vendor portal through the composed service: HTTP-level checks and browser flows in Chromium
 test-portal *ARGS:
     @echo "== loyalty_portal (through the composed service)"
@@ -65,6 +71,10 @@ openapi:
 screenshots:
     LOYALTY_DOCS_SCREENSHOTS=docs/screenshots uv run --frozen --exact --all-packages pytest tests/api/docs -q
 
+# regenerate loyalty_client's models, operations and error classes from docs/openapi-public.json
+client:
+    uv run --frozen python -m loyalty_client_gen
+
 # ruff (lint + format) and the import-direction contracts
 lint:
     uv run --frozen ruff check .
@@ -73,7 +83,7 @@ lint:
 
 # mypy --strict on every package (the configuration is in pyproject.toml)
 typecheck:
-    uv run --frozen mypy packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_portal/src packages/loyalty_wallet_pass/src services/api/src
+    uv run --frozen mypy packages/loyalty_client/src loyalty_client_gen packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_portal/src packages/loyalty_wallet_pass/src services/api/src
 
 # run a benchmark of bench/ (e.g. `just bench mix`); results are recorded in bench/results/
 bench *ARGS:

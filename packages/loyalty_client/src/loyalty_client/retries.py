@@ -1,0 +1,31 @@
+"""When a failed call is tried again, and after how long.
+
+A 429 or 503 clears by waiting (``Retry-After`` says how long), except PLAN_LIMIT_EXCEEDED (the
+allowance of the period is spent) and SUBSCRIPTION_EXPIRED (the vendor must choose a plan): those
+are raised at once. Only a repeatable operation is retried (``Operation.repeatable``): a write
+without an idempotency key might have been done. A call is attempted at most three times and waits
+at most 60 seconds in all; a ``Retry-After`` that would pass that is raised instead of waited for."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from loyalty_client.errors import LoyaltyError
+from loyalty_client.operation import Operation
+
+MAX_ATTEMPTS: Final = 3
+MAX_WAIT_SECONDS: Final = 60.0
+RETRIED_STATUSES: Final = frozenset({429, 503})
+NEVER_RETRIED: Final = frozenset({"PLAN_LIMIT_EXCEEDED", "SUBSCRIPTION_EXPIRED"})
+
+
+def retry_delay(op: Operation, error: LoyaltyError, attempt: int, waited: float) -> float | None:
+    """Seconds to wait before attempt ``attempt + 1``, or None to raise ``error`` now."""
+    if error.status not in RETRIED_STATUSES or error.code in NEVER_RETRIED or not op.repeatable:
+        return None
+    if attempt >= MAX_ATTEMPTS:
+        return None
+    delay = error.retry_after if error.retry_after is not None else float(2 ** (attempt - 1))
+    if waited + delay > MAX_WAIT_SECONDS:
+        return None
+    return delay
