@@ -102,8 +102,8 @@ async def test_a_campaign_is_created_previewed_edited_and_deleted(page: Page, li
     await page.get_by_role("button", name="Preview").click()
     result = page.locator("#preview-result")
     await expect(result.locator("caption")).to_have_text("Points for a basket of 1000 cents: 25")
-    await expect(result.get_by_role("row", name="Croissant days campaign 15")).to_be_visible()
-    await expect(result.get_by_role("row", name="Per euro earn rule 10")).to_be_visible()
+    await expect(result.get_by_role("row", name="Croissant days 15 campaign")).to_be_visible()
+    await expect(result.get_by_role("row", name="Per euro 10 earn rule")).to_be_visible()
     items = [{"name": "Croissant", "quantity": 3, "unit_price": 200, "sku": "CR-1"}]
     status, scored = purchase(live, shop, "croissants", 1000, items=items)
     assert status == 201, scored
