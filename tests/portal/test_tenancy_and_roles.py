@@ -34,6 +34,11 @@ class World:
     reward_id: int
     code: str
     email: str
+    rule_id: int = 1
+    campaign_id: int = 1
+    branch: str = "B-1"
+    client_id: str = "cl_x"
+    user_id: int = 1
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,51 @@ def _redemption(w: World) -> str:
 
 
 LISTS_OWN = 200  # a list of the intruder's own shop: it holds none of the owner's rows
+RULE = {"version": "1", "name": "own", "points_per_unit": "1", "unit_amount": "100"}
+CAMPAIGN = {"version": "1", "name": "own", "kind": "fixed_points", "points": "5"}
+SETTINGS_CASES: dict[str, Case] = {
+    "GET /earn-rules": Case(LISTS_OWN, lambda w: "/portal/earn-rules?preview=1&sku_1=A&amount_1=500"),
+    "GET /earn-rules/new": Case(200, lambda w: "/portal/earn-rules/new"),
+    "POST /earn-rules": Case(303, lambda w: "/portal/earn-rules", lambda w: RULE),
+    "GET /earn-rules/{rule_id}": Case(404, lambda w: f"/portal/earn-rules/{w.rule_id}"),
+    "POST /earn-rules/{rule_id}": Case(404, lambda w: f"/portal/earn-rules/{w.rule_id}", lambda w: RULE),
+    "GET /earn-rules/{rule_id}/delete": Case(404, lambda w: f"/portal/earn-rules/{w.rule_id}/delete"),
+    "POST /earn-rules/{rule_id}/delete": Case(404, lambda w: f"/portal/earn-rules/{w.rule_id}/delete"),
+    "GET /campaigns": Case(LISTS_OWN, lambda w: "/portal/campaigns?preview=1&sku_1=A&amount_1=500"),
+    "GET /campaigns/new": Case(200, lambda w: "/portal/campaigns/new"),
+    # the intruder's plan has no campaigns: refused on its own shop, nothing of the owner's touched
+    "POST /campaigns": Case(422, lambda w: "/portal/campaigns", lambda w: CAMPAIGN),
+    "GET /campaigns/{campaign_id}": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}"),
+    "POST /campaigns/{campaign_id}": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}", lambda w: CAMPAIGN),
+    "GET /campaigns/{campaign_id}/delete": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}/delete"),
+    "POST /campaigns/{campaign_id}/delete": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}/delete"),
+    "GET /branches": Case(LISTS_OWN, lambda w: "/portal/branches"),
+    "GET /branches/new": Case(200, lambda w: "/portal/branches/new"),
+    "POST /branches": Case(303, lambda w: "/portal/branches", lambda w: {"external_id": "own", "name": "Own"}),
+    "GET /branches/{external_id}": Case(404, lambda w: f"/portal/branches/{w.branch}"),
+    "POST /branches/{external_id}": Case(404, lambda w: f"/portal/branches/{w.branch}", lambda w: {"name": "x"}),
+    "POST /branches/{external_id}/deactivate": Case(404, lambda w: f"/portal/branches/{w.branch}/deactivate"),
+    "POST /branches/{external_id}/activate": Case(404, lambda w: f"/portal/branches/{w.branch}/activate"),
+    "GET /clients": Case(LISTS_OWN, lambda w: "/portal/clients"),
+    "GET /clients/new": Case(200, lambda w: "/portal/clients/new"),
+    "POST /clients": Case(201, lambda w: "/portal/clients", lambda w: {"name": "own", "scope_read": "on"}),
+    "GET /clients/{client_id}/revoke": Case(404, lambda w: f"/portal/clients/{w.client_id}/revoke"),
+    "POST /clients/{client_id}/revoke": Case(404, lambda w: f"/portal/clients/{w.client_id}/revoke"),
+    "GET /users": Case(LISTS_OWN, lambda w: "/portal/users"),
+    "GET /users/new": Case(200, lambda w: "/portal/users/new"),
+    "POST /users": Case(
+        303,
+        lambda w: "/portal/users",
+        lambda w: {"email": f"x{w.user_id}@own.example", "role": "staff", "password": "x" * 12},
+    ),
+    "GET /users/{user_id}": Case(404, lambda w: f"/portal/users/{w.user_id}"),
+    "POST /users/{user_id}/role": Case(404, lambda w: f"/portal/users/{w.user_id}/role", lambda w: {"role": "staff"}),
+    "POST /users/{user_id}/password": Case(
+        404, lambda w: f"/portal/users/{w.user_id}/password", lambda w: {"password": "y" * 12}
+    ),
+    "POST /users/{user_id}/deactivate": Case(404, lambda w: f"/portal/users/{w.user_id}/deactivate"),
+    "POST /users/{user_id}/activate": Case(404, lambda w: f"/portal/users/{w.user_id}/activate"),
+}
 CASES: dict[str, Case] = {
     "GET /customers": Case(LISTS_OWN, lambda w: f"/portal/customers?q={w.card}"),
     "GET /customers/{customer_id}": Case(404, _customer),
@@ -90,6 +140,7 @@ CASES: dict[str, Case] = {
     "GET /redemptions/{code}": Case(404, _redemption),
     "GET /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
     "POST /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
+    **SETTINGS_CASES,
     "GET /mail": Case(LISTS_OWN, lambda w: "/portal/mail"),
     "POST /mail/switch-on": Case(404, lambda w: "/portal/mail/switch-on", lambda w: {"email": w.email}),
 }
@@ -142,8 +193,23 @@ async def owner_world(client: AsyncTestClient[Litestar], shop: Shop) -> World:
     )
     assert redeemed.status_code == 201, redeemed.text
     await admin(client, "POST", "/admin/v1/email-suppressions", {"email": email, "reason": "bounce"})
+    v = f"/admin/v1/vendors/{tenant.vendor_id}"
+    await admin(client, "PATCH", f"/admin/v1/plans/{tenant.plan_id}", {"features": {"campaigns": True}})
+    rule = await admin(client, "POST", f"{v}/earn-rules", {"name": SECRET, "points_per_unit": 1, "unit_amount": 100})
+    campaign = await admin(client, "POST", f"{v}/campaigns", {"name": SECRET, "kind": "fixed_points", "points": 5})
+    await admin(client, "POST", f"{v}/branches", {"external_id": "B-1", "name": SECRET})
+    till = await admin(client, "POST", f"{v}/clients", {"name": SECRET, "default_branch": "B-1"})
     return World(
-        made["id"], made["loyalty_card_code"], reward["id"], redeemed.json()["data"]["confirmation_code"], email
+        made["id"],
+        made["loyalty_card_code"],
+        reward["id"],
+        redeemed.json()["data"]["confirmation_code"],
+        email,
+        rule["id"],
+        campaign["id"],
+        "B-1",
+        till["client_id"],
+        shop.owner_id,
     )
 
 

@@ -10,12 +10,17 @@ from litestar.static_files import create_static_files_router
 
 from loyalty_portal.access import Throttle, provide_db, provide_visitor, refuse_unreadable
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.pages.branches import BranchesController
+from loyalty_portal.pages.campaigns import CampaignsController
+from loyalty_portal.pages.clients import ClientsController
 from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
+from loyalty_portal.pages.earn_rules import EarnRulesController
 from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
 from loyalty_portal.pages.rewards import RewardsController
+from loyalty_portal.pages.users import UsersController
 from loyalty_portal.web import EXCEPTION_HANDLERS, MOUNT_PATH, add_security_headers
 
 __all__ = ["CONTROLLERS", "MOUNT_PATH", "create_portal"]
@@ -26,6 +31,11 @@ CONTROLLERS = [
     CustomerActionsController,
     RewardsController,
     RedemptionsController,
+    EarnRulesController,
+    CampaignsController,
+    BranchesController,
+    ClientsController,
+    UsersController,
     MailController,
 ]
 STATIC = Path(__file__).parent / "static"

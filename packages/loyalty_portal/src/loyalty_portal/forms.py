@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import date
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from litestar import Request
@@ -44,6 +46,37 @@ class Form:
             self.problems.setdefault(name, []).append(f"A whole number from {low} to {high}.")
             return None
         return int(value)
+
+    def line(self, name: str, *, required: bool = False, max_length: int = 255) -> str | None:
+        """Text shown on one line (a name that reaches mail headers and passes): no control character."""
+        value = self.text(name, required=required, max_length=max_length)
+        if value is not None and any(unicodedata.category(c) == "Cc" for c in value):
+            self.problems.setdefault(name, []).append("One line of text, without control characters.")
+        return value
+
+    def flag(self, name: str) -> bool:
+        """A checkbox: sent when ticked, absent when not."""
+        return name in self.raw
+
+    def number(self, name: str) -> Decimal | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        try:
+            number = Decimal(value)
+        except InvalidOperation:
+            number = None
+        if number is None or not number.is_finite():
+            self.problems.setdefault(name, []).append("A number such as 1.5.")
+            return None
+        return number
+
+    def words(self, name: str) -> list[str] | None:
+        """A list typed as text, one entry per comma or line; empty is no list at all."""
+        value = self.text(name, max_length=100_000)
+        if value is None:
+            return None
+        return [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]
 
     def day(self, name: str) -> date | None:
         value = self.text(name)

@@ -44,6 +44,11 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Customers", f"{MOUNT_PATH}/customers", True),
     ("Rewards", f"{MOUNT_PATH}/rewards", True),
     ("Redemptions", f"{MOUNT_PATH}/redemptions", True),
+    ("Earn rules", f"{MOUNT_PATH}/earn-rules", False),
+    ("Campaigns", f"{MOUNT_PATH}/campaigns", False),
+    ("Branches", f"{MOUNT_PATH}/branches", False),
+    ("API clients", f"{MOUNT_PATH}/clients", False),
+    ("Users", f"{MOUNT_PATH}/users", False),
     ("Mail", f"{MOUNT_PATH}/mail", False),
 )
 HOME = f"{MOUNT_PATH}/customers"

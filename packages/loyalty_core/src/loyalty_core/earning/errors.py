@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loyalty_core.errors import DomainError, NotFound
+from loyalty_core.errors import Conflict, DomainError, NotFound
 
 
 class EarnRuleNotFound(NotFound):
@@ -33,3 +33,9 @@ class TransactionNotFound(NotFound):
     """A transaction path naming no purchase of the vendor (or one of an anonymized customer)."""
 
     code = "TRANSACTION_NOT_FOUND"
+
+
+class VersionConflict(Conflict):
+    """EARN-15: an edit made on a version of the rule or campaign that another edit has replaced."""
+
+    code = "VERSION_CONFLICT"

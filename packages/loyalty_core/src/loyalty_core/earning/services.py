@@ -90,10 +90,14 @@ class EarnRuleService:
     async def get(self, vendor_id: int, rule_id: int) -> EarnRule:
         return await _one(self._session, EarnRule, vendor_id, rule_id, for_update=False)
 
-    async def update(self, vendor_id: int, rule_id: int, changes: Mapping[str, object]) -> EarnRule:
-        """A partial update (``PATCH .../earn-rules/{id}``): the fields present change, ``version`` + 1."""
+    async def update(
+        self, vendor_id: int, rule_id: int, changes: Mapping[str, object], *, expected_version: int | None = None
+    ) -> EarnRule:
+        """A partial update (``PATCH .../earn-rules/{id}``): the fields present change, ``version`` + 1.
+        With ``expected_version``, an edit of a version since replaced is refused (EARN-15)."""
         _known(changes, validation.EARN_RULE_FIELDS)
         rule = await _one(self._session, EarnRule, vendor_id, rule_id, for_update=True)
+        _check_version(rule, expected_version)
         current = {field: getattr(rule, field) for field in validation.EARN_RULE_FIELDS}
         values = validation.earn_rule({**current, **changes})
         return await _apply(self._session, self._clock, rule, values)
@@ -128,11 +132,20 @@ class CampaignService:
     async def get(self, vendor_id: int, campaign_id: int) -> Campaign:
         return await _one(self._session, Campaign, vendor_id, campaign_id, for_update=False)
 
-    async def update(self, vendor_id: int, campaign_id: int, changes: Mapping[str, object]) -> Campaign:
+    async def update(
+        self,
+        vendor_id: int,
+        campaign_id: int,
+        changes: Mapping[str, object],
+        *,
+        expected_version: int | None = None,
+    ) -> Campaign:
         """A partial update (``PATCH .../campaigns/{id}``) checked on the campaign as it would be after
-        it; ``version`` + 1. Moving to a family the plan lacks is refused like creating one."""
+        it; ``version`` + 1. Moving to a family the plan lacks is refused like creating one. With
+        ``expected_version``, an edit of a version since replaced is refused (EARN-15)."""
         _known(changes, validation.CAMPAIGN_FIELDS)
         campaign = await _one(self._session, Campaign, vendor_id, campaign_id, for_update=True)
+        _check_version(campaign, expected_version)
         current = {field: getattr(campaign, field) for field in validation.CAMPAIGN_FIELDS}
         values = validation.campaign({**current, **changes})
         if values["family"] != campaign.family:
@@ -174,6 +187,18 @@ def _known(changes: Mapping[str, object], allowed: frozenset[str]) -> None:
     unknown = sorted(set(changes) - allowed)
     if unknown:
         raise ValidationFailed("Unknown fields.", {field: ["This field cannot be changed."] for field in unknown})
+
+
+def _check_version(row: EarnRule | Campaign, expected: int | None) -> None:
+    """EARN-15: checked on the locked row, so of two edits of one version only the first is kept."""
+    if expected is not None and expected != row.version:
+        what = "earn rule" if isinstance(row, EarnRule) else "campaign"
+        raise e.VersionConflict(
+            f"Someone changed this {what} since you opened it (now version {row.version}). "
+            "Reload it and make your change again.",
+            expected_version=expected,
+            version=row.version,
+        )
 
 
 def _check_feature(plan: Plan, family: str) -> None:

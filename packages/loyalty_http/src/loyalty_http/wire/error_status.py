@@ -78,6 +78,7 @@ STATUS_BY_CODE: Final = MappingProxyType(
         "BRANCH_EXTERNAL_ID_DUPLICATE": 409,
         "USER_NOT_FOUND": 404,
         "USER_EMAIL_DUPLICATE": 409,
+        "VERSION_CONFLICT": 409,
         # server errors
         "PLATFORM_A_WALLET_UNAVAILABLE": 503,
         "INTERNAL_ERROR": 500,

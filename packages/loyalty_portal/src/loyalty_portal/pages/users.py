@@ -1,0 +1,157 @@
+"""The shop's portal users: list, add, change role, deactivate (and back), reset password. Every write
+goes through the admin API's service, which ends the changed user's sessions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.params import FromPath, FromQuery
+
+from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.staff.errors import UserNotFound
+from loyalty_core.staff.models import Role, User
+from loyalty_core.staff.sessions import Visitor
+from loyalty_core.staff.users import UserService
+from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
+from loyalty_portal.forms import Form
+from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+
+CURRENT = "Users"
+DONE = {
+    "created": "The user is added.",
+    "role": "The role is changed; the user signs in again.",
+    "password": "The password is reset; the user signs in again.",
+    "deactivated": "The user is deactivated and signed out.",
+    "activated": "The user may sign in again.",
+}
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+EMAIL_MAX, PASSWORD_MAX = 254, 1024
+"""The admin API's bounds: a longer password would only make the hasher work for long."""
+ALL_ROWS = 1000
+ROLES = tuple(Role)
+
+
+def user_id_of(raw: str) -> int:
+    if not raw.isdigit() or len(raw) > 18:
+        raise UserNotFound("The vendor has no user with this id.", user_id=raw)
+    return int(raw)
+
+
+def _password(form: Form, name: str) -> str:
+    """As typed, spaces included; the service checks its length (the rule's own message)."""
+    value = form.raw.get(name, "")
+    if len(value) > PASSWORD_MAX:
+        form.problems.setdefault(name, []).append(f"At most {PASSWORD_MAX} characters.")
+    return value
+
+
+def _role(form: Form) -> str | None:
+    role = form.text("role", required=True)
+    if role is not None and role not in set(Role):
+        form.problems.setdefault("role", []).append("Choose owner or staff.")
+    return role
+
+
+def _problems(refused: DomainError) -> dict[str, list[str]]:
+    """The service names a too-short password by a message key; the page says it in words."""
+    if not isinstance(refused, ValidationFailed):
+        return {}
+    words = {"validation.min.string": "At least 12 characters."}
+    return {field: [words.get(p, p) for p in found] for field, found in refused.fields.items()}
+
+
+def _user_page(visitor: Visitor, user: User, **more: Any) -> Response[Any]:
+    return render("user.html", visitor=visitor, current=CURRENT, user=user, roles=ROLES, **more)
+
+
+class UsersController(Controller):
+    path = "/users"
+    opt = OWNER_ONLY
+
+    @get("/")
+    async def list_users(self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None) -> Response[Any]:
+        users, _ = await UserService(db, config.clock, config.passwords).list_page(
+            visitor.vendor_id, page=1, per_page=ALL_ROWS
+        )
+        return render("users.html", visitor=visitor, current=CURRENT, users=users, done=DONE.get(done or ""))
+
+    @get("/new")
+    async def new_user(self, visitor: Me) -> Response[Any]:
+        return render("user_form.html", visitor=visitor, current=CURRENT, values={"role": "staff"}, roles=ROLES)
+
+    @post("/")
+    async def create_user(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        form = await Form.of(request)
+        try:
+            email = form.text("email", required=True, max_length=EMAIL_MAX)
+            if email is not None and not EMAIL.match(email):
+                form.problems.setdefault("email", []).append("An email address such as name@shop.example.")
+            role, password = _role(form), _password(form, "password")
+            form.check()
+            async with db.begin_nested():
+                await UserService(db, config.clock, config.passwords).create(
+                    visitor.vendor_id, email=email or "", role=role or "", password=password
+                )
+        except DomainError as refused:
+            values = {k: v for k, v in form.raw.items() if k != "password"}
+            return render(
+                "user_form.html",
+                status=status_of(refused),
+                visitor=visitor,
+                current=CURRENT,
+                values=values,
+                roles=ROLES,
+                problems=_problems(refused),
+                error=refused.message,
+            )
+        return see_other(f"{MOUNT_PATH}/users?done=created")
+
+    @get("/{user_id:str}")
+    async def show_user(
+        self, user_id: FromPath[str], visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None
+    ) -> Response[Any]:
+        found = await UserService(db, config.clock, config.passwords).get(visitor.vendor_id, user_id_of(user_id))
+        return _user_page(visitor, found, done=DONE.get(done or ""))
+
+    @post("/{user_id:str}/role")
+    async def change_role(
+        self, user_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
+    ) -> Response[Any]:
+        form = await Form.of(request)
+        return await _change(visitor, db, config, user_id, form, "role", lambda: {"role": _role(form)})
+
+    @post("/{user_id:str}/password")
+    async def reset_password(
+        self, user_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
+    ) -> Response[Any]:
+        form = await Form.of(request)
+        changes = lambda: {"password": _password(form, "password")}  # noqa: E731
+        return await _change(visitor, db, config, user_id, form, "password", changes)
+
+    @post("/{user_id:str}/deactivate")
+    async def deactivate(self, user_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        return await _change(visitor, db, config, user_id, Form({}), "deactivated", lambda: {"active": False})
+
+    @post("/{user_id:str}/activate")
+    async def activate(self, user_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        return await _change(visitor, db, config, user_id, Form({}), "activated", lambda: {"active": True})
+
+
+async def _change(
+    visitor: Visitor, db: Db, config: Cfg, raw_id: str, form: Form, done: str, read: Callable[[], dict[str, Any]]
+) -> Response[Any]:
+    """One change through the service; refused, the user's page again with the service's message."""
+    users = UserService(db, config.clock, config.passwords)
+    found = await users.get(visitor.vendor_id, user_id_of(raw_id))
+    try:
+        async with db.begin_nested():
+            changes = read()
+            form.check()
+            await users.change(visitor.vendor_id, found.id, **changes)
+    except DomainError as refused:
+        await db.refresh(found)
+        return _user_page(visitor, found, status=status_of(refused), problems=_problems(refused), error=refused.message)
+    return see_other(f"{MOUNT_PATH}/users/{found.id}?done={done}")
