@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SystemClock
+from loyalty_core.customers.models import CardBatch
 from loyalty_core.models import metadata
 from loyalty_portal import PortalConfig, create_portal
 from tests.support.customers import register
@@ -34,6 +35,7 @@ class World:
     reward_id: int
     code: str
     email: str
+    batch_id: int = 0
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,10 @@ def _reward(w: World) -> str:
 
 def _redemption(w: World) -> str:
     return f"/portal/redemptions/{w.code}"
+
+
+def _batch(w: World) -> str:
+    return f"/portal/cards/{w.batch_id}"
 
 
 LISTS_OWN = 200  # a list of the intruder's own shop: it holds none of the owner's rows
@@ -90,6 +96,11 @@ CASES: dict[str, Case] = {
     "GET /redemptions/{code}": Case(404, _redemption),
     "GET /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
     "POST /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
+    "GET /cards": Case(LISTS_OWN, lambda w: "/portal/cards"),
+    "POST /cards": Case(303, lambda w: "/portal/cards", lambda w: {"count": "1"}),
+    "GET /cards/{batch_id}": Case(404, _batch),
+    "GET /cards/{batch_id}/pdf": Case(404, lambda w: f"{_batch(w)}/pdf"),
+    "GET /cards/{batch_id}/csv": Case(404, lambda w: f"{_batch(w)}/csv"),
     "GET /mail": Case(LISTS_OWN, lambda w: "/portal/mail"),
     "POST /mail/switch-on": Case(404, lambda w: "/portal/mail/switch-on", lambda w: {"email": w.email}),
 }
@@ -119,7 +130,7 @@ def test_every_portal_route_is_swept_or_says_why_not() -> None:
     assert (set(CASES) | set(NOT_SWEPT)) - registered == set(), "listed routes the portal does not have"
 
 
-async def owner_world(client: AsyncTestClient[Litestar], shop: Shop) -> World:
+async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Shop) -> World:
     tenant = shop.tenant
     email = f"customer{next(_n)}@secret.example"
     made = await register(client, tenant, email=email, first_name=SECRET, last_name=SECRET)
@@ -142,8 +153,16 @@ async def owner_world(client: AsyncTestClient[Litestar], shop: Shop) -> World:
     )
     assert redeemed.status_code == 201, redeemed.text
     await admin(client, "POST", "/admin/v1/email-suppressions", {"email": email, "reason": "bounce"})
+    await admin(client, "POST", f"/admin/v1/vendors/{tenant.vendor_id}/card-batches", {"count": 2})
+    async with engine.connect() as conn:
+        batch_id = await conn.scalar(select(CardBatch.id).where(CardBatch.vendor_id == tenant.vendor_id))
     return World(
-        made["id"], made["loyalty_card_code"], reward["id"], redeemed.json()["data"]["confirmation_code"], email
+        made["id"],
+        made["loyalty_card_code"],
+        reward["id"],
+        redeemed.json()["data"]["confirmation_code"],
+        email,
+        batch_id,
     )
 
 
@@ -158,9 +177,9 @@ async def owner_rows(engine: AsyncEngine, vendor_id: int) -> dict[str, list[tupl
 
 
 @pytest.fixture
-async def swept(client: AsyncTestClient[Litestar]) -> tuple[World, Shop, str]:
+async def swept(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> tuple[World, Shop, str]:
     owner, intruder = await make_shop(client, with_staff=False), await make_shop(client, with_staff=False)
-    world = await owner_world(client, owner)
+    world = await owner_world(client, engine, owner)
     return world, owner, await signed_in(client, intruder.owner)
 
 
@@ -202,7 +221,7 @@ async def test_owners_see_every_page_in_the_navigation(client: AsyncTestClient[L
     await signed_in(client, shop.owner)
     page = await client.get("/portal/mail")
     assert page.status_code == 200
-    links = [f'href="/portal/{p}"' for p in ("customers", "rewards", "redemptions", "mail")]
+    links = [f'href="/portal/{p}"' for p in ("customers", "rewards", "redemptions", "cards", "mail")]
     assert all(link in page.text for link in links)
 
 

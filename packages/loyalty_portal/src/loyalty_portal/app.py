@@ -10,6 +10,7 @@ from litestar.static_files import create_static_files_router
 
 from loyalty_portal.access import Throttle, provide_db, provide_visitor, refuse_unreadable
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.pages.cards import CardsController
 from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
 from loyalty_portal.pages.login import LoginController
@@ -27,6 +28,7 @@ CONTROLLERS = [
     RewardsController,
     RedemptionsController,
     MailController,
+    CardsController,
 ]
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 65_536
