@@ -113,6 +113,7 @@ class CardsController(Controller):
         try:
             form.check()
             async with db.begin_nested():
+                # a missing count was refused by check(); core checks the bounds again
                 batch, _ = await CardBatches(db, config.clock).create(
                     visitor.vendor_id, count or 0, created_by=visitor.user_id
                 )
@@ -136,11 +137,11 @@ class CardsController(Controller):
         return render("card_batch.html", visitor=visitor, current=CURRENT, batch=found, makers=makers)
 
     @get("/{batch_id:str}/pdf")
-    async def pdf(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Stream:
+    async def download_pdf(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Stream:
         found = await CardBatches(db, config.clock).get(visitor.vendor_id, batch_id_of(batch_id))
         return _download(_pdf(config, visitor.vendor_id, found.id), "application/pdf", f"cards-{found.id}.pdf")
 
     @get("/{batch_id:str}/csv")
-    async def csv(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Stream:
+    async def download_csv(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Stream:
         found = await CardBatches(db, config.clock).get(visitor.vendor_id, batch_id_of(batch_id))
         return _download(_csv(config, visitor.vendor_id, found.id), "text/csv", f"cards-{found.id}.csv")
