@@ -1,6 +1,6 @@
 """Printable sheets of card labels as a PDF, written page by page (BATCH-2).
 
-A4 sheets of 3 x 8 labels (70 x 37 mm, a common label sheet); each label holds the card's code as
+Sheets of 3 x 8 labels (70 x 37 mm on 210 x 297 mm paper, a common label sheet); each label holds the card's code as
 a QR code and as text. The document is produced as it is sent: a page's bytes are written and
 forgotten, and only the offsets the cross-reference table needs are kept, so a batch of 10,000
 cards never sits in memory. The QR modules are drawn as filled rectangles (sharp at any printer
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import segno
 
 PAGE_WIDTH, PAGE_HEIGHT = 595.28, 841.89
-"""A4 in points."""
+"""210 x 297 mm in points."""
 COLUMNS, ROWS = 3, 8
 PER_PAGE = COLUMNS * ROWS
 LABEL_WIDTH, LABEL_HEIGHT = PAGE_WIDTH / COLUMNS, PAGE_HEIGHT / ROWS
