@@ -3,12 +3,16 @@ back from the database and through the API."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 
+import anyio
 from playwright.async_api import Page, expect
 
 from tests.portal.browser_shop import make_live_shop, rows, sign_in
 from tests.support.live import Live
+from tests.support.pdf_labels import labels, qr_of
 from tests.support.portal import PASSWORD
 
 
@@ -229,6 +233,65 @@ async def test_a_customer_gets_their_card_and_consent_and_is_merged_after_a_prev
     await expect(page.get_by_role("row", name=re.compile(duplicate["loyalty_card_code"]))).to_be_visible()
     status, closed = live.call("GET", f"/admin/v1/vendors/{shop.vendor_id}/customers/{duplicate['id']}")
     assert closed["data"]["merged_into_id"] == shop.customer_id
+
+
+async def test_cards_are_generated_and_both_downloads_hold_the_batch(page: Page, live: Live) -> None:
+    """BATCH-1, BATCH-2: the count's bounds shown on the form, then a batch of three whose PDF holds
+    each code as text and as a QR code and whose CSV holds the codes stored; a printed card then
+    registers a customer at the till."""
+    shop = make_live_shop(live)
+    await sign_in(page, live, shop.owner)
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Cards").click()
+    for refused in ("0", "10001"):
+        await page.get_by_label("Count").fill(refused)
+        await page.get_by_role("button", name="Generate cards").click()
+        await expect(page.locator("#count-problem")).to_have_text("A whole number from 1 to 10000.")
+    assert rows(live_database(live), "SELECT count(*) FROM card_batches WHERE vendor_id = %(v)s", v=shop.vendor_id) == [
+        (0,)
+    ]
+    await page.get_by_label("Count").fill("3")
+    await page.get_by_role("button", name="Generate cards").click()
+    await expect(page).to_have_url(re.compile(r"/portal/cards/\d+$"))
+    batch_id = int(page.url.rsplit("/", 1)[1])
+    await expect(page.get_by_role("heading", level=1)).to_have_text(f"Batch {batch_id}")
+    await expect(page.locator("#batch-count")).to_have_text("3")
+    stored = [
+        code
+        for (code,) in rows(
+            live_database(live),
+            "SELECT value FROM customer_identifiers WHERE vendor_id = %(v)s AND batch_id = %(b)s ORDER BY id",
+            v=shop.vendor_id,
+            b=batch_id,
+        )
+    ]
+    assert len(stored) == 3
+
+    async with page.expect_download() as pdf_download:
+        await page.get_by_role("link", name="Download PDF").click()
+    pdf = await anyio.Path(await (await pdf_download.value).path()).read_bytes()
+    assert pdf.startswith(b"%PDF-")
+    [sheet] = labels(pdf)
+    assert [code for code, _ in sheet] == stored
+    assert all(matrix == qr_of(code) for code, matrix in sheet)
+    fetched = await page.request.get(f"{live.url}/portal/cards/{batch_id}/pdf")
+    assert (fetched.status, fetched.headers["content-type"]) == (200, "application/pdf")
+
+    async with page.expect_download() as csv_download:
+        await page.get_by_role("link", name="Download CSV").click()
+    table = list(csv.reader(io.StringIO(await anyio.Path(await (await csv_download.value).path()).read_text())))
+    assert table == [["code"], *([code] for code in stored)]
+
+    await page.get_by_role("link", name="All batches").click()
+    await expect(
+        page.get_by_role("row", name=re.compile(f"Batch {batch_id} .*{re.escape(shop.owner)}"))
+    ).to_be_visible()
+    status, made = live.call(
+        "POST", "/api/v1/customers", {"identifiers": [{"type": "loyalty_card", "value": stored[0]}]}, shop.token
+    )
+    assert status == 201, made
+    assert made["data"]["loyalty_card_code"] == stored[0]
+    status, found = live.call("GET", f"/api/v1/customers/lookup?identifier={stored[0]}", token=shop.token)
+    assert (status, found["data"]["id"]) == (200, made["data"]["id"])
 
 
 def live_database(live: Live) -> str:

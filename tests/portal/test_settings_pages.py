@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 
-import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
@@ -138,21 +137,19 @@ async def test_a_user_with_an_email_already_taken_is_refused_on_the_form(
     assert await _count(engine, "users", shop.vendor_id) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the last-owner rule is the core user service's (loyalty_core/staff/users.py) and lands from another "
-    "branch; once it is there this test passes and the mark must go",
-)
 async def test_the_last_active_owner_cannot_demote_or_deactivate_themselves(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
+    """STAFF-1 through the users page: the core's refusal shows beside the field, nothing changes."""
     shop = await make_shop(client)
     csrf = await signed_in(client, shop.owner)
     demoted = await client.post(f"/portal/users/{shop.owner_id}/role", data={"csrf_token": csrf, "role": "staff"})
-    assert demoted.status_code in (409, 422)
+    assert demoted.status_code == 422
     assert 'id="user-role">owner<' in demoted.text
+    assert "The shop&#39;s last active owner cannot be made staff" in demoted.text
     deactivated = await client.post(f"/portal/users/{shop.owner_id}/deactivate", data={"csrf_token": csrf})
-    assert deactivated.status_code in (409, 422)
+    assert deactivated.status_code == 422
+    assert "The shop&#39;s last active owner cannot be deactivated" in deactivated.text
     async with engine.connect() as conn:
         found = await conn.execute(text("SELECT role, active FROM users WHERE id = :u"), {"u": shop.owner_id})
         assert [tuple(r) for r in found] == [("owner", True)]

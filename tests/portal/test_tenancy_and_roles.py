@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SystemClock
+from loyalty_core.customers.models import CardBatch
 from loyalty_core.models import metadata
 from loyalty_portal import PortalConfig, create_portal
 from tests.support.customers import register
@@ -39,6 +40,7 @@ class World:
     branch: str = "B-1"
     client_id: str = "cl_x"
     user_id: int = 1
+    batch_id: int = 0
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,10 @@ def _reward(w: World) -> str:
 
 def _redemption(w: World) -> str:
     return f"/portal/redemptions/{w.code}"
+
+
+def _batch(w: World) -> str:
+    return f"/portal/cards/{w.batch_id}"
 
 
 LISTS_OWN = 200  # a list of the intruder's own shop: it holds none of the owner's rows
@@ -141,6 +147,11 @@ CASES: dict[str, Case] = {
     "GET /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
     "POST /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
     **SETTINGS_CASES,
+    "GET /cards": Case(LISTS_OWN, lambda w: "/portal/cards"),
+    "POST /cards": Case(303, lambda w: "/portal/cards", lambda w: {"count": "1"}),
+    "GET /cards/{batch_id}": Case(404, _batch),
+    "GET /cards/{batch_id}/pdf": Case(404, lambda w: f"{_batch(w)}/pdf"),
+    "GET /cards/{batch_id}/csv": Case(404, lambda w: f"{_batch(w)}/csv"),
     "GET /mail": Case(LISTS_OWN, lambda w: "/portal/mail"),
     "POST /mail/switch-on": Case(404, lambda w: "/portal/mail/switch-on", lambda w: {"email": w.email}),
 }
@@ -170,7 +181,7 @@ def test_every_portal_route_is_swept_or_says_why_not() -> None:
     assert (set(CASES) | set(NOT_SWEPT)) - registered == set(), "listed routes the portal does not have"
 
 
-async def owner_world(client: AsyncTestClient[Litestar], shop: Shop) -> World:
+async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine, shop: Shop) -> World:
     tenant = shop.tenant
     email = f"customer{next(_n)}@secret.example"
     made = await register(client, tenant, email=email, first_name=SECRET, last_name=SECRET)
@@ -199,6 +210,9 @@ async def owner_world(client: AsyncTestClient[Litestar], shop: Shop) -> World:
     campaign = await admin(client, "POST", f"{v}/campaigns", {"name": SECRET, "kind": "fixed_points", "points": 5})
     await admin(client, "POST", f"{v}/branches", {"external_id": "B-1", "name": SECRET})
     till = await admin(client, "POST", f"{v}/clients", {"name": SECRET, "default_branch": "B-1"})
+    await admin(client, "POST", f"{v}/card-batches", {"count": 2})
+    async with engine.connect() as conn:
+        batch_id = await conn.scalar(select(CardBatch.id).where(CardBatch.vendor_id == tenant.vendor_id))
     return World(
         made["id"],
         made["loyalty_card_code"],
@@ -210,6 +224,7 @@ async def owner_world(client: AsyncTestClient[Litestar], shop: Shop) -> World:
         "B-1",
         till["client_id"],
         shop.owner_id,
+        batch_id,
     )
 
 
@@ -224,9 +239,9 @@ async def owner_rows(engine: AsyncEngine, vendor_id: int) -> dict[str, list[tupl
 
 
 @pytest.fixture
-async def swept(client: AsyncTestClient[Litestar]) -> tuple[World, Shop, str]:
+async def swept(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> tuple[World, Shop, str]:
     owner, intruder = await make_shop(client, with_staff=False), await make_shop(client, with_staff=False)
-    world = await owner_world(client, owner)
+    world = await owner_world(client, engine, owner)
     return world, owner, await signed_in(client, intruder.owner)
 
 
@@ -268,7 +283,7 @@ async def test_owners_see_every_page_in_the_navigation(client: AsyncTestClient[L
     await signed_in(client, shop.owner)
     page = await client.get("/portal/mail")
     assert page.status_code == 200
-    links = [f'href="/portal/{p}"' for p in ("customers", "rewards", "redemptions", "mail")]
+    links = [f'href="/portal/{p}"' for p in ("customers", "rewards", "redemptions", "cards", "mail")]
     assert all(link in page.text for link in links)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loyalty_core.catalogue.models import Product, ProductCount
-from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
+from loyalty_core.customers.models import CardBatch, ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
 from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, TransactionReturn, meters
@@ -28,6 +28,7 @@ __all__ = [
     "Base",
     "Branch",
     "Campaign",
+    "CardBatch",
     "CardMail",
     "CardSendCooldown",
     "ConsentEvent",

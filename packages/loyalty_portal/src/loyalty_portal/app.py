@@ -12,6 +12,7 @@ from loyalty_portal.access import Throttle, provide_db, provide_visitor, refuse_
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.pages.branches import BranchesController
 from loyalty_portal.pages.campaigns import CampaignsController
+from loyalty_portal.pages.cards import CardsController
 from loyalty_portal.pages.clients import ClientsController
 from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
@@ -37,6 +38,7 @@ CONTROLLERS = [
     ClientsController,
     UsersController,
     MailController,
+    CardsController,
 ]
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 65_536

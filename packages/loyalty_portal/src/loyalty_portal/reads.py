@@ -15,6 +15,7 @@ from loyalty_core.redemptions.errors import RedemptionNotFound
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import Reward
+from loyalty_core.staff.models import User
 
 
 async def rewards(db: AsyncSession, vendor_id: int) -> Sequence[Reward]:
@@ -104,3 +105,11 @@ async def customer_redemptions(db: AsyncSession, vendor_id: int, customer_id: in
         .limit(50)
     )
     return found.all()
+
+
+async def user_emails(db: AsyncSession, user_ids: set[int]) -> dict[int, str]:
+    """The emails of the given users, by id (who made a card batch)."""
+    if not user_ids:
+        return {}
+    found = await db.execute(select(User.id, User.email).where(User.id.in_(user_ids)))
+    return {user_id: email for user_id, email in found.all()}

@@ -47,6 +47,7 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Earn rules", f"{MOUNT_PATH}/earn-rules", False),
     ("Campaigns", f"{MOUNT_PATH}/campaigns", False),
     ("Branches", f"{MOUNT_PATH}/branches", False),
+    ("Cards", f"{MOUNT_PATH}/cards", False),
     ("API clients", f"{MOUNT_PATH}/clients", False),
     ("Users", f"{MOUNT_PATH}/users", False),
     ("Mail", f"{MOUNT_PATH}/mail", False),

@@ -47,3 +47,9 @@ class AdminIdentifierNotFound(NotFound):
     """The admin API's 404 for an identifier path the customer does not hold."""
 
     code = "NOT_FOUND"
+
+
+class CardBatchNotFound(NotFound):
+    """A batch id that names no batch of the vendor."""
+
+    code = "NOT_FOUND"

@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Index,
+    Integer,
     PrimaryKeyConstraint,
     String,
     UniqueConstraint,
@@ -126,8 +127,19 @@ class CustomerIdentifier(VendorRow, Base):
     """Cards upper case, emails lower case, retired types as imported."""
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     assigned_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    batch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """The printed batch a card came from (BATCH-1). No foreign key: the till writes this table and
+    must not check or lock ``card_batches`` on the way."""
 
 
+# a batch's cards, in order, for its downloads; cards from no batch stay out of the index
+Index(
+    "ix_customer_identifiers_vendor_batch",
+    CustomerIdentifier.vendor_id,
+    CustomerIdentifier.batch_id,
+    CustomerIdentifier.id,
+    postgresql_where=CustomerIdentifier.batch_id.isnot(None),
+)
 # Values are unique per vendor regardless of case, and this one index serves every lookup.
 Index(
     "uq_customer_identifiers_vendor_value",
@@ -135,6 +147,18 @@ Index(
     func.lower(CustomerIdentifier.value),
     unique=True,
 )
+
+
+class CardBatch(VendorRow, Base):
+    """Free cards generated in one go for printing (BATCH-1); its codes are the identifiers that
+    carry its id. ``created_by_user_id`` is the portal user who asked, empty for the operator."""
+
+    __tablename__ = "card_batches"
+    __table_args__ = (PrimaryKeyConstraint("vendor_id", "id", name="pk_card_batches"),)
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
+    created_by_user_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("users.id"), nullable=True)
 
 
 class ConsentEvent(VendorRow, Base):

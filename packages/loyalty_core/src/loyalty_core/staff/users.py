@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.staff.errors import UserEmailDuplicate, UserNotFound
-from loyalty_core.staff.models import PortalSession, User
+from loyalty_core.staff.models import PortalSession, Role, User
 from loyalty_core.staff.passwords import DEFAULT, MIN_LENGTH, Passwords
 
 
@@ -24,6 +24,16 @@ def normal_email(email: str) -> str:
 def check_password(password: str) -> None:
     if len(password) < MIN_LENGTH:
         raise ValidationFailed("The password is too short.", {"password": ["validation.min.string"]})
+
+
+def refuse_last_owner(*, role: str | None, active: bool | None) -> None:
+    """STAFF-1: a shop keeps at least one active owner, who can manage its users."""
+    fields: dict[str, list[str]] = {}
+    if role not in (None, Role.OWNER):
+        fields["role"] = ["The shop's last active owner cannot be made staff; make another user owner first."]
+    if active is False:
+        fields["active"] = ["The shop's last active owner cannot be deactivated; make another user owner first."]
+    raise ValidationFailed("The shop would be left without an active owner.", fields)
 
 
 class UserService:
@@ -67,6 +77,17 @@ class UserService:
             raise UserNotFound("The vendor has no user with this id.", user_id=user_id)
         return user
 
+    async def _lock_active_owners(self, vendor_id: int) -> list[int]:
+        """STAFF-1: the vendor's active owners, locked in id order until the transaction ends. A
+        concurrent demotion waits here and then sees the owners as the first one left them."""
+        rows = await self._session.scalars(
+            select(User.id)
+            .where(User.vendor_id == vendor_id, User.role == Role.OWNER, User.active.is_(True))
+            .order_by(User.id)
+            .with_for_update()
+        )
+        return list(rows.all())
+
     async def change(
         self,
         vendor_id: int,
@@ -80,6 +101,11 @@ class UserService:
         must not leave an old browser signed in with what it had)."""
         if password is not None:
             check_password(password)
+        if role not in (None, Role.OWNER) or active is False:
+            # before the user's own row, so every demotion takes the same locks in the same order
+            owners = await self._lock_active_owners(vendor_id)
+            if user_id in owners and len(owners) == 1:
+                refuse_last_owner(role=role, active=active)
         user = await self.get(vendor_id, user_id)
         changed = False
         if role is not None and role != user.role:

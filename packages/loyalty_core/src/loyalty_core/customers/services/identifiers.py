@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from advanced_alchemy.types import DateTimeUTC
-from sqlalchemy import String, func, literal, select, true, update
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from loyalty_core.customers import cards
 from loyalty_core.customers import errors as e
+from loyalty_core.customers.card_batches import CardBatches
 from loyalty_core.customers.models import CustomerIdentifier, CustomerStatus
 from loyalty_core.customers.profiles import IdentifierInput
 from loyalty_core.customers.services.base import CustomerWrites
@@ -114,22 +113,9 @@ class IdentifierWrites(CustomerWrites):
         await self._add_identifier(vendor_id, customer_id, brought.type, brought.value, at)
 
     async def issue_card_batch(self, vendor_id: int, count: int) -> list[str]:
-        """CUSTOMER-5: free pre-printed cards, held by nobody until scanned at a registration."""
-        now = literal(self._clock.now(), DateTimeUTC(timezone=True))
-        codes: list[str] = []
-        while len(codes) < count:
-            drawn = func.unnest(literal(cards.new_codes(count - len(codes)), ARRAY(String))).column_valued("code")
-            # one statement per draw; a code some card already has is skipped and drawn again
-            added = await self._session.scalars(
-                pg_insert(CustomerIdentifier)
-                .from_select(
-                    ["vendor_id", "type", "value", "active", "created_at", "updated_at"],
-                    select(literal(vendor_id), literal(cards.LOYALTY_CARD), drawn, true(), now, now).distinct(),
-                )
-                .on_conflict_do_nothing()
-                .returning(CustomerIdentifier.value)
-            )
-            codes.extend(added)
+        """CUSTOMER-5: free pre-printed cards, held by nobody until scanned at a registration; recorded
+        as a batch of the operator (BATCH-1)."""
+        _, codes = await CardBatches(self._session, self._clock).create(vendor_id, count, created_by=None)
         return codes
 
     async def add_card(self, vendor_id: int, customer_id: int, code: str | None) -> CustomerView:

@@ -1,0 +1,147 @@
+"""Cards: generate a batch of free cards for printing, and download any batch as PDF labels or CSV
+(BATCH-1, BATCH-2). Owners only."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import AsyncIterator
+from typing import Any
+
+from anyio import to_thread
+from litestar import Controller, Request, Response, get, post
+from litestar.params import FromPath
+from litestar.response import Stream
+
+from loyalty_core.customers.card_batches import MAX_BATCH, CardBatches
+from loyalty_core.customers.errors import CardBatchNotFound
+from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_portal import reads
+from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
+from loyalty_portal.card_sheets import PER_PAGE, SheetWriter
+from loyalty_portal.config import PortalConfig
+from loyalty_portal.forms import Form
+from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+
+CURRENT = "Cards"
+
+
+def batch_id_of(raw: str) -> int:
+    if not raw.isdigit() or len(raw) > 18:
+        raise CardBatchNotFound("The shop has no card batch with this id.", batch_id=raw)
+    return int(raw)
+
+
+def safe_cell(value: str) -> str:
+    """A cell a spreadsheet would run as a formula is shown as text instead."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@") else value
+
+
+async def _codes(config: PortalConfig, vendor_id: int, batch_id: int) -> AsyncIterator[list[str]]:
+    """The batch's codes a page of rows at a time, each page read in a short transaction of its own
+    so a long download holds no connection."""
+    after = 0
+    while True:
+        async with config.sessionmaker() as db:
+            found = await CardBatches(db, config.clock).codes_after(vendor_id, batch_id, after)
+        if not found:
+            return
+        after = found[-1][0]
+        yield [code for _, code in found]
+
+
+async def _csv(config: PortalConfig, vendor_id: int, batch_id: int) -> AsyncIterator[bytes]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(["code"])
+    async for codes in _codes(config, vendor_id, batch_id):
+        writer.writerows([safe_cell(code)] for code in codes)
+        yield buffer.getvalue().encode()
+        buffer.seek(0)
+        buffer.truncate()
+    if buffer.tell():
+        yield buffer.getvalue().encode()
+
+
+async def _pdf(config: PortalConfig, vendor_id: int, batch_id: int) -> AsyncIterator[bytes]:
+    sheets = SheetWriter()
+    yield sheets.start()
+    waiting: list[str] = []
+    async for codes in _codes(config, vendor_id, batch_id):
+        waiting.extend(codes)
+        while len(waiting) >= PER_PAGE:
+            # drawing the QR codes is CPU work: off the event loop, one sheet at a time
+            yield await to_thread.run_sync(sheets.page, waiting[:PER_PAGE])
+            del waiting[:PER_PAGE]
+    if waiting:
+        yield await to_thread.run_sync(sheets.page, waiting)
+    yield sheets.finish()
+
+
+def _download(body: AsyncIterator[bytes], media_type: str, filename: str) -> Stream:
+    return Stream(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+async def _batches_page(visitor: Me, db: Db, config: Cfg, *, status: int = 200, **context: Any) -> Response[Any]:
+    """The generate form and the shop's batches, newest first."""
+    batches = await CardBatches(db, config.clock).recent(visitor.vendor_id)
+    makers = await reads.user_emails(db, {b.created_by_user_id for b in batches if b.created_by_user_id})
+    return render(
+        "cards.html",
+        status=status,
+        visitor=visitor,
+        current=CURRENT,
+        batches=batches,
+        makers=makers,
+        most=MAX_BATCH,
+        **context,
+    )
+
+
+class CardsController(Controller):
+    path = "/cards"
+    opt = OWNER_ONLY
+
+    @get("/")
+    async def batches(self, visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        return await _batches_page(visitor, db, config, values={})
+
+    @post("/")
+    async def generate(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        form = await Form.of(request)
+        count = form.whole("count", required=True, low=1, high=MAX_BATCH)
+        try:
+            form.check()
+            async with db.begin_nested():
+                # a missing count was refused by check(); core checks the bounds again
+                batch, _ = await CardBatches(db, config.clock).create(
+                    visitor.vendor_id, count or 0, created_by=visitor.user_id
+                )
+        except DomainError as refused:
+            problems = refused.fields if isinstance(refused, ValidationFailed) else {}
+            return await _batches_page(
+                visitor,
+                db,
+                config,
+                status=status_of(refused),
+                values=form.raw,
+                problems=problems,
+                error=refused.message,
+            )
+        return see_other(f"{MOUNT_PATH}/cards/{batch.id}")
+
+    @get("/{batch_id:str}")
+    async def batch(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        found = await CardBatches(db, config.clock).get(visitor.vendor_id, batch_id_of(batch_id))
+        makers = await reads.user_emails(db, {found.created_by_user_id} if found.created_by_user_id else set())
+        return render("card_batch.html", visitor=visitor, current=CURRENT, batch=found, makers=makers)
+
+    @get("/{batch_id:str}/pdf")
+    async def download_pdf(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Stream:
+        found = await CardBatches(db, config.clock).get(visitor.vendor_id, batch_id_of(batch_id))
+        return _download(_pdf(config, visitor.vendor_id, found.id), "application/pdf", f"cards-{found.id}.pdf")
+
+    @get("/{batch_id:str}/csv")
+    async def download_csv(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Stream:
+        found = await CardBatches(db, config.clock).get(visitor.vendor_id, batch_id_of(batch_id))
+        return _download(_csv(config, visitor.vendor_id, found.id), "text/csv", f"cards-{found.id}.csv")
