@@ -1,4 +1,6 @@
-"""Writes ``loyalty_client/models.py``, ``operations.py`` and ``error_codes.py`` from the document."""
+"""Writes the generated modules of ``loyalty_client`` from the document: ``models.py`` (the structs),
+``operations.py`` (the operations as data), ``blocking.py`` and ``awaitable.py`` (the methods of the
+two clients) and ``error_codes.py`` (one exception class per code)."""
 
 from __future__ import annotations
 
@@ -202,8 +204,10 @@ def formatted(name: str, text: str) -> str:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        check=True,
+        check=False,
     )
+    if done.returncode != 0:
+        raise SystemExit(f"ruff format failed on the generated {name} (run through `uv run`):\n{done.stderr}")
     return done.stdout
 
 
@@ -218,15 +222,16 @@ def write() -> list[Path]:
 
 def sources() -> dict[str, str]:
     """Every generated module's name and text, from the committed document."""
-    from loyalty_client_gen.methods import operations_source
+    from loyalty_client_gen.methods import methods_source, operations_source
 
     document = load()
     types = Types(document["components"]["schemas"])
-    ops = operations(document, types)
-    operations_text = operations_source(ops)  # first: it records the schemas the methods use
+    ops = operations(document, types)  # first: it records the schemas the operations use
     texts = {
         "models.py": models_source(document, types),
-        "operations.py": operations_text,
+        "operations.py": operations_source(ops),
+        "blocking.py": methods_source(ops, is_async=False),
+        "awaitable.py": methods_source(ops, is_async=True),
         "error_codes.py": errors_source(document),
     }
     return {name: formatted(name, text) for name, text in texts.items()}

@@ -76,60 +76,55 @@ def method(op: Operation, *, is_async: bool) -> list[str]:
     return lines
 
 
-def wrap_call(line: str) -> list[str]:
-    """The ``Operation(...)`` constant, one argument a line when it is too long for one."""
-    if len(line) <= 120:
-        return [line]
-    head, args = line.split("(", 1)
-    return [f"{head}(", *(f"    {a.strip()}," for a in split_arguments(args[:-1])), ")"]
+def model_names(kinds: str) -> list[str]:
+    return sorted(set(re.findall(r"\b[A-Z]\w*", kinds)) - {"Literal", "None", "Any"})
 
 
-def split_arguments(text: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for char in text:
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-            continue
-        depth += char in "([{"
-        depth -= char in ")]}"
-        current += char
-    return [*parts, current]
+def import_lines(module: str, names: list[str]) -> list[str]:
+    return [f"from loyalty_client.{module} import (", *(f"    {n}," for n in names), ")"]
 
 
 def operations_source(ops: list[Operation]) -> str:
-    mentioned = " ".join(f"{op.result} {op.body} {op.item} {' '.join(q.kind for q in op.query)}" for op in ops)
-    names = sorted(set(re.findall(r"\b[A-Z]\w*", mentioned)) - {"Literal", "None", "Any"})
+    """``operations.py``: the operations as data, for the client and its tests."""
+    results = " ".join(op.result for op in ops)
     out = [HEADER, "from __future__ import annotations\n"]
-    out.append("from collections.abc import AsyncIterator, Iterator")
-    out.append("from typing import Any, Literal, cast\n")
-    out.append("from loyalty_client.models import (")
-    out.extend(f"    {n}," for n in names)
-    out.append(")")
-    out.append("from loyalty_client.operation import Operation, PathValues, QueryValues, RequestBody\n")
+    if re.search(r"\bAny\b", results):
+        out.append("from typing import Any\n")
+    out.extend(import_lines("models", model_names(results)))
+    out.append("from loyalty_client.operation import Operation\n")
     for op in ops:
-        spec = (
+        out.append(
             f"{constant(op)} = Operation("
             f'"{op.op_id}", "{op.method}", "{op.path}", auth={op.auth}, idempotent={op.idempotent}, '
             f"envelope={op.envelope}, binary={op.binary}, result={op.result})"
         )
-        out.extend(wrap_call(spec))
     out.append("OPERATIONS: tuple[Operation, ...] = (")
     out.extend(f"    {constant(op)}," for op in ops)
-    out.append(")\n")
-    for is_async in (False, True):
-        name = "AsyncOperations" if is_async else "Operations"
-        kind = "AsyncIterator" if is_async else "Iterator"
-        prefix = "async " if is_async else ""
-        out.append(f"\nclass {name}:")
-        blocking = "the awaitable" if is_async else "the blocking"
-        out.append(f'    """One method per operation of the public API ({blocking} client\'s)."""\n')
-        arguments = "self, op: Operation, path: PathValues, query: QueryValues, body: RequestBody"
-        out.append(f"    {prefix}def _call({arguments}) -> Any:")
-        out.append("        raise NotImplementedError\n")
-        out.append(f"    def _pages(self, op: Operation, path: PathValues, query: QueryValues) -> {kind}[Any]:")
-        out.append("        raise NotImplementedError")
-        for op in ops:
-            out.append("")
-            out.extend(method(op, is_async=is_async))
+    out.append(")")
+    return "\n".join(out) + "\n"
+
+
+def methods_source(ops: list[Operation], *, is_async: bool) -> str:
+    """``blocking.py`` or ``awaitable.py``: one method per operation."""
+    mentioned = " ".join(f"{op.result} {op.body} {op.item} {' '.join(q.kind for q in op.query)}" for op in ops)
+    name = "AsyncOperations" if is_async else "Operations"
+    kind = "AsyncIterator" if is_async else "Iterator"
+    prefix = "async " if is_async else ""
+    out = [HEADER, "from __future__ import annotations\n"]
+    out.append(f"from collections.abc import {kind}")
+    out.append("from typing import Any, Literal, cast\n")
+    out.extend(import_lines("models", model_names(mentioned)))
+    out.append("from loyalty_client.operation import Operation, PathValues, QueryValues, RequestBody")
+    out.extend(import_lines("operations", [constant(op) for op in ops]))
+    out.append(f"\n\nclass {name}:")
+    blocking = "the awaitable" if is_async else "the blocking"
+    out.append(f'    """One method per operation of the public API ({blocking} client\'s)."""\n')
+    arguments = "self, op: Operation, path: PathValues, query: QueryValues, body: RequestBody"
+    out.append(f"    {prefix}def _call({arguments}) -> Any:")
+    out.append("        raise NotImplementedError\n")
+    out.append(f"    def _pages(self, op: Operation, path: PathValues, query: QueryValues) -> {kind}[Any]:")
+    out.append("        raise NotImplementedError")
+    for op in ops:
+        out.append("")
+        out.extend(method(op, is_async=is_async))
     return "\n".join(out) + "\n"

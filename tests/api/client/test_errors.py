@@ -43,7 +43,6 @@ NOT_THROUGH_THE_CLIENT = {
     "SERVICE_UNAVAILABLE": "needs a dependency down (tests/deployment)",
     "VERIFICATION_FAILED": "the service answers the other verify codes first for every code a till holds",
     "CUSTOMER_DEACTIVATED": "needs a merge from the admin portal (tests/api merges)",
-    "BRANCH_REQUIRED": "branch-limited rewards need the portal's branch list (tests/http/redemptions)",
     "REWARD_NOT_FOUND": "the public routes answer an unknown reward with REWARD_UNAVAILABLE",
     "NO_WALLET": "a customer registered through the API has a wallet from the start",
     "WALLET_NOT_FOUND": "a customer registered through the API has a wallet from the start",
@@ -136,6 +135,9 @@ async def test_money_errors(client: Client) -> None:
     loyalty = connect(client, tenant)
     await setup(client, tenant, "/earn-rules", {"name": "Euro", "points_per_unit": 1, "unit_amount": 100})
     await setup(client, tenant, "/branches", {"external_id": "closed", "name": "Closed"})
+    await setup(client, tenant, "/branches", {"external_id": "north", "name": "North"})
+    north = {"type": "free_product", "name": "North only", "point_cost": 10, "branches": ["north"]}
+    north_only = await setup(client, tenant, "/rewards", north)
     await admin(client, "PATCH", f"/admin/v1/vendors/{tenant.vendor_id}/branches/closed", {"active": False})
     one = {"type": "free_product", "name": "One", "point_cost": 10, "code_valid_for_hours": 1}
     one = await setup(client, tenant, "/rewards", one)
@@ -168,6 +170,10 @@ async def test_money_errors(client: Client) -> None:
     await raised(e.IdempotencyKeyConflict, loyalty.create_transaction(conflict))
     await raised(
         e.RewardUnavailable, loyalty.create_redemption(RedeemBody(identifier="ada@example.com", reward_id=off["id"]))
+    )
+    await raised(
+        e.BranchRequired,
+        loyalty.create_redemption(RedeemBody(identifier="ada@example.com", reward_id=north_only["id"])),
     )
     await loyalty.create_redemption(RedeemBody(identifier="ada@example.com", reward_id=limited["id"]))
     await raised(

@@ -16,11 +16,13 @@ from typing import Any, Self
 
 import httpx
 
+from loyalty_client.awaitable import AsyncOperations
+from loyalty_client.blocking import Operations
 from loyalty_client.calls import content_of, error_of, query_of, result_of, url_of, with_key
 from loyalty_client.errors import LoyaltyError
 from loyalty_client.models import TokenResponse
 from loyalty_client.operation import Operation, PathValues, QueryValues, RequestBody
-from loyalty_client.operations import ISSUE_TOKEN, AsyncOperations, Operations
+from loyalty_client.operations import ISSUE_TOKEN
 from loyalty_client.retries import retry_delay
 from loyalty_client.tokens import TokenCache
 
