@@ -19,6 +19,11 @@ def main(names: list[str]) -> int:
     from loyalty_api.logs import configure_logging
 
     configure_logging("WARNING")
+    from bench import _cluster
+
+    if _cluster.wanted():
+        # before any benchmark module reads LOYALTY_BENCH_DATABASE_URL
+        _cluster.start()
     modules = sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if not m.name.startswith("_"))
     first_option = next((n for n, arg in enumerate(names) if arg.startswith("-")), len(names))
     names, options = names[:first_option], names[first_option:]

@@ -103,6 +103,54 @@ def test_foreign_keys_between_distributed_tables_join_on_vendor_id(conn: Connect
     assert pointing_out == []
 
 
+TILL_TABLES = (
+    "ledger_entries",
+    "point_lots",
+    "transactions",
+    "transaction_items",
+    "transaction_returns",
+    "customer_moments",
+    "redemptions",
+)
+"""The rows a till's purchase, return, adjustment or redemption inserts."""
+HOT_PARENTS = ("vendors", "rewards")
+"""Rows that every concurrent till write of a vendor (or of a reward) would share-lock."""
+
+
+def test_till_rows_take_no_key_share_of_a_hot_parent(conn: Connection) -> None:
+    """TENANCY-5: no foreign key from a till-written table to vendors or rewards (each inserted row
+    would take FOR KEY SHARE on that one row, a MultiXact per purchase under load); the vendor is
+    implied by a composite key to a vendor-owned parent that keeps its own key to vendors."""
+    rows = conn.execute(
+        text(
+            """
+            SELECT src.relname, dst.relname, array_length(k.conkey, 1)
+            FROM pg_constraint k
+            JOIN pg_class src ON src.oid = k.conrelid
+            JOIN pg_class dst ON dst.oid = k.confrelid
+            WHERE k.contype = 'f' AND src.relname = ANY (:tables)
+            """
+        ),
+        {"tables": list(TILL_TABLES)},
+    ).all()
+    assert sorted((src, dst) for src, dst, _ in rows if dst in HOT_PARENTS) == []
+    composite = {src for src, dst, width in rows if width == 2 and dst not in REFERENCE_TABLES}
+    assert composite == set(TILL_TABLES)
+    parents = {dst for src, dst, width in rows if width == 2 and dst not in REFERENCE_TABLES}
+    keyed = conn.execute(
+        text(
+            """
+            SELECT DISTINCT src.relname FROM pg_constraint k
+            JOIN pg_class src ON src.oid = k.conrelid
+            JOIN pg_class dst ON dst.oid = k.confrelid
+            WHERE k.contype = 'f' AND dst.relname = 'vendors'
+            """
+        )
+    ).scalars()
+    # each parent is itself till-written (implied one step further) or keyed to vendors
+    assert parents - set(TILL_TABLES) <= set(keyed)
+
+
 def test_primary_keys_match_the_models(conn: Connection) -> None:
     """Alembic's comparison leaves primary keys out: the migrated keys are checked against the models."""
     rows = conn.execute(

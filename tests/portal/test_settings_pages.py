@@ -71,7 +71,7 @@ async def test_the_owners_navigation_lists_the_pages_in_order(client: AsyncTestC
 async def test_a_campaign_saved_on_a_replaced_version_is_refused_and_changes_nothing(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """EARN-15: the form carries the version it was opened at."""
+    """EARN-16: the form carries the version it was opened at."""
     shop = await make_shop(client, with_staff=False)
     await admin(client, "PATCH", f"/admin/v1/plans/{shop.tenant.plan_id}", {"features": {"campaigns": True}})
     v = f"/admin/v1/vendors/{shop.vendor_id}/campaigns"

@@ -28,7 +28,7 @@ async def vendor(db: AsyncSession) -> Vendor:
 async def test_an_edit_of_a_replaced_version_is_refused_and_changes_nothing(
     db: AsyncSession, vendor: Vendor, clock: FixedClock
 ) -> None:
-    """EARN-15: the version the edit was made on must still be the current one."""
+    """EARN-16: the version the edit was made on must still be the current one."""
     rules, campaigns = EarnRuleService(db, clock), CampaignService(db, clock)
     rule = await rules.create(vendor.id, EURO)
     assert (await rules.update(vendor.id, rule.id, {"points_per_unit": 2}, expected_version=1)).version == 2

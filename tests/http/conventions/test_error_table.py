@@ -122,7 +122,7 @@ ADMIN_STATUSES = {
     "BRANCH_EXTERNAL_ID_DUPLICATE": 409,
     "USER_NOT_FOUND": 404,
     "USER_EMAIL_DUPLICATE": 409,
-    "VERSION_CONFLICT": 409,  # EARN-15: an edit of an earn rule or campaign made on a replaced version
+    "VERSION_CONFLICT": 409,  # EARN-16: an edit of an earn rule or campaign made on a replaced version
 }
 """The admin API's own codes, in the public API's status classes: 404 not found, 409 already registered."""
 

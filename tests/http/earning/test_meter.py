@@ -53,6 +53,31 @@ async def test_a_replay_at_the_limit_is_never_refused_by_the_meter(
     assert await count(engine, tenant) == 1
 
 
+async def used(engine: AsyncEngine, tenant: Tenant) -> int:
+    return int(await scalar(engine, "SELECT used FROM transaction_meters WHERE vendor_id = :v", v=tenant.vendor_id))
+
+
+async def test_a_purchase_that_writes_nothing_gives_its_unit_back(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """EARN-15: a refusal (unknown card), a key conflict and a replay each take a unit ahead and give
+    it back, so the meter holds exactly the purchases written and the last one is still admitted."""
+    tenant = await metered(client, engine, 2, 0)
+    first = await buy(client, tenant, "meter@example.com", 100, key="kept")
+    assert first.status_code == 201, first.text
+    unknown = await buy(client, tenant, "no-such-card", 100)
+    assert (unknown.status_code, error_of(unknown)["code"]) == (404, "CUSTOMER_NOT_FOUND")
+    conflict = await buy(client, tenant, "meter@example.com", 999, key="kept")
+    assert (conflict.status_code, error_of(conflict)["code"]) == (422, "IDEMPOTENCY_KEY_CONFLICT")
+    replay = await buy(client, tenant, "meter@example.com", 100, key="kept")
+    assert (replay.status_code, replay.json()) == (200, first.json())
+    assert await used(engine, tenant) == 1
+    assert (await buy(client, tenant, "meter@example.com", 100, key="last")).status_code == 201
+    refused = await buy(client, tenant, "meter@example.com", 100, key="over")
+    assert (refused.status_code, error_of(refused)["code"]) == (429, "PLAN_LIMIT_EXCEEDED")
+    assert (await used(engine, tenant), await count(engine, tenant)) == (2, 2)
+
+
 async def test_max_transactions_zero_means_no_meter(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
     """Plan limits: 0 is unlimited."""
     tenant = await metered(client, engine, 0, 0)

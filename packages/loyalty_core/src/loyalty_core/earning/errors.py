@@ -36,6 +36,6 @@ class TransactionNotFound(NotFound):
 
 
 class VersionConflict(Conflict):
-    """EARN-15: an edit made on a version of the rule or campaign that another edit has replaced."""
+    """EARN-16: an edit made on a version of the rule or campaign that another edit has replaced."""
 
     code = "VERSION_CONFLICT"

@@ -56,7 +56,9 @@ class Transaction(VendorRow, Base):
         Index("ix_transactions_customer_newest", "vendor_id", "customer_id", text("created_at DESC"), text("id DESC")),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the customer's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     """The account the identifier found when the purchase was made (a merged account's purchases
     stay on it and are listed under the account that kept the family)."""
@@ -88,7 +90,9 @@ class TransactionItem(VendorRow, Base):
         Index("ix_transaction_items_transaction", "transaction_id", "position"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the transaction's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     transaction_id: Mapped[int] = mapped_column(BigInteger)
     position: Mapped[int] = mapped_column(Integer)
     """The line's place in the request, so the answer lists the lines as they were sent."""
@@ -123,7 +127,9 @@ class TransactionReturn(VendorRow, Base):
         Index("ix_transaction_returns_transaction", "vendor_id", "transaction_id", "id"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the transaction's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     transaction_id: Mapped[int] = mapped_column(BigInteger)
     idempotency_key: Mapped[str] = mapped_column(String(255))
     amount: Mapped[int] = mapped_column(BigInteger)
@@ -157,7 +163,9 @@ class CustomerMoment(VendorRow, Base):
         CheckConstraint(one_of("state", MomentState), name="state_known"),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the customer's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     moment: Mapped[str] = mapped_column(String(16))
     since: Mapped[date] = mapped_column(Date)

@@ -94,7 +94,7 @@ class EarnRuleService:
         self, vendor_id: int, rule_id: int, changes: Mapping[str, object], *, expected_version: int | None = None
     ) -> EarnRule:
         """A partial update (``PATCH .../earn-rules/{id}``): the fields present change, ``version`` + 1.
-        With ``expected_version``, an edit of a version since replaced is refused (EARN-15)."""
+        With ``expected_version``, an edit of a version since replaced is refused (EARN-16)."""
         _known(changes, validation.EARN_RULE_FIELDS)
         rule = await _one(self._session, EarnRule, vendor_id, rule_id, for_update=True)
         _check_version(rule, expected_version)
@@ -142,7 +142,7 @@ class CampaignService:
     ) -> Campaign:
         """A partial update (``PATCH .../campaigns/{id}``) checked on the campaign as it would be after
         it; ``version`` + 1. Moving to a family the plan lacks is refused like creating one. With
-        ``expected_version``, an edit of a version since replaced is refused (EARN-15)."""
+        ``expected_version``, an edit of a version since replaced is refused (EARN-16)."""
         _known(changes, validation.CAMPAIGN_FIELDS)
         campaign = await _one(self._session, Campaign, vendor_id, campaign_id, for_update=True)
         _check_version(campaign, expected_version)
@@ -190,7 +190,7 @@ def _known(changes: Mapping[str, object], allowed: frozenset[str]) -> None:
 
 
 def _check_version(row: EarnRule | Campaign, expected: int | None) -> None:
-    """EARN-15: checked on the locked row, so of two edits of one version only the first is kept."""
+    """EARN-16: checked on the locked row, so of two edits of one version only the first is kept."""
     if expected is not None and expected != row.version:
         what = "earn rule" if isinstance(row, EarnRule) else "campaign"
         raise e.VersionConflict(

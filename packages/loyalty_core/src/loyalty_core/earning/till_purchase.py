@@ -30,6 +30,7 @@ from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
+from loyalty_core.earning import till_meter
 from loyalty_core.earning.errors import PlanLimitExceeded
 from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.resources import Transaction
@@ -172,6 +173,11 @@ class Purchases:
     ) -> Submitted:
         """``conn`` is out of autocommit; the purchase is one transaction on it."""
         params = _params(vendor, request, key)
+        plan, period = vendor.plan, period_of(now)
+        # EARN-15: a unit of the allowance taken ahead, so the meter's row is not held to the commit
+        reserved = plan.max_transactions > 0 and await till_meter.reserve(
+            conn, vendor.vendor_id, period, hard_limit(plan.max_transactions, plan.overage_percent)
+        )
         try:
             found, scoring = await self._found_under_lock(conn, vendor, request, params, now)
             if found.earlier_id is not None:
@@ -181,6 +187,8 @@ class Purchases:
                     )
                 view = await transaction_by_id(conn, vendor.vendor_id, found.earlier_id)
                 await conn.commit()
+                if reserved:
+                    await till_meter.release(conn, vendor.vendor_id, period)
                 return Submitted(view, created=False)
             assert scoring is not None
             shown = Transaction.of(_view(vendor, request, found, scoring, key, now, 0, [0] * len(request.items)))
@@ -193,9 +201,13 @@ class Purchases:
                     name="purchase_event",
                 )
             )
-            written = await _write(conn, vendor, request, params, found, scoring, now)
+            # at the limit no unit was reserved: the write moves the meter, which refuses it there
+            metered = plan.max_transactions > 0 and not reserved
+            written = await _write(conn, vendor, request, params, found, scoring, now, metered=metered)
         except BaseException:
             await conn.rollback()
+            if reserved:
+                await till_meter.release(conn, vendor.vendor_id, period)
             raise
         if written is None:
             raise PlanLimitExceeded("The plan's transactions for this month are used up.")
@@ -280,9 +292,12 @@ async def _write(
     found: Found,
     scoring: Scoring,
     now: datetime,
+    *,
+    metered: bool,
 ) -> tuple[int, list[int] | None, int] | None:
     """Round trip 2: the writes and COMMIT in one pipeline: the transaction's id, its lines' and
-    the deliveries its event created. None when the meter refused."""
+    the deliveries its event created. None when the meter refused; ``metered``: the meter is moved
+    here (a purchase that reserved no unit ahead)."""
     plan = vendor.plan
     branch = _branch(vendor, request, found)
     moments = sorted(scoring.moments_paid, key=lambda m: (m.moment, m.since))
@@ -300,7 +315,7 @@ async def _write(
             opened=[(points, ledger.lot_expiry(now, vendor.point_expiry_days))],
         ),
         period=period_of(now),
-        metered=plan.max_transactions > 0,
+        metered=metered,
         hard=hard_limit(plan.max_transactions, plan.overage_percent),
         c=found.customer_id,
         total=request.total_amount,

@@ -83,7 +83,9 @@ class LedgerEntry(VendorRow, Base):
         ),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the wallet's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     wallet_id: Mapped[int] = mapped_column(BigInteger)
     type: Mapped[str] = mapped_column(String(8))
     amount: Mapped[int] = mapped_column(BigInteger)
@@ -108,10 +110,16 @@ class PointLot(VendorRow, Base):
         ),
         CheckConstraint("remaining >= 0 AND remaining <= points", name="remaining_in_range"),
         Index("ix_point_lots_wallet_open", "wallet_id", "expires_at", postgresql_where=text("remaining > 0")),
-        Index("ix_point_lots_expiring", "expires_at", postgresql_where=text("remaining > 0")),
+        # the expiry job's lots (``expires_at <= now`` implies not NULL): a lot that never ends costs
+        # its credit no entry here
+        Index(
+            "ix_point_lots_expiring", "expires_at", postgresql_where=text("remaining > 0 AND expires_at IS NOT NULL")
+        ),
     )
 
-    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the wallet's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     wallet_id: Mapped[int] = mapped_column(BigInteger)
     entry_id: Mapped[int] = mapped_column(BigInteger)
     points: Mapped[int] = mapped_column(BigInteger)

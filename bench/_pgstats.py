@@ -1,0 +1,124 @@
+"""What a load costs PostgreSQL, read from PostgreSQL itself (``bench.pg_cost``): per statement
+(``pg_stat_statements``), per wait event (``pg_stat_activity`` sampled), MultiXacts
+(``pg_control_checkpoint()``'s ``next_multixact_id``, current only after a ``CHECKPOINT``), WAL
+bytes (``pg_current_wal_lsn()``), commits and index/heap block touches of the bench database.
+
+Needs a superuser connection to a cluster that preloads ``pg_stat_statements`` (``bench._cluster``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+
+import psycopg
+
+Conn = psycopg.Connection[tuple[object, ...]]
+
+_COUNTERS = """
+SELECT (SELECT next_multixact_id::text::bigint FROM pg_control_checkpoint()),
+       pg_current_wal_lsn() - '0/0'::pg_lsn,
+       (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()),
+       (SELECT coalesce(sum(heap_blks_hit + heap_blks_read), 0) FROM pg_statio_user_tables),
+       (SELECT coalesce(sum(idx_blks_hit + idx_blks_read), 0) FROM pg_statio_user_tables),
+       (SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables),
+       (SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables)
+"""
+
+_STATEMENTS = """
+SELECT s.query, s.calls, s.total_exec_time, s.shared_blks_hit + s.shared_blks_read, s.shared_blks_dirtied,
+       s.wal_bytes, s.wal_fpi, s.toplevel
+  FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+ WHERE d.datname = current_database() AND s.query NOT LIKE '%%pg_stat%%' AND s.query NOT LIKE '%%pg_control%%'
+"""
+
+_WAITS = """
+SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') FROM pg_stat_activity
+ WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()
+"""
+
+
+@dataclass(frozen=True)
+class Statement:
+    query: str
+    calls: int
+    total_ms: float
+    blocks: int
+    """Shared blocks hit or read."""
+    dirtied: int
+    wal_bytes: int
+    fpi: int
+    """Full-page images written to the WAL (the first change of a page after a checkpoint)."""
+    toplevel: bool
+    """Sent by the client; a nested one (a foreign key's check, run by the executor) is counted in its
+    top-level statement's figures too."""
+
+
+@dataclass
+class Cost:
+    multixacts: int
+    wal_bytes: int
+    commits: int
+    heap_blocks: int
+    index_blocks: int
+    seq_scans: int
+    seq_rows: int
+    statements: list[Statement]
+    waits: Counter[str] = field(default_factory=Counter)
+    samples: int = 0
+
+
+def _counters(conn: Conn) -> tuple[int, ...]:
+    # pg_statio is flushed by backends at most once a second when idle: the caller waits for that
+    conn.execute("SELECT pg_stat_clear_snapshot()")
+    row = conn.execute(_COUNTERS).fetchone()
+    assert row is not None
+    return tuple(int(str(x)) for x in row)
+
+
+class Watch:
+    """``with Watch(conn): <load>``; then ``.cost``. Samples active backends' wait events every 20 ms."""
+
+    def __init__(self, conn: Conn, sampler: Conn) -> None:
+        self._conn, self._sampler = conn, sampler
+        self._stop = threading.Event()
+        self._waits: Counter[str] = Counter()
+        self._samples = 0
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            rows = self._sampler.execute(_WAITS).fetchall()
+            self._samples += 1
+            self._waits.update(str(r[0]) for r in rows)
+
+    def __enter__(self) -> Watch:
+        self._conn.execute("CHECKPOINT")
+        self._before = _counters(self._conn)
+        self._conn.execute("SELECT pg_stat_statements_reset()")
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        statements = [
+            Statement(str(q), int(str(c)), float(str(t)), int(str(b)), int(str(d)), int(str(w)), int(str(f)), bool(top))
+            for q, c, t, b, d, w, f, top in self._conn.execute(_STATEMENTS).fetchall()
+        ]
+        self._conn.execute("CHECKPOINT")
+        after = _counters(self._conn)
+        m, wal, commits, heap, index, scans, rows = (a - b for a, b in zip(after, self._before, strict=True))
+        self.cost = Cost(m, wal, commits, heap, index, scans, rows, statements, self._waits, self._samples)
+
+
+def ensure_extension(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            conn.execute("SELECT 1 FROM pg_stat_statements LIMIT 1")
+        except psycopg.Error as error:
+            raise SystemExit(
+                f"bench pg-cost needs pg_stat_statements preloaded: run it with LOYALTY_BENCH_OWN_POSTGRES=1 ({error})"
+            ) from error
