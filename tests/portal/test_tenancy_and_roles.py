@@ -92,6 +92,17 @@ CASES: dict[str, Case] = {
     "POST /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
     "GET /mail": Case(LISTS_OWN, lambda w: "/portal/mail"),
     "POST /mail/switch-on": Case(404, lambda w: "/portal/mail/switch-on", lambda w: {"email": w.email}),
+    "GET /billing": Case(LISTS_OWN, lambda w: "/portal/billing"),
+    "POST /billing/plan": Case(422, lambda w: "/portal/billing/plan", lambda w: {"plan_id": "0"}),
+    "GET /branding": Case(LISTS_OWN, lambda w: "/portal/branding"),
+    "POST /branding": Case(
+        303,
+        lambda w: "/portal/branding",
+        lambda w: {"background": "#000000", "foreground": "#ffffff", "label": "#888888"},
+    ),
+    "GET /export": Case(LISTS_OWN, lambda w: "/portal/export"),
+    "GET /export/customers.csv": Case(LISTS_OWN, lambda w: "/portal/export/customers.csv"),
+    "GET /export/ledger.csv": Case(LISTS_OWN, lambda w: "/portal/export/ledger.csv"),
 }
 NOT_SWEPT = {
     "GET /": "redirects to the customers page; reads nothing",

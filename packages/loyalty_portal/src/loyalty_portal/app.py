@@ -10,8 +10,11 @@ from litestar.static_files import create_static_files_router
 
 from loyalty_portal.access import Throttle, provide_db, provide_visitor, refuse_unreadable
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.pages.billing import BillingController
+from loyalty_portal.pages.branding import BrandingController
 from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
+from loyalty_portal.pages.export import ExportController
 from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
@@ -27,6 +30,9 @@ CONTROLLERS = [
     RewardsController,
     RedemptionsController,
     MailController,
+    BillingController,
+    BrandingController,
+    ExportController,
 ]
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 65_536

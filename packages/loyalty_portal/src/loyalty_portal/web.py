@@ -44,6 +44,7 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Customers", f"{MOUNT_PATH}/customers", True),
     ("Rewards", f"{MOUNT_PATH}/rewards", True),
     ("Redemptions", f"{MOUNT_PATH}/redemptions", True),
+    ("Billing", f"{MOUNT_PATH}/billing", False),
     ("Mail", f"{MOUNT_PATH}/mail", False),
 )
 HOME = f"{MOUNT_PATH}/customers"

@@ -89,7 +89,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         redis_client=redis_client,
     )
     portal = portal_mount(
-        sessionmaker, clock, public_url=settings.public_url, mail_domain=mail_domain(settings.mail_from)
+        sessionmaker, clock, public_url=settings.public_url, mail_domain=mail_domain(settings.mail_from), passes=passes
     )
     return Litestar(
         route_handlers=[portal], plugins=[http], lifespan=[lifespan.run], logging_config=None, openapi_config=None

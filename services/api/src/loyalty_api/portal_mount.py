@@ -8,11 +8,17 @@ from litestar.types import Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
+from loyalty_core.passes.ports import PassMaker
 from loyalty_portal import MOUNT_PATH, PortalConfig, create_portal
 
 
 def portal_mount(
-    sessionmaker: async_sessionmaker[AsyncSession], clock: Clock, *, public_url: str, mail_domain: str
+    sessionmaker: async_sessionmaker[AsyncSession],
+    clock: Clock,
+    *,
+    public_url: str,
+    mail_domain: str,
+    passes: PassMaker | None = None,
 ) -> ASGIRouteHandler:
     portal = create_portal(
         PortalConfig(
@@ -20,6 +26,7 @@ def portal_mount(
             clock=clock,
             secure_cookies=public_url.startswith("https://"),
             mail_domain=mail_domain,
+            passes=passes,
         )
     )
 
