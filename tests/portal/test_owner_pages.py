@@ -1,4 +1,4 @@
-"""The owners' billing, branding and export pages over the composed service: the plan choice and its
+"""The owners' billing, branding, export and import pages over the composed service: the plan choice and its
 refusal naming the limit (PLAN-3), the logo checked by the pass maker (PASS-8), and the CSV exports
 with their formula guard (INPUT-20), each refused to staff."""
 
@@ -20,7 +20,14 @@ from tests.support.tenants import admin
 Client = AsyncTestClient[Litestar]
 NOW = "2026-03-01T12:00:00Z"
 GOOD_PNG = encode_png(4, 4, bytes(range(64)))
-OWNER_PAGES = ["/portal/billing", "/portal/branding", "/portal/export", "/portal/export/customers.csv"]
+OWNER_PAGES = [
+    "/portal/billing",
+    "/portal/branding",
+    "/portal/export",
+    "/portal/export/customers.csv",
+    "/portal/import",
+    "/portal/import/1",
+]
 
 
 async def plan(client: Client, name: str, **limits: Any) -> int:
@@ -35,7 +42,7 @@ async def test_staff_are_refused_the_owners_billing_branding_and_export(client: 
         page = await client.get(path)
         assert page.status_code == 403, path
         assert "Only the shop&#39;s owners may open this page." in page.text
-    for path in ("/portal/billing/plan", "/portal/branding"):
+    for path in ("/portal/billing/plan", "/portal/branding", "/portal/import", "/portal/import/1/run"):
         refused = await client.post(path, data={"csrf_token": csrf, "plan_id": "1", "background": "#000000"})
         assert refused.status_code == 403, path
     home = await client.get("/portal/customers")

@@ -103,6 +103,12 @@ CASES: dict[str, Case] = {
     "GET /export": Case(LISTS_OWN, lambda w: "/portal/export"),
     "GET /export/customers.csv": Case(LISTS_OWN, lambda w: "/portal/export/customers.csv"),
     "GET /export/ledger.csv": Case(LISTS_OWN, lambda w: "/portal/export/ledger.csv"),
+    "GET /import": Case(LISTS_OWN, lambda w: "/portal/import"),
+    # a form that is no file upload: refused before anything is read or stored
+    "POST /import": Case(400, lambda w: "/portal/import"),
+    # an import job of another shop: tests/portal/test_import_pages.py makes one to ask for
+    "GET /import/{job_id}": Case(404, lambda w: f"/portal/import/{w.customer_id}"),
+    "POST /import/{job_id}/run": Case(404, lambda w: f"/portal/import/{w.customer_id}/run"),
 }
 NOT_SWEPT = {
     "GET /": "redirects to the customers page; reads nothing",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from loyalty_core.accounts.import_jobs import CustomerImport
 from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
@@ -33,6 +34,7 @@ __all__ = [
     "ConsentEvent",
     "Customer",
     "CustomerIdentifier",
+    "CustomerImport",
     "CustomerMoment",
     "EarnRule",
     "EmailSuppression",

@@ -15,6 +15,7 @@ from loyalty_portal.pages.branding import BrandingController
 from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
 from loyalty_portal.pages.export import ExportController
+from loyalty_portal.pages.imports import ImportController
 from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
@@ -33,6 +34,7 @@ CONTROLLERS = [
     BillingController,
     BrandingController,
     ExportController,
+    ImportController,
 ]
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 65_536

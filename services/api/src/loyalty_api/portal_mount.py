@@ -3,6 +3,8 @@ clock and hasher, so a portal page and an API call see the same data at the same
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from litestar.handlers import ASGIRouteHandler, asgi
 from litestar.types import Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -19,6 +21,8 @@ def portal_mount(
     public_url: str,
     mail_domain: str,
     passes: PassMaker | None = None,
+    import_dir: str | None = None,
+    enqueue_import: Callable[[int], Awaitable[None]] | None = None,
 ) -> ASGIRouteHandler:
     portal = create_portal(
         PortalConfig(
@@ -27,6 +31,8 @@ def portal_mount(
             secure_cookies=public_url.startswith("https://"),
             mail_domain=mail_domain,
             passes=passes,
+            import_dir=import_dir,
+            enqueue_import=enqueue_import,
         )
     )
 
