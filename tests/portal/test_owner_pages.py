@@ -106,6 +106,16 @@ async def test_a_logo_a_wallet_can_show_is_saved_and_shown_and_any_other_refused
     branding = await admin(client, "GET", f"/admin/v1/vendors/{shop.vendor_id}/pass-branding")
     assert (branding["background"], branding["has_logo"]) == ("#ffffff", False)
 
+    # a logo of a few hundred KiB is read (the portal's other forms stop at 64 KiB) and judged
+    large = b"\x89PNG\r\n\x1a\n" + bytes(300_000)
+    judged = await client.post("/portal/branding", data=fields, files={"logo": ("big.png", large, "image/png")})
+    assert judged.status_code == 422
+    assert "Logo image is a damaged PNG" in judged.text
+    too_large = await client.post(
+        "/portal/branding", data=fields, files={"logo": ("huge.png", bytes(700_000), "image/png")}
+    )
+    assert too_large.status_code == 413
+
     bad_colour = await client.post("/portal/branding", data={**fields, "background": "red"})
     assert bad_colour.status_code == 422
     assert "A colour such as #1d1d1f." in bad_colour.text
