@@ -154,6 +154,23 @@ CASES: dict[str, Case] = {
     "GET /cards/{batch_id}/csv": Case(404, lambda w: f"{_batch(w)}/csv"),
     "GET /mail": Case(LISTS_OWN, lambda w: "/portal/mail"),
     "POST /mail/switch-on": Case(404, lambda w: "/portal/mail/switch-on", lambda w: {"email": w.email}),
+    "GET /billing": Case(LISTS_OWN, lambda w: "/portal/billing"),
+    "POST /billing/plan": Case(422, lambda w: "/portal/billing/plan", lambda w: {"plan_id": "0"}),
+    "GET /branding": Case(LISTS_OWN, lambda w: "/portal/branding"),
+    "POST /branding": Case(
+        303,
+        lambda w: "/portal/branding",
+        lambda w: {"background": "#000000", "foreground": "#ffffff", "label": "#888888"},
+    ),
+    "GET /export": Case(LISTS_OWN, lambda w: "/portal/export"),
+    "GET /export/customers.csv": Case(LISTS_OWN, lambda w: "/portal/export/customers.csv"),
+    "GET /export/ledger.csv": Case(LISTS_OWN, lambda w: "/portal/export/ledger.csv"),
+    "GET /import": Case(LISTS_OWN, lambda w: "/portal/import"),
+    # a form that is no file upload: refused before anything is read or stored
+    "POST /import": Case(400, lambda w: "/portal/import"),
+    # an import job of another shop: tests/portal/test_import_pages.py makes one to ask for
+    "GET /import/{job_id}": Case(404, lambda w: f"/portal/import/{w.customer_id}"),
+    "POST /import/{job_id}/run": Case(404, lambda w: f"/portal/import/{w.customer_id}/run"),
 }
 NOT_SWEPT = {
     "GET /": "redirects to the customers page; reads nothing",

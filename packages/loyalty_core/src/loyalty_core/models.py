@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from loyalty_core.accounts.import_jobs import CustomerImport
 from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import CardBatch, ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
@@ -34,6 +35,7 @@ __all__ = [
     "ConsentEvent",
     "Customer",
     "CustomerIdentifier",
+    "CustomerImport",
     "CustomerMoment",
     "EarnRule",
     "EmailSuppression",

@@ -1,4 +1,5 @@
-"""A vendor's usage of its plan this month: what each of the plan's limits counts, beside the limit.
+"""A vendor's usage of its plan this month: what each of the plan's limits counts, beside the limit;
+and a shop's own choice of another plan, judged against that usage.
 
 It reads across tenancy, customers, rewards and earning, so it sits above them all. One statement:
 each count is a scalar subquery, the meter's row read by its key.
@@ -10,14 +11,16 @@ import calendar
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from sqlalchemy import ColumnElement, ScalarSelect, func, select
+from sqlalchemy import ColumnElement, ScalarSelect, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.earning.models import Campaign
 from loyalty_core.earning.purchases import Transaction, meters
+from loyalty_core.errors import ValidationFailed
 from loyalty_core.rewards.models import Reward, RewardStatus
+from loyalty_core.tenancy.ceilings import lock_vendor
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.models import Branch, Plan, Vendor
 
@@ -110,3 +113,38 @@ class UsageReads:
             locations=int(locations),
             max_locations=plan.max_locations,
         )
+
+
+LIMITS = (
+    ("customers", "max_customers", "customers"),
+    ("rewards", "max_rewards", "active rewards"),
+    ("campaigns", "max_campaigns", "campaigns"),
+    ("locations", "max_locations", "branches"),
+)
+"""The ceilings a plan choice is judged by (usage field, plan field, what is counted). The
+transaction meter is no ceiling: it restarts every month."""
+
+
+class PlanChoice(UsageReads):
+    async def selectable_plans(self) -> list[Plan]:
+        found = await self._session.scalars(select(Plan).where(Plan.selectable.is_(True)).order_by(Plan.id))
+        return list(found.all())
+
+    async def choose(self, vendor_id: int, plan_id: int) -> Plan:
+        """PLAN-3: a shop's owner switches to a ``selectable`` plan at once; a plan whose ceilings
+        today's usage exceeds is refused naming that limit, so no shop is left over a ceiling. The
+        vendor row is locked first, so a creation racing the switch meets the new ceiling after it."""
+        await lock_vendor(self._session, vendor_id)
+        plan = await self._session.get(Plan, plan_id)
+        if plan is None or not plan.selectable:
+            raise ValidationFailed("This plan cannot be chosen.", {"plan_id": ["Choose one of the plans offered."]})
+        usage = await self.usage(vendor_id)
+        for used_field, limit_field, counted in LIMITS:
+            used, limit = getattr(usage, used_field), getattr(plan, limit_field)
+            if limit and used > limit:
+                raise ValidationFailed(
+                    f"The plan allows at most {limit} {counted}; the shop holds {used}.",
+                    {limit_field: [f"The plan allows at most {limit} {counted}; the shop holds {used}."]},
+                )
+        await self._session.execute(update(Vendor).where(Vendor.id == vendor_id).values(plan_id=plan.id))
+        return plan

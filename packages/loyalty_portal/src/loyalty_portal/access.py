@@ -20,6 +20,9 @@ from loyalty_portal.web import Refused, SignedOut
 COOKIE = "loyalty_portal_session"
 OWNER_ONLY = {"owner_only": True}
 """Route ``opt`` of the pages staff may not open."""
+CSRF_IN_STREAM = {"owner_only": True, "csrf_in_stream": True}
+"""Route ``opt`` of an owners' upload read as a stream: the handler checks the token, which the form
+sends before the file, so the body is never held whole to find it."""
 ANY_STATE = {"any_state": True}
 """Route ``opt`` of a POST a shop whose subscription ended may still make (signing out)."""
 
@@ -58,7 +61,7 @@ async def provide_visitor(
     if opt.get("owner_only") and visitor.role != Role.OWNER:
         raise Refused(403, "Only the shop's owners may open this page.")
     if request.method == "POST":
-        if not csrf_matches(visitor, await sent_csrf(request)):
+        if not opt.get("csrf_in_stream") and not csrf_matches(visitor, await sent_csrf(request)):
             raise Refused(403, "This form has expired. Reload the page and try again.")
         if visitor.read_only and not opt.get("any_state"):
             raise Refused(403, "The shop's subscription has ended: you can look things up, not change them.")

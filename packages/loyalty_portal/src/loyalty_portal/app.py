@@ -10,13 +10,17 @@ from litestar.static_files import create_static_files_router
 
 from loyalty_portal.access import Throttle, provide_db, provide_visitor, refuse_unreadable
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.pages.billing import BillingController
 from loyalty_portal.pages.branches import BranchesController
+from loyalty_portal.pages.branding import BrandingController
 from loyalty_portal.pages.campaigns import CampaignsController
 from loyalty_portal.pages.cards import CardsController
 from loyalty_portal.pages.clients import ClientsController
 from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
 from loyalty_portal.pages.earn_rules import EarnRulesController
+from loyalty_portal.pages.export import ExportController
+from loyalty_portal.pages.imports import ImportController
 from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
@@ -39,6 +43,10 @@ CONTROLLERS = [
     UsersController,
     MailController,
     CardsController,
+    BillingController,
+    BrandingController,
+    ExportController,
+    ImportController,
 ]
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 65_536

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
+from loyalty_core.passes.ports import PassMaker
 from loyalty_core.staff.passwords import DEFAULT, Passwords
 
 
@@ -21,3 +23,9 @@ class PortalConfig:
     mail_domain: str = "loyalty.local"
     """The right-hand side of the Message-IDs of the card mails the portal sends."""
     passwords: Passwords = field(default=DEFAULT)
+    passes: PassMaker | None = None
+    """The service's pass maker: the branding page checks a logo by the rules passes are built with."""
+    import_dir: str | None = None
+    """Where uploaded import files wait for their job (a folder the worker reads too)."""
+    enqueue_import: Callable[[int], Awaitable[None]] | None = None
+    """Hands an accepted import to the worker after its commit (the job's id)."""

@@ -50,6 +50,7 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Cards", f"{MOUNT_PATH}/cards", False),
     ("API clients", f"{MOUNT_PATH}/clients", False),
     ("Users", f"{MOUNT_PATH}/users", False),
+    ("Billing", f"{MOUNT_PATH}/billing", False),
     ("Mail", f"{MOUNT_PATH}/mail", False),
 )
 HOME = f"{MOUNT_PATH}/customers"

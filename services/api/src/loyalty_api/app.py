@@ -19,6 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from loyalty_api.jobs import SCHEDULED, JobFunction
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
 from loyalty_api.jobs.card_mails import job_options
+from loyalty_api.jobs.customer_imports import JOB as IMPORT_JOB
+from loyalty_api.jobs.customer_imports import job_options as import_job_options
 from loyalty_api.jobs.webhook_deliveries import JOB as WEBHOOK_JOB
 from loyalty_api.jobs.webhook_deliveries import job_options as webhook_job_options
 from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
@@ -89,7 +91,13 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         redis_client=redis_client,
     )
     portal = portal_mount(
-        sessionmaker, clock, public_url=settings.public_url, mail_domain=mail_domain(settings.mail_from)
+        sessionmaker,
+        clock,
+        public_url=settings.public_url,
+        mail_domain=mail_domain(settings.mail_from),
+        passes=passes,
+        import_dir=str(settings.home / "imports"),
+        enqueue_import=queue.enqueue_import,
     )
     return Litestar(
         route_handlers=[portal], plugins=[http], lifespan=[lifespan.run], logging_config=None, openapi_config=None
@@ -131,6 +139,11 @@ class JobQueue:
         """After a commit that recorded events: wake the delivery job (one waits at a time)."""
         await self.connect()
         await self.queue.enqueue(WEBHOOK_JOB, **webhook_job_options())
+
+    async def enqueue_import(self, job_id: int) -> None:
+        """After an owner's Import commits."""
+        await self.connect()
+        await self.queue.enqueue(IMPORT_JOB, **import_job_options(job_id))
 
     async def stats(self) -> QueueStats | None:
         """The queue's depth and failures for /metrics; None while its store does not answer."""

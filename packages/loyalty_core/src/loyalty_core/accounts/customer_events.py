@@ -16,6 +16,7 @@ import msgspec
 from sqlalchemy import and_, func, select
 
 from loyalty_core.accounts.enrolment import Enrolment, ImportOutcome
+from loyalty_core.accounts.opening_balances import IMPORTED
 from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.customers import errors as ce
 from loyalty_core.customers.consent import Provenance
@@ -29,6 +30,7 @@ from loyalty_core.events.feed import scrub_customer_events
 from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
 from loyalty_core.wallet.models import Wallet
+from loyalty_core.wallet.services.posting import Causer
 
 _C = Customer.__table__.c
 _W = Wallet.__table__.c
@@ -70,9 +72,23 @@ class CustomerEvents(CustomerReads, Enrolment, ProfileWrites, StatusWrites):
         return view
 
     async def import_customers(
-        self, vendor_id: int, *, importer: str | None, attested_on: date | None, items: Sequence[Profile]
+        self,
+        vendor_id: int,
+        *,
+        importer: str | None,
+        attested_on: date | None,
+        items: Sequence[Profile],
+        opening_points: Sequence[int] = (),
+        causer: Causer = IMPORTED,
     ) -> list[ImportOutcome]:
-        outcomes = await super().import_customers(vendor_id, importer=importer, attested_on=attested_on, items=items)
+        outcomes = await super().import_customers(
+            vendor_id,
+            importer=importer,
+            attested_on=attested_on,
+            items=items,
+            opening_points=opening_points,
+            causer=causer,
+        )
         for outcome in outcomes:
             if outcome.customer is not None:
                 await self._record(EventType.CUSTOMER_CREATED, outcome.customer)

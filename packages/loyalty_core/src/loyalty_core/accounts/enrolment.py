@@ -13,6 +13,7 @@ from datetime import date, timedelta
 
 from sqlalchemy import func, insert, select, text
 
+from loyalty_core.accounts.opening_balances import IMPORTED, OpeningBalances
 from loyalty_core.customers import cards, consent
 from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import Customer, CustomerStatus
@@ -24,6 +25,7 @@ from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.tenancy import ceilings
 from loyalty_core.wallet.models import Wallet
+from loyalty_core.wallet.services.posting import Causer
 
 IMPORT_LOCK_SCOPE = 0x4C494D50
 """The first key of the per-vendor advisory lock an attested import holds (the vendor id is the second)."""
@@ -56,9 +58,17 @@ class Enrolment(IdentifierWrites):
         )
 
     async def import_customers(
-        self, vendor_id: int, *, importer: str | None, attested_on: date | None, items: Sequence[Profile]
+        self,
+        vendor_id: int,
+        *,
+        importer: str | None,
+        attested_on: date | None,
+        items: Sequence[Profile],
+        opening_points: Sequence[int] = (),
+        causer: Causer = IMPORTED,
     ) -> list[ImportOutcome]:
-        """CUSTOMER-13: the attested import. Each item stands alone; the plan's ceiling holds for all."""
+        """CUSTOMER-13: the attested import. Each item stands alone; the plan's ceiling holds for all.
+        ``opening_points[i]`` (when given and above 0) is item i's opening balance (CUSTOMER-14)."""
         if attested_on is not None and attested_on > self._clock.now().date():
             raise ValidationFailed(
                 "The attestation date is in the future.",
@@ -73,6 +83,7 @@ class Enrolment(IdentifierWrites):
             text("SELECT pg_advisory_xact_lock(:scope, :vendor)"), {"scope": IMPORT_LOCK_SCOPE, "vendor": vendor_id}
         )
         ceiling = await self._lock_for_ceiling(vendor_id)
+        opening = OpeningBalances(self._session, self._clock, vendor_id, causer)
         outcomes: list[ImportOutcome] = []
         for index, profile in enumerate(items):
             if profile.marketing_consent and version is None:
@@ -89,6 +100,8 @@ class Enrolment(IdentifierWrites):
                     view = await self._register(
                         vendor_id, profile, _Cards(imported=brought), provenance, version, ceiling
                     )
+                    if index < len(opening_points) and opening_points[index] > 0:
+                        view = await opening.write(view, opening_points[index])
             except DomainError as exc:
                 outcomes.append(ImportOutcome(index=index, error=exc))
             else:

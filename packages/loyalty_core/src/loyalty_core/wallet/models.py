@@ -51,11 +51,13 @@ class EntryType(StrEnum):
 
 
 class CauserType(StrEnum):
-    """Who caused an entry: a till's API client, a vendor user in the portal, or a job."""
+    """Who caused an entry: a till's API client, a vendor user in the portal, a job, or an import
+    (an opening balance; ``causer_id`` names the portal user who ran it, none for the admin API)."""
 
     API_CLIENT = "api_client"
     PORTAL_USER = "portal_user"
     SYSTEM = "system"
+    IMPORT = "import"
 
 
 class LedgerEntry(VendorRow, Base):

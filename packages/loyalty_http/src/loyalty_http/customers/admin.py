@@ -137,6 +137,7 @@ class AdminCustomersController(Controller):
             importer=payload.importer if isinstance(payload.importer, str) else None,
             attested_on=payload.attested_on if isinstance(payload.attested_on, date) else None,
             items=[item.profile() for _, item in valid],
+            opening_points=[item.opening() for _, item in valid],
         )
         results: list[s.ImportResult] = [
             s.ImportResult(index=index, status="error", customer=None, code="VALIDATION_ERROR", errors=item)

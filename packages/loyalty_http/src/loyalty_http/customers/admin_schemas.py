@@ -131,6 +131,11 @@ class ImportItem(ProfileFields):
     """One customer of an attested import: the registration fields, retired identifier types allowed."""
 
     identifiers: Annotated[list[IdentifierIn], msgspec.Meta(max_length=10)] | UnsetType | None = UNSET
+    opening_points: Annotated[int, msgspec.Meta(ge=0, le=2_147_483_647)] | UnsetType | None = UNSET
+    """Points brought from the system the import replaces: one ``opening_balance`` entry (CUSTOMER-14)."""
+
+    def opening(self) -> int:
+        return self.opening_points if isinstance(self.opening_points, int) else 0
 
     def check(self) -> Mapping[str, list[str]]:
         return identifier_problems(self.identifiers, self.email, importing=True)
@@ -142,7 +147,10 @@ class ImportItem(ProfileFields):
 
 class CustomerImport(msgspec.Struct):
     """CUSTOMER-13: ``{ importer, attested_on, customers }``. Each customer is validated on its
-    own, so one bad row fails alone (like a product batch item)."""
+    own, so one bad row fails alone (like a product batch item). A customer holds the registration
+    fields, ``identifiers`` (cards and retired values to keep) and ``opening_points`` (0 to
+    2,147,483,647): the points brought along, written once as an ``adjust`` entry with reason
+    ``opening_balance`` (CUSTOMER-14). At most 1,000 customers a call."""
 
     customers: Annotated[list[Unchecked], msgspec.Meta(min_length=1, max_length=MAX_IMPORT)]
     importer: Annotated[str, msgspec.Meta(max_length=64, pattern=r"^[^:]+$")] | UnsetType = UNSET

@@ -40,7 +40,7 @@ class Adjustments(Posting):
         """``expire_after_days``: the vendor's term for new points when the caller already knows it
         (the authenticated vendor context does); looked up otherwise."""
         if isinstance(expire_after_days, Unknown):
-            expire_after_days = await self._expiry_days(vendor_id) if amount > 0 else None
+            expire_after_days = await self.expiry_days(vendor_id) if amount > 0 else None
         done = await till_adjust(
             await driver_connection(self._session),
             vendor_id,
@@ -61,7 +61,7 @@ class Adjustments(Posting):
                 await self._session.refresh(held)
         return done
 
-    async def _expiry_days(self, vendor_id: int) -> int | None:
+    async def expiry_days(self, vendor_id: int) -> int | None:
         """New points expire only while the vendor's plan has point expiry and the vendor set a term."""
         row = (
             await self._session.execute(

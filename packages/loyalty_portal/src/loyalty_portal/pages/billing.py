@@ -1,0 +1,69 @@
+"""Billing (owners only): the shop's plan, this month's usage against each limit, and choosing
+another of the plans offered (PLAN-3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.params import FromQuery
+
+from loyalty_core.errors import DomainError
+from loyalty_core.tenancy.ceilings import plan_of
+from loyalty_core.usage import PlanChoice, Usage
+from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
+from loyalty_portal.forms import Form
+from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+
+CURRENT = "Billing"
+
+
+def meters_of(usage: Usage) -> list[dict[str, Any]]:
+    """Each limit as the page shows it: what is used, the limit (0: unlimited) and, for the
+    transactions, the hard limit the overage buffer allows."""
+    hard = usage.max_transactions + usage.max_transactions * usage.overage_percent // 100
+    return [
+        {"label": "Transactions this month", "used": usage.transactions, "limit": usage.max_transactions, "hard": hard},
+        {"label": "Customers", "used": usage.customers, "limit": usage.max_customers, "hard": usage.max_customers},
+        {"label": "Active rewards", "used": usage.rewards, "limit": usage.max_rewards, "hard": usage.max_rewards},
+        {"label": "Campaigns", "used": usage.campaigns, "limit": usage.max_campaigns, "hard": usage.max_campaigns},
+        {"label": "Branches", "used": usage.locations, "limit": usage.max_locations, "hard": usage.max_locations},
+    ]
+
+
+async def page(db: Db, config: Cfg, visitor: Me, *, status: int = 200, **context: Any) -> Response[str]:
+    choice = PlanChoice(db, config.clock)
+    usage = await choice.usage(visitor.vendor_id)
+    return render(
+        "billing.html",
+        status=status,
+        visitor=visitor,
+        current=CURRENT,
+        plan=await plan_of(db, visitor.vendor_id),
+        usage=usage,
+        meters=meters_of(usage),
+        plans=await choice.selectable_plans(),
+        **context,
+    )
+
+
+class BillingController(Controller):
+    path = "/billing"
+    opt = OWNER_ONLY
+
+    @get("/")
+    async def show(self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None) -> Response[Any]:
+        return await page(db, config, visitor, done="The shop is on its new plan." if done else None)
+
+    @post("/plan")
+    async def choose(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        form = await Form.of(request)
+        raw = form.raw.get("plan_id", "")
+        try:
+            async with db.begin_nested():
+                await PlanChoice(db, config.clock).choose(
+                    visitor.vendor_id, int(raw) if raw.isdigit() and len(raw) <= 18 else 0
+                )
+        except DomainError as refused:
+            return await page(db, config, visitor, status=status_of(refused), error=refused.message)
+        return see_other(f"{MOUNT_PATH}/billing?done=1")

@@ -1,0 +1,39 @@
+"""Customer imports of the portal: ``run_customer_import`` (queued when an owner chooses Import)
+and ``customer-imports`` (every minute, and by name in test mode), which runs every queued import
+and takes up one whose worker went away, so a lost hand-over or a crash loses nothing
+(CUSTOMER-15). The work itself is ``loyalty_core.accounts.import_jobs.run_import``: one
+transaction per chunk of rows, the job's progress written with each."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from loyalty_core.accounts.import_jobs import ImportJobs, run_import
+from loyalty_core.clock import Clock
+
+CRON = "* * * * *"
+JOB = "run_customer_import"
+
+
+def job_options(job_id: int) -> dict[str, Any]:
+    """Keyed by the job, so a second enqueue of it is a no-op while it waits; a long file runs long."""
+    return {"job_id": job_id, "key": f"customer-import:{job_id}", "timeout": 3600}
+
+
+async def run_customer_import(ctx: Mapping[str, Any], *, job_id: int) -> dict[str, str]:
+    return {"state": await run_import(ctx["sessionmaker"], ctx["clock"], job_id)}
+
+
+async def customer_imports(ctx: Mapping[str, Any]) -> dict[str, int]:
+    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
+    clock: Clock = ctx["clock"]
+    async with sessionmaker() as session:
+        due = await ImportJobs(session, clock).due()
+    outcomes: dict[str, int] = {}
+    for job_id in due:
+        state = await run_import(sessionmaker, clock, job_id)
+        outcomes[state] = outcomes.get(state, 0) + 1
+    return outcomes
