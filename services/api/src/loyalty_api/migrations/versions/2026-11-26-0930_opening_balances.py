@@ -3,7 +3,7 @@ writes for the points a customer brings from the system it replaces) and custome
 per uploaded file: its dry run, then its progress)
 
 Revision ID: 3b1f0e7c9a42
-Revises: 670a2a28ee23
+Revises: 7d1f0c2b9e44
 Create Date: 2026-11-26 09:30:00+00:00
 """
 
@@ -15,7 +15,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "3b1f0e7c9a42"
-down_revision = "670a2a28ee23"
+down_revision = "7d1f0c2b9e44"
 branch_labels = None
 depends_on = None
 

@@ -15,7 +15,7 @@ The expiry job asks for ``expires_at <= now``, which no lot without an end match
 lot of a vendor whose points never expire) no longer adds an entry to ix_point_lots_expiring.
 
 Revision ID: 7d1f0c2b9e44
-Revises: 670a2a28ee23
+Revises: 62444774de6e
 Create Date: 2026-11-26 09:30:00+00:00
 """
 
@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "7d1f0c2b9e44"
-down_revision = "670a2a28ee23"
+down_revision = "62444774de6e"
 branch_labels = None
 depends_on = None
 
