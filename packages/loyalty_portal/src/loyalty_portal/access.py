@@ -12,10 +12,11 @@ from litestar import Request
 from litestar.di import NamedDependency
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.events.recording import RECORDED
 from loyalty_core.staff.models import Role
 from loyalty_core.staff.sessions import PortalSessions, Visitor, csrf_matches
 from loyalty_portal.config import PortalConfig
-from loyalty_portal.web import Refused, SignedOut
+from loyalty_portal.web import Refused, SignedOut, log
 
 COOKIE = "loyalty_portal_session"
 OWNER_ONLY = {"owner_only": True}
@@ -29,14 +30,21 @@ ANY_STATE = {"any_state": True}
 
 async def provide_db(config: NamedDependency[PortalConfig]) -> AsyncGenerator[AsyncSession, None]:
     """One session and transaction per request: committed when the page is answered, rolled back
-    when the request is refused, so a refused request changes nothing."""
+    when the request is refused, so a refused request changes nothing. A commit that recorded
+    events wakes the delivery worker, as the API's does (EVENT-7)."""
     async with config.sessionmaker() as session:
         try:
             yield session
         except BaseException:
             await session.rollback()
             raise
+        recorded = session.info.pop(RECORDED, False)
         await session.commit()
+        if recorded and config.enqueue_webhooks is not None:
+            try:
+                await config.enqueue_webhooks()
+            except Exception as exc:  # the minute's sweep sends them; the committed page stands
+                log.warning("waking the webhook worker failed", error=type(exc).__name__)
 
 
 async def sent_csrf(request: Request[Any, Any, Any]) -> str | None:

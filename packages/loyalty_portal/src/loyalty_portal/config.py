@@ -29,3 +29,5 @@ class PortalConfig:
     """Where uploaded import files wait for their job (a folder the worker reads too)."""
     enqueue_import: Callable[[int], Awaitable[None]] | None = None
     """Hands an accepted import to the worker after its commit (the job's id)."""
+    enqueue_webhooks: Callable[[], Awaitable[None]] | None = None
+    """Wakes the webhook delivery worker after a commit that recorded events (EVENT-7)."""

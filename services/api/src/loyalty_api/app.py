@@ -98,6 +98,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         passes=passes,
         import_dir=str(settings.home / "imports"),
         enqueue_import=queue.enqueue_import,
+        enqueue_webhooks=queue.enqueue_webhooks,
     )
     return Litestar(
         route_handlers=[portal], plugins=[http], lifespan=[lifespan.run], logging_config=None, openapi_config=None

@@ -23,6 +23,7 @@ def portal_mount(
     passes: PassMaker | None = None,
     import_dir: str | None = None,
     enqueue_import: Callable[[int], Awaitable[None]] | None = None,
+    enqueue_webhooks: Callable[[], Awaitable[None]] | None = None,
 ) -> ASGIRouteHandler:
     portal = create_portal(
         PortalConfig(
@@ -33,6 +34,7 @@ def portal_mount(
             passes=passes,
             import_dir=import_dir,
             enqueue_import=enqueue_import,
+            enqueue_webhooks=enqueue_webhooks,
         )
     )
 
