@@ -5,6 +5,7 @@ from __future__ import annotations
 from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
+from loyalty_core.earning.activity import RECENT_PURCHASES
 from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, TransactionReturn, meters
 from loyalty_core.events.models import WebhookDelivery, WebhookEndpoint, events
@@ -22,8 +23,11 @@ from loyalty_core.staff.models import PortalSession, SignInFailure, User
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
 from loyalty_core.wallet.models import Wallet
+from loyalty_core.wallet.rollups import LEDGER_ID_RANGES, ledger_totals, ledger_totals_overall, ledger_totals_watermark
 
 __all__ = [
+    "LEDGER_ID_RANGES",
+    "RECENT_PURCHASES",
     "ApiClient",
     "Base",
     "Branch",
@@ -59,6 +63,9 @@ __all__ = [
     "WebhookDelivery",
     "WebhookEndpoint",
     "events",
+    "ledger_totals",
+    "ledger_totals_overall",
+    "ledger_totals_watermark",
     "metadata",
     "meters",
 ]

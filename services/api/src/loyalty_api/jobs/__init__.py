@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from loyalty_api.jobs import card_mails, customer_moments, expire_points, prune_tokens, webhook_deliveries
+from loyalty_api.jobs import (
+    card_mails,
+    customer_moments,
+    expire_points,
+    ledger_totals,
+    prune_tokens,
+    webhook_deliveries,
+)
 
 JobFunction = Callable[..., Awaitable[Mapping[str, Any]]]
 
@@ -16,6 +23,7 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "customer-moments": (customer_moments.customer_moments, customer_moments.CRON),
     "webhook-deliveries": (webhook_deliveries.webhook_deliveries, webhook_deliveries.CRON),
     "prune-events": (webhook_deliveries.prune_old_events, webhook_deliveries.PRUNE_CRON),
+    "ledger-totals": (ledger_totals.ledger_totals, ledger_totals.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 
