@@ -91,10 +91,10 @@ CASES: dict[str, Case] = {
     "GET /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
     "POST /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
     "GET /mail": Case(LISTS_OWN, lambda w: "/portal/mail"),
+    "GET /": Case(LISTS_OWN, lambda w: "/portal"),
     "POST /mail/switch-on": Case(404, lambda w: "/portal/mail/switch-on", lambda w: {"email": w.email}),
 }
 NOT_SWEPT = {
-    "GET /": "redirects to the customers page; reads nothing",
     "GET /login": "the sign-in form: no shop is known yet",
     "POST /login": "sign-in names an email, not a shop's row (tests/portal/test_sign_in.py)",
     "POST /logout": "ends the caller's own session only",
@@ -181,7 +181,7 @@ async def test_another_shops_user_gets_404_and_none_of_the_shops_data(
     assert await owner_rows(engine, owner.vendor_id) == before
 
 
-STAFF_PAGES = ["/portal/customers", "/portal/rewards", "/portal/rewards/new", "/portal/redemptions"]
+STAFF_PAGES = ["/portal", "/portal/customers", "/portal/rewards", "/portal/rewards/new", "/portal/redemptions"]
 
 
 async def test_staff_open_their_pages_and_are_refused_the_owners(client: AsyncTestClient[Litestar]) -> None:

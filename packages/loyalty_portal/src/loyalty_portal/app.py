@@ -12,6 +12,7 @@ from loyalty_portal.access import Throttle, provide_db, provide_visitor, refuse_
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
+from loyalty_portal.pages.dashboard import DashboardController
 from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
@@ -22,6 +23,7 @@ __all__ = ["CONTROLLERS", "MOUNT_PATH", "create_portal"]
 
 CONTROLLERS = [
     LoginController,
+    DashboardController,
     CustomersController,
     CustomerActionsController,
     RewardsController,
