@@ -51,8 +51,8 @@ async def test_the_dashboard_shows_exactly_what_the_ledger_holds(
     users = f"/admin/v1/vendors/{tenant.vendor_id}/users"
     await admin(client, "POST", users, {"email": staff, "role": "staff", "password": PASSWORD})
     await earn_rule(engine, tenant.vendor_id)  # a point per 100 cents
-    anna, ben, carol = (unique_email(n) for n in ("anna", "ben", "carol"))
-    for email in (anna, ben, carol):
+    anna, ben, carol, dora = (unique_email(n) for n in ("anna", "ben", "carol", "dora"))
+    for email in (anna, ben, carol, dora):
         await register(client, tenant, email=email)
 
     async def moment(at: str) -> None:
@@ -75,6 +75,7 @@ async def test_the_dashboard_shows_exactly_what_the_ledger_holds(
     await run_job(client, "ledger-totals")
     await run_job(client, "ledger-totals")
     await purchase("2033-03-10T09:00:00Z", anna, 700)  # not folded yet
+    await purchase("2033-03-10T09:30:00Z", dora, 200)  # dora's only purchase, not folded yet
 
     await signed_in(client, staff)
     page = await client.get("/portal")
@@ -85,16 +86,16 @@ async def test_the_dashboard_shows_exactly_what_the_ledger_holds(
         "2033-03-01": (42, 0, 0),
         "2033-03-03": (0, 10, 0),
         "2033-03-09": (0, 0, 35),
-        "2033-03-10": (12, 0, 0),
+        "2033-03-10": (14, 0, 0),
     }
-    assert figure(page.text, "active-customers") == "2"
-    assert figure(page.text, "points-outstanding") == "12"
-    assert figure(page.text, "transactions-this-month") == "4 of 50"
+    assert figure(page.text, "active-customers") == "3"
+    assert figure(page.text, "points-outstanding") == "14"
+    assert figure(page.text, "transactions-this-month") == "5 of 50"
     async with engine.connect() as conn:
         held = await conn.scalar(text("SELECT sum(balance) FROM wallets WHERE vendor_id = :v"), {"v": tenant.vendor_id})
-    assert held == 12
+    assert held == 14
     assert "<svg" in page.text
-    assert "From 2033-02-09 to 2033-03-10: 54 points issued, 10 redeemed and 35 expired." in page.text
+    assert "From 2033-02-09 to 2033-03-10: 56 points issued, 10 redeemed and 35 expired." in page.text
 
 
 async def test_staff_open_the_dashboard_and_see_the_chart_in_a_browser(page: Page, live: Live) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
-from loyalty_core.earning.activity import RECENT_PURCHASES
+from loyalty_core.earning.activity import RECENT_PURCHASES, customer_activity
 from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, TransactionReturn, meters
 from loyalty_core.events.models import WebhookDelivery, WebhookEndpoint, events
@@ -62,6 +62,7 @@ __all__ = [
     "WalletIdentity",
     "WebhookDelivery",
     "WebhookEndpoint",
+    "customer_activity",
     "events",
     "ledger_totals",
     "ledger_totals_overall",

@@ -8,7 +8,8 @@ below the bound was drawn by one of those transactions or by one that had ended.
 up to that bound only once none of them still runs, so every entry at or below it is committed (or
 rolled back) by then; and records the next bound. Entries above the watermark are the *tail*: the
 reads add them to the totals, so every figure is exact at any moment (``wallet/totals.py``,
-``wallet/daily_totals.py``).
+``wallet/daily_totals.py``). Purchases are folded the same way, under the same bound's moment and
+transactions, into each customer's latest purchase (``earning/activity.py``).
 
 This holds while the sequence hands its ids out one at a time (``CACHE 1``, the default: a cached
 block would let a later transaction draw an id below the bound) and no two-phase commit writes the
@@ -32,14 +33,18 @@ LOCK_WAIT = "60s"
 
 _SEED = "INSERT INTO ledger_totals_watermark (id) VALUES (1) ON CONFLICT (id) DO NOTHING"
 _LOCK = (
-    "SELECT folded_through, pending_through, pending_transactions FROM ledger_totals_watermark WHERE id = 1 FOR UPDATE"
+    "SELECT folded_through, pending_through, pending_transactions, purchases_folded_through,"
+    " purchases_pending_through FROM ledger_totals_watermark WHERE id = 1 FOR UPDATE"
 )
 _STILL_RUNNING = (
     "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'virtualxid' AND mode = 'ExclusiveLock'"
     " AND virtualxid = ANY (CAST(:pending AS text[])))"
 )
 # the bound is read before the transactions are listed: whoever drew an id up to it has ended or is listed
-_BOUND = "SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM ledger_entries_id_seq"
+_BOUND = """
+SELECT (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM ledger_entries_id_seq),
+       (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM transactions_id_seq)
+"""
 _RUNNING_NOW = """
 SELECT coalesce(array_agg(l.virtualxid), '{}')
 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
@@ -67,8 +72,21 @@ WITH folded AS (
 )
 SELECT CAST(coalesce(sum(entries), 0) AS bigint) FROM folded
 """
+# each customer's latest purchase (earning/activity.py), folded under the same bound and transactions
+_FOLD_PURCHASES = """
+INSERT INTO customer_activity AS a (vendor_id, customer_id, last_purchase_at)
+SELECT vendor_id, customer_id, max(created_at) FROM transactions WHERE id > :after AND id <= :through
+GROUP BY vendor_id, customer_id
+ON CONFLICT (vendor_id, customer_id) DO UPDATE SET
+    last_purchase_at = greatest(a.last_purchase_at, excluded.last_purchase_at)
+"""
 _FOLDED = "UPDATE ledger_totals_watermark SET folded_through = :through WHERE id = 1"
-_PENDING = "UPDATE ledger_totals_watermark SET pending_through = :bound, pending_transactions = :running WHERE id = 1"
+_PURCHASES_FOLDED = "UPDATE ledger_totals_watermark SET purchases_folded_through = :through WHERE id = 1"
+_PENDING = """
+UPDATE ledger_totals_watermark
+SET pending_through = :bound, purchases_pending_through = :purchases, pending_transactions = :running
+WHERE id = 1
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,22 +108,29 @@ async def fold_ledger(sessionmaker: async_sessionmaker[AsyncSession], *, batch: 
         async with sessionmaker.begin() as session:
             await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_WAIT}'"))
             await session.execute(text(_SEED))
-            folded_through, pending_through, pending = (await session.execute(text(_LOCK))).one()
-            if pending_through is not None and pending_through > folded_through:
+            folded_through, pending_through, pending, purchases_through, purchases_pending = (
+                await session.execute(text(_LOCK))
+            ).one()
+            if pending_through is not None:
                 if await _still_running(session, pending):
                     return Fold(entries, folded_through, pending_through, waiting=True)
-                through = min(pending_through, folded_through + batch)
-                entries += int(
-                    (await session.execute(text(_FOLD), {"after": folded_through, "through": through})).scalar_one()
-                )
-                await session.execute(text(_FOLDED), {"through": through})
-                if through < pending_through:
-                    continue  # this batch commits; the next one takes the lock again
-                folded_through = through
-            bound = int((await session.execute(text(_BOUND))).scalar_one())
+                if pending_through > folded_through:
+                    through = min(pending_through, folded_through + batch)
+                    params = {"after": folded_through, "through": through}
+                    entries += int((await session.execute(text(_FOLD), params)).scalar_one())
+                    await session.execute(text(_FOLDED), {"through": through})
+                    if through < pending_through:
+                        continue  # this batch commits; the next one takes the lock again
+                    folded_through = through
+                if purchases_pending is not None and purchases_pending > purchases_through:
+                    params = {"after": purchases_through, "through": purchases_pending}
+                    await session.execute(text(_FOLD_PURCHASES), params)
+                    await session.execute(text(_PURCHASES_FOLDED), {"through": purchases_pending})
+            bound, purchases = (await session.execute(text(_BOUND))).one()
             running = list((await session.execute(text(_RUNNING_NOW))).scalar_one())
-            await session.execute(text(_PENDING), {"bound": bound, "running": running})
-            return Fold(entries, folded_through, bound, waiting=False)
+            params = {"bound": int(bound), "purchases": int(purchases), "running": running}
+            await session.execute(text(_PENDING), params)
+            return Fold(entries, folded_through, int(bound), waiting=False)
 
 
 async def _still_running(session: AsyncSession, pending: Sequence[str]) -> bool:

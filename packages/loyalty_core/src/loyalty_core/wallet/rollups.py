@@ -65,13 +65,16 @@ ledger_totals_watermark = Table(
     Column("id", SmallInteger, nullable=False),
     Column("folded_through", BigInteger, nullable=False, server_default="0"),
     Column("pending_through", BigInteger, nullable=True),
+    Column("purchases_folded_through", BigInteger, nullable=False, server_default="0"),
+    Column("purchases_pending_through", BigInteger, nullable=True),
     Column("pending_transactions", ARRAY(Text), nullable=False, server_default="{}"),
     PrimaryKeyConstraint("id", name="pk_ledger_totals_watermark"),
     CheckConstraint("id = 1", name="one_row"),
 )
 """The fold's one row: every entry with an id up to ``folded_through`` is in the totals and none
-above it. ``pending_through`` is the next bound, safe to fold once none of the
-``pending_transactions`` (virtual transaction ids) still runs."""
+above it (and every purchase up to ``purchases_folded_through`` in ``customer_activity``).
+``pending_through`` (``purchases_pending_through``) is the next bound, safe to fold once none of
+the ``pending_transactions`` (virtual transaction ids) still runs."""
 
 # The reads of the not-yet-folded entries over all vendors select ``id > folded_through``: ids grow
 # with the heap, so a BRIN index finds those pages for a few index pages and costs the till's
