@@ -61,7 +61,7 @@ async def sign_in(page: Page, live: Live, email: str, password: str = PASSWORD) 
     await page.get_by_label("Email").fill(email)
     await page.get_by_label("Password").fill(password)
     await page.get_by_role("button", name="Sign in").click()
-    await expect(page).to_have_url(live.url + "/portal/customers")
+    await expect(page).to_have_url(live.url + "/portal")
 
 
 def rows(database_url: str, sql: str, **params: Any) -> list[tuple[Any, ...]]:

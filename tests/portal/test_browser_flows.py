@@ -27,9 +27,9 @@ async def test_signing_in_with_the_keyboard_and_out_again(page: Page, live: Live
     await expect(page.get_by_role("alert")).to_have_text("Invalid email or password")
     await page.get_by_label("Password").fill(PASSWORD)
     await page.keyboard.press("Enter")
-    await expect(page).to_have_url(live.url + "/portal/customers")
+    await expect(page).to_have_url(live.url + "/portal")
     nav = page.get_by_role("navigation", name="Main")
-    for label in ("Customers", "Rewards", "Redemptions", "Mail"):
+    for label in ("Dashboard", "Customers", "Rewards", "Redemptions", "Mail"):
         await expect(nav.get_by_role("link", name=label)).to_be_visible()
     await page.get_by_role("button", name="Sign out").click()
     await expect(page).to_have_url(live.url + "/portal/login")
@@ -41,7 +41,7 @@ async def test_staff_see_only_their_pages(page: Page, live: Live) -> None:
     shop = make_live_shop(live)
     await sign_in(page, live, shop.staff)
     nav = page.get_by_role("navigation", name="Main")
-    await expect(nav.get_by_role("link")).to_have_text(["Customers", "Rewards", "Redemptions"])
+    await expect(nav.get_by_role("link")).to_have_text(["Dashboard", "Customers", "Rewards", "Redemptions"])
     await page.goto(live.url + "/portal/mail")
     await expect(page.get_by_role("alert")).to_have_text("Only the shop's owners may open this page.")
 
@@ -153,6 +153,7 @@ async def test_mail_is_switched_on_again_for_a_suppressed_customer(page: Page, l
 async def test_a_customer_is_found_adjusted_blocked_deactivated_and_anonymized(page: Page, live: Live) -> None:
     shop = make_live_shop(live)
     await sign_in(page, live, shop.owner)
+    await page.get_by_role("link", name="Customers").click()
     await page.get_by_label("Search").fill(shop.card)
     await page.get_by_role("button", name="Search").click()
     await page.get_by_role("link", name=f"#{shop.customer_id}").click()

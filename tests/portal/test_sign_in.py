@@ -54,7 +54,7 @@ async def test_the_cookie_is_secure_when_the_service_is_reached_over_https(setti
     assert "; secure" in session_cookie(page).lower()
 
 
-async def test_signing_in_starts_a_new_session_and_lands_on_customers(
+async def test_signing_in_starts_a_new_session_and_lands_on_the_dashboard(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
     shop = await make_shop(client)
@@ -64,7 +64,7 @@ async def test_signing_in_starts_a_new_session_and_lands_on_customers(
         "/portal/login", data={"email": shop.owner.upper(), "password": PASSWORD, "csrf_token": csrf_of(form)}
     )
     assert signed.status_code == 303
-    assert signed.headers["location"] == "/portal/customers"
+    assert signed.headers["location"] == "/portal"
     after = client.cookies[COOKIE]
     assert after != before
     landing = await client.get("/portal/customers")

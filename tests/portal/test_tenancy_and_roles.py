@@ -153,6 +153,7 @@ CASES: dict[str, Case] = {
     "GET /cards/{batch_id}/pdf": Case(404, lambda w: f"{_batch(w)}/pdf"),
     "GET /cards/{batch_id}/csv": Case(404, lambda w: f"{_batch(w)}/csv"),
     "GET /mail": Case(LISTS_OWN, lambda w: "/portal/mail"),
+    "GET /": Case(LISTS_OWN, lambda w: "/portal"),
     "POST /mail/switch-on": Case(404, lambda w: "/portal/mail/switch-on", lambda w: {"email": w.email}),
     "GET /billing": Case(LISTS_OWN, lambda w: "/portal/billing"),
     "POST /billing/plan": Case(422, lambda w: "/portal/billing/plan", lambda w: {"plan_id": "0"}),
@@ -173,7 +174,6 @@ CASES: dict[str, Case] = {
     "POST /import/{job_id}/run": Case(404, lambda w: f"/portal/import/{w.customer_id}/run"),
 }
 NOT_SWEPT = {
-    "GET /": "redirects to the customers page; reads nothing",
     "GET /login": "the sign-in form: no shop is known yet",
     "POST /login": "sign-in names an email, not a shop's row (tests/portal/test_sign_in.py)",
     "POST /logout": "ends the caller's own session only",
@@ -279,7 +279,7 @@ async def test_another_shops_user_gets_404_and_none_of_the_shops_data(
     assert await owner_rows(engine, owner.vendor_id) == before
 
 
-STAFF_PAGES = ["/portal/customers", "/portal/rewards", "/portal/rewards/new", "/portal/redemptions"]
+STAFF_PAGES = ["/portal", "/portal/customers", "/portal/rewards", "/portal/rewards/new", "/portal/redemptions"]
 
 
 async def test_staff_open_their_pages_and_are_refused_the_owners(client: AsyncTestClient[Litestar]) -> None:

@@ -72,7 +72,7 @@ async def signed_in(client: AsyncTestClient[Litestar], email: str) -> str:
     """Sign ``client`` in; answers the CSRF token of the signed-in session."""
     response = await sign_in(client, email)
     assert response.status_code == 303, response.text
-    assert response.headers["location"] == "/portal/customers"
+    assert response.headers["location"] == "/portal"
     return csrf_of(await client.get("/portal/customers"))
 
 

@@ -6,6 +6,7 @@ from loyalty_core.accounts.import_jobs import CustomerImport
 from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import CardBatch, ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
+from loyalty_core.earning.activity import RECENT_PURCHASES, customer_activity
 from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, TransactionReturn, meters
 from loyalty_core.events.models import WebhookDelivery, WebhookEndpoint, events
@@ -23,8 +24,11 @@ from loyalty_core.staff.models import PortalSession, SignInFailure, User
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
 from loyalty_core.wallet.models import Wallet
+from loyalty_core.wallet.rollups import LEDGER_ID_RANGES, ledger_totals, ledger_totals_overall, ledger_totals_watermark
 
 __all__ = [
+    "LEDGER_ID_RANGES",
+    "RECENT_PURCHASES",
     "ApiClient",
     "Base",
     "Branch",
@@ -61,7 +65,11 @@ __all__ = [
     "WalletIdentity",
     "WebhookDelivery",
     "WebhookEndpoint",
+    "customer_activity",
     "events",
+    "ledger_totals",
+    "ledger_totals_overall",
+    "ledger_totals_watermark",
     "metadata",
     "meters",
 ]

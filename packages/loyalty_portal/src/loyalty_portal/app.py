@@ -18,6 +18,7 @@ from loyalty_portal.pages.cards import CardsController
 from loyalty_portal.pages.clients import ClientsController
 from loyalty_portal.pages.customer_actions import CustomerActionsController
 from loyalty_portal.pages.customers import CustomersController
+from loyalty_portal.pages.dashboard import DashboardController
 from loyalty_portal.pages.earn_rules import EarnRulesController
 from loyalty_portal.pages.export import ExportController
 from loyalty_portal.pages.imports import ImportController
@@ -32,6 +33,7 @@ __all__ = ["CONTROLLERS", "MOUNT_PATH", "create_portal"]
 
 CONTROLLERS = [
     LoginController,
+    DashboardController,
     CustomersController,
     CustomerActionsController,
     RewardsController,

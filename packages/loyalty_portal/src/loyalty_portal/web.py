@@ -41,6 +41,7 @@ SECURITY_HEADERS: Mapping[str, str] = {
 
 # (label, path, open to staff): the pages that exist, in the navigation's order
 NAVIGATION: tuple[tuple[str, str, bool], ...] = (
+    ("Dashboard", MOUNT_PATH, True),
     ("Customers", f"{MOUNT_PATH}/customers", True),
     ("Rewards", f"{MOUNT_PATH}/rewards", True),
     ("Redemptions", f"{MOUNT_PATH}/redemptions", True),
@@ -53,7 +54,8 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Billing", f"{MOUNT_PATH}/billing", False),
     ("Mail", f"{MOUNT_PATH}/mail", False),
 )
-HOME = f"{MOUNT_PATH}/customers"
+HOME = MOUNT_PATH
+"""Where signing in lands: the dashboard."""
 
 
 class SignedOut(Exception):

@@ -1,8 +1,8 @@
 """Points moved since the service began, by kind, for the operator's metrics (``GET /metrics``).
 
-Read from the ledger itself, so the figures are exact whichever process wrote the entries (an API
-process, the job worker) and survive restarts. It is one aggregate over the ledger, paid once per
-scrape: about a tenth of a second per million entries on one core.
+Read from the ledger's folded totals plus the entries not folded yet (TOTALS-3;
+``wallet/folding.py``), so the figures are exact whichever process wrote the entries and a scrape
+costs a handful of rows and the last minute or two of entries, however long the ledger grows.
 """
 
 from __future__ import annotations
@@ -13,11 +13,19 @@ from psycopg import AsyncConnection
 
 from loyalty_core.wallet.models import EntryType
 
-# an adjustment adds or removes points: the two directions are kept apart, so every series only grows
-_TOTALS = f"""
-SELECT CASE WHEN type = '{EntryType.ADJUST}' THEN CASE WHEN amount > 0 THEN 'adjusted_in' ELSE 'adjusted_out' END
-            ELSE type END, sum(abs(amount))
-FROM ledger_entries GROUP BY 1
+_WATERMARK = "SELECT folded_through FROM ledger_totals_watermark WHERE id = 1"
+# The tail is bounded twice: by the watermark read in this statement's snapshot (the one its totals
+# belong to, so nothing is counted twice or missed) and by the one read just before, which can only
+# be lower; that value is a plain parameter, so the planner sees how few entries lie above it.
+_TOTALS = """
+WITH mark AS (SELECT coalesce((SELECT folded_through FROM ledger_totals_watermark WHERE id = 1), 0) AS through)
+SELECT type, CAST(sum(points_in) AS bigint), CAST(sum(points_out) AS bigint) FROM (
+    SELECT type, points_in, points_out FROM ledger_totals_overall
+    UNION ALL
+    SELECT type, greatest(amount, 0), greatest(-amount, 0) FROM ledger_entries
+    WHERE id > %(after)s AND id > (SELECT through FROM mark)
+) moved
+GROUP BY type
 """
 
 KINDS = {
@@ -31,9 +39,17 @@ KINDS = {
 
 
 async def points_by_kind(conn: AsyncConnection[Any]) -> dict[str, int]:
-    """Points earned, redeemed, expired, returned and adjusted in and out over all vendors; every kind
-    present."""
+    """Points earned, redeemed, expired, returned and adjusted in and out over all vendors (each
+    kind the sum of its entries' sizes); every kind present."""
     totals = dict.fromkeys(KINDS.values(), 0)
-    for kind, points in await (await conn.execute(_TOTALS, prepare=True)).fetchall():
-        totals[KINDS[kind]] = int(points)
+    mark = await (await conn.execute(_WATERMARK, prepare=True)).fetchone()
+    # not prepared: planned with the watermark's value each time (a generic plan would scan the ledger)
+    rows = await (await conn.execute(_TOTALS, {"after": mark[0] if mark else 0}, prepare=False)).fetchall()
+    for kind, points_in, points_out in rows:
+        # an adjustment adds or removes points: the two directions are kept apart, so every series only grows
+        if kind == EntryType.ADJUST:
+            totals["adjusted_in"] += int(points_in)
+            totals["adjusted_out"] += int(points_out)
+        else:
+            totals[KINDS[kind]] += int(points_in) + int(points_out)
     return totals

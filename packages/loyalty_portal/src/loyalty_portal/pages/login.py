@@ -46,10 +46,6 @@ def _form(visitor: Me, token: str | None, config: Cfg, **context: Any) -> Respon
 class LoginController(Controller):
     path = "/"
 
-    @get("/")
-    async def home(self, visitor: Me) -> Response[Any]:
-        return see_other(HOME)
-
     @get("/login")
     async def login_form(self, request: Request[Any, Any, Any], db: Db, config: Cfg) -> Any:
         sessions = PortalSessions(db, config.clock, config.passwords)

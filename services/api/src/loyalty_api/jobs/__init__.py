@@ -10,6 +10,7 @@ from loyalty_api.jobs import (
     customer_imports,
     customer_moments,
     expire_points,
+    ledger_totals,
     prune_tokens,
     webhook_deliveries,
 )
@@ -24,6 +25,7 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "webhook-deliveries": (webhook_deliveries.webhook_deliveries, webhook_deliveries.CRON),
     "prune-events": (webhook_deliveries.prune_old_events, webhook_deliveries.PRUNE_CRON),
     "customer-imports": (customer_imports.customer_imports, customer_imports.CRON),
+    "ledger-totals": (ledger_totals.ledger_totals, ledger_totals.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 

@@ -1,0 +1,118 @@
+"""The dashboard (DASHBOARD-1, DASHBOARD-2): its figures exactly as known writes make them (purchases,
+a redemption, expiry on the test clock; folded by the ledger-totals job and not), and the chart as
+SVG in Chromium with nothing asked of another origin."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+from playwright.async_api import Page, expect
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.portal.browser_shop import make_live_shop, sign_in
+from tests.support.app import ADMIN
+from tests.support.browser import requests_of
+from tests.support.customers import register
+from tests.support.live import Live
+from tests.support.portal import PASSWORD, set_clock, signed_in, unique_email
+from tests.support.purchases import buy, earn_rule
+from tests.support.redemptions import redeem, reward
+from tests.support.tenants import admin, make_tenant, token_for
+
+ROW = re.compile(r'<tr><th scope="row">([\d-]+)</th><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td></tr>')
+
+
+def figure(page: str, name: str) -> str:
+    found = re.search(rf'<dd id="{name}">([^<]*)</dd>', page)
+    assert found is not None, page
+    return " ".join(found.group(1).split())
+
+
+async def run_job(client: AsyncTestClient[Litestar], name: str) -> None:
+    response = await client.post(f"/admin/v1/jobs/{name}/run", headers=ADMIN)
+    assert response.status_code == 200, response.text
+
+
+async def test_the_dashboard_shows_exactly_what_the_ledger_holds(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """Purchases issue, a redemption redeems, the expire job expires; the figures count folded
+    entries and the ones written after the last fold alike."""
+    tenant = await make_tenant(
+        client,
+        plan={"max_transactions": 50, "features": {"point_expiry": True}},
+        vendor={"points_expire_after_days": 5},
+    )
+    staff = unique_email("staff")
+    users = f"/admin/v1/vendors/{tenant.vendor_id}/users"
+    await admin(client, "POST", users, {"email": staff, "role": "staff", "password": PASSWORD})
+    await earn_rule(engine, tenant.vendor_id)  # a point per 100 cents
+    anna, ben, carol, dora = (unique_email(n) for n in ("anna", "ben", "carol", "dora"))
+    for email in (anna, ben, carol, dora):
+        await register(client, tenant, email=email)
+
+    async def moment(at: str) -> None:
+        await set_clock(client, at)
+        tenant.token = await token_for(client, tenant.client_id, tenant.client_secret)  # the last one ended
+
+    async def purchase(at: str, email: str, cents: int) -> None:
+        await moment(at)
+        assert (await buy(client, tenant, email, cents)).status_code == 201
+
+    await purchase("2032-12-01T10:00:00Z", carol, 300)  # 3 points, more than 90 days before the end
+    await purchase("2033-03-01T10:00:00Z", anna, 3000)
+    await purchase("2033-03-01T11:00:00Z", ben, 1200)
+    cake = await reward(client, tenant, point_cost=10)
+    await moment("2033-03-03T12:00:00Z")
+    assert (await redeem(client, tenant, anna, cake["id"], "cake")).status_code == 201
+    await moment("2033-03-09T00:10:00Z")
+    await run_job(client, "expire-points")  # anna's 20, ben's 12 and carol's 3 ended on the 6th
+    await purchase("2033-03-10T08:00:00Z", ben, 500)
+    await run_job(client, "ledger-totals")
+    await run_job(client, "ledger-totals")
+    await purchase("2033-03-10T09:00:00Z", anna, 700)  # not folded yet
+    await purchase("2033-03-10T09:30:00Z", dora, 200)  # dora's only purchase, not folded yet
+
+    await signed_in(client, staff)
+    page = await client.get("/portal")
+    assert page.status_code == 200
+    days = {day: (int(i), int(r), int(e)) for day, i, r, e in ROW.findall(page.text)}
+    assert sorted(days) == [(date(2033, 2, 9) + timedelta(days=n)).isoformat() for n in range(30)]
+    assert {day: figures for day, figures in days.items() if figures != (0, 0, 0)} == {
+        "2033-03-01": (42, 0, 0),
+        "2033-03-03": (0, 10, 0),
+        "2033-03-09": (0, 0, 35),
+        "2033-03-10": (14, 0, 0),
+    }
+    assert figure(page.text, "active-customers") == "3"
+    assert figure(page.text, "points-outstanding") == "14"
+    assert figure(page.text, "transactions-this-month") == "5 of 50"
+    async with engine.connect() as conn:
+        held = await conn.scalar(text("SELECT sum(balance) FROM wallets WHERE vendor_id = :v"), {"v": tenant.vendor_id})
+    assert held == 14
+    assert "<svg" in page.text
+    assert "From 2033-02-09 to 2033-03-10: 56 points issued, 10 redeemed and 35 expired." in page.text
+
+
+async def test_staff_open_the_dashboard_and_see_the_chart_in_a_browser(page: Page, live: Live) -> None:
+    """The chart is inline SVG with its title, its figures are a table too, and the page asks
+    nothing of another origin."""
+    shop = make_live_shop(live, points=200)
+    await sign_in(page, live, shop.staff)
+    await expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    nav = page.get_by_role("navigation", name="Main")
+    await expect(nav.get_by_role("link", name="Dashboard")).to_have_attribute("aria-current", "page")
+    chart = page.get_by_role("img", name="Points issued, redeemed and expired per day")
+    await expect(chart).to_be_visible()
+    assert await chart.evaluate("node => node.namespaceURI") == "http://www.w3.org/2000/svg"
+    await expect(page.locator("#points-chart title").first).to_have_text("Points issued, redeemed and expired per day")
+    await expect(page.locator("#points-table tbody tr")).to_have_count(30)
+    await expect(page.locator("#points-outstanding")).to_have_text("200")
+    await expect(page.locator("#transactions-this-month")).to_contain_text("0")
+    asked = requests_of(page)
+    assert asked
+    assert [url for url in asked if not url.startswith(live.url + "/")] == []
