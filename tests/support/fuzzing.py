@@ -5,7 +5,9 @@ must match the document; business rules may refuse data the schema allows."""
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 from typing import Any
 
 import schemathesis
@@ -78,6 +80,40 @@ def failures(schema: Any, headers: dict[str, str]) -> tuple[int, list[str]]:
     return len(operations), found
 
 
+UNIQUE_FIELDS = ("email", "external_id", "idempotency_key", "phone")
+"""Body fields the service keeps unique per vendor: the same generated value a second time would
+meet the first one's row and answer otherwise (409, or a 200 replay), so the state machine's
+bundles would differ between two scenarios that drew the same values, which hypothesis refuses as
+inconsistent generation. Each call gets its own value of the same shape instead."""
+_calls = itertools.count(1)
+
+
+def _unique(field: str, value: str, n: int) -> str:
+    """``value`` with its tail replaced by the call's number, keeping its length and character kind
+    (digits stay digits, an email's domain stays), so a value the rules accepted stays acceptable."""
+    if field == "email" and value.count("@") == 1:
+        local, domain = value.split("@")
+        return f"{_unique('local', local, n)}@{domain}" if local else value
+    if field == "phone":
+        digits = re.search(r"\d+$", value)
+        if digits is None:
+            return value
+        width = len(digits.group())
+        return value[: digits.start()] + str(n % 10**width).zfill(width)
+    tag = f"u{n}"
+    return value[: max(0, len(value) - len(tag))] + tag if len(value) >= len(tag) else value
+
+
+def _uniquified(body: Any) -> Any:
+    if isinstance(body, dict):
+        n = next(_calls)
+        for field in UNIQUE_FIELDS:
+            value = body.get(field)
+            if isinstance(value, str) and value:
+                body[field] = _unique(field, value, n)
+    return body
+
+
 def run_statefully(schema: Any, headers: dict[str, str]) -> None:
     """Bounded stateful runs over the document's links; a failure raises as found (the server's
     state is not the fuzzer's to replay, so there is no shrinking)."""
@@ -86,6 +122,9 @@ def run_statefully(schema: Any, headers: dict[str, str]) -> None:
     class WithToken(machine):  # type: ignore[misc, valid-type]
         def get_call_kwargs(self, case: Any) -> dict[str, Any]:
             return {"headers": headers}
+
+        def before_call(self, case: Any) -> None:
+            case.body = _uniquified(case.body)
 
         def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
             case.validate_response(
