@@ -152,6 +152,20 @@ async def test_an_entry_committed_late_with_a_lower_id_is_folded_once(
     assert await totals_of(engine, vendor_id) == await ledger_of(engine, vendor_id)
 
 
+async def test_a_session_idle_in_a_read_does_not_hold_the_fold_back(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """TOTALS-2: only a transaction that writes the ledger or the purchases can still commit an id
+    below the bound, so a pooled connection left in a read transaction never stops the fold."""
+    vendor_id, (anna,) = await vendor_with_customers(engine, 1)
+    async with engine.connect() as idle:
+        await idle.execute(text("SELECT 1"))  # a transaction open, and idle, for the whole test
+        await earn(engine, vendor_id, anna, 9, at=DAY)
+        await run(client)
+        await run(client)
+        assert await totals_of(engine, vendor_id) == [(date(2031, 5, 4), "earn", 9, 9, 0, 1)]
+
+
 async def test_folds_started_together_count_each_entry_once(engine: AsyncEngine) -> None:
     """TOTALS-2: the watermark row's lock puts concurrent folds one after the other."""
     vendor_id, customers = await vendor_with_customers(engine, 3)

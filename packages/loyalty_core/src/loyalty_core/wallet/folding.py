@@ -3,8 +3,8 @@
 Ids come from one sequence but transactions commit in any order: an entry with a lower id may
 become visible after one with a higher id was already folded. So the fold never folds up to the
 highest id it sees. Each run records a *bound* (the sequence's last id handed out) and the virtual
-transaction ids of every transaction of this database running at that moment; any entry at or
-below the bound was drawn by one of those transactions or by one that had ended. A later run folds
+transaction ids of every transaction of this database that holds the ledger's or the purchases'
+write lock at that moment; any entry at or below the bound was drawn by one of those transactions or by one that had ended. A later run folds
 up to that bound only once none of them still runs, so every entry at or below it is committed (or
 rolled back) by then; and records the next bound. Entries above the watermark are the *tail*: the
 reads add them to the totals, so every figure is exact at any moment (``wallet/totals.py``,
@@ -45,11 +45,20 @@ _BOUND = """
 SELECT (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM ledger_entries_id_seq),
        (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM transactions_id_seq)
 """
+# Only transactions that have written (or are writing) the ledger or the purchases can still commit
+# an id at or below the bound: an INSERT takes its table's lock before it draws an id, so whoever
+# drew one is listed here. A session merely idle in a read (a pooled connection, a queue's poll)
+# does not hold the fold back.
 _RUNNING_NOW = """
 SELECT coalesce(array_agg(l.virtualxid), '{}')
-FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+FROM pg_locks l
 WHERE l.locktype = 'virtualxid' AND l.mode = 'ExclusiveLock' AND l.pid <> pg_backend_pid()
-  AND a.datname = current_database()
+  AND l.pid IN (
+      SELECT w.pid FROM pg_locks w
+      WHERE w.locktype = 'relation' AND w.mode = 'RowExclusiveLock'
+        AND w.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND w.relation IN ('ledger_entries'::regclass, 'transactions'::regclass)
+  )
 """
 _FOLD = """
 WITH folded AS (
