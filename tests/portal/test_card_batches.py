@@ -13,7 +13,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from loyalty_portal.pages.cards import safe_cell
+from loyalty_portal.exports import safe_cell
 from tests.support.customers import card_batch, lookup, register
 from tests.support.pdf_labels import labels, qr_of
 from tests.support.portal import Shop, make_shop, signed_in
@@ -186,12 +186,14 @@ async def test_ten_thousand_cards_download_as_csv(
 
 
 def test_csv_cells_a_spreadsheet_would_run_are_prefixed() -> None:
-    """BATCH-2"""
-    assert [safe_cell(v) for v in ("=1+2", "+31", "-5", "@SUM(B9)", "AB12CD34", "")] == [
+    """BATCH-2, INPUT-20: one guard for every CSV the portal writes."""
+    assert [safe_cell(v) for v in ("=1+2", "+31", "-5", "@SUM(B9)", "\t=1", "\r=1", "AB12CD34", "")] == [
         "'=1+2",
         "'+31",
         "'-5",
         "'@SUM(B9)",
+        "'\t=1",
+        "'\r=1",
         "AB12CD34",
         "",
     ]

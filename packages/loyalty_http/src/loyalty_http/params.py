@@ -36,7 +36,7 @@ from loyalty_core.customers.card_list import CardList
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.earning.till_purchase import Purchases
-from loyalty_core.events.recording import RECORDED
+from loyalty_core.events.transaction import request_transaction
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.outbox import Outbox
 from loyalty_core.passes.ports import PassMaker
@@ -98,16 +98,15 @@ async def provide_db(request: Request[Any, Any, Any], config: Config) -> AsyncGe
     """One session, one transaction per request, on the request's one connection (the token check's):
     committed when the handler returns, rolled back when it raises, so a refused request leaves
     nothing half-written."""
+    enqueue = config.enqueue_webhooks
+
+    async def on_events() -> None:
+        if enqueue is not None:
+            after_commit(request, enqueue)
+
     async with await request_connection(request.scope).session(config.sessionmaker) as session:
-        try:
+        async with request_transaction(session, on_events):
             yield session
-        except BaseException:
-            await session.rollback()
-            raise
-        recorded = session.info.pop(RECORDED, False)
-        await session.commit()
-        if recorded and config.enqueue_webhooks is not None:
-            after_commit(request, config.enqueue_webhooks)
         await _run_after_commit(request)
 
 

@@ -12,7 +12,7 @@ from litestar import Request
 from litestar.di import NamedDependency
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.events.recording import RECORDED
+from loyalty_core.events.transaction import request_transaction
 from loyalty_core.staff.models import Role
 from loyalty_core.staff.sessions import PortalSessions, Visitor, csrf_matches
 from loyalty_portal.config import PortalConfig
@@ -32,19 +32,18 @@ async def provide_db(config: NamedDependency[PortalConfig]) -> AsyncGenerator[As
     """One session and transaction per request: committed when the page is answered, rolled back
     when the request is refused, so a refused request changes nothing. A commit that recorded
     events wakes the delivery worker, as the API's does (EVENT-7)."""
-    async with config.sessionmaker() as session:
+    enqueue = config.enqueue_webhooks
+
+    async def on_events() -> None:
+        if enqueue is None:
+            return
         try:
-            yield session
-        except BaseException:
-            await session.rollback()
-            raise
-        recorded = session.info.pop(RECORDED, False)
-        await session.commit()
-        if recorded and config.enqueue_webhooks is not None:
-            try:
-                await config.enqueue_webhooks()
-            except Exception as exc:  # the minute's sweep sends them; the committed page stands
-                log.warning("waking the webhook worker failed", error=type(exc).__name__)
+            await enqueue()
+        except Exception as exc:  # the minute's sweep sends them; the committed page stands
+            log.warning("waking the webhook worker failed", error=type(exc).__name__)
+
+    async with config.sessionmaker() as session, request_transaction(session, on_events):
+        yield session
 
 
 async def sent_csrf(request: Request[Any, Any, Any]) -> str | None:

@@ -50,13 +50,18 @@ LEDGER_HEADER = (
 )
 
 
+def safe_cell(value: str) -> str:
+    """A text cell a spreadsheet would run as a formula is shown as text instead (INPUT-20)."""
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
 def cell(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, datetime):
         return value.astimezone(UTC).isoformat()
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
+    if isinstance(value, str):
+        return safe_cell(value)
     return value
 
 

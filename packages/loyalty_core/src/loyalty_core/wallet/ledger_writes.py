@@ -29,7 +29,6 @@ balance is the locked row's balance plus the amount, so it cannot be stale.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -41,26 +40,12 @@ from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import deliveries_of, event_ctes, event_params, no_event_params
 from loyalty_core.wallet.ledger import Take
 from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.resources import LedgerEntry
 
 EXPIRED_REASON = "expired"
 
 ENTRY_COLUMNS = "id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id, created_at"
-"""The entry's columns as the wire shows them, in :class:`EntryRow`'s order."""
-
-
-@dataclass(frozen=True, slots=True)
-class EntryRow:
-    """A ledger entry as written (and as the wire shows it)."""
-
-    id: int
-    wallet_id: int
-    type: str
-    amount: int
-    running_balance: int
-    reason: str | None
-    causer_type: str
-    causer_id: str | None
-    created_at: datetime
+"""The entry's columns as the wire shows them, in :class:`LedgerEntry`'s order."""
 
 
 LEDGER_EVENTS = ("ledger_expired_event", "ledger_entry_event")
@@ -181,11 +166,8 @@ def _shown(
     at: datetime,
 ) -> dict[str, Any]:
     """The entry as the API shows it, but for the id and running balance the statement draws."""
-    # imported here: the resources module reads this one's EntryRow
-    from loyalty_core.wallet.resources import LedgerEntry
-
-    row = EntryRow(0, wallet_id or 0, str(kind), amount, 0, reason, str(causer_type), causer_id, at)
-    shown: dict[str, Any] = msgspec.to_builtins(LedgerEntry.of(row))
+    row = LedgerEntry(0, wallet_id or 0, str(kind), amount, 0, reason, str(causer_type), causer_id, at)
+    shown: dict[str, Any] = msgspec.to_builtins(row)
     return shown
 
 
@@ -194,7 +176,7 @@ _POST = (
 )
 
 
-async def write_entry(conn: AsyncConnection[Any], params: dict[str, Any]) -> tuple[EntryRow, int]:
+async def write_entry(conn: AsyncConnection[Any], params: dict[str, Any]) -> tuple[LedgerEntry, int]:
     """Post one entry (one prepared statement) on a wallet the caller has locked; the entry and how
     many webhook deliveries its events created."""
     async with conn.cursor(row_factory=dict_row) as cursor:
@@ -202,4 +184,4 @@ async def write_entry(conn: AsyncConnection[Any], params: dict[str, Any]) -> tup
         written = await cursor.fetchone()
     assert written is not None  # the wallet is locked by the caller and the amount is not zero
     deliveries = written.pop("deliveries")
-    return EntryRow(**written), deliveries
+    return LedgerEntry(**written), deliveries

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from loyalty_core.wallet.ledger_writes import EntryRow
 from loyalty_core.wallet.models import LedgerEntry as LedgerEntryModel
-from loyalty_core.wallet.services import WalletView
+
+if TYPE_CHECKING:
+    # the services write entries of this module's shape: imported for the annotation alone
+    from loyalty_core.wallet.services import WalletView
 
 
 class Wallet(msgspec.Struct):
@@ -33,6 +36,7 @@ class Wallet(msgspec.Struct):
 
 
 class LedgerEntry(msgspec.Struct):
+    # one shape for an entry a write returns and the one the API shows
     id: int
     wallet_id: int
     type: str
@@ -44,5 +48,5 @@ class LedgerEntry(msgspec.Struct):
     created_at: datetime
 
     @classmethod
-    def of(cls, e: LedgerEntryModel | EntryRow) -> LedgerEntry:
+    def of(cls, e: LedgerEntryModel) -> LedgerEntry:
         return msgspec.convert(e, cls, from_attributes=True)

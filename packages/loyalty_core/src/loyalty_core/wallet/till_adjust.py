@@ -26,14 +26,15 @@ from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.events.models import EventType
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import ENTRY_COLUMNS, EntryRow, entry_params, write_entry
+from loyalty_core.wallet.ledger_writes import ENTRY_COLUMNS, entry_params, write_entry
 from loyalty_core.wallet.models import EntryType
+from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.services.posting import Causer
 
 
 @dataclass(frozen=True, slots=True)
 class Adjusted:
-    entry: EntryRow
+    entry: LedgerEntry
     created: bool
     """False for a replay: the original entry, nothing written."""
     deliveries: int = 0
@@ -113,7 +114,7 @@ async def till_adjust(
         assert state is not None  # the customer row exists: its wallet was just locked
         merged_into = state.pop("merged_into_id")
         if state["id"] is not None:
-            previous = EntryRow(**state)
+            previous = LedgerEntry(**state)
             if previous.amount != amount:
                 raise IdempotencyKeyConflict("This key was used for a different amount.", idempotency_key=key)
             return Adjusted(previous, created=False)

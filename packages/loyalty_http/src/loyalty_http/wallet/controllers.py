@@ -93,4 +93,4 @@ class WalletController(Controller):
         )
         await wake_deliveries(config, done.deliveries)
         # ADJUST-2: a new adjustment answers 201, its replay 200
-        return Response(Envelope(s.LedgerEntry.of(done.entry)), status_code=201 if done.created else 200)
+        return Response(Envelope(done.entry), status_code=201 if done.created else 200)

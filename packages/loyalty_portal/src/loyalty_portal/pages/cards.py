@@ -20,6 +20,7 @@ from loyalty_portal import reads
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.card_sheets import PER_PAGE, SheetWriter
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.exports import safe_cell
 from loyalty_portal.forms import Form
 from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
 
@@ -30,11 +31,6 @@ def batch_id_of(raw: str) -> int:
     if not raw.isdigit() or len(raw) > 18:
         raise CardBatchNotFound("The shop has no card batch with this id.", batch_id=raw)
     return int(raw)
-
-
-def safe_cell(value: str) -> str:
-    """A cell a spreadsheet would run as a formula is shown as text instead."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@") else value
 
 
 async def _codes(config: PortalConfig, vendor_id: int, batch_id: int) -> AsyncIterator[list[str]]:

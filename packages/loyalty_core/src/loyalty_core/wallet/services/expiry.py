@@ -6,8 +6,8 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from loyalty_core.wallet.ledger_writes import EntryRow
 from loyalty_core.wallet.models import PointLot, Wallet
+from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.services.posting import Posting
 
 
@@ -21,7 +21,7 @@ class Expiry(Posting):
         )
         return [(int(v), int(w)) for v, w in rows]
 
-    async def expire_wallet(self, vendor_id: int, wallet_id: int, now: datetime) -> EntryRow | None:
+    async def expire_wallet(self, vendor_id: int, wallet_id: int, now: datetime) -> LedgerEntry | None:
         """One ``expire`` entry for the lots of this wallet that ran out by ``now``, whatever the
         vendor's current setting; none when nothing ran out (so a second run writes nothing)."""
         wallet = await self._locked(

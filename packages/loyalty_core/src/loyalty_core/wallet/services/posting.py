@@ -28,8 +28,9 @@ from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import RECORDED
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import EXPIRED_REASON, EntryRow, entry_params, write_entry
+from loyalty_core.wallet.ledger_writes import EXPIRED_REASON, entry_params, write_entry
 from loyalty_core.wallet.models import CauserType, EntryType, PointLot, Wallet
+from loyalty_core.wallet.resources import LedgerEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,7 @@ class Posting:
         expire_after_days: int | None = None,
         lots: list[tuple[int, datetime | None]] | None = None,
         event: EventType | None = None,
-    ) -> tuple[EntryRow, list[ledger.Take]]:
+    ) -> tuple[LedgerEntry, list[ledger.Take]]:
         """Write one entry on a wallet the caller has locked, through the ledger's one writer. A
         positive amount opens one lot ending ``expire_after_days`` after now, or the given ``lots``
         (points, end) when they carry their own end dates (a merge, a cancel); a negative one takes
@@ -136,7 +137,7 @@ class Posting:
         set_committed_value(wallet, "updated_at", now)
         return entry, takes
 
-    async def expire_due(self, wallet: Wallet, now: datetime | None = None) -> EntryRow | None:
+    async def expire_due(self, wallet: Wallet, now: datetime | None = None) -> LedgerEntry | None:
         """The ``expire`` entry for the lots of a wallet the caller has locked whose end has passed
         by ``now`` (the clock's by default); none when nothing is due. The nightly job writes it, and
         so does a write that moves the whole balance (a merge), which must not carry points past
