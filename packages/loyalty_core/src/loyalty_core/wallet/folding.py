@@ -1,15 +1,16 @@
 """Folding the ledger into its totals (TOTALS-1, TOTALS-2): the ``ledger-totals`` job's work.
 
-Ids come from one sequence but transactions commit in any order: an entry with a lower id may
-become visible after one with a higher id was already folded. So the fold never folds up to the
-highest id it sees. Each run records a *bound* (the sequence's last id handed out) and the virtual
-transaction ids of every transaction of this database that holds the ledger's or the purchases'
-write lock at that moment; any entry at or below the bound was drawn by one of those transactions or by one that had ended. A later run folds
-up to that bound only once none of them still runs, so every entry at or below it is committed (or
-rolled back) by then; and records the next bound. Entries above the watermark are the *tail*: the
-reads add them to the totals, so every figure is exact at any moment (``wallet/totals.py``,
-``wallet/daily_totals.py``). Purchases are folded the same way, under the same bound's moment and
-transactions, into each customer's latest purchase (``earning/activity.py``).
+Ids come from one sequence but transactions commit in any order: an entry with a lower id may become
+visible after one with a higher id was already folded. So the fold never folds up to the highest id
+it sees. Each run records a *bound* (the sequence's last id handed out) and the virtual transaction
+ids of every transaction of this database that holds the ledger's or the purchases' write lock at
+that moment; any entry at or below the bound was drawn by one of those transactions or by one that
+had ended. A later run folds up to that bound only once none of them still runs, so every entry at
+or below it is committed (or rolled back) by then; and records the next bound. Entries above the
+watermark are the *tail*: the reads add them to the totals, so every figure is exact at any moment
+(``wallet/totals.py``, ``wallet/daily_totals.py``). Purchases are folded the same way, under the
+same bound's moment and transactions, into each customer's latest purchase
+(``earning/activity.py``).
 
 This holds while the sequence hands its ids out one at a time (``CACHE 1``, the default: a cached
 block would let a later transaction draw an id below the bound) and no two-phase commit writes the
