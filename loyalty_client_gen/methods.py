@@ -1,5 +1,7 @@
-"""The source of ``loyalty_client/operations.py``: one ``Operation`` per documented operation and the
-methods of ``LoyaltyClient`` (blocking) and ``AsyncLoyaltyClient`` calling them."""
+"""The source of the ``loyalty_client.operations`` package (per area, each operation as data and the
+function that makes its request from a method's arguments) and of the two clients' methods, made
+from those functions by ``loyalty_client.methods``: each operation's signature, docstring and
+request are written once, the blocking and the awaitable client only name them."""
 
 from __future__ import annotations
 
@@ -16,115 +18,119 @@ def iterator_name(op: Operation) -> str:
     return "iter_" + op.name.removeprefix("list_")
 
 
-def signature(op: Operation, *, paging: bool) -> list[str]:
-    params = ["self"]
-    params.extend(f"{p.name}: {p.kind}" for p in op.path_params)
-    if op.body is not None:
-        params.append(f"body: {op.body} | None = None" if op.body_optional else f"body: {op.body}")
-    query = [q for q in op.query if not (paging and q.name == "page")]
-    if query:
-        params.append("*")
-        params.extend(query_param(q) for q in sorted(query, key=lambda q: not q.required))
-    return params
+def qualified(kind: str) -> str:
+    """A type of the document as the operations modules write it: models as ``models.X``."""
+
+    def qualify(match: re.Match[str]) -> str:
+        word = match.group(0)
+        return word if word.startswith('"') or word in ("Any", "Literal", "None") else f"models.{word}"
+
+    return re.sub(r'"[^"]*"|\b[A-Z]\w*', qualify, kind)
 
 
 def query_param(q: Param) -> str:
+    kind = qualified(q.kind)
     if q.required:
-        return f"{q.name}: {q.kind}"
-    return f"{q.name}: {q.kind} = None" if q.kind.endswith("| None") else f"{q.name}: {q.kind} | None = None"
+        return f"{q.name}: {kind}"
+    return f"{q.name}: {kind} = None" if kind.endswith("| None") else f"{q.name}: {kind} | None = None"
 
 
-def call_arguments(op: Operation, *, paging: bool) -> str:
-    path = "{" + ", ".join(f'"{p.name}": {p.name}' for p in op.path_params) + "}"
-    query = "{" + ", ".join(f'"{q.name}": {q.name}' for q in op.query if not (paging and q.name == "page")) + "}"
-    if paging:
-        return f"{constant(op)}, {path}, {query}"
-    if op.body is None:
-        body = "None"
-    elif op.body_optional:
-        body = f"body if body is not None else {op.body}()"
-    else:
-        body = "body"
-    return f"{constant(op)}, {path}, {query}, {body}"
+def parameters(op: Operation) -> list[str]:
+    params = [f"{p.name}: {p.kind}" for p in op.path_params]
+    if op.body is not None:
+        body = qualified(op.body)
+        params.append(f"body: {body} | None = None" if op.body_optional else f"body: {body}")
+    if op.query:
+        params.append("*")
+        params.extend(query_param(q) for q in sorted(op.query, key=lambda q: not q.required))
+    return params
 
 
-def result_type(op: Operation) -> str:
-    return f"bytes | {op.result}" if op.binary else op.result
+def answer(op: Operation) -> str:
+    result = qualified(op.result)
+    return f"bytes | {result}" if op.binary else result
 
 
-def define(head: str, params: list[str], returns: str) -> list[str]:
-    one_line = f"    {head}({', '.join(params)}) -> {returns}:"
-    if len(one_line) <= 120:
-        return [one_line]
-    return [f"    {head}(", *(f"        {p}," for p in params), f"    ) -> {returns}:"]
-
-
-def method(op: Operation, *, is_async: bool) -> list[str]:
-    head = f"async def {op.name}" if is_async else f"def {op.name}"
-    returns = result_type(op)
-    lines = define(head, signature(op, paging=False), returns)
-    lines.append(f'        """{op.method} {op.path} ({op.op_id})."""')
-    awaited = "await " if is_async else ""
-    call = f"{awaited}self._call({call_arguments(op, paging=False)})"
-    lines.append(f"        {call}" if returns == "None" else f'        return cast("{returns}", {call})')
-    if op.item is not None:
-        kind = "AsyncIterator" if is_async else "Iterator"
-        lines.append("")
-        lines.extend(define(f"def {iterator_name(op)}", signature(op, paging=True), f"{kind}[{op.item}]"))
-        lines.append(f'        """Every item of every page of ``{op.name}``, fetched page by page."""')
-        lines.append(f'        return cast("{kind}[{op.item}]", self._pages({call_arguments(op, paging=True)}))')
-    return lines
-
-
-def model_names(kinds: str) -> list[str]:
-    return sorted(set(re.findall(r"\b[A-Z]\w*", kinds)) - {"Literal", "None", "Any"})
-
-
-def import_lines(module: str, names: list[str]) -> list[str]:
-    return [f"from loyalty_client.{module} import (", *(f"    {n}," for n in names), ")"]
-
-
-def operations_source(ops: list[Operation]) -> str:
-    """``operations.py``: the operations as data, for the client and its tests."""
-    results = " ".join(op.result for op in ops)
-    out = [HEADER, "from __future__ import annotations\n"]
-    if re.search(r"\bAny\b", results):
-        out.append("from typing import Any\n")
-    out.extend(import_lines("models", model_names(results)))
-    out.append("from loyalty_client.operation import Operation\n")
-    for op in ops:
-        out.append(
-            f"{constant(op)} = Operation("
-            f'"{op.op_id}", "{op.method}", "{op.path}", auth={op.auth}, idempotent={op.idempotent}, '
-            f"envelope={op.envelope}, binary={op.binary}, result={op.result})"
+def operation_data(op: Operation) -> str:
+    """The ``Operation``, naming only what differs from its defaults (auth, envelope)."""
+    flags = [
+        f"{name}={value}"
+        for name, value, default in (
+            ("auth", op.auth, True),
+            ("idempotent", op.idempotent, False),
+            ("envelope", op.envelope, True),
+            ("binary", op.binary, False),
         )
-    out.append("OPERATIONS: tuple[Operation, ...] = (")
-    out.extend(f"    {constant(op)}," for op in ops)
-    out.append(")")
-    return "\n".join(out) + "\n"
+        if value != default
+    ]
+    args = [f'"{op.op_id}"', f'"{op.method}"', f'"{op.path}"', qualified(op.result), *flags]
+    return f"{constant(op)} = Operation({', '.join(args)})"
 
 
-def methods_source(ops: list[Operation], *, is_async: bool) -> str:
-    """``blocking.py`` or ``awaitable.py``: one method per operation."""
-    mentioned = " ".join(f"{op.result} {op.body} {op.item} {' '.join(q.kind for q in op.query)}" for op in ops)
-    name = "AsyncOperations" if is_async else "Operations"
-    kind = "AsyncIterator" if is_async else "Iterator"
-    prefix = "async " if is_async else ""
-    out = [HEADER, "from __future__ import annotations\n"]
-    out.append(f"from collections.abc import {kind}")
-    out.append("from typing import Any, Literal, cast\n")
-    out.extend(import_lines("models", model_names(mentioned)))
-    out.append("from loyalty_client.operation import Operation, PathValues, QueryValues, RequestBody")
-    out.extend(import_lines("operations", [constant(op) for op in ops]))
-    out.append(f"\n\nclass {name}:")
-    blocking = "the awaitable" if is_async else "the blocking"
-    out.append(f'    """One method per operation of the public API ({blocking} client\'s)."""\n')
-    arguments = "self, op: Operation, path: PathValues, query: QueryValues, body: RequestBody"
-    out.append(f"    {prefix}def _call({arguments}) -> Any:")
-    out.append("        raise NotImplementedError\n")
-    out.append(f"    def _pages(self, op: Operation, path: PathValues, query: QueryValues) -> {kind}[Any]:")
-    out.append("        raise NotImplementedError")
+def request_function(op: Operation) -> list[str]:
+    path = "{" + ", ".join(f'"{p.name}": {p.name}' for p in op.path_params) + "}"
+    query = "{" + ", ".join(f'"{q.name}": {q.name}' for q in op.query) + "}"
+    if op.body is None:
+        body = ""
+    elif op.body_optional:
+        body = f", body if body is not None else {qualified(op.body)}()"
+    else:
+        body = ", body"
+    return [
+        f"def {op.name}({', '.join(parameters(op))}) -> Call[{answer(op)}]:",
+        f'    """{op.method} {op.path} ({op.op_id})."""',
+        f"    return Call({constant(op)}, {path}, {query}{body})",
+    ]
+
+
+def area_source(ops: list[Operation]) -> str:
+    text = "\n".join(f"\n{operation_data(op)}\n\n\n" + "\n".join(request_function(op)) for op in ops)
+    head = [HEADER, "from __future__ import annotations\n"]
+    typing = [name for name in ("Any", "Literal") if re.search(rf"\b{name}\b", text)]
+    if typing:
+        head.append(f"from typing import {', '.join(typing)}\n")
+    if "models." in text:
+        head.append("from loyalty_client import models")
+    head.append("from loyalty_client.operation import Call, Operation\n")
+    return "\n".join(head) + text + "\n"
+
+
+def operations_sources(ops: list[Operation]) -> dict[str, str]:
+    """``operations/<area>.py`` per area, and ``operations/__init__.py`` with ``OPERATIONS``."""
+    areas = sorted({op.area for op in ops})
+    texts = {f"operations/{area}.py": area_source([op for op in ops if op.area == area]) for area in areas}
+    texts["operations/__init__.py"] = (
+        "\n".join(
+            [
+                HEADER,
+                "from __future__ import annotations\n",
+                "from loyalty_client.operation import Operation",
+                f"from loyalty_client.operations import {', '.join(areas)}\n",
+                "OPERATIONS: tuple[Operation, ...] = (",
+                *(f"    {op.area}.{constant(op)}," for op in ops),
+                ")",
+            ]
+        )
+        + "\n"
+    )
+    return texts
+
+
+def clients_source(ops: list[Operation], *, is_async: bool) -> str:
+    """``blocking.py`` or ``awaitable.py``: one line per method."""
+    make = "awaitable" if is_async else "blocking"
+    out = [
+        HEADER,
+        "from __future__ import annotations\n",
+        "from loyalty_client import operations",
+        f"from loyalty_client.methods import {make}, {make}_pages\n\n",
+        f"class {'AsyncOperations' if is_async else 'Operations'}:",
+        f'    """One method per operation of the public API (the {make} client\'s), made from the function',
+        '    of the same name in ``loyalty_client.operations``: its parameters, docstring and request."""\n',
+    ]
     for op in ops:
-        out.append("")
-        out.extend(method(op, is_async=is_async))
+        function = f"operations.{op.area}.{op.name}"
+        out.append(f"    {op.name} = {make}({function})")
+        if op.item is not None:
+            out.append(f"    {iterator_name(op)} = {make}_pages({function})")
     return "\n".join(out) + "\n"

@@ -107,8 +107,28 @@ def refs(schema: Any) -> Iterator[str]:
             yield from refs(value)
 
 
-def nullable(schema: Mapping[str, Any]) -> bool:
-    return any(s.get("type") == "null" for s in schema.get("anyOf", ()))
+PAGE_SOURCE = '''
+ItemT = TypeVar("ItemT")
+
+
+class Page(msgspec.Struct, Generic[ItemT], kw_only=True):
+    """One page of a list: its items, the links to the other pages and where it stands."""
+
+    data: list[ItemT]
+    links: Links
+    meta: Meta
+'''
+"""Every ``Page_X_`` schema of the document is this struct of its item (``page_item``)."""
+
+
+def page_item(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The item schema of a page of the shape ``Page`` has, else None."""
+    properties = schema.get("properties", {})
+    shaped = schema.get("title", "").startswith("Page[") and properties.keys() == {"data", "links", "meta"}
+    if shaped and (properties["links"], properties["meta"]) == ({"$ref": REF + "Links"}, {"$ref": REF + "Meta"}):
+        item: Mapping[str, Any] = properties["data"]["items"]
+        return item
+    return None
 
 
 def struct_source(name: str, schema: Mapping[str, Any], types: Types, *, request: bool) -> str:

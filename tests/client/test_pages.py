@@ -73,3 +73,21 @@ async def test_the_async_iterator_reads_every_page(service: Scripted) -> None:
     async with service.async_client() as loyalty:
         ids = [entry.id async for entry in loyalty.iter_ledger_entries(3, per_page=2)]
     assert ids == [1, 2, 3]
+
+
+def test_an_iteration_starts_at_the_page_it_is_given(service: Scripted) -> None:
+    """CLIENT-5: ``page`` of an ``iter_`` method is the first page read, then the pages after it."""
+    service.queue(page(2, 3, [3, 4]), page(3, 3, [5]))
+    with service.client() as loyalty:
+        ids = [entry.id for entry in loyalty.iter_ledger_entries(3, page=2, per_page=2)]
+    assert ids == [3, 4, 5]
+    assert [r.url.params["page"] for r in service.requests[1:]] == ["2", "3"]
+
+
+async def test_an_async_iteration_starts_at_the_page_it_is_given(service: Scripted) -> None:
+    """CLIENT-5"""
+    service.queue(page(3, 3, [5]))
+    async with service.async_client() as loyalty:
+        ids = [entry.id async for entry in loyalty.iter_ledger_entries(3, page=3)]
+    assert ids == [5]
+    assert [r.url.params["page"] for r in service.requests[1:]] == ["3"]

@@ -2,562 +2,63 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Literal, cast
-
-from loyalty_client.models import (
-    BatchOutcome,
-    Customer,
-    CustomerCreate,
-    CustomerUpdate,
-    Delivery,
-    DeliveryPage,
-    Endpoint,
-    EndpointCreate,
-    EndpointPage,
-    EndpointPatch,
-    EndpointWithSecret,
-    EntryType,
-    Event,
-    EventPage,
-    LedgerEntry,
-    LedgerEntryPage,
-    LinkExternalId,
-    PingSent,
-    PreviewBody,
-    PreviewResult,
-    Product,
-    ProductBatch,
-    ProductCreate,
-    ProductPage,
-    ProductPatch,
-    ProductReplace,
-    ProductStatus,
-    RedeemBody,
-    RedemptionBody,
-    Return,
-    ReturnBody,
-    ReturnPage,
-    RewardCreated,
-    RewardFromProduct,
-    RewardListed,
-    RewardListedPage,
-    SaveUrl,
-    SendCard,
-    SendCardAccepted,
-    TokenRequest,
-    TokenResponse,
-    Transaction,
-    TransactionBody,
-    TransactionPage,
-    VoucherBody,
-    VoucherVerify,
-    Wallet,
-    WalletAdjust,
-)
-from loyalty_client.operation import Operation, PathValues, QueryValues, RequestBody
-from loyalty_client.operations import (
-    ADJUST_WALLET,
-    CHECK_LIVENESS,
-    CHECK_READINESS,
-    CREATE_PRODUCT,
-    CREATE_REDEMPTION,
-    CREATE_RETURN,
-    CREATE_REWARD_FROM_PRODUCT,
-    CREATE_TRANSACTION,
-    CREATE_WEBHOOK_ENDPOINT,
-    DELETE_PRODUCT,
-    DELETE_WEBHOOK_ENDPOINT,
-    GET_EVENT,
-    GET_PRODUCT,
-    GET_REDEMPTION,
-    GET_TRANSACTION,
-    GET_VOUCHER,
-    GET_WALLET,
-    GET_WALLET_PASS,
-    GET_WEBHOOK_ENDPOINT,
-    ISSUE_TOKEN,
-    LINK_EXTERNAL_ID,
-    LIST_EVENTS,
-    LIST_LEDGER_ENTRIES,
-    LIST_PRODUCTS,
-    LIST_RETURNS,
-    LIST_REWARDS,
-    LIST_TRANSACTIONS,
-    LIST_WEBHOOK_DELIVERIES,
-    LIST_WEBHOOK_ENDPOINTS,
-    LOOKUP_CUSTOMER,
-    PREVIEW_TRANSACTION,
-    REGISTER_CUSTOMER,
-    REPLACE_CUSTOMER_BY_EXTERNAL_ID,
-    REPLACE_PRODUCT,
-    ROTATE_WEBHOOK_SECRET,
-    SEND_CARD,
-    SEND_CARD_BY_EXTERNAL_ID,
-    TEST_WEBHOOK_ENDPOINT,
-    UPDATE_CUSTOMER_BY_EXTERNAL_ID,
-    UPDATE_PRODUCT,
-    UPDATE_WEBHOOK_ENDPOINT,
-    UPSERT_PRODUCTS,
-    VERIFY_REDEMPTION,
-    VERIFY_VOUCHER,
-)
+from loyalty_client import operations
+from loyalty_client.methods import blocking, blocking_pages
 
 
 class Operations:
-    """One method per operation of the public API (the blocking client's)."""
+    """One method per operation of the public API (the blocking client's), made from the function
+    of the same name in ``loyalty_client.operations``: its parameters, docstring and request."""
 
-    def _call(self, op: Operation, path: PathValues, query: QueryValues, body: RequestBody) -> Any:
-        raise NotImplementedError
-
-    def _pages(self, op: Operation, path: PathValues, query: QueryValues) -> Iterator[Any]:
-        raise NotImplementedError
-
-    def adjust_wallet(self, customer: str | int, body: WalletAdjust) -> LedgerEntry:
-        """POST /api/v1/customers/{customer}/wallet/adjust (adjustWallet)."""
-        return cast("LedgerEntry", self._call(ADJUST_WALLET, {"customer": customer}, {}, body))
-
-    def check_liveness(self) -> dict[str, str]:
-        """GET /health/live (checkLiveness)."""
-        return cast("dict[str, str]", self._call(CHECK_LIVENESS, {}, {}, None))
-
-    def check_readiness(self) -> dict[str, Any]:
-        """GET /health/ready (checkReadiness)."""
-        return cast("dict[str, Any]", self._call(CHECK_READINESS, {}, {}, None))
-
-    def create_product(self, body: ProductCreate) -> Product:
-        """POST /api/v1/products (createProduct)."""
-        return cast("Product", self._call(CREATE_PRODUCT, {}, {}, body))
-
-    def create_redemption(self, body: RedeemBody) -> RedemptionBody:
-        """POST /api/v1/redemptions (createRedemption)."""
-        return cast("RedemptionBody", self._call(CREATE_REDEMPTION, {}, {}, body))
-
-    def create_return(self, transaction_id: str | int, body: ReturnBody) -> Return:
-        """POST /api/v1/transactions/{transaction_id}/returns (createReturn)."""
-        return cast("Return", self._call(CREATE_RETURN, {"transaction_id": transaction_id}, {}, body))
-
-    def create_reward_from_product(self, external_id: str | int, body: RewardFromProduct) -> RewardCreated:
-        """POST /api/v1/products/{external_id}/reward (createRewardFromProduct)."""
-        return cast("RewardCreated", self._call(CREATE_REWARD_FROM_PRODUCT, {"external_id": external_id}, {}, body))
-
-    def create_transaction(self, body: TransactionBody) -> Transaction:
-        """POST /api/v1/transactions (createTransaction)."""
-        return cast("Transaction", self._call(CREATE_TRANSACTION, {}, {}, body))
-
-    def create_webhook_endpoint(self, body: EndpointCreate) -> EndpointWithSecret:
-        """POST /api/v1/webhook-endpoints (createWebhookEndpoint)."""
-        return cast("EndpointWithSecret", self._call(CREATE_WEBHOOK_ENDPOINT, {}, {}, body))
-
-    def delete_product(self, external_id: str | int) -> None:
-        """DELETE /api/v1/products/{external_id} (deleteProduct)."""
-        self._call(DELETE_PRODUCT, {"external_id": external_id}, {}, None)
-
-    def delete_webhook_endpoint(self, endpoint_id: str | int) -> None:
-        """DELETE /api/v1/webhook-endpoints/{endpoint_id} (deleteWebhookEndpoint)."""
-        self._call(DELETE_WEBHOOK_ENDPOINT, {"endpoint_id": endpoint_id}, {}, None)
-
-    def get_event(self, event_id: str | int) -> Event:
-        """GET /api/v1/events/{event_id} (getEvent)."""
-        return cast("Event", self._call(GET_EVENT, {"event_id": event_id}, {}, None))
-
-    def get_product(self, external_id: str | int) -> Product:
-        """GET /api/v1/products/{external_id} (getProduct)."""
-        return cast("Product", self._call(GET_PRODUCT, {"external_id": external_id}, {}, None))
-
-    def get_redemption(self, code: str | int) -> RedemptionBody:
-        """GET /api/v1/redemptions/{code} (getRedemption)."""
-        return cast("RedemptionBody", self._call(GET_REDEMPTION, {"code": code}, {}, None))
-
-    def get_transaction(self, transaction_id: str | int) -> Transaction:
-        """GET /api/v1/transactions/{transaction_id} (getTransaction)."""
-        return cast("Transaction", self._call(GET_TRANSACTION, {"transaction_id": transaction_id}, {}, None))
-
-    def get_voucher(self, code: str | int) -> VoucherBody:
-        """GET /api/v1/vouchers/{code} (getVoucher)."""
-        return cast("VoucherBody", self._call(GET_VOUCHER, {"code": code}, {}, None))
-
-    def get_wallet(self, customer: str | int) -> Wallet:
-        """GET /api/v1/customers/{customer}/wallet (getWallet)."""
-        return cast("Wallet", self._call(GET_WALLET, {"customer": customer}, {}, None))
-
-    def get_wallet_pass(self, customer: str | int, *, platform: Literal["platform_a", "platform_b"]) -> bytes | SaveUrl:
-        """GET /api/v1/customers/{customer}/wallet-pass (getWalletPass)."""
-        return cast(
-            "bytes | SaveUrl", self._call(GET_WALLET_PASS, {"customer": customer}, {"platform": platform}, None)
-        )
-
-    def get_webhook_endpoint(self, endpoint_id: str | int) -> Endpoint:
-        """GET /api/v1/webhook-endpoints/{endpoint_id} (getWebhookEndpoint)."""
-        return cast("Endpoint", self._call(GET_WEBHOOK_ENDPOINT, {"endpoint_id": endpoint_id}, {}, None))
-
-    def issue_token(self, body: TokenRequest) -> TokenResponse:
-        """POST /oauth/token (issueToken)."""
-        return cast("TokenResponse", self._call(ISSUE_TOKEN, {}, {}, body))
-
-    def link_external_id(self, body: LinkExternalId) -> Customer:
-        """POST /api/v1/customers/link-external-id (linkExternalId)."""
-        return cast("Customer", self._call(LINK_EXTERNAL_ID, {}, {}, body))
-
-    def list_events(
-        self,
-        *,
-        type: Literal[
-            "customer.anonymized",
-            "customer.created",
-            "customer.merged",
-            "customer.updated",
-            "points.adjusted",
-            "points.expired",
-            "redemption.cancelled",
-            "redemption.created",
-            "redemption.used",
-            "transaction.created",
-            "transaction.returned",
-            "voucher.used",
-        ]
-        | None = None,
-        created_after: str | None = None,
-        per_page: int | None = None,
-        page: int | None = None,
-    ) -> EventPage:
-        """GET /api/v1/events (listEvents)."""
-        return cast(
-            "EventPage",
-            self._call(
-                LIST_EVENTS,
-                {},
-                {"type": type, "created_after": created_after, "per_page": per_page, "page": page},
-                None,
-            ),
-        )
-
-    def iter_events(
-        self,
-        *,
-        type: Literal[
-            "customer.anonymized",
-            "customer.created",
-            "customer.merged",
-            "customer.updated",
-            "points.adjusted",
-            "points.expired",
-            "redemption.cancelled",
-            "redemption.created",
-            "redemption.used",
-            "transaction.created",
-            "transaction.returned",
-            "voucher.used",
-        ]
-        | None = None,
-        created_after: str | None = None,
-        per_page: int | None = None,
-    ) -> Iterator[Event]:
-        """Every item of every page of ``list_events``, fetched page by page."""
-        return cast(
-            "Iterator[Event]",
-            self._pages(LIST_EVENTS, {}, {"type": type, "created_after": created_after, "per_page": per_page}),
-        )
-
-    def list_ledger_entries(
-        self,
-        customer: str | int,
-        *,
-        date_from: str | None = None,
-        date_to: str | None = None,
-        type: EntryType | None = None,
-        per_page: int | None = None,
-        page: int | None = None,
-    ) -> LedgerEntryPage:
-        """GET /api/v1/customers/{customer}/ledger (listLedgerEntries)."""
-        return cast(
-            "LedgerEntryPage",
-            self._call(
-                LIST_LEDGER_ENTRIES,
-                {"customer": customer},
-                {"date_from": date_from, "date_to": date_to, "type": type, "per_page": per_page, "page": page},
-                None,
-            ),
-        )
-
-    def iter_ledger_entries(
-        self,
-        customer: str | int,
-        *,
-        date_from: str | None = None,
-        date_to: str | None = None,
-        type: EntryType | None = None,
-        per_page: int | None = None,
-    ) -> Iterator[LedgerEntry]:
-        """Every item of every page of ``list_ledger_entries``, fetched page by page."""
-        return cast(
-            "Iterator[LedgerEntry]",
-            self._pages(
-                LIST_LEDGER_ENTRIES,
-                {"customer": customer},
-                {"date_from": date_from, "date_to": date_to, "type": type, "per_page": per_page},
-            ),
-        )
-
-    def list_products(
-        self,
-        *,
-        status: ProductStatus | None = None,
-        category: str | None = None,
-        search: str | None = None,
-        per_page: int | None = None,
-        page: int | None = None,
-    ) -> ProductPage:
-        """GET /api/v1/products (listProducts)."""
-        return cast(
-            "ProductPage",
-            self._call(
-                LIST_PRODUCTS,
-                {},
-                {"status": status, "category": category, "search": search, "per_page": per_page, "page": page},
-                None,
-            ),
-        )
-
-    def iter_products(
-        self,
-        *,
-        status: ProductStatus | None = None,
-        category: str | None = None,
-        search: str | None = None,
-        per_page: int | None = None,
-    ) -> Iterator[Product]:
-        """Every item of every page of ``list_products``, fetched page by page."""
-        return cast(
-            "Iterator[Product]",
-            self._pages(
-                LIST_PRODUCTS, {}, {"status": status, "category": category, "search": search, "per_page": per_page}
-            ),
-        )
-
-    def list_returns(
-        self,
-        transaction_id: str | int,
-        *,
-        per_page: int | None = None,
-        page: int | None = None,
-    ) -> ReturnPage:
-        """GET /api/v1/transactions/{transaction_id}/returns (listReturns)."""
-        return cast(
-            "ReturnPage",
-            self._call(LIST_RETURNS, {"transaction_id": transaction_id}, {"per_page": per_page, "page": page}, None),
-        )
-
-    def iter_returns(self, transaction_id: str | int, *, per_page: int | None = None) -> Iterator[Return]:
-        """Every item of every page of ``list_returns``, fetched page by page."""
-        return cast(
-            "Iterator[Return]", self._pages(LIST_RETURNS, {"transaction_id": transaction_id}, {"per_page": per_page})
-        )
-
-    def list_rewards(
-        self,
-        *,
-        status: Literal["active", "inactive"] | None = None,
-        identifier: str | None = None,
-        affordable: bool | None = None,
-        per_page: int | None = None,
-        page: int | None = None,
-    ) -> RewardListedPage:
-        """GET /api/v1/rewards (listRewards)."""
-        return cast(
-            "RewardListedPage",
-            self._call(
-                LIST_REWARDS,
-                {},
-                {
-                    "status": status,
-                    "identifier": identifier,
-                    "affordable": affordable,
-                    "per_page": per_page,
-                    "page": page,
-                },
-                None,
-            ),
-        )
-
-    def iter_rewards(
-        self,
-        *,
-        status: Literal["active", "inactive"] | None = None,
-        identifier: str | None = None,
-        affordable: bool | None = None,
-        per_page: int | None = None,
-    ) -> Iterator[RewardListed]:
-        """Every item of every page of ``list_rewards``, fetched page by page."""
-        return cast(
-            "Iterator[RewardListed]",
-            self._pages(
-                LIST_REWARDS,
-                {},
-                {"status": status, "identifier": identifier, "affordable": affordable, "per_page": per_page},
-            ),
-        )
-
-    def list_transactions(
-        self,
-        customer: str | int,
-        *,
-        date_from: str | None = None,
-        date_to: str | None = None,
-        per_page: int | None = None,
-        page: int | None = None,
-    ) -> TransactionPage:
-        """GET /api/v1/customers/{customer}/transactions (listTransactions)."""
-        return cast(
-            "TransactionPage",
-            self._call(
-                LIST_TRANSACTIONS,
-                {"customer": customer},
-                {"date_from": date_from, "date_to": date_to, "per_page": per_page, "page": page},
-                None,
-            ),
-        )
-
-    def iter_transactions(
-        self,
-        customer: str | int,
-        *,
-        date_from: str | None = None,
-        date_to: str | None = None,
-        per_page: int | None = None,
-    ) -> Iterator[Transaction]:
-        """Every item of every page of ``list_transactions``, fetched page by page."""
-        return cast(
-            "Iterator[Transaction]",
-            self._pages(
-                LIST_TRANSACTIONS,
-                {"customer": customer},
-                {"date_from": date_from, "date_to": date_to, "per_page": per_page},
-            ),
-        )
-
-    def list_webhook_deliveries(
-        self,
-        endpoint_id: str | int,
-        *,
-        per_page: int | None = None,
-        page: int | None = None,
-    ) -> DeliveryPage:
-        """GET /api/v1/webhook-endpoints/{endpoint_id}/deliveries (listWebhookDeliveries)."""
-        return cast(
-            "DeliveryPage",
-            self._call(
-                LIST_WEBHOOK_DELIVERIES, {"endpoint_id": endpoint_id}, {"per_page": per_page, "page": page}, None
-            ),
-        )
-
-    def iter_webhook_deliveries(self, endpoint_id: str | int, *, per_page: int | None = None) -> Iterator[Delivery]:
-        """Every item of every page of ``list_webhook_deliveries``, fetched page by page."""
-        return cast(
-            "Iterator[Delivery]",
-            self._pages(LIST_WEBHOOK_DELIVERIES, {"endpoint_id": endpoint_id}, {"per_page": per_page}),
-        )
-
-    def list_webhook_endpoints(self, *, per_page: int | None = None, page: int | None = None) -> EndpointPage:
-        """GET /api/v1/webhook-endpoints (listWebhookEndpoints)."""
-        return cast("EndpointPage", self._call(LIST_WEBHOOK_ENDPOINTS, {}, {"per_page": per_page, "page": page}, None))
-
-    def iter_webhook_endpoints(self, *, per_page: int | None = None) -> Iterator[Endpoint]:
-        """Every item of every page of ``list_webhook_endpoints``, fetched page by page."""
-        return cast("Iterator[Endpoint]", self._pages(LIST_WEBHOOK_ENDPOINTS, {}, {"per_page": per_page}))
-
-    def lookup_customer(self, *, identifier: str | None = None, external_id: str | None = None) -> Customer:
-        """GET /api/v1/customers/lookup (lookupCustomer)."""
-        return cast(
-            "Customer", self._call(LOOKUP_CUSTOMER, {}, {"identifier": identifier, "external_id": external_id}, None)
-        )
-
-    def preview_transaction(self, body: PreviewBody) -> PreviewResult:
-        """POST /api/v1/transactions/preview (previewTransaction)."""
-        return cast("PreviewResult", self._call(PREVIEW_TRANSACTION, {}, {}, body))
-
-    def register_customer(self, body: CustomerCreate | None = None) -> Customer:
-        """POST /api/v1/customers (registerCustomer)."""
-        return cast("Customer", self._call(REGISTER_CUSTOMER, {}, {}, body if body is not None else CustomerCreate()))
-
-    def replace_customer_by_external_id(self, external_id: str | int, body: CustomerUpdate | None = None) -> Customer:
-        """PUT /api/v1/customers/by-external-id/{external_id} (replaceCustomerByExternalId)."""
-        return cast(
-            "Customer",
-            self._call(
-                REPLACE_CUSTOMER_BY_EXTERNAL_ID,
-                {"external_id": external_id},
-                {},
-                body if body is not None else CustomerUpdate(),
-            ),
-        )
-
-    def replace_product(self, external_id: str | int, body: ProductReplace) -> Product:
-        """PUT /api/v1/products/{external_id} (replaceProduct)."""
-        return cast("Product", self._call(REPLACE_PRODUCT, {"external_id": external_id}, {}, body))
-
-    def rotate_webhook_secret(self, endpoint_id: str | int) -> EndpointWithSecret:
-        """POST /api/v1/webhook-endpoints/{endpoint_id}/rotate-secret (rotateWebhookSecret)."""
-        return cast("EndpointWithSecret", self._call(ROTATE_WEBHOOK_SECRET, {"endpoint_id": endpoint_id}, {}, None))
-
-    def send_card(self, customer: str | int, body: SendCard | None = None) -> SendCardAccepted:
-        """POST /api/v1/customers/{customer}/send-card (sendCard)."""
-        return cast(
-            "SendCardAccepted",
-            self._call(SEND_CARD, {"customer": customer}, {}, body if body is not None else SendCard()),
-        )
-
-    def send_card_by_external_id(self, external_id: str | int, body: SendCard | None = None) -> SendCardAccepted:
-        """POST /api/v1/customers/by-external-id/{external_id}/send-card (sendCardByExternalId)."""
-        return cast(
-            "SendCardAccepted",
-            self._call(
-                SEND_CARD_BY_EXTERNAL_ID, {"external_id": external_id}, {}, body if body is not None else SendCard()
-            ),
-        )
-
-    def test_webhook_endpoint(self, endpoint_id: str | int) -> PingSent:
-        """POST /api/v1/webhook-endpoints/{endpoint_id}/test (testWebhookEndpoint)."""
-        return cast("PingSent", self._call(TEST_WEBHOOK_ENDPOINT, {"endpoint_id": endpoint_id}, {}, None))
-
-    def update_customer_by_external_id(self, external_id: str | int, body: CustomerUpdate | None = None) -> Customer:
-        """PATCH /api/v1/customers/by-external-id/{external_id} (updateCustomerByExternalId)."""
-        return cast(
-            "Customer",
-            self._call(
-                UPDATE_CUSTOMER_BY_EXTERNAL_ID,
-                {"external_id": external_id},
-                {},
-                body if body is not None else CustomerUpdate(),
-            ),
-        )
-
-    def update_product(self, external_id: str | int, body: ProductPatch | None = None) -> Product:
-        """PATCH /api/v1/products/{external_id} (updateProduct)."""
-        return cast(
-            "Product",
-            self._call(UPDATE_PRODUCT, {"external_id": external_id}, {}, body if body is not None else ProductPatch()),
-        )
-
-    def update_webhook_endpoint(self, endpoint_id: str | int, body: EndpointPatch | None = None) -> Endpoint:
-        """PATCH /api/v1/webhook-endpoints/{endpoint_id} (updateWebhookEndpoint)."""
-        return cast(
-            "Endpoint",
-            self._call(
-                UPDATE_WEBHOOK_ENDPOINT, {"endpoint_id": endpoint_id}, {}, body if body is not None else EndpointPatch()
-            ),
-        )
-
-    def upsert_products(self, body: ProductBatch | None = None) -> BatchOutcome:
-        """POST /api/v1/products/batch (upsertProducts)."""
-        return cast("BatchOutcome", self._call(UPSERT_PRODUCTS, {}, {}, body if body is not None else ProductBatch()))
-
-    def verify_redemption(self, code: str | int) -> RedemptionBody:
-        """POST /api/v1/redemptions/{code}/verify (verifyRedemption)."""
-        return cast("RedemptionBody", self._call(VERIFY_REDEMPTION, {"code": code}, {}, None))
-
-    def verify_voucher(self, code: str | int, body: VoucherVerify | None = None) -> VoucherBody:
-        """POST /api/v1/vouchers/{code}/verify (verifyVoucher)."""
-        return cast(
-            "VoucherBody", self._call(VERIFY_VOUCHER, {"code": code}, {}, body if body is not None else VoucherVerify())
-        )
+    adjust_wallet = blocking(operations.customers.adjust_wallet)
+    check_liveness = blocking(operations.health.check_liveness)
+    check_readiness = blocking(operations.health.check_readiness)
+    create_product = blocking(operations.products.create_product)
+    create_redemption = blocking(operations.redemptions.create_redemption)
+    create_return = blocking(operations.transactions.create_return)
+    create_reward_from_product = blocking(operations.products.create_reward_from_product)
+    create_transaction = blocking(operations.transactions.create_transaction)
+    create_webhook_endpoint = blocking(operations.webhook_endpoints.create_webhook_endpoint)
+    delete_product = blocking(operations.products.delete_product)
+    delete_webhook_endpoint = blocking(operations.webhook_endpoints.delete_webhook_endpoint)
+    get_event = blocking(operations.events.get_event)
+    get_product = blocking(operations.products.get_product)
+    get_redemption = blocking(operations.redemptions.get_redemption)
+    get_transaction = blocking(operations.transactions.get_transaction)
+    get_voucher = blocking(operations.vouchers.get_voucher)
+    get_wallet = blocking(operations.customers.get_wallet)
+    get_wallet_pass = blocking(operations.customers.get_wallet_pass)
+    get_webhook_endpoint = blocking(operations.webhook_endpoints.get_webhook_endpoint)
+    issue_token = blocking(operations.oauth.issue_token)
+    link_external_id = blocking(operations.customers.link_external_id)
+    list_events = blocking(operations.events.list_events)
+    iter_events = blocking_pages(operations.events.list_events)
+    list_ledger_entries = blocking(operations.customers.list_ledger_entries)
+    iter_ledger_entries = blocking_pages(operations.customers.list_ledger_entries)
+    list_products = blocking(operations.products.list_products)
+    iter_products = blocking_pages(operations.products.list_products)
+    list_returns = blocking(operations.transactions.list_returns)
+    iter_returns = blocking_pages(operations.transactions.list_returns)
+    list_rewards = blocking(operations.rewards.list_rewards)
+    iter_rewards = blocking_pages(operations.rewards.list_rewards)
+    list_transactions = blocking(operations.customers.list_transactions)
+    iter_transactions = blocking_pages(operations.customers.list_transactions)
+    list_webhook_deliveries = blocking(operations.webhook_endpoints.list_webhook_deliveries)
+    iter_webhook_deliveries = blocking_pages(operations.webhook_endpoints.list_webhook_deliveries)
+    list_webhook_endpoints = blocking(operations.webhook_endpoints.list_webhook_endpoints)
+    iter_webhook_endpoints = blocking_pages(operations.webhook_endpoints.list_webhook_endpoints)
+    lookup_customer = blocking(operations.customers.lookup_customer)
+    preview_transaction = blocking(operations.transactions.preview_transaction)
+    register_customer = blocking(operations.customers.register_customer)
+    replace_customer_by_external_id = blocking(operations.customers.replace_customer_by_external_id)
+    replace_product = blocking(operations.products.replace_product)
+    rotate_webhook_secret = blocking(operations.webhook_endpoints.rotate_webhook_secret)
+    send_card = blocking(operations.customers.send_card)
+    send_card_by_external_id = blocking(operations.customers.send_card_by_external_id)
+    test_webhook_endpoint = blocking(operations.webhook_endpoints.test_webhook_endpoint)
+    update_customer_by_external_id = blocking(operations.customers.update_customer_by_external_id)
+    update_product = blocking(operations.products.update_product)
+    update_webhook_endpoint = blocking(operations.webhook_endpoints.update_webhook_endpoint)
+    upsert_products = blocking(operations.products.upsert_products)
+    verify_redemption = blocking(operations.redemptions.verify_redemption)
+    verify_voucher = blocking(operations.vouchers.verify_voucher)

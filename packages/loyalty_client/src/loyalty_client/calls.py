@@ -1,9 +1,11 @@
-"""What both clients do around a call, without doing I/O: the URL and query of a request, its
-idempotency key and body, and the result or the error its answer holds."""
+"""What both clients do around a call, without doing I/O: the URL, query, headers and body of a
+request with its idempotency key, the result or the error its answer holds, whether and when to
+repeat it (``Attempts``), and which page a list reads next."""
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -13,8 +15,12 @@ import msgspec
 from loyalty_client.error_codes import ERRORS_BY_CODE
 from loyalty_client.errors import LoyaltyError
 from loyalty_client.operation import Operation, PathValues, QueryValues, RequestBody
+from loyalty_client.retries import retry_delay
+from loyalty_client.tokens import TokenCache
 
 T = TypeVar("T")
+
+JSON = {"Content-Type": "application/json", "Accept": "application/json"}
 
 
 class Envelope(msgspec.Struct, Generic[T]):
@@ -59,6 +65,55 @@ def content_of(body: RequestBody) -> bytes | None:
     return None if body is None else msgspec.json.encode(body)
 
 
+@dataclass(frozen=True)
+class Request:
+    """What every attempt of one call sends, the idempotency key included (CLIENT-3)."""
+
+    url: str
+    params: dict[str, str]
+    content: bytes | None
+
+    @classmethod
+    def of(cls, base_url: str, op: Operation, path: PathValues, query: QueryValues, body: RequestBody) -> Request:
+        return cls(url_of(base_url, op, path), query_of(query), content_of(with_key(op, body)))
+
+
+def headers_of(token: str | None) -> dict[str, str]:
+    return JSON if token is None else {**JSON, "Authorization": f"Bearer {token}"}
+
+
+def renews_token(op: Operation, error: LoyaltyError) -> bool:
+    """INVALID_CLIENT is a 401 too, but a new token does not help it."""
+    return op.auth and error.code == "UNAUTHENTICATED"
+
+
+@dataclass
+class Attempts:
+    """One call across its attempts: a 401 UNAUTHENTICATED drops the token once for a repeat with a
+    fresh one (CLIENT-2), a 429 or 503 is repeated as ``retry_delay`` says (CLIENT-1)."""
+
+    op: Operation
+    tokens: TokenCache
+    attempt: int = 1
+    waited: float = 0.0
+    renewed: bool = False
+
+    def wait_after(self, response: httpx.Response) -> float | None:
+        """Seconds to wait before repeating the call this failed answer ends, None to repeat it at
+        once with a fresh token; raises the answer's error when the call is not repeated."""
+        error = error_of(response)
+        if renews_token(self.op, error) and not self.renewed:
+            self.renewed = True
+            self.tokens.drop()
+            return None
+        delay = retry_delay(self.op, error, self.attempt, self.waited)
+        if delay is None:
+            raise error
+        self.waited += delay
+        self.attempt += 1
+        return delay
+
+
 def result_of(op: Operation, response: httpx.Response) -> Any:
     if response.status_code == 204 or op.result is None:
         return None
@@ -98,3 +153,16 @@ def seconds(value: object) -> float | None:
     except ValueError:
         return None
     return wait if wait >= 0 else None
+
+
+def first_page(query: QueryValues) -> int:
+    """An ``iter_`` method starts at the page its caller gives, else at the first."""
+    page = query.get("page")
+    return page if isinstance(page, int) and not isinstance(page, bool) else 1
+
+
+def next_page(answer: Any) -> int | None:
+    """The page after a list's answer, None after the last (CLIENT-5)."""
+    if answer.links.next is None or answer.meta.current_page >= answer.meta.last_page:
+        return None
+    return int(answer.meta.current_page) + 1

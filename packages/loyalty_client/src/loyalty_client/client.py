@@ -18,21 +18,13 @@ import httpx
 
 from loyalty_client.awaitable import AsyncOperations
 from loyalty_client.blocking import Operations
-from loyalty_client.calls import content_of, error_of, query_of, result_of, url_of, with_key
-from loyalty_client.errors import LoyaltyError
+from loyalty_client.calls import Attempts, Request, first_page, headers_of, next_page, result_of
 from loyalty_client.models import TokenResponse
 from loyalty_client.operation import Operation, PathValues, QueryValues, RequestBody
-from loyalty_client.operations import ISSUE_TOKEN
-from loyalty_client.retries import retry_delay
+from loyalty_client.operations.oauth import ISSUE_TOKEN
 from loyalty_client.tokens import TokenCache
 
 DEFAULT_TIMEOUT = 10.0
-JSON = {"Content-Type": "application/json", "Accept": "application/json"}
-
-
-def renews_token(op: Operation, error: LoyaltyError) -> bool:
-    """INVALID_CLIENT is a 401 too, but a new token does not help it."""
-    return op.auth and error.code == "UNAUTHENTICATED"
 
 
 class LoyaltyClient(Operations):
@@ -71,25 +63,18 @@ class LoyaltyClient(Operations):
         self.close()
 
     def _call(self, op: Operation, path: PathValues, query: QueryValues, body: RequestBody) -> Any:
-        body = with_key(op, body)
-        url, params, content = url_of(self.base_url, op, path), query_of(query), content_of(body)
-        attempt, waited, renewed = 1, 0.0, False
+        request = Request.of(self.base_url, op, path, query, body)
+        attempts = Attempts(op, self._tokens)
         while True:
-            headers = {**JSON, **({"Authorization": f"Bearer {self._token()}"} if op.auth else {})}
-            response = self._http.request(op.method, url, params=params, content=content, headers=headers)
+            headers = headers_of(self._token() if op.auth else None)
+            response = self._http.request(
+                op.method, request.url, params=request.params, content=request.content, headers=headers
+            )
             if response.is_success:
                 return result_of(op, response)
-            error = error_of(response)
-            if renews_token(op, error) and not renewed:
-                renewed = True
-                self._tokens.drop()
-                continue
-            delay = retry_delay(op, error, attempt, waited)
-            if delay is None:
-                raise error
-            self._sleep(delay)
-            waited += delay
-            attempt += 1
+            delay = attempts.wait_after(response)
+            if delay is not None:
+                self._sleep(delay)
 
     def _token(self) -> str:
         with self._token_lock:
@@ -101,13 +86,11 @@ class LoyaltyClient(Operations):
             return token
 
     def _pages(self, op: Operation, path: PathValues, query: QueryValues) -> Iterator[Any]:
-        page = 1
-        while True:
+        page: int | None = first_page(query)
+        while page is not None:
             answer = self._call(op, path, {**query, "page": page}, None)
             yield from answer.data
-            if answer.links.next is None or answer.meta.current_page >= answer.meta.last_page:
-                return
-            page = answer.meta.current_page + 1
+            page = next_page(answer)
 
 
 class AsyncLoyaltyClient(AsyncOperations):
@@ -146,25 +129,18 @@ class AsyncLoyaltyClient(AsyncOperations):
         await self.aclose()
 
     async def _call(self, op: Operation, path: PathValues, query: QueryValues, body: RequestBody) -> Any:
-        body = with_key(op, body)
-        url, params, content = url_of(self.base_url, op, path), query_of(query), content_of(body)
-        attempt, waited, renewed = 1, 0.0, False
+        request = Request.of(self.base_url, op, path, query, body)
+        attempts = Attempts(op, self._tokens)
         while True:
-            headers = {**JSON, **({"Authorization": f"Bearer {await self._token()}"} if op.auth else {})}
-            response = await self._http.request(op.method, url, params=params, content=content, headers=headers)
+            headers = headers_of(await self._token() if op.auth else None)
+            response = await self._http.request(
+                op.method, request.url, params=request.params, content=request.content, headers=headers
+            )
             if response.is_success:
                 return result_of(op, response)
-            error = error_of(response)
-            if renews_token(op, error) and not renewed:
-                renewed = True
-                self._tokens.drop()
-                continue
-            delay = retry_delay(op, error, attempt, waited)
-            if delay is None:
-                raise error
-            await self._sleep(delay)
-            waited += delay
-            attempt += 1
+            delay = attempts.wait_after(response)
+            if delay is not None:
+                await self._sleep(delay)
 
     async def _token(self) -> str:
         # made here, not in __init__, so the lock belongs to the loop that uses the client
@@ -179,11 +155,9 @@ class AsyncLoyaltyClient(AsyncOperations):
             return token
 
     async def _pages(self, op: Operation, path: PathValues, query: QueryValues) -> AsyncIterator[Any]:
-        page = 1
-        while True:
+        page: int | None = first_page(query)
+        while page is not None:
             answer = await self._call(op, path, {**query, "page": page}, None)
             for item in answer.data:
                 yield item
-            if answer.links.next is None or answer.meta.current_page >= answer.meta.last_page:
-                return
-            page = answer.meta.current_page + 1
+            page = next_page(answer)
