@@ -131,37 +131,52 @@ def page_item(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def struct_source(name: str, schema: Mapping[str, Any], types: Types, *, request: bool) -> str:
+@dataclass
+class Struct:
+    """A msgspec struct to write: its docstring literal and field lines, and the struct it extends."""
+
+    name: str
+    doc: str
+    fields: list[str]
+    base: str = "msgspec.Struct"
+
+    def source(self) -> str:
+        lines = [f"class {self.name}({self.base}, kw_only=True):"]
+        if self.doc:
+            lines.extend([f"    {self.doc}", ""])
+        lines.extend(f"    {field}" for field in self.fields)
+        if not self.fields and not self.doc:
+            lines.append("    pass")
+        return "\n".join(lines) + "\n"
+
+
+def enum_source(name: str, schema: Mapping[str, Any]) -> str:
+    return f"{class_name(name)} = {literal(schema['enum'])}\n"
+
+
+def struct_of(name: str, schema: Mapping[str, Any], types: Types, *, request: bool) -> Struct:
     """One msgspec struct. A request's optional fields default to UNSET, so what the caller leaves
     out is left out of the body (on PATCH, ``None`` clears a field); an ``idempotency_key`` is
     optional because the client makes one when the caller gives none."""
-    if "enum" in schema:
-        return f"{class_name(name)} = {literal(schema['enum'])}\n"
-    lines = [f"class {class_name(name)}(msgspec.Struct, kw_only=True):"]
     doc = " ".join(str(schema.get("description", "")).split())
-    if doc:
-        lines.append(f"    {doc_literal(doc)}")
-        lines.append("")
     required = set(schema.get("required", ()))
+    fields = []
     properties: Mapping[str, Any] = schema.get("properties", {})
     for prop, sub in properties.items():
         if keyword.iskeyword(prop) or not prop.isidentifier():
             raise ValueError(f"{name}.{prop} is no Python name: give the struct field a wire name")
-        attr = prop
         kind = types.of(sub)
         if request and (prop == "idempotency_key" or prop not in required):
-            line = f"{attr}: {unset_or(kind)} = msgspec.UNSET"
+            line = f"{prop}: {unset_or(kind)} = msgspec.UNSET"
         elif prop in required:
-            line = f"{attr}: {kind}"
+            line = f"{prop}: {kind}"
         else:
             default = sub.get("default")
             if default is None and not kind.endswith("| None"):
                 kind += " | None"
-            line = f"{attr}: {kind} = {default!r}" if not isinstance(default, (dict, list)) else f"{attr}: {kind}"
-        lines.append("    " + line)
-    if not properties:
-        lines.append("    pass")
-    return "\n".join(lines) + "\n"
+            line = f"{prop}: {kind} = {default!r}" if not isinstance(default, (dict, list)) else f"{prop}: {kind}"
+        fields.append(line)
+    return Struct(class_name(name), doc_literal(doc) if doc else "", fields)
 
 
 def unset_or(kind: str) -> str:

@@ -35,13 +35,18 @@ class Customer(msgspec.Struct, kw_only=True):
     merged_into_id: int | None = None
 
 
-class CustomerCreate(msgspec.Struct, kw_only=True):
+class _CustomerFields(msgspec.Struct, kw_only=True):
+    """The fields ``CustomerCreate`` and ``CustomerUpdate`` start with."""
+
     first_name: str | msgspec.UnsetType | None = msgspec.UNSET
     last_name: str | msgspec.UnsetType | None = msgspec.UNSET
     email: str | msgspec.UnsetType | None = msgspec.UNSET
     phone: str | msgspec.UnsetType | None = msgspec.UNSET
     date_of_birth: datetime.date | msgspec.UnsetType | None = msgspec.UNSET
     customer_since: datetime.date | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class CustomerCreate(_CustomerFields, kw_only=True):
     external_id: str | msgspec.UnsetType | None = msgspec.UNSET
     locale: Locale | msgspec.UnsetType | None = msgspec.UNSET
     marketing_consent: bool | msgspec.UnsetType | None = msgspec.UNSET
@@ -49,16 +54,10 @@ class CustomerCreate(msgspec.Struct, kw_only=True):
     identifiers: list[IdentifierIn] | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class CustomerUpdate(msgspec.Struct, kw_only=True):
+class CustomerUpdate(_CustomerFields, kw_only=True):
     """PUT and PATCH alike: only the fields present change; ``null`` clears one, except that a null
     ``marketing_consent`` changes nothing (CONSENT-5, CONSENT-6)."""
 
-    first_name: str | msgspec.UnsetType | None = msgspec.UNSET
-    last_name: str | msgspec.UnsetType | None = msgspec.UNSET
-    email: str | msgspec.UnsetType | None = msgspec.UNSET
-    phone: str | msgspec.UnsetType | None = msgspec.UNSET
-    date_of_birth: datetime.date | msgspec.UnsetType | None = msgspec.UNSET
-    customer_since: datetime.date | msgspec.UnsetType | None = msgspec.UNSET
     locale: Locale | msgspec.UnsetType | None = msgspec.UNSET
     marketing_consent: bool | msgspec.UnsetType | None = msgspec.UNSET
     marketing_consent_statement_version: str | msgspec.UnsetType | None = msgspec.UNSET

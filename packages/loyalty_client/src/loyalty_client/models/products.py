@@ -52,8 +52,8 @@ class ProductBatch(msgspec.Struct, kw_only=True):
     products: Any | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class ProductCreate(msgspec.Struct, kw_only=True):
-    """POST /products and each item of POST /products/batch."""
+class _ProductFields(msgspec.Struct, kw_only=True):
+    """The fields ``ProductCreate``, ``ProductPatch`` and ``ProductReplace`` start with."""
 
     description: str | msgspec.UnsetType | None = msgspec.UNSET
     price_cents: int | msgspec.UnsetType | None = msgspec.UNSET
@@ -62,34 +62,25 @@ class ProductCreate(msgspec.Struct, kw_only=True):
     stock: int | msgspec.UnsetType | None = msgspec.UNSET
     status: ProductStatus | msgspec.UnsetType | None = msgspec.UNSET
     metadata: dict[str, Any] | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class ProductCreate(_ProductFields, kw_only=True):
+    """POST /products and each item of POST /products/batch."""
+
     external_id: str
     name: str
 
 
-class ProductPatch(msgspec.Struct, kw_only=True):
+class ProductPatch(_ProductFields, kw_only=True):
     """PATCH /products/{externalId}: only the fields present change."""
 
-    description: str | msgspec.UnsetType | None = msgspec.UNSET
-    price_cents: int | msgspec.UnsetType | None = msgspec.UNSET
-    image_url: str | msgspec.UnsetType | None = msgspec.UNSET
-    category: str | msgspec.UnsetType | None = msgspec.UNSET
-    stock: int | msgspec.UnsetType | None = msgspec.UNSET
-    status: ProductStatus | msgspec.UnsetType | None = msgspec.UNSET
-    metadata: dict[str, Any] | msgspec.UnsetType | None = msgspec.UNSET
     name: str | msgspec.UnsetType = msgspec.UNSET
     external_id: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class ProductReplace(msgspec.Struct, kw_only=True):
+class ProductReplace(_ProductFields, kw_only=True):
     """PUT /products/{externalId}: the whole product; ``external_id`` comes from the path."""
 
-    description: str | msgspec.UnsetType | None = msgspec.UNSET
-    price_cents: int | msgspec.UnsetType | None = msgspec.UNSET
-    image_url: str | msgspec.UnsetType | None = msgspec.UNSET
-    category: str | msgspec.UnsetType | None = msgspec.UNSET
-    stock: int | msgspec.UnsetType | None = msgspec.UNSET
-    status: ProductStatus | msgspec.UnsetType | None = msgspec.UNSET
-    metadata: dict[str, Any] | msgspec.UnsetType | None = msgspec.UNSET
     name: str
     external_id: str | msgspec.UnsetType | None = msgspec.UNSET
 

@@ -76,15 +76,9 @@ class ReturnedItemShown(msgspec.Struct, kw_only=True):
     quantity: int
 
 
-class TransactionBody(msgspec.Struct, kw_only=True):
+class TransactionBody(PreviewBody, kw_only=True):
     """POST /transactions."""
 
-    identifier: str
-    total_amount: int
-    description: str | msgspec.UnsetType | None = msgspec.UNSET
-    external_reference: str | msgspec.UnsetType | None = msgspec.UNSET
-    branch: str | msgspec.UnsetType | None = msgspec.UNSET
-    items: list[ItemBody] | msgspec.UnsetType | None = msgspec.UNSET
     idempotency_key: str | msgspec.UnsetType = msgspec.UNSET
 
 

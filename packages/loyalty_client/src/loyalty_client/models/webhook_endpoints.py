@@ -46,17 +46,9 @@ class EndpointPatch(msgspec.Struct, kw_only=True):
     enabled: bool | msgspec.UnsetType = msgspec.UNSET
 
 
-class EndpointWithSecret(msgspec.Struct, kw_only=True):
+class EndpointWithSecret(Endpoint, kw_only=True):
     """The create's and the rotation's answer: the only places the secret is shown."""
 
-    id: int
-    url: str
-    events: list[str]
-    description: str | None
-    enabled: bool
-    disabled_reason: str | None
-    created_at: str
-    updated_at: str
     secret: str = ""
 
 
