@@ -9,16 +9,14 @@ from loyalty_core.earning.errors import CampaignNotFound
 from loyalty_core.earning.models import Campaign
 from loyalty_core.earning.services import CampaignData, CampaignService
 from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS
-from loyalty_portal.forms import MAX_INT, Form
+from loyalty_portal.forms import MAX_INT, Form, row_id
 from loyalty_portal.pages.owner_settings import Kind, OwnerSettingsController
 
 WHOLE = ("points", "max_points_per_transaction", "window_days", "inactive_days")
 
 
 def campaign_id_of(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 18:
-        raise CampaignNotFound("The vendor has no campaign with this id.", campaign_id=raw)
-    return int(raw)
+    return row_id(raw, lambda: CampaignNotFound("The vendor has no campaign with this id.", campaign_id=raw))
 
 
 def values_of(form: Form) -> dict[str, Any]:

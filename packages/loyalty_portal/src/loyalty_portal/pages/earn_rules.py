@@ -7,16 +7,14 @@ from typing import Any
 from loyalty_core.earning.errors import EarnRuleNotFound
 from loyalty_core.earning.models import EarnRule
 from loyalty_core.earning.services import EarnRuleData, EarnRuleService
-from loyalty_portal.forms import MAX_INT, Form
+from loyalty_portal.forms import MAX_INT, Form, row_id
 from loyalty_portal.pages.owner_settings import Kind, OwnerSettingsController
 
 FIELDS = ("name", "points_per_unit", "unit_amount", "min_transaction_amount")
 
 
 def rule_id_of(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 18:
-        raise EarnRuleNotFound("The vendor has no earn rule with this id.", earn_rule_id=raw)
-    return int(raw)
+    return row_id(raw, lambda: EarnRuleNotFound("The vendor has no earn rule with this id.", earn_rule_id=raw))
 
 
 def values_of(form: Form) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, row_id
 from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
 
 CURRENT = "Rewards"
@@ -34,9 +34,7 @@ CHOICES: dict[str, Any] = {"types": list(RewardType), "statuses": list(RewardSta
 
 
 def reward_id_of(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 18:
-        raise RewardNotFound("The shop has no reward with this id.", reward_id=raw)
-    return int(raw)
+    return row_id(raw, lambda: RewardNotFound("The shop has no reward with this id.", reward_id=raw))
 
 
 def values_of(form: Form) -> dict[str, Any]:
