@@ -40,7 +40,7 @@ from loyalty_core.earning.rules import Scoring, score
 from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
 from loyalty_core.earning.till_purchase_find import CardMoved, Found, find, same_family
 from loyalty_core.earning.till_purchase_reads import (
-    ItemView,
+    Item,
     TransactionView,
     transaction_by_id,
 )
@@ -350,7 +350,7 @@ def _view(
 ) -> TransactionView:
     """The new transaction as written, with the ids the write drew."""
     items = tuple(
-        ItemView(
+        Item(
             item_id,
             line.name,
             line.sku,
