@@ -6,7 +6,8 @@ from typing import Any
 
 from loyalty_core.earning.errors import EarnRuleNotFound
 from loyalty_core.earning.models import EarnRule
-from loyalty_core.earning.services import EarnRuleData, EarnRuleService
+from loyalty_core.earning.services import EarnRuleService
+from loyalty_core.earning.terms import EarnRuleData
 from loyalty_portal.forms import MAX_INT, Form, row_id
 from loyalty_portal.pages.owner_settings import Kind, OwnerSettingsController
 
