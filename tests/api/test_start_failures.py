@@ -13,8 +13,8 @@ import pytest
 from psycopg import sql
 
 from tests.support.database import database_name, owned_database, server_url, to_sqlalchemy, with_database
+from tests.support.ports import free_port
 from tests.support.served import run_serve, serve_environment
-from tests.support.smtp import free_port
 
 
 def the_one_line(result: object) -> str:

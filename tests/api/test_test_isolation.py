@@ -21,9 +21,9 @@ from tests.support.database import (
     delete_redis_keys,
     fresh_database,
     redis_prefix,
-    redis_url,
     server_url,
 )
+from tests.support.redis_server import own_redis_url, redis_url
 
 
 def _names_in_a_new_process() -> str:
@@ -87,10 +87,21 @@ def test_no_test_or_bench_flushes_redis_or_drops_a_database_by_itself() -> None:
     assert offenders == []
 
 
+def test_a_machine_without_a_redis_gets_one_of_its_own() -> None:
+    """Where no Redis answers and none is configured, the run starts a redis-server of its own on a
+    free port (once: a second call answers the same one) instead of skipping the Redis tests."""
+    import redis
+
+    url = own_redis_url()
+    assert url.startswith("redis://127.0.0.1:")
+    assert url != "redis://127.0.0.1:6379/15"
+    assert own_redis_url() == url
+    with redis.Redis.from_url(url) as client:
+        assert client.ping() is True
+
+
 def test_the_run_deletes_only_its_own_redis_keys() -> None:
     url = redis_url()
-    if url is None:
-        pytest.skip("no Redis server answers on 127.0.0.1:6379 (set LOYALTY_TEST_REDIS_URL)")
     import redis
 
     mine, foreign = f"{redis_prefix()}:isolation:k", f"loyalty_foreign_{secrets.token_hex(4)}:k"

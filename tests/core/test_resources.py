@@ -11,7 +11,7 @@ import msgspec
 from loyalty_core.customers.resources import Customer
 from loyalty_core.customers.views import CustomerView, IdentifierView
 from loyalty_core.earning.resources import Transaction
-from loyalty_core.earning.till_purchase_reads import ItemView, TransactionView
+from loyalty_core.earning.till_purchase_reads import Item, TransactionView
 from loyalty_core.redemptions.resources import RedemptionBody
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView
 from loyalty_core.tenancy.access import BranchRef
@@ -90,7 +90,7 @@ def test_transaction_shows_the_branch_label_and_the_rules_as_read() -> None:
         created_at=AT,
         points_earned=12,
         rules_applied=[rule],
-        items=(ItemView(1, "Tea", "A", 2, 625, 1250, None),),
+        items=(Item(1, "Tea", "A", 2, 625, 1250, None),),
     )
 
     body = encoded(Transaction.of(view))

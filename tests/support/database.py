@@ -21,6 +21,8 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
+from tests.support.redis_server import known_redis_url
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = "postgresql://postgres@127.0.0.1:5432/postgres"
 MAX_NAME = 63
@@ -124,7 +126,7 @@ def redis_prefix() -> str:
 def delete_run_redis_keys() -> int:
     """At the end of the session: the keys this run left on the tests' Redis (scheduled jobs of the
     services it started, say), where a Redis and its client are there."""
-    url = redis_url()
+    url = known_redis_url()
     try:
         return delete_redis_keys(url, redis_prefix()) if url else 0
     except ImportError:  # a package's environment without the Redis client made no keys
@@ -140,18 +142,3 @@ def delete_redis_keys(url: str, namespace: str) -> int:
     with redis.Redis.from_url(url) as client:
         keys = list(client.scan_iter(match=f"*{namespace}*", count=1000))
         return int(client.delete(*keys)) if keys else 0
-
-
-def redis_url() -> str | None:
-    """The Redis the tests use, or None when no server answers (tests that need one say so)."""
-    configured = os.environ.get("LOYALTY_TEST_REDIS_URL") or os.environ.get("REDIS_URL")
-    url = configured or "redis://127.0.0.1:6379/15"
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    try:
-        socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout=1).close()
-    except OSError:
-        return None
-    return url

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,8 @@ from pathlib import Path
 import psutil
 
 from tests.support.database import database_name, fresh_database
-from tests.support.smtp import free_port
+from tests.support.ports import free_port
+from tests.support.redis_server import start_redis_server, stop_redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
 PROCFILE = ROOT / "deploy" / "Procfile"
@@ -146,22 +146,9 @@ class Deployment:
     # --- Redis ---------------------------------------------------------------------------------
 
     def start_redis(self) -> None:
-        self._redis = subprocess.Popen(
-            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + START_SECONDS
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.redis_port), timeout=0.5).close()
-                return
-            except OSError:
-                assert time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.05)
+        self._redis = start_redis_server(self.redis_port)
 
     def stop_redis(self) -> None:
         assert self._redis is not None
-        self._redis.terminate()
-        self._redis.wait(30)
+        stop_redis_server(self._redis)
         self._redis = None

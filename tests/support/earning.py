@@ -10,7 +10,7 @@ from loyalty_core.earning.rules import score
 from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, Purchase
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-EURO = EarnRuleTerms(1, "Euro", points_per_unit=1, unit_amount=100)
+EURO = EarnRuleTerms("Euro", points_per_unit=1, unit_amount=100, id=1)
 """One point per euro."""
 NOBODY = CustomerFacts()
 BORN = date(1990, 3, 1)

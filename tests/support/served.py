@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from tests.support.ports import free_port
 from tests.support.service import ADMIN_TOKEN
-from tests.support.smtp import free_port
 
 START_SECONDS = 60
 """Longest wait for the service to answer after its start (a loaded machine imports slowly)."""

@@ -6,7 +6,6 @@ acknowledged: the window where at-least-once delivery repeats a mail)."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,6 +14,8 @@ from email.message import EmailMessage
 from typing import Any
 
 from aiosmtpd.controller import Controller
+
+from tests.support.ports import free_port
 
 
 @dataclass
@@ -59,13 +60,6 @@ class Inbox:
             assert asyncio.get_running_loop().time() < deadline, f"no mail for {address} within {within} s"
             await asyncio.sleep(0.05)
         return self.to(address)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @contextmanager

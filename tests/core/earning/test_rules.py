@@ -23,7 +23,7 @@ BASE_CASES = [
     ),
     pytest.param(
         2500,
-        [EURO, EarnRuleTerms(2, "Bonus", points_per_unit=3, unit_amount=1000)],
+        [EURO, EarnRuleTerms("Bonus", points_per_unit=3, unit_amount=1000, id=2)],
         (31, [(1, 25, None, None), (2, 6, None, None)]),
         id="further-decisions-every-active-rule-pays",
     ),

@@ -16,7 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.clock import SettableClock
 from loyalty_http.access.rate_limit import MemoryBackend
 from tests.support.app import build_app
-from tests.support.database import delete_redis_keys, redis_prefix, redis_url
+from tests.support.database import delete_redis_keys, redis_prefix
+from tests.support.redis_server import redis_url
 
 ANON = 3
 TOKEN = {"grant_type": "client_credentials", "client_id": "cl_nobody", "client_secret": "wrong"}
@@ -31,10 +32,7 @@ async def limited(request: pytest.FixtureRequest, engine: AsyncEngine) -> AsyncI
     """An app of its own (own counts) with a test clock of its own, starting in real time."""
     store: dict[str, Any] = {}
     if request.param == "redis":
-        url = redis_url()
-        if url is None:
-            pytest.skip("no Redis server answers on 127.0.0.1:6379 (set LOYALTY_TEST_REDIS_URL)")
-        store = {"redis_url": url, "redis_prefix": f"{redis_prefix()}:{uuid.uuid4().hex[:8]}"}
+        store = {"redis_url": redis_url(), "redis_prefix": f"{redis_prefix()}:{uuid.uuid4().hex[:8]}"}
     clock = SettableClock()
     app = build_app(engine, test_clock=clock, anon_rate_per_minute=ANON, **store)
     try:

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from litestar import Request
 
-from loyalty_core.errors import ValidationFailed
+from loyalty_core.errors import NotFound, ValidationFailed
 
 MAX_INT = 2_147_483_647
+MAX_ID_DIGITS = 18
+"""A row id is a bigint: more digits than this is no row, and a not-found rather than a 5xx."""
+
+
+def row_id(raw: str, refusal: Callable[[], NotFound]) -> int:
+    """A row id from a page's path; anything but its digits is the kind's not-found."""
+    if raw.isdigit() and len(raw) <= MAX_ID_DIGITS:
+        return int(raw)
+    raise refusal()
 
 
 class Form:

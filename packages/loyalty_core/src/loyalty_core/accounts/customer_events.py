@@ -9,19 +9,16 @@ customer's stored events. ``data`` is the customer resource the API answers with
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import date
 from typing import Any
 
 import msgspec
 from sqlalchemy import and_, func, select
 
-from loyalty_core.accounts.enrolment import Enrolment, ImportOutcome
-from loyalty_core.accounts.opening_balances import IMPORTED
+from loyalty_core.accounts.enrolment import Enrolment
 from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.customers import errors as ce
 from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import Customer
-from loyalty_core.customers.profiles import Profile
 from loyalty_core.customers.resources import Customer as CustomerResource
 from loyalty_core.customers.services.status import StatusWrites
 from loyalty_core.customers.services.updates import ProfileWrites
@@ -30,7 +27,6 @@ from loyalty_core.events.feed import scrub_customer_events
 from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
 from loyalty_core.wallet.models import Wallet
-from loyalty_core.wallet.services.posting import Causer
 
 _C = Customer.__table__.c
 _W = Wallet.__table__.c
@@ -66,33 +62,9 @@ class CustomerEvents(CustomerReads, Enrolment, ProfileWrites, StatusWrites):
             await self._record(EventType.CUSTOMER_UPDATED, after)
         return after
 
-    async def register(self, vendor_id: int, profile: Profile, *, provenance: Provenance) -> CustomerView:
-        view = await super().register(vendor_id, profile, provenance=provenance)
-        await self._record(EventType.CUSTOMER_CREATED, view)
-        return view
-
-    async def import_customers(
-        self,
-        vendor_id: int,
-        *,
-        importer: str | None,
-        attested_on: date | None,
-        items: Sequence[Profile],
-        opening_points: Sequence[int] = (),
-        causer: Causer = IMPORTED,
-    ) -> list[ImportOutcome]:
-        outcomes = await super().import_customers(
-            vendor_id,
-            importer=importer,
-            attested_on=attested_on,
-            items=items,
-            opening_points=opening_points,
-            causer=causer,
-        )
-        for outcome in outcomes:
-            if outcome.customer is not None:
-                await self._record(EventType.CUSTOMER_CREATED, outcome.customer)
-        return outcomes
+    async def _enrolled(self, views: Sequence[CustomerView]) -> None:
+        for view in views:
+            await self._record(EventType.CUSTOMER_CREATED, view)
 
     async def update_by_external_id(
         self, vendor_id: int, external_id: str, changes: Mapping[str, Any], *, provenance: Provenance

@@ -53,9 +53,11 @@ class Enrolment(IdentifierWrites):
         card = next((i for i in profile.identifiers if i.type == cards.LOYALTY_CARD), None)
         claim = cards.normalise_code(card.value) if card is not None else None
         ceiling = await self._lock_for_ceiling(vendor_id, claim=claim)
-        return await self._register(
+        view = await self._register(
             vendor_id, profile, _Cards(claim=claim), provenance, profile.statement_version, ceiling
         )
+        await self._enrolled([view])
+        return view
 
     async def import_customers(
         self,
@@ -106,7 +108,12 @@ class Enrolment(IdentifierWrites):
                 outcomes.append(ImportOutcome(index=index, error=exc))
             else:
                 outcomes.append(ImportOutcome(index=index, customer=view))
+        await self._enrolled([outcome.customer for outcome in outcomes if outcome.customer is not None])
         return outcomes
+
+    async def _enrolled(self, views: Sequence[CustomerView]) -> None:
+        """Called with the customers a registration or an import created, in the same transaction,
+        once they all are; a subclass records them (``CustomerEvents``: ``customer.created``)."""
 
     async def _register(
         self,

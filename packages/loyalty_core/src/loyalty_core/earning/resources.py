@@ -9,7 +9,7 @@ from datetime import datetime
 import msgspec
 
 from loyalty_core.earning.return_reads import ReturnView
-from loyalty_core.earning.till_purchase_reads import ItemView, TransactionView
+from loyalty_core.earning.till_purchase_reads import Item, TransactionView
 from loyalty_core.tenancy.resources import BranchShown
 
 
@@ -32,20 +32,6 @@ class RuleApplied(msgspec.Struct):
     suppressed_by: int | None
     reason: str | None
     line_breakdown: list[LineAwardShown] | None
-
-
-class Item(msgspec.Struct):
-    id: int
-    name: str
-    sku: str | None
-    quantity: int
-    unit_price: int
-    line_total: int
-    category: str | None
-
-    @classmethod
-    def of(cls, item: ItemView) -> Item:
-        return cls(item.id, item.name, item.sku, item.quantity, item.unit_price, item.line_total, item.category)
 
 
 class Transaction(msgspec.Struct):
@@ -77,7 +63,7 @@ class Transaction(msgspec.Struct):
             created_at=view.created_at,
             points_earned=view.points_earned,
             rules_applied=msgspec.convert(view.rules_applied, list[RuleApplied]),
-            items=[Item.of(item) for item in view.items],
+            items=list(view.items),
             returned_amount=view.returned_amount,
             points_reversed=view.points_reversed,
         )

@@ -19,7 +19,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.earning import errors as e
 from loyalty_core.earning import validation
 from loyalty_core.earning.models import Campaign, EarnRule
-from loyalty_core.earning.terms import CampaignTerms, Family
+from loyalty_core.earning.terms import CampaignTerms, EarnRuleData, Family
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import BranchNotFound
@@ -31,15 +31,6 @@ FEATURE_OF_FAMILY: dict[str, str] = {
     Family.CUSTOMER_MOMENT: "feature_customer_moments",
 }
 """EARN-12: campaigns, and customer-moment campaigns, are features of a plan."""
-
-
-@dataclass(frozen=True, slots=True)
-class EarnRuleData:
-    name: str
-    points_per_unit: int
-    unit_amount: int
-    min_transaction_amount: int = 0
-    active: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ terms can be cached by their version and shared across requests.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from enum import StrEnum
@@ -82,13 +82,21 @@ class CustomerFacts:
 
 
 @dataclass(frozen=True, slots=True)
-class EarnRuleTerms:
-    id: int
+class EarnRuleData:
+    """An earn rule as the admin API creates it (EARN-13 bounds it)."""
+
     name: str
     points_per_unit: int
     unit_amount: int
     min_transaction_amount: int = 0
     active: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class EarnRuleTerms(EarnRuleData):
+    """An earn rule as the engine scores with it: the rule as created, and the id it was given."""
+
+    id: int = field(kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

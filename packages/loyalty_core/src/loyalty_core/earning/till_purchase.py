@@ -19,8 +19,10 @@ Refusals raise before step 2, which writes nothing. A replay writes nothing and 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -38,7 +40,7 @@ from loyalty_core.earning.rules import Scoring, score
 from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
 from loyalty_core.earning.till_purchase_find import CardMoved, Found, find, same_family
 from loyalty_core.earning.till_purchase_reads import (
-    ItemView,
+    Item,
     TransactionView,
     transaction_by_id,
 )
@@ -179,7 +181,8 @@ class Purchases:
             conn, vendor.vendor_id, period, hard_limit(plan.max_transactions, plan.overage_percent)
         )
         try:
-            found, scoring = await self._found_under_lock(conn, vendor, request, params, now)
+            attempt = partial(self._find_and_score, conn, vendor, request, params, now, replayable=True)
+            found, scoring = await _under_lock(conn, attempt)
             if found.earlier_id is not None:
                 if found.earlier_total != request.total_amount or not await same_family(conn, vendor, found):
                     raise IdempotencyKeyConflict(
@@ -226,24 +229,6 @@ class Purchases:
         assert found.customer_id is not None
         return Preview(found.customer_id, scoring)
 
-    async def _found_under_lock(
-        self,
-        conn: AsyncConnection[Any],
-        vendor: VendorContext,
-        request: PurchaseRequest,
-        params: dict[str, Any],
-        now: datetime,
-    ) -> tuple[Found, Scoring | None]:
-        """Found and scored with the wallet locked, so the points land on the account that holds
-        the card when they are written (a merge racing the purchase waits, then moves them)."""
-        for _ in range(_ATTEMPTS):
-            try:
-                return await self._find_and_score(conn, vendor, request, params, now, replayable=True)
-            except CardMoved:
-                await conn.rollback()
-        # five merges of one card in a row: never seen, but a clean retryable refusal, not a 500
-        raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1)
-
     async def _find_and_score(
         self,
         conn: AsyncConnection[Any],
@@ -282,6 +267,20 @@ class Purchases:
             tuple(LineItem(line.quantity, line.sku) for line in request.items),
         )
         return found, score(purchase, found.facts, terms.earn_rules, campaigns, now)
+
+
+async def _under_lock(
+    conn: AsyncConnection[Any], attempt: Callable[[], Awaitable[tuple[Found, Scoring | None]]]
+) -> tuple[Found, Scoring | None]:
+    """Found and scored with the wallet locked, so the points land on the account that holds the
+    card when they are written (a merge racing the purchase waits, then moves them)."""
+    for _ in range(_ATTEMPTS):
+        try:
+            return await attempt()
+        except CardMoved:
+            await conn.rollback()
+    # five merges of one card in a row: never seen, but a clean retryable refusal, not a 500
+    raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1)
 
 
 async def _write(
@@ -351,7 +350,7 @@ def _view(
 ) -> TransactionView:
     """The new transaction as written, with the ids the write drew."""
     items = tuple(
-        ItemView(
+        Item(
             item_id,
             line.name,
             line.sku,

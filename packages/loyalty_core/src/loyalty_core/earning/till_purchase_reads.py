@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+import msgspec
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
@@ -20,8 +21,9 @@ from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.tenancy.access import BranchRef
 
 
-@dataclass(frozen=True, slots=True)
-class ItemView:
+# a line of a purchase as read is also how the API shows it (``resources.Transaction``); no
+# docstring: it would become the OpenAPI schema's description
+class Item(msgspec.Struct):
     id: int
     name: str
     sku: str | None
@@ -43,7 +45,7 @@ class TransactionView:
     created_at: datetime
     points_earned: int
     rules_applied: list[Any]
-    items: tuple[ItemView, ...]
+    items: tuple[Item, ...]
     returned_amount: int = 0
     points_reversed: int = 0
     """Totals of the purchase's returns so far (``earning/till_return.py``)."""
@@ -178,7 +180,7 @@ def _view(row: dict[str, Any]) -> TransactionView:
         points_earned=row["points_earned"],
         rules_applied=row["rules_applied"],
         # each line is the JSON array [id, name, sku, quantity, unit_price, line_total, category]
-        items=tuple(ItemView(*item) for item in row["items"] or ()),
+        items=tuple(Item(*item) for item in row["items"] or ()),
         returned_amount=row["returned_amount"],
         points_reversed=row["points_reversed"],
     )

@@ -33,6 +33,17 @@ from loyalty_core.wallet.services.posting import Causer
 
 
 @dataclass(frozen=True, slots=True)
+class Adjustment:
+    """An adjustment as asked (ADJUST-1): points (negative to deduct), why, the caller's idempotency
+    key and who asked. Both paths hand it on whole."""
+
+    amount: int
+    reason: str
+    key: str
+    causer: Causer
+
+
+@dataclass(frozen=True, slots=True)
 class Adjusted:
     entry: LedgerEntry
     created: bool
@@ -87,15 +98,13 @@ async def till_adjust(
     conn: AsyncConnection[Any],
     vendor_id: int,
     customer_id: int,
+    asked: Adjustment,
     *,
-    amount: int,
-    reason: str,
-    key: str,
-    causer: Causer,
     expire_after_days: int | None,
     now: datetime,
 ) -> Adjusted:
     """``conn`` is out of autocommit; the whole adjustment is one transaction on it."""
+    amount, key = asked.amount, asked.key
     params: dict[str, Any] = {"v": vendor_id, "c": customer_id, "k": key}
     async with conn.transaction(), conn.cursor(row_factory=dict_row) as cursor:
         try:
@@ -142,10 +151,10 @@ async def till_adjust(
                 wallet_id=wallet_id,
                 kind=EntryType.ADJUST,
                 amount=amount,
-                causer_type=causer.type,
-                causer_id=causer.id,
+                causer_type=asked.causer.type,
+                causer_id=asked.causer.id,
                 now=now,
-                reason=reason,
+                reason=asked.reason,
                 key=key,
                 opened=[(amount, ledger.lot_expiry(now, expire_after_days))] if amount > 0 else [],
                 taken=takes,

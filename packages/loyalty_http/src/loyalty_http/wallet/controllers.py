@@ -11,7 +11,7 @@ from litestar.params import FromPath
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer, LedgerFilter
-from loyalty_core.wallet.till_adjust import till_adjust
+from loyalty_core.wallet.till_adjust import Adjustment, till_adjust
 from loyalty_http.params import Clk, Config, Wallets, Writer, customer_id_of, wake_deliveries
 from loyalty_http.route_options import reads
 from loyalty_http.wallet import schemas as s
@@ -84,10 +84,9 @@ class WalletController(Controller):
             writer,
             vendor.vendor_id,
             customer_id_of(customer),
-            amount=payload.amount,
-            reason=payload.reason,
-            key=payload.idempotency_key,
-            causer=Causer(CauserType.API_CLIENT, vendor.client_id),
+            Adjustment(
+                payload.amount, payload.reason, payload.idempotency_key, Causer(CauserType.API_CLIENT, vendor.client_id)
+            ),
             expire_after_days=vendor.point_expiry_days,
             now=clock.now(),
         )

@@ -21,16 +21,14 @@ from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.card_sheets import PER_PAGE, SheetWriter
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.exports import safe_cell
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, row_id
 from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
 
 CURRENT = "Cards"
 
 
 def batch_id_of(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 18:
-        raise CardBatchNotFound("The shop has no card batch with this id.", batch_id=raw)
-    return int(raw)
+    return row_id(raw, lambda: CardBatchNotFound("The shop has no card batch with this id.", batch_id=raw))
 
 
 async def _codes(config: PortalConfig, vendor_id: int, batch_id: int) -> AsyncIterator[list[str]]:

@@ -21,7 +21,7 @@ from loyalty_core.wallet.services.posting import Causer
 from loyalty_core.wallet.services.reads import LedgerFilter
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, row_id
 from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
 
 CURRENT = "Customers"
@@ -38,9 +38,7 @@ DONE = {
 
 
 def customer_id_of(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 18:
-        raise CustomerNotFound("The shop has no customer with this id.", customer_id=raw)
-    return int(raw)
+    return row_id(raw, lambda: CustomerNotFound("The shop has no customer with this id.", customer_id=raw))
 
 
 class CustomersController(Controller):

@@ -16,6 +16,7 @@ from loyalty_core.accounts.import_file import COLUMNS, ImportFileRefused
 from loyalty_core.accounts.import_jobs import CustomerImport, ImportJobs, ImportState, progress
 from loyalty_core.errors import NotFound
 from loyalty_portal.access import CSRF_IN_STREAM, OWNER_ONLY, Cfg, Db, Me
+from loyalty_portal.forms import row_id
 from loyalty_portal.uploads import receive_file
 from loyalty_portal.web import MOUNT_PATH, Refused, log, render, see_other
 
@@ -29,9 +30,7 @@ class ImportNotFound(NotFound):
 
 
 def job_id_of(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 18:
-        raise ImportNotFound("The shop has no import with this number.")
-    return int(raw)
+    return row_id(raw, lambda: ImportNotFound("The shop has no import with this number."))
 
 
 async def job_of(db: Db, config: Cfg, vendor_id: int, raw: str) -> CustomerImport:

@@ -21,7 +21,7 @@ from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, row_id
 from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
 
 CURRENT = "Rewards"
@@ -34,9 +34,7 @@ CHOICES: dict[str, Any] = {"types": list(RewardType), "statuses": list(RewardSta
 
 
 def reward_id_of(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 18:
-        raise RewardNotFound("The shop has no reward with this id.", reward_id=raw)
-    return int(raw)
+    return row_id(raw, lambda: RewardNotFound("The shop has no reward with this id.", reward_id=raw))
 
 
 def values_of(form: Form) -> dict[str, Any]:
@@ -78,19 +76,19 @@ def _problems(refused: DomainError) -> dict[str, list[str]]:
     return refused.fields if isinstance(refused, ValidationFailed) else {}
 
 
+def _form(visitor: Visitor, reward: Reward | None, values: dict[str, str], **more: Any) -> Response[Any]:
+    return render("reward_form.html", visitor=visitor, current=CURRENT, reward=reward, values=values, **CHOICES, **more)
+
+
 def _form_refused(visitor: Visitor, reward: Reward | None, form: Form, refused: DomainError) -> Response[Any]:
     """The reward form again, as typed, with the refusal's message and the fields it names."""
-    return render(
-        "reward_form.html",
-        status=status_of(refused),
-        visitor=visitor,
-        current=CURRENT,
-        reward=reward,
-        values=form.raw,
-        problems=_problems(refused),
-        error=refused.message,
-        **CHOICES,
-    )
+    status, problems = status_of(refused), _problems(refused)
+    return _form(visitor, reward, form.raw, status=status, problems=problems, error=refused.message)
+
+
+async def _posted(request: Request[Any, Any, Any], visitor: Visitor, db: Db, reward_id: str) -> tuple[Reward, Form]:
+    """The reward a form was posted to (a not-found before the form is read), and the form."""
+    return await reads.reward(db, visitor.vendor_id, reward_id_of(reward_id)), await Form.of(request)
 
 
 class RewardsController(Controller):
@@ -103,7 +101,7 @@ class RewardsController(Controller):
 
     @get("/new")
     async def new_reward(self, visitor: Me) -> Response[Any]:
-        return render("reward_form.html", visitor=visitor, current=CURRENT, reward=None, values={}, **CHOICES)
+        return _form(visitor, None, {})
 
     @post("/")
     async def create_reward(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
@@ -120,22 +118,13 @@ class RewardsController(Controller):
         self, reward_id: FromPath[str], visitor: Me, db: Db, done: FromQuery[str | None] = None
     ) -> Response[Any]:
         found = await reads.reward(db, visitor.vendor_id, reward_id_of(reward_id))
-        return render(
-            "reward_form.html",
-            visitor=visitor,
-            current=CURRENT,
-            reward=found,
-            values=shown(found),
-            done=DONE.get(done or ""),
-            **CHOICES,
-        )
+        return _form(visitor, found, shown(found), done=DONE.get(done or ""))
 
     @post("/{reward_id:str}")
     async def save_reward(
         self, reward_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
     ) -> Response[Any]:
-        found = await reads.reward(db, visitor.vendor_id, reward_id_of(reward_id))
-        form = await Form.of(request)
+        found, form = await _posted(request, visitor, db, reward_id)
         try:
             async with db.begin_nested():
                 changes = values_of(form)
@@ -161,8 +150,7 @@ class RewardsController(Controller):
     async def give(
         self, reward_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
     ) -> Response[Any]:
-        found = await reads.reward(db, visitor.vendor_id, reward_id_of(reward_id))
-        form = await Form.of(request)
+        found, form = await _posted(request, visitor, db, reward_id)
         try:
             async with db.begin_nested():
                 customer = await customer_of(db, config, visitor.vendor_id, form.raw.get("customer", ""))
@@ -173,26 +161,12 @@ class RewardsController(Controller):
                     causer=Causer(CauserType.PORTAL_USER, str(visitor.user_id)),
                 )
         except DomainError as refused:
-            return render(
-                "reward_form.html",
-                status=status_of(refused),
-                visitor=visitor,
-                current=CURRENT,
-                reward=found,
-                values=shown(found),
-                customer=form.raw.get("customer", ""),
-                give_error=refused.message,
-                **CHOICES,
+            typed = form.raw.get("customer", "")
+            return _form(
+                visitor, found, shown(found), status=status_of(refused), customer=typed, give_error=refused.message
             )
-        message = f"Given to customer {customer.id}: redemption {given.confirmation_code}."
-        return render(
-            "reward_form.html",
-            visitor=visitor,
-            current=CURRENT,
-            reward=found,
-            values=shown(found),
-            done=message,
-            **CHOICES,
+        return _form(
+            visitor, found, shown(found), done=f"Given to customer {customer.id}: redemption {given.confirmation_code}."
         )
 
 

@@ -16,7 +16,7 @@ from loyalty_core.staff.models import Role, User
 from loyalty_core.staff.sessions import Visitor
 from loyalty_core.staff.users import UserService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, row_id
 from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
 
 CURRENT = "Users"
@@ -35,9 +35,7 @@ ROLES = tuple(Role)
 
 
 def user_id_of(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 18:
-        raise UserNotFound("The vendor has no user with this id.", user_id=raw)
-    return int(raw)
+    return row_id(raw, lambda: UserNotFound("The vendor has no user with this id.", user_id=raw))
 
 
 def _password(form: Form, name: str) -> str:

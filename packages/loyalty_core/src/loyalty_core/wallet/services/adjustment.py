@@ -13,7 +13,7 @@ from loyalty_core.events.recording import RECORDED
 from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.wallet.models import Wallet
 from loyalty_core.wallet.services.posting import Causer, Posting
-from loyalty_core.wallet.till_adjust import Adjusted, till_adjust
+from loyalty_core.wallet.till_adjust import Adjusted, Adjustment, till_adjust
 
 __all__ = ["UNKNOWN", "Adjusted", "Adjustments", "Unknown"]
 
@@ -45,10 +45,7 @@ class Adjustments(Posting):
             await driver_connection(self._session),
             vendor_id,
             customer_id,
-            amount=amount,
-            reason=reason,
-            key=key,
-            causer=causer,
+            Adjustment(amount, reason, key, causer),
             expire_after_days=expire_after_days,
             now=self._clock.now(),
         )
