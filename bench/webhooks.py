@@ -5,10 +5,10 @@
 On a fresh database (the schema from the models), one vendor with one endpoint listening to every
 type, pointing at a receiver in a process of its own on 127.0.0.1 that answers every POST with 204.
 Each round records ``--events`` events through ``record_event`` (each with its pending delivery, as
-the money paths write them), then times one call of the delivery job (``webhook_deliveries``, its
-concurrency of 8), in process: per event it claims the delivery, reads the event, signs the body,
-POSTs it on a new connection (the sender keeps none alive, so a connection is never reused for
-another host name) and records the outcome. Recorded: events delivered per second, per round.
+the money paths write them), then times one call of the delivery job (``webhook_deliveries``, with
+its default bounds when the tree has them), in process: per event it claims the delivery, reads the
+event, signs the body, POSTs it on a new connection (the sender keeps none alive, so a connection is
+never reused for another host name) and records the outcome. Recorded: events delivered per second, per round.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def run(argv: list[str] | None = None) -> str:
         "",
         f"Setup: schema from the models, one vendor, one endpoint (`*`) on a local receiver process answering"
         f" 204; per round {options.events:,} events recorded with their pending deliveries, then one run of the"
-        f" delivery job (concurrency 8) timed; {options.rounds} round(s).",
+        f" delivery job (its default bounds) timed; {options.rounds} round(s).",
         "",
         "| round | events | seconds | events/s | outcomes |",
         "|---|---|---|---|---|",
