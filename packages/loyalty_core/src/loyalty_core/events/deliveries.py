@@ -110,25 +110,26 @@ class Deliveries:
         """Lease the pending delivery for :data:`LEASE`; None when it is made already, not due, its
         endpoint is disabled, or another worker holds it. The caller commits before sending."""
         now = self._clock.now()
-        delivery = await self._session.scalar(
-            select(_D)
-            .where(
-                _D.vendor_id == vendor_id,
-                _D.id == delivery_id,
-                _D.status == DeliveryStatus.PENDING,
-                _D.next_attempt_at <= now,
+        found = (
+            await self._session.execute(
+                select(_D, WebhookEndpoint)
+                .join(
+                    WebhookEndpoint,
+                    and_(WebhookEndpoint.vendor_id == _D.vendor_id, WebhookEndpoint.id == _D.endpoint_id),
+                )
+                .where(
+                    _D.vendor_id == vendor_id,
+                    _D.id == delivery_id,
+                    _D.status == DeliveryStatus.PENDING,
+                    _D.next_attempt_at <= now,
+                    WebhookEndpoint.enabled,
+                )
+                .with_for_update(of=_D, skip_locked=True)
             )
-            .with_for_update(skip_locked=True)
-        )
-        if delivery is None:
+        ).first()
+        if found is None:
             return None
-        endpoint = await self._session.scalar(
-            select(WebhookEndpoint).where(
-                WebhookEndpoint.vendor_id == vendor_id, WebhookEndpoint.id == delivery.endpoint_id
-            )
-        )
-        if endpoint is None or not endpoint.enabled:
-            return None
+        delivery, endpoint = found
         delivery.next_attempt_at = now + LEASE
         await self._session.flush()
         return Claimed(delivery, endpoint, now + LEASE)
@@ -159,7 +160,11 @@ class Deliveries:
         delivery.updated_at = now
         at_endpoint = (WebhookEndpoint.vendor_id == delivery.vendor_id, WebhookEndpoint.id == delivery.endpoint_id)
         if outcome.succeeded:
-            # no write (and no lock) on the endpoint's row unless it was failing
+            if claimed.endpoint.failing_since is None:
+                # not failing when claimed: no write (and no lock) on the endpoint's row; a failure
+                # recorded since then is cleared by the next success that finds it
+                await self._session.flush()
+                return True
             await self._session.execute(
                 update(WebhookEndpoint)
                 .where(*at_endpoint, WebhookEndpoint.failing_since.is_not(None))

@@ -43,8 +43,10 @@ CONCURRENCY = 32
 """Attempts in flight at once in a worker process (``LOYALTY_WEBHOOK_CONCURRENCY``)."""
 ENDPOINT_CONCURRENCY = 8
 """Of those, at most this many to one endpoint (``LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY``)."""
-REFILL_SECONDS = 0.02
+REFILL_SECONDS = 0.1
 """A run reads what is due at most this often while attempts are in flight."""
+PER_ENDPOINT_READ = 100
+"""A read of what is due takes at most this many of one endpoint's oldest (and 1,000 in all)."""
 SWEEP_SECONDS = 40.0
 """A sweep starts no attempt after this long; what is left is the next minute's (each attempt takes
 at most 10 seconds)."""
@@ -114,9 +116,9 @@ async def webhook_deliveries(ctx: Mapping[str, Any], *, budget: float = SWEEP_SE
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
 
     while loop.time() < stop_at:
-        # each endpoint's oldest few, so a long backlog of one endpoint never hides another's
+        # at most PER_ENDPOINT_READ of each endpoint, so a long backlog of one never hides another's
         async with sessionmaker() as session:
-            due = await Deliveries(session, clock).due(per_endpoint=2 * gates.per_endpoint)
+            due = await Deliveries(session, clock).due(limit=1000, per_endpoint=PER_ENDPOINT_READ)
         fresh = [(v, d, e) for v, d, e in due if (v, d) not in launched]
         for vendor_id, delivery_id, endpoint_id in fresh:
             launched.add((vendor_id, delivery_id))
@@ -125,11 +127,9 @@ async def webhook_deliveries(ctx: Mapping[str, Any], *, budget: float = SWEEP_SE
             task.add_done_callback(running.discard)
         if not running:  # nothing due that this run has not tried already
             break
-        # read again once a slot is free (no more often than REFILL_SECONDS)
+        # read again once a slot is free, no more often than REFILL_SECONDS
         await asyncio.sleep(REFILL_SECONDS)
         while running and gates.busy >= gates.total and loop.time() < stop_at:
-            await asyncio.wait(running, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
-        if running and not fresh:
             await asyncio.wait(running, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
     if running:
         await asyncio.gather(*running)
