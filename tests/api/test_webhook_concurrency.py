@@ -63,6 +63,7 @@ async def pings(client: AsyncTestClient[Litestar], headers: dict[str, str], hook
 async def test_one_endpoint_gets_its_bound_of_requests_at_once(
     outside: AsyncTestClient[Litestar], settings: Settings
 ) -> None:
+    """EVENT-9: one endpoint's deliveries go up to its bound at a time, not one after another."""
     headers = await hooks_tenant(outside)
     with receiver() as hook:
         hook.answers = [1.0] * 12  # each request held open for a second
@@ -77,6 +78,7 @@ async def test_one_endpoint_gets_its_bound_of_requests_at_once(
 
 
 async def test_a_slow_endpoint_does_not_stall_another(outside: AsyncTestClient[Litestar], settings: Settings) -> None:
+    """EVENT-9: a receiver holding its requests open takes its endpoint's slots and no more."""
     headers = await hooks_tenant(outside)
     with receiver() as slow, receiver() as fast:
         slow.answers = [3.0] * 8

@@ -9,7 +9,7 @@ the receiver took the request and before the outcome was recorded leaves the row
 again, with the same event id, once the lease ends (delivery is at least once; receivers
 de-duplicate by event id).
 
-A worker sends up to ``LOYALTY_WEBHOOK_CONCURRENCY`` attempts at once, at most
+A worker (EVENT-9) sends up to ``LOYALTY_WEBHOOK_CONCURRENCY`` attempts at once, at most
 ``LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY`` of them to one endpoint, so a receiver that answers slowly
 (or not at all, until the 10-second cut) holds only its own share of the slots and the other shops'
 deliveries go on beside it. A run keeps its slots filled: it reads what is due again as attempts
@@ -32,6 +32,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.events.deliveries import Deliveries, Outcome
 from loyalty_core.events.endpoints import Sealer, signing_secrets
 from loyalty_core.events.feed import event_body, prune_events
+from loyalty_core.shown_events import shown_data
 
 log = structlog.get_logger("loyalty.jobs.webhooks")
 
@@ -153,8 +154,9 @@ async def attempt(ctx: Mapping[str, Any], vendor_id: int, delivery_id: int) -> s
             await deliveries.settle(claimed, Outcome(False, None, 0, "The event no longer exists."))
             return "failed"
         now = clock.now()
+        data = shown_data(event["type"], event["data"], event["created_at"])
         body = msgspec.json.encode(
-            {"id": event["id"], "type": event["type"], "created_at": event["created_at"], "data": event["data"]}
+            {"id": event["id"], "type": event["type"], "created_at": event["created_at"], "data": data}
         )
         headers = {
             "Content-Type": "application/json",
