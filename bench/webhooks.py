@@ -5,10 +5,12 @@
 On a fresh database (the schema from the models), one vendor with one endpoint listening to every
 type, pointing at a receiver in a process of its own on 127.0.0.1 that answers every POST with 204.
 Each round records ``--events`` events through ``record_event`` (each with its pending delivery, as
-the money paths write them), then times one call of the delivery job (``webhook_deliveries``, its
-concurrency of 8), in process: per event it claims the delivery, reads the event, signs the body,
-POSTs it on a new connection (the sender keeps none alive, so a connection is never reused for
-another host name) and records the outcome. Recorded: events delivered per second, per round.
+the money paths write them), then times one call of the delivery job (``webhook_deliveries``, with
+its default bounds when the tree has them), in process: per event it claims the delivery, reads the
+event, signs the body, POSTs it on a new connection (the sender keeps none alive, so a connection is
+never reused for another host name) and records the outcome. ``--delay-ms``: the receiver answers
+that much later, as one across a network would. Recorded: events delivered per second and the
+worker process's CPU per event, per round.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ import time
 from bench._support import scratch_database, scratch_name
 from bench.request_path import preamble
 
-# the receiver: asyncio streams, HTTP/1.1, reads the body and answers 204 (the sender closes the connection)
+# the receiver: asyncio streams, HTTP/1.1, reads the body and answers 204 after the given delay (a
+# receiver across a network, doing its own work); the sender closes the connection
 _RECEIVER = """
 import asyncio, sys
 
@@ -38,12 +41,15 @@ async def handle(reader, writer):
             if line.lower().startswith(b"content-length:"):
                 length = int(line.split(b":", 1)[1])
         await reader.readexactly(length)
+        await asyncio.sleep(DELAY)
         writer.write(b"HTTP/1.1 204 No Content\\r\\nConnection: close\\r\\n\\r\\n")
         await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
         writer.close()
+
+DELAY = int(sys.argv[2]) / 1000
 
 async def main():
     server = await asyncio.start_server(handle, "127.0.0.1", int(sys.argv[1]), backlog=512)
@@ -59,6 +65,7 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench webhooks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=500, help="events recorded and delivered per round")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--delay-ms", type=int, default=0, help="the receiver waits this long before answering")
     return parser.parse_args(argv)
 
 
@@ -68,7 +75,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, float, dict[str, int]]]:
+async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, float, float, dict[str, int]]]:
     from loyalty_api.jobs.webhook_deliveries import webhook_deliveries
     from loyalty_api.webhook_delivery import Sender
     from loyalty_api.webhook_secrets import WebhookSealer
@@ -117,9 +124,10 @@ async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, fl
             async with sessionmaker.begin() as db:
                 for n in range(options.events):
                     await record_event(db, clock, vendor_id, EventType.POINTS_ADJUSTED, {**data, "id": n})
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             outcomes = await webhook_deliveries(ctx, budget=600)
-            rounds.append((options.events, time.perf_counter() - started, outcomes))
+            took, cpu = time.perf_counter() - started, time.process_time() - cpu
+            rounds.append((options.events, took, cpu, outcomes))
     finally:
         await sender.aclose()
         await engine.dispose()
@@ -131,7 +139,9 @@ def run(argv: list[str] | None = None) -> str:
     started = dt.datetime.now(dt.UTC)
     load_before = os.getloadavg()
     port = _free_port()
-    receiver = subprocess.Popen([sys.executable, "-c", _RECEIVER, str(port)], stdout=subprocess.PIPE, text=True)
+    receiver = subprocess.Popen(
+        [sys.executable, "-c", _RECEIVER, str(port), str(options.delay_ms)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert receiver.stdout is not None
         assert receiver.stdout.readline().strip() == "ready"
@@ -145,15 +155,17 @@ def run(argv: list[str] | None = None) -> str:
         *preamble("Webhook deliveries per second, one worker", command, started, load_before, load_after),
         "",
         f"Setup: schema from the models, one vendor, one endpoint (`*`) on a local receiver process answering"
-        f" 204; per round {options.events:,} events recorded with their pending deliveries, then one run of the"
-        f" delivery job (concurrency 8) timed; {options.rounds} round(s).",
+        f" 204 after {options.delay_ms} ms; per round {options.events:,} events recorded with their pending"
+        f" deliveries, then one run of the delivery job (its default bounds) timed; {options.rounds} round(s).",
         "",
-        "| round | events | seconds | events/s | outcomes |",
-        "|---|---|---|---|---|",
+        "| round | events | seconds | events/s | worker CPU ms/event | outcomes |",
+        "|---|---|---|---|---|---|",
     ]
-    for n, (events, seconds, outcomes) in enumerate(rounds, 1):
+    for n, (events, seconds, cpu, outcomes) in enumerate(rounds, 1):
         shown = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
-        lines.append(f"| {n} | {events:,} | {seconds:.2f} | {events / seconds:,.0f} | {shown} |")
-    rates = [events / seconds for events, seconds, _ in rounds]
+        lines.append(
+            f"| {n} | {events:,} | {seconds:.2f} | {events / seconds:,.0f} | {cpu * 1000 / events:.2f} | {shown} |"
+        )
+    rates = [events / seconds for events, seconds, _, _ in rounds]
     lines += ["", f"Median: {statistics.median(rates):,.0f} events/s."]
     return "\n".join(lines) + "\n"

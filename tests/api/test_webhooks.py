@@ -20,6 +20,7 @@ from litestar.testing import AsyncTestClient
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
 from loyalty_api.webhook_delivery import Sender
+from loyalty_core.events.deliveries import LEASE
 from tests.support.receiver import Received, receiver
 from tests.support.service import ADMIN
 from tests.support.tls_receiver import tls_receiver
@@ -268,7 +269,8 @@ async def external_worker_client(settings: Settings) -> Any:
 async def test_a_worker_killed_mid_delivery_leaves_the_event_to_be_sent_again(
     external_worker_client: AsyncTestClient[Litestar], settings: Settings
 ) -> None:
-    """At least once, with the same event id: the killed attempt was never recorded, so it stays due."""
+    """At least once, with the same event id: the killed attempt was never recorded, so it is due
+    again when its lease ends (and not before: no second worker sends it while the first may)."""
     client = external_worker_client
     await client.delete("/admin/v1/test-clock", headers=ADMIN)  # the separate worker reads the wall clock
     headers = await hooks_tenant(client)
@@ -297,6 +299,12 @@ async def test_a_worker_killed_mid_delivery_leaves_the_event_to_be_sent_again(
             assert await worker.wait() == -signal.SIGKILL
         log = await deliveries(client, headers, made["id"])
         assert [(r["attempt"], r["status"]) for r in log] == [(1, "pending")]
+        ran = await client.post(RUN, headers=ADMIN)
+        assert ran.status_code == 200
+        # leased to the dead worker for a while yet: not sent again, still pending
+        assert len(hook.received) == 1
+        assert [(r["attempt"], r["status"]) for r in await deliveries(client, headers, made["id"])] == [(1, "pending")]
+        await set_clock(client, datetime.now(UTC) + LEASE + timedelta(seconds=1))
         for _ in range(100):
             ran = await client.post(RUN, headers=ADMIN)
             if ran.json()["data"]["result"].get("succeeded"):

@@ -24,6 +24,10 @@ class Receiver:
     answers: list[int | float] = field(default_factory=list)
     """Popped per request: an int is the status to answer; a float is seconds to hang first, then 200."""
     received: list[Received] = field(default_factory=list)
+    at_once: int = 0
+    """Requests being answered now."""
+    most_at_once: int = 0
+    """The most requests it was answering at one moment."""
 
     @property
     def url(self) -> str:
@@ -41,9 +45,15 @@ def receiver() -> Iterator[Receiver]:
             with lock:
                 state.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                 answer = state.answers.pop(0) if state.answers else 200
-            if isinstance(answer, float):
-                time.sleep(answer)
-                answer = 200
+                state.at_once += 1
+                state.most_at_once = max(state.most_at_once, state.at_once)
+            try:
+                if isinstance(answer, float):
+                    time.sleep(answer)
+                    answer = 200
+            finally:
+                with lock:
+                    state.at_once -= 1
             self.send_response(answer)
             self.send_header("Content-Length", "2")
             self.end_headers()

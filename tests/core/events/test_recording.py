@@ -79,9 +79,9 @@ async def test_failures_follow_the_schedule_then_fail_for_good(db: AsyncSession,
     waits = []
     for _ in range(ATTEMPTS):
         (due,) = await deliveries.due()
-        claimed = await deliveries.claim(*due)
+        claimed = await deliveries.claim(*due[:2])
         assert claimed is not None
-        await deliveries.settle(*claimed, Outcome(False, 500, 3, "HTTP 500"))
+        await deliveries.settle(claimed, Outcome(False, 500, 3, "HTTP 500"))
         rows = await _pending(db, vendor.id)
         if rows[-1].status == "pending":
             waits.append(rows[-1].next_attempt_at - clock.now())  # type: ignore[operator]
@@ -105,11 +105,11 @@ async def test_an_endpoint_failing_for_three_days_is_disabled(db: AsyncSession, 
     for day in range(4):
         await record_event(db, clock, vendor.id, "voucher.used", {"day": day})
         for due in await deliveries.due():
-            claimed = await deliveries.claim(*due)
+            claimed = await deliveries.claim(*due[:2])
             if claimed is None:  # the endpoint was disabled by an earlier failure of this round
                 assert endpoint.enabled is False
                 continue
-            await deliveries.settle(*claimed, Outcome(False, None, 10000, "timed out"))
+            await deliveries.settle(claimed, Outcome(False, None, 10000, "timed out"))
         if day < 3:
             assert endpoint.enabled is True
             clock.set(clock.now() + timedelta(days=1))
@@ -126,14 +126,14 @@ async def test_a_success_resets_the_failing_time(db: AsyncSession, clock: FixedC
     ).endpoint
     deliveries = Deliveries(db, clock)
     await record_event(db, clock, vendor.id, "voucher.used", {})
-    claimed = await deliveries.claim(*(await deliveries.due())[0])
+    claimed = await deliveries.claim(*(await deliveries.due())[0][:2])
     assert claimed is not None
-    await deliveries.settle(*claimed, Outcome(False, 503, 5, "HTTP 503"))
+    await deliveries.settle(claimed, Outcome(False, 503, 5, "HTTP 503"))
     assert endpoint.failing_since == clock.now()
     clock.set(clock.now() + timedelta(minutes=1))
-    claimed = await deliveries.claim(*(await deliveries.due())[0])
+    claimed = await deliveries.claim(*(await deliveries.due())[0][:2])
     assert claimed is not None
-    await deliveries.settle(*claimed, Outcome(True, 200, 5, None))
+    await deliveries.settle(claimed, Outcome(True, 200, 5, None))
     assert endpoint.failing_since is None
     assert [(d.attempt, d.status, d.response_status) for d in await _pending(db, vendor.id)] == [
         (1, "failed", 503),

@@ -9,6 +9,7 @@ from typing import Any
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.app import ADMIN
@@ -77,6 +78,40 @@ async def test_a_verify_records_redemption_used_once(client: AsyncTestClient[Lit
     deliveries = await client.get(f"{ENDPOINTS}/{endpoint['id']}/deliveries", headers=tenant.headers)
     (pending,) = deliveries.json()["data"]["data"]
     assert (pending["event_id"], pending["status"]) == (found[1]["id"], "pending")
+
+
+async def test_a_verify_event_keeps_the_redemption_as_it_was(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """EVENT-8: the verify's statement stores a snapshot of the row it moved, and the feed makes the
+    resource from it: after the row changes (here written directly, standing for any later change,
+    its customer among them) the event still shows the redemption as the verify answered it, and
+    the redemption itself reads as it is now."""
+    tenant = await webhook_tenant(client)
+    _, code = await redeemed(client, engine, tenant)
+    verified = await client.post(f"{REDEMPTIONS}/{code}/verify", headers=tenant.headers)
+    assert verified.status_code == 200, verified.text
+    other, _ = await member(engine, tenant)
+    async with engine.begin() as conn:
+        changed = await conn.execute(
+            text(
+                "UPDATE redemptions SET customer_id = :other, reward_name = 'Renamed',"
+                " used_at = used_at + interval '1 day' WHERE vendor_id = :v AND confirmation_code = :code"
+            ),
+            {"other": other, "v": tenant.vendor_id, "code": code},
+        )
+        assert changed.rowcount == 1
+    now = (await client.get(f"{REDEMPTIONS}/{code}", headers=tenant.headers)).json()["data"]
+    assert (now["customer_id"], now["reward"]["name"]) == (other, "Renamed")
+
+    (used,) = [e for e in await events_of(client, tenant) if e["type"] == "redemption.used"]
+    assert used["data"] == verified.json()["data"]
+    assert used["data"]["customer_id"] != other
+    one = await client.get(f"/api/v1/events/{used['id']}", headers=tenant.headers)
+    assert (one.status_code, one.json()["data"]["data"]) == (200, verified.json()["data"])
+    async with engine.connect() as conn:
+        stored = await conn.scalar(text("SELECT jsonb_typeof(data) FROM events WHERE id = :id"), {"id": used["id"]})
+    assert stored == "array"  # the snapshot, not the resource's JSON
 
 
 async def test_a_reward_given_at_the_counter_is_created_then_used(

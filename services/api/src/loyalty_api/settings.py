@@ -54,6 +54,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     home: Path = Path(".loyalty")
     workers: int = 1
     db_pool_size: int = 10
+    webhook_concurrency: int = 32
+    """``LOYALTY_WEBHOOK_CONCURRENCY``: webhook attempts a job worker sends at once."""
+    webhook_endpoint_concurrency: int = 8
+    """``LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY``: of those, at most this many to one endpoint."""
     trusted_proxies: tuple[str, ...] = ()
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
@@ -137,6 +141,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             home=Path(text("LOYALTY_HOME") or ".loyalty"),
             workers=1 if test_mode else whole("LOYALTY_WORKERS", default_workers, 1, 256),
             db_pool_size=whole("LOYALTY_DB_POOL_SIZE", 10, 1, 1000),
+            webhook_concurrency=whole("LOYALTY_WEBHOOK_CONCURRENCY", 32, 1, 1000),
+            webhook_endpoint_concurrency=whole("LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY", 8, 1, 1000),
             trusted_proxies=proxies,
             log_level=(text("LOYALTY_LOG_LEVEL") or "INFO").upper(),
             log_format="console" if log_format == "console" else "json",

@@ -14,6 +14,7 @@ from saq import CronJob, Queue, Worker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_api.jobs import QUEUED, SCHEDULED
+from loyalty_api.jobs.webhook_deliveries import Gates
 from loyalty_api.mail_delivery import mailer_for
 from loyalty_api.settings import Settings, libpq_url
 from loyalty_api.webhook_delivery import Sender
@@ -117,6 +118,7 @@ def job_services(settings: Settings, passes: PassMaker, resolver: Resolver = sys
         "mail_from": settings.mail_from,
         "webhook_sealer": WebhookSealer(settings.encryption_key),
         "webhook_sender": Sender(resolver, test_mode=settings.test_mode),
+        "webhook_gates": Gates(settings.webhook_concurrency, settings.webhook_endpoint_concurrency),
     }
 
 

@@ -5,6 +5,7 @@ left after the deduction is shown on the creation (and its replay) only."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +13,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.redemptions.models import Redemption
-from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView
+from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, view_of
+from loyalty_core.redemptions.used_event import SNAPSHOT
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.tenancy.resources import BranchShown
 
@@ -77,6 +79,19 @@ def redemption_data(view: RedemptionView, now: datetime) -> dict[str, Any]:
     """The data of a ``redemption.*`` event: the redemption as ``GET /redemptions/{code}`` shows it."""
     data: dict[str, Any] = msgspec.to_builtins(RedemptionBody.of(view, now))
     return data
+
+
+_INSTANTS = ("redeemed_at", "expires_at", "used_at", "cancelled_at")
+
+
+def used_event_data(snapshot: Sequence[Any], at: datetime) -> dict[str, Any]:
+    """The data of a ``redemption.used`` event from the snapshot its verify stored (``used_event``):
+    the redemption as ``GET /redemptions/{code}`` showed it at ``at``, the event's instant."""
+    row = dict(zip(SNAPSHOT, snapshot, strict=True))
+    for name in _INSTANTS:
+        if row[name] is not None:
+            row[name] = datetime.fromisoformat(row[name])
+    return redemption_data(view_of(row), at)
 
 
 def row_view(r: Redemption, branch: Branch | None) -> RedemptionView:

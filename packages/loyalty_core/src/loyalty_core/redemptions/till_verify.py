@@ -169,7 +169,7 @@ async def _outcome(
     conn: AsyncConnection[Any], vendor_id: int, code: str, row: Mapping[str, Any], now: datetime
 ) -> tuple[RedemptionView, int]:
     """``row``: whether the code ``moved``, and the redemption as the statement saw it."""
-    seen = _view(row)
+    seen = view_of(row)
     if row["moved"]:
         return seen, int(row["deliveries"])
     if seen.shown_status(now) == StoredStatus.VALID:
@@ -184,7 +184,7 @@ async def read_view(
     async with conn.cursor(row_factory=dict_row) as cursor:
         await cursor.execute(sql, {"v": vendor_id, "code": code.upper()}, prepare=True)
         row = await cursor.fetchone()
-    return None if row is None else _view(row)
+    return None if row is None else view_of(row)
 
 
 def _refusal(seen: RedemptionView, now: datetime) -> RuleViolation:
@@ -198,7 +198,8 @@ def _refusal(seen: RedemptionView, now: datetime) -> RuleViolation:
     return e.VerificationFailed("The code cannot be verified.", code=code)
 
 
-def _view(row: Mapping[str, Any]) -> RedemptionView:
+def view_of(row: Mapping[str, Any]) -> RedemptionView:
+    """A redemption read by these statements (or stored by the verify's event, ``used_event``)."""
     key = row["branch_key"]
     return RedemptionView(
         id=row["id"],

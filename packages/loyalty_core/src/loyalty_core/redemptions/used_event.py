@@ -1,11 +1,14 @@
-"""The ``redemption.used`` event of a till's verify (EVENT-5), recorded by the verify's own
+"""The ``redemption.used`` event of a till's verify (EVENT-5, EVENT-8), recorded by the verify's own
 statement.
 
 A verify is one statement, riding on the token check (``till_verify``): the redemption it moves is
-known only inside it, so the event's ``data`` is built there, by :data:`USED_DATA`, as
-``redemptions.resources.RedemptionBody`` encodes it for ``GET /redemptions/{code}`` (same keys,
-instants in UTC as ``...T...Z`` with microseconds only when there are any). The events tests
-compare the two, so the shapes cannot drift apart unnoticed.
+known only inside it, so the event is recorded there. The statement stores a snapshot, not the
+resource: the moved row's plain columns and its branch's label as a JSON array (:data:`SNAPSHOT`
+names the positions), which costs PostgreSQL next to nothing, where building the resource's JSON
+(nested objects, each instant formatted) cost a sixth of the verify. The resource is made from the
+snapshot when the event is read or sent, by the one shape the API answers with
+(``redemptions.resources.used_event_data``, ``RedemptionBody``): the event still shows the
+redemption as it was at the verify, whatever changes the row or the branch later.
 """
 
 from __future__ import annotations
@@ -18,34 +21,31 @@ from loyalty_core.events.recording import event_ctes, event_params
 
 NAME = "used_event"
 
+SNAPSHOT = (
+    "id",
+    "confirmation_code",
+    "status",
+    "reward_id",
+    "reward_name",
+    "reward_type",
+    "customer_id",
+    "points_deducted",
+    "redeemed_at",
+    "expires_at",
+    "used_at",
+    "cancelled_at",
+    "discount_type",
+    "discount_value",
+    "product_reference",
+    "payment_amount",
+    "branch_key",
+    "branch_name",
+    "branch_type",
+)
+"""The stored snapshot's positions: the row's columns as ``till_verify`` reads them (the branch's
+label by the names of its read); instants as PostgreSQL writes a ``timestamptz`` in JSON."""
 
-def _instant(column: str) -> str:
-    utc = f"({column} AT TIME ZONE 'UTC')"
-    return (
-        f"CASE WHEN {column} IS NULL THEN NULL ELSE to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS')"
-        f" || CASE WHEN mod(date_part('microseconds', {utc})::bigint, 1000000) <> 0"
-        f" THEN to_char({utc}, '.US') ELSE '' END || 'Z' END"
-    )
-
-
-USED_DATA = f"""jsonb_build_object(
-    'redemption_id', m.id,
-    'confirmation_code', m.confirmation_code,
-    'status', m.status,
-    'reward', jsonb_build_object('id', m.reward_id, 'name', m.reward_name, 'type', m.reward_type),
-    'customer_id', m.customer_id,
-    'points_deducted', m.points_deducted,
-    'branch', CASE WHEN ub.id IS NULL THEN NULL
-              ELSE jsonb_build_object('external_id', ub.external_id, 'name', ub.name, 'type', ub.type) END,
-    'redeemed_at', {_instant("m.redeemed_at")},
-    'expires_at', {_instant("m.expires_at")},
-    'used_at', {_instant("m.used_at")},
-    'cancelled_at', {_instant("m.cancelled_at")},
-    'type_specific_data', jsonb_build_object(
-        'discount_type', m.discount_type, 'discount_value', m.discount_value,
-        'product_reference', m.product_reference, 'payment_amount', m.payment_amount
-    )
-)"""
+USED_DATA = "jsonb_build_array(" + ", ".join(f"m.{c}" for c in SNAPSHOT[:-3]) + ", ub.external_id, ub.name, ub.type)"
 
 MOVED_COLUMNS = """r.id, r.status, r.used_at, r.confirmation_code, r.reward_id, r.reward_name, r.reward_type,
               r.customer_id, r.points_deducted, r.branch_id, r.vendor_id, r.redeemed_at, r.expires_at,

@@ -11,6 +11,7 @@ from msgspec import UNSET, UnsetType
 from sqlalchemy.engine import RowMapping
 
 from loyalty_core.events.models import EVERY, EventType, WebhookDelivery, WebhookEndpoint
+from loyalty_core.shown_events import shown_data
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 TypeName = Literal[
@@ -55,7 +56,8 @@ class Event(msgspec.Struct):
 
     @classmethod
     def of(cls, row: RowMapping) -> Event:
-        return cls(id=row["id"], type=row["type"], created_at=row["created_at"], data=row["data"])
+        data = shown_data(row["type"], row["data"], row["created_at"])
+        return cls(id=row["id"], type=row["type"], created_at=row["created_at"], data=data)
 
 
 class EndpointCreate(msgspec.Struct):

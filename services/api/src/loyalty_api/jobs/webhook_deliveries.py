@@ -3,16 +3,24 @@
 whose time has come, so a crash between the commit and the enqueue, or a worker killed mid-send,
 loses nothing; ``prune-events`` (daily) deletes events older than 30 days.
 
-Each attempt holds its delivery's row lock from the claim to the recorded outcome, so two workers
-never send one attempt at the same time. A worker killed after the receiver took the request and
-before the commit leaves the row pending: it is sent again with the same event id (delivery is at
-least once; receivers de-duplicate by event id).
+Each attempt is claimed by a lease (``loyalty_core.events.deliveries``), so two workers never send
+one attempt at the same time and no database connection waits on a receiver. A worker killed after
+the receiver took the request and before the outcome was recorded leaves the row pending: it is sent
+again, with the same event id, once the lease ends (delivery is at least once; receivers
+de-duplicate by event id).
+
+A worker (EVENT-9) sends up to ``LOYALTY_WEBHOOK_CONCURRENCY`` attempts at once, at most
+``LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY`` of them to one endpoint, so a receiver that answers slowly
+(or not at all, until the 10-second cut) holds only its own share of the slots and the other shops'
+deliveries go on beside it. A run keeps its slots filled: it reads what is due again as attempts
+finish, rather than waiting for a whole batch.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import msgspec
@@ -24,6 +32,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.events.deliveries import Deliveries, Outcome
 from loyalty_core.events.endpoints import Sealer, signing_secrets
 from loyalty_core.events.feed import event_body, prune_events
+from loyalty_core.shown_events import shown_data
 
 log = structlog.get_logger("loyalty.jobs.webhooks")
 
@@ -31,7 +40,14 @@ CRON = "* * * * *"
 """Every minute: retries whose time has come, and deliveries whose wake-up was lost."""
 PRUNE_CRON = "50 0 * * *"
 JOB = "deliver_webhooks"
-CONCURRENCY = 8
+CONCURRENCY = 32
+"""Attempts in flight at once in a worker process (``LOYALTY_WEBHOOK_CONCURRENCY``)."""
+ENDPOINT_CONCURRENCY = 8
+"""Of those, at most this many to one endpoint (``LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY``)."""
+REFILL_SECONDS = 0.1
+"""A run reads what is due at most this often while attempts are in flight."""
+PER_ENDPOINT_READ = 100
+"""A read of what is due takes at most this many of one endpoint's oldest (and 1,000 in all)."""
 SWEEP_SECONDS = 40.0
 """A sweep starts no attempt after this long; what is left is the next minute's (each attempt takes
 at most 10 seconds)."""
@@ -46,16 +62,50 @@ async def deliver_webhooks(ctx: Mapping[str, Any]) -> dict[str, int]:
     return await webhook_deliveries(ctx)
 
 
+class Gates:
+    """The bounds on a worker's attempts in flight: all together, and to each endpoint. Shared by
+    every run of the jobs in one worker process (``webhook_gates`` in the job context), so the
+    minute's sweep and a wake-up running at the same moment share one set of slots."""
+
+    def __init__(self, total: int = CONCURRENCY, per_endpoint: int = ENDPOINT_CONCURRENCY) -> None:
+        self.total, self.per_endpoint, self.busy = total, per_endpoint, 0
+        self._all = asyncio.Semaphore(total)
+        self._endpoints: dict[tuple[int, int], tuple[asyncio.Semaphore, int]] = {}
+
+    @asynccontextmanager
+    async def slot(self, vendor_id: int, endpoint_id: int) -> AsyncIterator[None]:
+        """Hold one of the endpoint's slots, then one of the worker's: an attempt waiting on a busy
+        endpoint takes none of the slots the other endpoints could use."""
+        key = (vendor_id, endpoint_id)
+        gate, users = self._endpoints.get(key, (asyncio.Semaphore(self.per_endpoint), 0))
+        self._endpoints[key] = (gate, users + 1)
+        try:
+            async with gate, self._all:
+                self.busy += 1
+                try:
+                    yield
+                finally:
+                    self.busy -= 1
+        finally:
+            gate, users = self._endpoints[key]
+            if users == 1:  # nobody waits on it: forget it, so the map does not grow with every endpoint
+                del self._endpoints[key]
+            else:
+                self._endpoints[key] = (gate, users - 1)
+
+
 async def webhook_deliveries(ctx: Mapping[str, Any], *, budget: float = SWEEP_SECONDS) -> dict[str, int]:
     sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
     clock: Clock = ctx["clock"]
+    gates: Gates = ctx.get("webhook_gates") or Gates()
     outcomes: dict[str, int] = {}
     loop = asyncio.get_running_loop()
     stop_at = loop.time() + budget
-    gate = asyncio.Semaphore(CONCURRENCY)
+    launched: set[tuple[int, int]] = set()
+    running: set[asyncio.Task[None]] = set()
 
-    async def one(vendor_id: int, delivery_id: int) -> None:
-        async with gate:
+    async def one(vendor_id: int, delivery_id: int, endpoint_id: int) -> None:
+        async with gates.slot(vendor_id, endpoint_id):
             if loop.time() >= stop_at:
                 outcome = "left"
             else:
@@ -64,23 +114,32 @@ async def webhook_deliveries(ctx: Mapping[str, Any], *, budget: float = SWEEP_SE
                 except Exception as exc:  # this delivery stays pending; the others go on
                     log.warning("webhook delivery not recorded", delivery_id=delivery_id, error=type(exc).__name__)
                     outcome = "error"
-            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
 
     while loop.time() < stop_at:
+        # at most PER_ENDPOINT_READ of each endpoint, so a long backlog of one never hides another's
         async with sessionmaker() as session:
-            due = await Deliveries(session, clock).due()
-        if not due:
+            due = await Deliveries(session, clock).due(limit=1000, per_endpoint=PER_ENDPOINT_READ)
+        fresh = [(v, d, e) for v, d, e in due if (v, d) not in launched]
+        for vendor_id, delivery_id, endpoint_id in fresh:
+            launched.add((vendor_id, delivery_id))
+            task = asyncio.create_task(one(vendor_id, delivery_id, endpoint_id))
+            running.add(task)
+            task.add_done_callback(running.discard)
+        if not running:  # nothing due that this run has not tried already
             break
-        before = dict(outcomes)
-        await asyncio.gather(*(one(v, d) for v, d in due))
-        made = sum(outcomes.get(k, 0) - before.get(k, 0) for k in ("succeeded", "failed"))
-        if made == 0:  # everything due is held by another worker or failed to record
-            break
+        # read again once a slot is free, no more often than REFILL_SECONDS
+        await asyncio.sleep(REFILL_SECONDS)
+        while running and gates.busy >= gates.total and loop.time() < stop_at:
+            await asyncio.wait(running, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+    if running:
+        await asyncio.gather(*running)
     return outcomes
 
 
 async def attempt(ctx: Mapping[str, Any], vendor_id: int, delivery_id: int) -> str:
-    """Make one attempt: ``succeeded``, ``failed`` or ``skipped`` (made already, or held elsewhere)."""
+    """Make one attempt: ``succeeded``, ``failed`` or ``skipped`` (made already, or held elsewhere).
+    The claim and the outcome are two short transactions; the send happens between them."""
     sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
     clock: Clock = ctx["clock"]
     sealer: Sealer = ctx["webhook_sealer"]
@@ -90,25 +149,29 @@ async def attempt(ctx: Mapping[str, Any], vendor_id: int, delivery_id: int) -> s
         claimed = await deliveries.claim(vendor_id, delivery_id)
         if claimed is None:
             return "skipped"
-        delivery, endpoint = claimed
-        event = await event_body(session, vendor_id, delivery.event_id)
+        event = await event_body(session, vendor_id, claimed.delivery.event_id)
         if event is None:  # pruned meanwhile: nothing left to send
-            await deliveries.settle(delivery, endpoint, Outcome(False, None, 0, "The event no longer exists."))
+            await deliveries.settle(claimed, Outcome(False, None, 0, "The event no longer exists."))
             return "failed"
-        body = msgspec.json.encode(
-            {"id": event["id"], "type": event["type"], "created_at": event["created_at"], "data": event["data"]}
-        )
         now = clock.now()
+        data = shown_data(event["type"], event["data"], event["created_at"])
+        body = msgspec.json.encode(
+            {"id": event["id"], "type": event["type"], "created_at": event["created_at"], "data": data}
+        )
         headers = {
             "Content-Type": "application/json",
             "Loyalty-Event-Id": event["id"],
             "Loyalty-Event-Type": event["type"],
-            "Loyalty-Signature": signature(body, signing_secrets(endpoint, sealer, now), now),
+            "Loyalty-Signature": signature(body, signing_secrets(claimed.endpoint, sealer, now), now),
         }
-        outcome = await sender.post(endpoint.url, body, headers)
-        await deliveries.settle(delivery, endpoint, outcome)
+    outcome = await sender.post(claimed.endpoint.url, body, headers)
+    async with sessionmaker() as session, session.begin():
+        recorded = await Deliveries(session, clock).settle(claimed, outcome)
+    if not recorded:  # the lease ran out and another worker took the attempt over
+        log.warning("webhook attempt outlived its lease", delivery_id=delivery_id)
+        return "lost"
     result = "succeeded" if outcome.succeeded else "failed"
-    log.info("webhook attempt", delivery_id=delivery_id, attempt=delivery.attempt, outcome=result)
+    log.info("webhook attempt", delivery_id=delivery_id, attempt=claimed.delivery.attempt, outcome=result)
     return result
 
 
