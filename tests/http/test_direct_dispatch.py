@@ -95,18 +95,27 @@ def test_a_handler_answering_plain_data_is_answered_without_the_frameworks_respo
     providers = providers_of_app(app)
     verify = plan_of(handler(app, "/api/v1/redemptions/{code:str}/verify", "POST"), providers, {"code": "A"})
     lookup_plan = plan_of(handler(app, "/api/v1/customers/lookup", "GET"), providers, {})
-    assert verify is not None and lookup_plan is not None
+    assert verify is not None
+    assert lookup_plan is not None
     assert (verify[1] or (0,))[0] == 200
     assert (lookup_plan[1] or (0,))[0] == 200
 
 
-async def test_a_directly_answered_read_carries_the_frameworks_headers_and_body(client: AsyncTestClient[Litestar]) -> None:
+async def test_a_directly_answered_read_carries_the_frameworks_headers_and_body(
+    client: AsyncTestClient[Litestar],
+) -> None:
     tenant = await make_tenant(client)
     made = await register(client, tenant, external_id="plain-answer")
     response = await lookup(client, tenant, identifier=made["loyalty_card_code"])
     assert response.status_code == 200
     names = [name for name, _ in response.headers.raw]
-    assert names == [b"content-type", b"content-length", b"x-request-id", b"x-ratelimit-limit", b"x-ratelimit-remaining"]
+    assert names == [
+        b"content-type",
+        b"content-length",
+        b"x-request-id",
+        b"x-ratelimit-limit",
+        b"x-ratelimit-remaining",
+    ]
     assert response.headers["content-type"] == "application/json"
     assert int(response.headers["content-length"]) == len(response.content)
     # the framework's encoding: msgspec's compact JSON of the envelope

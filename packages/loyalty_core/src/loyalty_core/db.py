@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from advanced_alchemy.base import BigIntAuditBase
 import psycopg
+from advanced_alchemy.base import BigIntAuditBase
 from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
@@ -141,8 +141,9 @@ def make_driver_pool(engine: AsyncEngine, *, size: int, filled: bool) -> AsyncCo
     The same database and ``lock_timeout`` as the engine's; connections open in autocommit, and whoever
     borrows one gives it back idle and in autocommit (:func:`give_back_idle`): a pool with a reset
     function hands every returned connection to a worker task, a task switch per request even when
-    there is nothing to reset. What is given back in a transaction is still rolled back. Checking a connection out of it costs a tenth of SQLAlchemy's async checkout, which
-    runs through a greenlet each way. ``filled``: every connection opened at start and kept (a served
+    there is nothing to reset. What is given back in a transaction is still rolled back. Checking a
+    connection out of it costs a tenth of SQLAlchemy's async checkout, which runs through a greenlet
+    each way. ``filled``: every connection opened at start and kept (a served
     process: a steady load opens no new session); otherwise one, grown on demand (tests and tools,
     which start many apps). Opened by the caller, in the loop that uses it.
     """

@@ -139,7 +139,9 @@ def direct_dispatch(providers: dict[str, tuple[Value, bool]]) -> Callable[[Any],
                 await send({"type": "http.response.start", "status": answer[0], "headers": headers})
                 await send({"type": "http.response.body", "body": body, "more_body": False})
                 return
-            await (await handler.to_response(app=scope["litestar_app"], data=data, request=request))(scope, receive, send)
+            await (await handler.to_response(app=scope["litestar_app"], data=data, request=request))(
+                scope, receive, send
+            )
 
         return handle
 

@@ -61,7 +61,8 @@ class Hit(NamedTuple):
 
     key: str
     member: str
-    count: int
+    counted: int
+    """How many requests the log holds with this one."""
     limit: int
     used_address: bool
     admitted: bool
@@ -336,7 +337,7 @@ class RateLimiter:
         state["rate_limit"] = hit
         headers = state.setdefault("response_headers", {})
         headers["X-RateLimit-Limit"] = str(hit.limit)
-        headers["X-RateLimit-Remaining"] = str(max(0, hit.limit - hit.count))
+        headers["X-RateLimit-Remaining"] = str(max(0, hit.limit - hit.counted))
         if not hit.admitted:
             metrics.refused("address" if hit.used_address else "vendor")
             retry_after = max(1, math.ceil(hit.oldest + WINDOW_SECONDS - now))
