@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from loyalty_core.db import make_driver_pool, make_engine, split_pool
+from loyalty_core.db import give_back_idle, make_driver_pool, make_engine, split_pool
 
 
 @pytest.mark.parametrize(("size", "shares"), [(1, (1, 1)), (2, (1, 1)), (5, (2, 3)), (10, (5, 5)), (16, (8, 8))])
@@ -26,13 +27,41 @@ async def test_the_till_pool_keeps_the_engines_database_and_lock_timeout(engine:
             assert row == (quick.url.database, "250ms")
             await conn.set_autocommit(False)
             await conn.execute("SELECT 1")
+            # whatever a request left open is rolled back and autocommit comes back, before the pool
+            # has it (the pool has no reset function: that would cost a worker task per return)
+            await give_back_idle(conn)
+            assert conn.autocommit
+            assert conn.info.transaction_status.name == "IDLE"
         async with pool.connection() as again:
-            # whatever a request left open is rolled back and autocommit comes back
             assert again.autocommit
             assert again.info.transaction_status.name == "IDLE"
     finally:
         await pool.close()
         await quick.dispose()
+
+
+async def test_a_connection_given_back_failed_is_rolled_back_and_one_lost_is_closed(engine: AsyncEngine) -> None:
+    pool = make_driver_pool(engine, size=2, filled=True)
+    await pool.open(wait=True)
+    try:
+        conn = await pool.getconn()
+        await conn.set_autocommit(False)
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            await conn.execute("SELECT 1 / 0")
+        await give_back_idle(conn)
+        assert (conn.autocommit, conn.info.transaction_status.name) == (True, "IDLE")
+        await conn.set_autocommit(False)
+        await conn.execute("SELECT 1")
+        async with pool.connection() as other:  # the pool's other connection
+            await other.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+        await give_back_idle(conn)  # its rollback fails: closed, not given back half-reset
+        assert conn.closed
+        await pool.putconn(conn)
+        async with pool.connection() as again:
+            assert again.autocommit
+            assert await (await again.execute("SELECT 1")).fetchone() == (1,)
+    finally:
+        await pool.close()
 
 
 async def test_an_unfilled_pool_opens_one_connection_and_grows_on_demand(engine: AsyncEngine) -> None:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Litestar
 from litestar.handlers import HTTPRouteHandler
+from litestar.testing import AsyncTestClient
 
 from loyalty_http.direct import plan_of
 from loyalty_http.plugin import LoyaltyHttp
+from tests.support.customers import lookup, register
+from tests.support.tenants import make_tenant
 
 ADJUST = "/api/v1/customers/{customer:str}/wallet/adjust"
 RETURNS = "/api/v1/transactions/{transaction_id:str}/returns"
@@ -50,7 +54,7 @@ def plans(app: Litestar) -> dict[tuple[str, str], tuple[str, ...] | None]:
         ("/admin/v1/vendors", "POST", {}),
     ):
         plan = plan_of(handler(app, path, method), providers, params)
-        found[(method, path)] = None if plan is None else tuple(name for name, _, _ in plan)
+        found[(method, path)] = None if plan is None else tuple(name for name, _, _ in plan[0])
     return found
 
 
@@ -83,3 +87,37 @@ def test_a_path_parameter_that_is_not_a_string_goes_the_frameworks_way(app: Lite
     verify = handler(app, "/api/v1/redemptions/{code:str}/verify", "POST")
     assert plan_of(verify, providers_of_app(app), {"code": 7}) is None
     assert plan_of(verify, providers_of_app(app), {}) is None
+
+
+def test_a_handler_answering_plain_data_is_answered_without_the_frameworks_response(app: Litestar) -> None:
+    """Its data is encoded and sent directly with its status; a handler that answers a Response of
+    its own (a replay's status) or whose answer the framework adds to keeps Litestar's way."""
+    providers = providers_of_app(app)
+    verify = plan_of(handler(app, "/api/v1/redemptions/{code:str}/verify", "POST"), providers, {"code": "A"})
+    lookup_plan = plan_of(handler(app, "/api/v1/customers/lookup", "GET"), providers, {})
+    assert verify is not None
+    assert lookup_plan is not None
+    assert (verify[1] or (0,))[0] == 200
+    assert (lookup_plan[1] or (0,))[0] == 200
+
+
+async def test_a_directly_answered_read_carries_the_frameworks_headers_and_body(
+    client: AsyncTestClient[Litestar],
+) -> None:
+    tenant = await make_tenant(client)
+    made = await register(client, tenant, external_id="plain-answer")
+    response = await lookup(client, tenant, identifier=made["loyalty_card_code"])
+    assert response.status_code == 200
+    names = [name for name, _ in response.headers.raw]
+    assert names == [
+        b"content-type",
+        b"content-length",
+        b"x-request-id",
+        b"x-ratelimit-limit",
+        b"x-ratelimit-remaining",
+    ]
+    assert response.headers["content-type"] == "application/json"
+    assert int(response.headers["content-length"]) == len(response.content)
+    # the framework's encoding: msgspec's compact JSON of the envelope
+    assert response.content == msgspec.json.encode(msgspec.json.decode(response.content))
+    assert response.json()["data"]["id"] == made["id"]

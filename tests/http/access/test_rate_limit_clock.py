@@ -67,4 +67,4 @@ async def test_memory_log_drops_entries_later_than_now() -> None:
     assert not full.admitted
     now = (LATER - timedelta(days=2000)).timestamp()
     hit = await backend.hit(None, ("a", 2), (), now, "m3")
-    assert (hit.admitted, hit.count) == (True, 1)
+    assert (hit.admitted, hit.counted) == (True, 1)

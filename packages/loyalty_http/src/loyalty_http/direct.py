@@ -10,7 +10,11 @@ and body, the caller, the request's connection, the clock, a string path paramet
 is called here with those values directly; everything else a request goes through is kept as it
 is: routing, the route's middleware and exception handlers, the ``before_request`` pipeline
 (limiter, body checks, auth, validation), Litestar's own ``to_response`` and the ``before_send``
-hooks. A handler taking anything else (a service over the ORM session, whose commit is a
+hooks. A handler whose answer is its data as JSON, with nothing the framework would add to it
+(headers, cookies, a background task, an ``after_request`` hook, a DTO, a response class of its own),
+has that data encoded as Litestar would and sent here: Litestar's Response and ASGIResponse objects
+(a header container scanned per header, a media type matched per answer) cost more than the encoding.
+A handler taking anything else (a service over the ORM session, whose commit is a
 dependency's cleanup), or using guards, caching or an ``after_response`` hook, goes the framework's
 way unchanged.
 """
@@ -19,11 +23,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
+from enum import Enum
 from typing import Any
 
-from litestar import Request
+from litestar import Request, Response
 from litestar.di import Provide
+from litestar.enums import MediaType
 from litestar.handlers import HTTPRouteHandler
+from litestar.serialization import encode_json, get_serializer
+from litestar.types import Serializer
 
 from loyalty_http.access.connection import request_connection
 from loyalty_http.config import HttpConfig
@@ -37,8 +45,11 @@ from loyalty_http.params import (
 )
 
 Value = Callable[[Request[Any, Any, Any]], Any]
-Plan = tuple[tuple[str, Value, bool], ...]
+Steps = tuple[tuple[str, Value, bool], ...]
 """(argument, how to get it from the request, whether that must be awaited), in signature order."""
+Answer = tuple[int, Serializer]
+"""A plain JSON answer's status and the handler's serializer (its type encoders)."""
+Plan = tuple[Steps, Answer | None]
 
 
 def providers_of(config: HttpConfig, dependencies: Mapping[str, Provide]) -> dict[str, tuple[Value, bool]]:
@@ -78,7 +89,20 @@ def plan_of(handler: HTTPRouteHandler, providers: dict[str, tuple[Value, bool]],
             steps.append((name, _path_value(name), False))
         else:
             return None
-    return tuple(steps)
+    return tuple(steps), plain_answer(handler)
+
+
+def plain_answer(handler: HTTPRouteHandler) -> Answer | None:
+    """How to send the handler's data without Litestar's response objects, or None when the framework
+    would add anything beside the encoded data, its content type and length."""
+    after_request = any(layer.after_request for layer in handler.ownership_layers)
+    added = handler.resolve_response_headers() or handler.resolve_response_cookies() or handler.background
+    media_type = handler.media_type.value if isinstance(handler.media_type, Enum) else handler.media_type
+    if after_request or added or handler.resolve_return_dto() or handler.resolve_response_class() is not Response:
+        return None
+    if media_type != MediaType.JSON.value or handler.status_code in (204, 304) or handler.status_code < 200:
+        return None
+    return handler.status_code, get_serializer(handler.resolve_type_encoders())
 
 
 def _path_value(name: str) -> Value:
@@ -107,19 +131,33 @@ def direct_dispatch(providers: dict[str, tuple[Value, bool]]) -> Callable[[Any],
                 return
             request_connection(scope).driver_only()
             request: Request[Any, Any, Any] = handler.resolve_request_class()(scope=scope, receive=receive, send=send)
-            await (await _respond(handler, plan, request))(scope, receive, send)
+            steps, answer = plan
+            data = await _data(handler, steps, request)
+            if answer is not None and not isinstance(data, Response) and scope["method"] != "HEAD":
+                body = encode_json(data, answer[1])
+                headers = [(b"content-type", JSON), (b"content-length", str(len(body)).encode())]
+                await send({"type": "http.response.start", "status": answer[0], "headers": headers})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                return
+            await (await handler.to_response(app=scope["litestar_app"], data=data, request=request))(
+                scope, receive, send
+            )
 
         return handle
 
     return middleware
 
 
-async def _respond(handler: HTTPRouteHandler, plan: Plan, request: Request[Any, Any, Any]) -> Any:
+JSON = MediaType.JSON.value.encode()
+
+
+async def _data(handler: HTTPRouteHandler, steps: Steps, request: Request[Any, Any, Any]) -> Any:
+    """The ``before_request`` hook's answer when it gives one, else the handler's."""
     before: Callable[[Request[Any, Any, Any]], Awaitable[Any]] | None = handler.resolve_before_request()
     data = await before(request) if before is not None else None
     if not data:
         kwargs = {}
-        for name, value, awaited in plan:
+        for name, value, awaited in steps:
             kwargs[name] = await value(request) if awaited else value(request)
         data = await handler.fn(**kwargs)
-    return await handler.to_response(app=request.scope["litestar_app"], data=data, request=request)
+    return data

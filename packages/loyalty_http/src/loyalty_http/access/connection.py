@@ -20,7 +20,7 @@ from psycopg import AsyncConnection as DriverConnection
 from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
-from loyalty_core.db import make_driver_pool
+from loyalty_core.db import give_back_idle, make_driver_pool
 from loyalty_http.wire import metrics
 
 STATE_KEY = "loyalty_connection"
@@ -97,8 +97,10 @@ class RequestConnection:
             driver, self._driver = self._driver, None
             if driver is not None:
                 metrics.driver_checkout(-1)
-                # the pool rolls back what was left open and puts autocommit back
-                await self._pool.putconn(driver)
+                try:
+                    await give_back_idle(driver)
+                finally:
+                    await self._pool.putconn(driver)
             return
         conn, self._conn = self._conn, None
         if conn is None:

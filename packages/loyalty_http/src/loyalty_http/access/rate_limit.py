@@ -20,13 +20,15 @@ are dropped rather than left to refuse every request until the clock catches up 
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import math
+import os
+import secrets
 import time
-import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import structlog
 from litestar import Request
@@ -53,13 +55,14 @@ VendorStateLoader = Callable[[Request[Any, Any, Any], int], Awaitable[tuple[Vend
 """(the request, whose one connection it may use; the vendor id) -> the vendor's state and rate."""
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One request's place in a log: where it was counted and what the caller is told."""
+class Hit(NamedTuple):
+    """One request's place in a log: where it was counted and what the caller is told (a tuple: a
+    frozen dataclass's constructor sets each field through object.__setattr__, once per request)."""
 
     key: str
     member: str
-    count: int
+    counted: int
+    """How many requests the log holds with this one."""
     limit: int
     used_address: bool
     admitted: bool
@@ -83,6 +86,26 @@ class Backend(Protocol):
         """Take one admitted request out of a log (it turned out to belong elsewhere)."""
 
     async def revoke(self, marks: tuple[str, ...], now: float, until: float) -> None: ...
+
+
+class _Members:
+    """Names for the requests in a log, unique across the processes sharing it: a random prefix per
+    process and a count (uuid4 read the OS's random source once per request). A forked child draws a
+    prefix of its own."""
+
+    def __init__(self) -> None:
+        self.renew()
+        os.register_at_fork(after_in_child=self.renew)
+
+    def renew(self) -> None:
+        self._prefix = secrets.token_hex(8) + "-"
+        self._count = itertools.count()
+
+    def next(self) -> str:
+        return self._prefix + str(next(self._count))
+
+
+_members = _Members()
 
 
 class MemoryBackend:
@@ -283,16 +306,17 @@ class RateLimiter:
             await self._backend.stop()
 
     async def __call__(self, request: Request[Any, Any, Any], *, by_address: bool = False) -> None:
-        now = self._clock.now().timestamp()
+        moment = self._clock.now()
+        now = moment.timestamp()
         vendor: tuple[str, int] | None = None
         marks: tuple[str, ...] = ()
         claims = None if by_address else request_claims(request.scope, bearer_token(request), self._codec)
         if claims is not None and claims.vendor_id is not None:
             cached = await self._state(request, claims.vendor_id)
-            if cached.state is not None and vendor_usable(cached.state, self._clock.now()):
+            if cached.state is not None and vendor_usable(cached.state, moment):
                 vendor = (f"{self._prefix}:rl:v:{claims.vendor_id}", cached.rate or self._max)
                 marks = (f"jti:{claims.jti}", f"client:{claims.client_id}")
-        hit = await self._backend.hit(vendor, self._address(request), marks, now, uuid.uuid4().hex)
+        hit = await self._backend.hit(vendor, self._address(request), marks, now, _members.next())
         self._answer(request, hit, now)
 
     async def reattribute(self, request: Request[Any, Any, Any], vendor_id: int | None) -> None:
@@ -313,7 +337,7 @@ class RateLimiter:
         state["rate_limit"] = hit
         headers = state.setdefault("response_headers", {})
         headers["X-RateLimit-Limit"] = str(hit.limit)
-        headers["X-RateLimit-Remaining"] = str(max(0, hit.limit - hit.count))
+        headers["X-RateLimit-Remaining"] = str(max(0, hit.limit - hit.counted))
         if not hit.admitted:
             metrics.refused("address" if hit.used_address else "vendor")
             retry_after = max(1, math.ceil(hit.oldest + WINDOW_SECONDS - now))
