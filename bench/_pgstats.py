@@ -77,6 +77,8 @@ class Cost:
     """WAL bytes (records with their full-page images) by "relation: resource manager record"; empty
     where the cluster's WAL is not readable here."""
     wal_images: Counter[str] = field(default_factory=Counter)
+    table_blocks: Counter[str] = field(default_factory=Counter)
+    """Shared blocks touched (hit or read) per table, its indexes with it (``pg_statio_user_tables``)."""
     """The full-page images' part of ``wal_parts`` (a page's first change after a checkpoint)."""
 
 
@@ -110,6 +112,16 @@ def wal_parts(conn: Conn, start: str, end: str) -> tuple[Counter[str], Counter[s
         parts[f"{where}: {rmgr} {kind}"] += int(size)
         images[f"{where}: {rmgr} {kind}"] += int(size) - int(record)
     return parts, images
+
+
+_TABLE_BLOCKS = """
+SELECT relname, heap_blks_hit + heap_blks_read + coalesce(idx_blks_hit + idx_blks_read, 0)
+  FROM pg_statio_user_tables
+"""
+
+
+def _table_blocks(conn: Conn) -> Counter[str]:
+    return Counter({str(name): int(str(n)) for name, n in conn.execute(_TABLE_BLOCKS).fetchall()})
 
 
 def _counters(conn: Conn) -> tuple[int, ...]:
@@ -146,6 +158,7 @@ class Watch:
         self._conn.execute("CHECKPOINT")
         self._start = _lsn(self._conn)
         self._before = _counters(self._conn)
+        self._tables = _table_blocks(self._conn)  # read in the same snapshot as the counters
         self._conn.execute("SELECT pg_stat_statements_reset()")
         self._thread.start()
         return self
@@ -162,9 +175,10 @@ class Watch:
         parts, images = wal_parts(self._conn, self._start, end)
         self._conn.execute("CHECKPOINT")
         after = _counters(self._conn)
+        tables = _table_blocks(self._conn) - self._tables
         m, wal, commits, heap, index, scans, rows = (a - b for a, b in zip(after, self._before, strict=True))
         self.cost = Cost(
-            m, wal, commits, heap, index, scans, rows, statements, self._waits, self._samples, parts, images
+            m, wal, commits, heap, index, scans, rows, statements, self._waits, self._samples, parts, images, tables
         )
 
 

@@ -334,6 +334,12 @@ def report(runs: list[Run], top: int) -> list[str]:
             f"| {r.call} | {r.server} | {r.cost.samples} | {_per(active, r.cost.samples):.1f} | {_waits(r.cost)} |"
         )
     lines += _wal_parts(runs, top)
+    lines += ["", "## Shared blocks by table (its indexes with it; per request, the most first)", ""]
+    lines += ["| call | server | tables |", "|---|---|---|"]
+    for r in runs:
+        most = r.cost.table_blocks.most_common(top)
+        tables = ", ".join(f"{name} {_per(n, r.wrk.requests):.1f}" for name, n in most)
+        lines.append(f"| {r.call} | {r.server} | {tables or '-'} |")
     lines += ["", "## Statements (pg_stat_statements, the most total time first)", ""]
     for r in runs:
         n = r.wrk.requests
