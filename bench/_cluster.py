@@ -94,5 +94,6 @@ def start() -> str:
             raise RuntimeError(f"the bench's PostgreSQL did not start; see {home / 'postgres.log'}")
         time.sleep(0.2)
     os.environ["LOYALTY_BENCH_DATABASE_URL"] = url
+    os.environ["LOYALTY_BENCH_PG_DATA"] = str(data)  # bench._pgstats reads its WAL
     print(f"bench: own PostgreSQL cluster at {url} (data in {data})", flush=True)
     return url

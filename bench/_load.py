@@ -1,18 +1,24 @@
-"""Load and what it costs, for the request-path benchmark: a wrk run, the CPU the server processes and
-the database's backends spend meanwhile (from /proc), and the database sessions opened meanwhile
-(``pg_stat_database.sessions``, PostgreSQL 15)."""
+"""Load and what it costs: a wrk run, the CPU the server processes and the database's backends spend
+meanwhile (from /proc), and the database sessions opened meanwhile (``pg_stat_database.sessions``,
+PostgreSQL 15); and the rounds and report every service-against-raw benchmark shares."""
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
 import json
 import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+
+from bench._servers import Server
+from bench._support import SERVER
 
 LUA = Path(__file__).parent / "wrk" / "request_path.lua"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -192,3 +198,114 @@ def measure(
     time.sleep(STATS_FLUSH_SECONDS)
     opened = sessions(stats, database) - before
     return Measured(result, cpu.percent("server"), cpu.percent("database"), opened, cpu.peak_backends, load1)
+
+
+Runs = dict[tuple[str, str], list[Measured]]
+Data = Callable[[str, str, float], Path]
+"""The data file of one wrk run, from its call, key prefix and seconds (a file made for the run, or
+the same customers file every time)."""
+
+
+def bench_url(database: str) -> str:
+    """The libpq URL of ``database`` on the bench's server, for the statistics connection."""
+    head, _, query = SERVER.partition("?")
+    return f"{head.rsplit('/', 1)[0]}/{database}" + (f"?{query}" if query else "")
+
+
+def order(round_no: int, names: Sequence[str] = ("service", "raw")) -> list[str]:
+    """The servers of one round: the order alternates, so neither always runs on a warmer machine."""
+    return list(names) if round_no % 2 == 0 else list(names)[::-1]
+
+
+def ab_rounds(
+    options: argparse.Namespace,
+    servers: dict[str, Callable[[], Server]],
+    database: str,
+    token: str,
+    data: Data,
+    *,
+    script: Path,
+    extra: tuple[str, ...] = (),
+) -> Runs:
+    """``options.rounds`` rounds of every call of ``options.calls`` at each server, the order
+    alternating; each run has its server to itself (the other is stopped, so its connections take no
+    share of PostgreSQL's ``max_connections``), after ``options.warmup`` seconds of unmeasured load."""
+    runs: Runs = {}
+    with psycopg.connect(bench_url(database), autocommit=True) as stats:
+        for round_no in range(options.rounds):
+            for call in options.calls:
+                for name in order(round_no, list(servers)):
+                    print(f"bench: round {round_no + 1}, {call}, {name}", flush=True)
+                    prefix = f"r{round_no}-{name}"
+                    server = servers[name]()
+                    try:
+                        if options.warmup > 0:
+                            warm = data(call, prefix + "-w", options.warmup)
+                            wrk(
+                                server.url,
+                                call,
+                                warm,
+                                token,
+                                prefix + "-w",
+                                options.warmup,
+                                options.connections,
+                                script=script,
+                                extra=extra,
+                            )
+                        measured = measure(
+                            server.url,
+                            server.process.pid,
+                            stats,
+                            database,
+                            call,
+                            data(call, prefix, options.duration),
+                            token,
+                            prefix,
+                            options.duration,
+                            options.connections,
+                            script=script,
+                            extra=extra,
+                        )
+                    finally:
+                        server.stop()
+                    runs.setdefault((call, name), []).append(measured)
+    return runs
+
+
+ALTERNATE = "The rounds alternate service and raw; the ratios of runs made back to back are the figures to read."
+
+
+def ab_report(
+    title: str,
+    command: str,
+    started: dt.datetime,
+    load_before: tuple[float, float, float],
+    options: argparse.Namespace,
+    runs: Runs,
+    *,
+    about: list[str],
+    calls: dict[str, str],
+    after: Sequence[str] = (),
+    profile: Sequence[str] = (),
+    intro: Sequence[str] = (ALTERNATE,),
+) -> str:
+    """An A/B bench's report: the preamble, ``intro``, the paragraphs of ``about`` (the setup and
+    what the raw side does), the calls, the medians' table with its ratios and every run, what was
+    found in the database ``after`` the runs, and the ``profile``."""
+    from bench.request_path import _table, preamble  # it imports this module
+
+    lines = [
+        *preamble(title, command, started, load_before, os.getloadavg()),
+        *intro,
+        "",
+        *(line for paragraph in about for line in (paragraph, "")),
+        "Calls: " + "; ".join(f"{call} = {calls[call]}" for call in options.calls) + ".",
+        "",
+        "## Results (medians of the rounds; sessions: the most of any round; errors: all rounds)",
+        "",
+        *_table(options, runs),
+        "",
+        *([*after, ""] if after else []),
+        *profile,
+    ]
+    return "\n".join(lines) + "\n"

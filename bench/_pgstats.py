@@ -1,16 +1,22 @@
 """What a load costs PostgreSQL, read from PostgreSQL itself (``bench.pg_cost``): per statement
 (``pg_stat_statements``), per wait event (``pg_stat_activity`` sampled), MultiXacts
 (``pg_control_checkpoint()``'s ``next_multixact_id``, current only after a ``CHECKPOINT``), WAL
-bytes (``pg_current_wal_lsn()``), commits and index/heap block touches of the bench database.
+bytes (``pg_current_wal_lsn()``), commits and index/heap block touches of the bench database; and,
+on the bench's own cluster (whose WAL it can read), the WAL written meanwhile by relation and record
+kind (``pg_waldump`` over the run's range: what each part of a request's WAL is).
 
 Needs a superuser connection to a cluster that preloads ``pg_stat_statements`` (``bench._cluster``).
 """
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psycopg
 
@@ -67,6 +73,55 @@ class Cost:
     statements: list[Statement]
     waits: Counter[str] = field(default_factory=Counter)
     samples: int = 0
+    wal_parts: Counter[str] = field(default_factory=Counter)
+    """WAL bytes (records with their full-page images) by "relation: resource manager record"; empty
+    where the cluster's WAL is not readable here."""
+    wal_images: Counter[str] = field(default_factory=Counter)
+    table_blocks: Counter[str] = field(default_factory=Counter)
+    """Shared blocks touched (hit or read) per table, its indexes with it (``pg_statio_user_tables``)."""
+    """The full-page images' part of ``wal_parts`` (a page's first change after a checkpoint)."""
+
+
+# "rmgr: Heap  len (rec/tot): 79/ 79, tx: 735, lsn: ..., desc: INSERT off 3 ..., blkref #0: rel 1663/16385/16424"
+_RECORD = re.compile(
+    r"^rmgr: (\S+)\s+len \(rec/tot\):\s*(\d+)/\s*(\d+),.*?desc: (\S+)(?:.*?blkref #0: rel \d+/(\d+)/(\d+))?"
+)
+
+
+def wal_parts(conn: Conn, start: str, end: str) -> tuple[Counter[str], Counter[str]]:
+    """The WAL between two positions by relation (of the bench database; another's is "other
+    database") and record kind, read with ``pg_waldump`` from ``LOYALTY_BENCH_PG_DATA``: all the
+    bytes, and those of full-page images."""
+    data = os.environ.get("LOYALTY_BENCH_PG_DATA")
+    if not data:
+        return Counter(), Counter()
+    waldump = Path(os.environ.get("LOYALTY_BENCH_PG_BIN", "/usr/lib/postgresql/15/bin")) / "pg_waldump"
+    argv = [str(waldump), "-p", str(Path(data) / "pg_wal"), "-s", start, "-e", end]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    row = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()
+    database = str(row[0]) if row else ""
+    names = {str(n): str(r) for n, r in conn.execute("SELECT pg_relation_filenode(oid), relname FROM pg_class")}
+    parts: Counter[str] = Counter()
+    images: Counter[str] = Counter()
+    for line in done.stdout.splitlines():
+        found = _RECORD.match(line)
+        if not found:
+            continue
+        rmgr, record, size, kind, db, node = found.groups()
+        where = "-" if node is None else names.get(node, node) if db == database else "other database"
+        parts[f"{where}: {rmgr} {kind}"] += int(size)
+        images[f"{where}: {rmgr} {kind}"] += int(size) - int(record)
+    return parts, images
+
+
+_TABLE_BLOCKS = """
+SELECT relname, heap_blks_hit + heap_blks_read + coalesce(idx_blks_hit + idx_blks_read, 0)
+  FROM pg_statio_user_tables
+"""
+
+
+def _table_blocks(conn: Conn) -> Counter[str]:
+    return Counter({str(name): int(str(n)) for name, n in conn.execute(_TABLE_BLOCKS).fetchall()})
 
 
 def _counters(conn: Conn) -> tuple[int, ...]:
@@ -75,6 +130,12 @@ def _counters(conn: Conn) -> tuple[int, ...]:
     row = conn.execute(_COUNTERS).fetchone()
     assert row is not None
     return tuple(int(str(x)) for x in row)
+
+
+def _lsn(conn: Conn) -> str:
+    row = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 class Watch:
@@ -95,7 +156,9 @@ class Watch:
 
     def __enter__(self) -> Watch:
         self._conn.execute("CHECKPOINT")
+        self._start = _lsn(self._conn)
         self._before = _counters(self._conn)
+        self._tables = _table_blocks(self._conn)  # read in the same snapshot as the counters
         self._conn.execute("SELECT pg_stat_statements_reset()")
         self._thread.start()
         return self
@@ -107,10 +170,16 @@ class Watch:
             Statement(str(q), int(str(c)), float(str(t)), int(str(b)), int(str(d)), int(str(w)), int(str(f)), bool(top))
             for q, c, t, b, d, w, f, top in self._conn.execute(_STATEMENTS).fetchall()
         ]
+        end = _lsn(self._conn)
+        # read before the CHECKPOINT, which may recycle the run's WAL segments
+        parts, images = wal_parts(self._conn, self._start, end)
         self._conn.execute("CHECKPOINT")
         after = _counters(self._conn)
+        tables = _table_blocks(self._conn) - self._tables
         m, wal, commits, heap, index, scans, rows = (a - b for a, b in zip(after, self._before, strict=True))
-        self.cost = Cost(m, wal, commits, heap, index, scans, rows, statements, self._waits, self._samples)
+        self.cost = Cost(
+            m, wal, commits, heap, index, scans, rows, statements, self._waits, self._samples, parts, images, tables
+        )
 
 
 def ensure_extension(url: str) -> None:

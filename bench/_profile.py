@@ -10,11 +10,19 @@ Gregg's format).
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from bench import _load
+from bench._load import Data
+from bench._servers import Server
+
+RESULTS = Path(__file__).parent / "results"
 
 _FRAME = re.compile(r"^(?P<name>.*) \((?P<file>[^()]*)\)$")
 
@@ -110,3 +118,56 @@ def markdown(title: str, profile: Profile, file: str) -> list[str]:
     ]
     lines += [f"| `{name}` | {pct(n)} |" for name, n in profile.total]
     return [*lines, ""]
+
+
+def profile_calls(
+    options: argparse.Namespace,
+    start: Callable[[], Server],
+    token: str,
+    data: Data,
+    *,
+    bench: str,
+    calls: dict[str, str],
+    script: Path,
+    extra: tuple[str, ...] = (),
+) -> list[str]:
+    """py-spy one worker of a fresh service for ``options.duration`` seconds of each call's load,
+    after ``options.warmup`` seconds of it; the stacks go to ``bench/results/<bench>-<call>.collapsed.txt``."""
+    lines = ["## Where the time goes (py-spy, one service worker)", ""]
+    for call in options.calls:
+        print(f"bench: profiling the service on {call}", flush=True)
+        service = start()
+        out = RESULTS / f"{bench}-{call}.collapsed.txt"
+        try:
+            workers = [pid for pid in _load.process_tree(service.process.pid) if pid != service.process.pid]
+            if options.warmup > 0:
+                warm = data(call, f"pw-{call}", options.warmup)
+                _load.wrk(
+                    service.url,
+                    call,
+                    warm,
+                    token,
+                    f"pw-{call}",
+                    options.warmup,
+                    options.connections,
+                    script=script,
+                    extra=extra,
+                )
+            measured = data(call, f"p-{call}", options.duration)
+            recording = record(workers[0] if workers else service.process.pid, options.duration, out)
+            _load.wrk(
+                service.url,
+                call,
+                measured,
+                token,
+                f"p-{call}",
+                options.duration,
+                options.connections,
+                script=script,
+                extra=extra,
+            )
+            finish(recording, options.duration)
+        finally:
+            service.stop()
+        lines += markdown(f"{call}: {calls[call]}", summarise(out), f"bench/results/{out.name}")
+    return lines

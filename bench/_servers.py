@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -56,7 +57,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_ready(server: Server, path: str, deadline_s: float = 60) -> None:
+def _wait_ready(server: Server, path: str, deadline_s: float = 180) -> None:
+    # a machine shared with other work (load average 8 and more) may take over a minute to start one
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
@@ -137,48 +139,82 @@ def start_raw(database_url: str, vendor_id: int, workers: int, pool: int, logs: 
     return _spawn("raw", argv, env, port, "/", logs)
 
 
-async def _seed(url: str, customers: int, plan_fields: dict[str, object] | None = None) -> Seeded:
-    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+async def post(client: httpx.AsyncClient, path: str, body: object, headers: dict[str, str]) -> dict[str, object]:
+    """POST ``body``; the answer's ``data`` (or the whole answer), anything but 200 or 201 an error."""
+    response = await client.post(path, json=body, headers=headers)
+    if response.status_code not in (200, 201):
+        raise RuntimeError(f"POST {path}: {response.status_code} {response.text}")
+    data: dict[str, object] = response.json().get("data", response.json())
+    return data
+
+
+async def _seed(
+    url: str, customers: int, plan_fields: dict[str, object] | None = None, vendors: int = 1
+) -> list[Seeded]:
+    admin = ADMIN
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        gate = asyncio.Semaphore(8)
 
         async def made(path: str, body: object, headers: dict[str, str]) -> dict[str, object]:
-            response = await client.post(path, json=body, headers=headers)
-            if response.status_code not in (200, 201):
-                raise RuntimeError(f"POST {path}: {response.status_code} {response.text}")
-            data: dict[str, object] = response.json().get("data", response.json())
-            return data
+            async with gate:
+                return await post(client, path, body, headers)
 
-        plan_body = {"name": "bench", "rate_limit_per_minute": UNLIMITED_RATE, **(plan_fields or {})}
-        plan = await made("/admin/v1/plans", plan_body, admin)
-        vendor = await made("/admin/v1/vendors", {"name": "bench", "plan_id": plan["id"]}, admin)
-        vendor_id = int(str(vendor["id"]))
-        pair = await made(f"/admin/v1/vendors/{vendor_id}/clients", {"name": "bench"}, admin)
-        grant = {
-            "grant_type": "client_credentials",
-            "client_id": pair["client_id"],
-            "client_secret": pair["client_secret"],
-        }
-        token = str((await made("/oauth/token", grant, {}))["access_token"])
-        vendor_headers = {"Authorization": f"Bearer {token}"}
+        plan_body = {"name": f"bench-{secrets.token_hex(3)}", "rate_limit_per_minute": UNLIMITED_RATE}
+        plan = await made("/admin/v1/plans", {**plan_body, **(plan_fields or {})}, admin)
+
+        async def vendor(n: int) -> tuple[int, str]:
+            made_vendor = await made("/admin/v1/vendors", {"name": f"bench {n}", "plan_id": plan["id"]}, admin)
+            vendor_id = int(str(made_vendor["id"]))
+            pair = await made(f"/admin/v1/vendors/{vendor_id}/clients", {"name": "bench"}, admin)
+            grant = {
+                "grant_type": "client_credentials",
+                "client_id": pair["client_id"],
+                "client_secret": pair["client_secret"],
+            }
+            return vendor_id, str((await made("/oauth/token", grant, {}))["access_token"])
+
+        shops = sorted(await asyncio.gather(*(vendor(n) for n in range(vendors))))
         queue: asyncio.Queue[int] = asyncio.Queue()
         for n in range(customers):
             queue.put_nowait(n)
-        made_customers: list[tuple[int, str]] = []
+        made_customers: list[list[tuple[int, str]]] = [[] for _ in shops]
 
         async def register() -> None:
             while not queue.empty():
                 n = queue.get_nowait()
+                shop = n % len(shops)  # customers dealt round the vendors: each has its share
                 body = {"first_name": f"First {n}", "last_name": f"Last {n}", "email": f"customer.{n}@bench.example"}
-                customer = await made("/api/v1/customers", body, vendor_headers)
-                made_customers.append((int(str(customer["id"])), str(customer["loyalty_card_code"])))
+                headers = {"Authorization": f"Bearer {shops[shop][1]}"}
+                customer = await made("/api/v1/customers", body, headers)
+                made_customers[shop].append((int(str(customer["id"])), str(customer["loyalty_card_code"])))
 
         await asyncio.gather(*(register() for _ in range(8)))
-    return Seeded(vendor_id, token, sorted(made_customers))
+    return [Seeded(v, token, sorted(mine)) for (v, token), mine in zip(shops, made_customers, strict=True)]
 
 
 def seed(service: Server, customers: int, plan_fields: dict[str, object] | None = None) -> Seeded:
     """One vendor on a plan of its own (``plan_fields`` adds to it) with ``customers`` customers."""
-    return asyncio.run(_seed(service.url, customers, plan_fields))
+    return asyncio.run(_seed(service.url, customers, plan_fields))[0]
+
+
+def seed_vendors(
+    service: Server, vendors: int, customers: int, plan_fields: dict[str, object] | None = None
+) -> list[Seeded]:
+    """``vendors`` vendors on one plan of their own, ``customers`` customers dealt out among them."""
+    return asyncio.run(_seed(service.url, customers, plan_fields, vendors))
+
+
+def write_customers(shops: list[Seeded], out: Path) -> Path:
+    """The wrk scripts' customers file: ``<id> <card>`` lines for one vendor (whose token the script
+    is given), ``<id> <card> <vendor id> <token>`` lines for several (bench/wrk/earning.lua)."""
+    if len(shops) == 1:
+        out.write_text("".join(f"{cid} {card}\n" for cid, card in shops[0].customers))
+    else:
+        out.write_text("".join(f"{cid} {card} {s.vendor_id} {s.token}\n" for s in shops for cid, card in s.customers))
+    return out
 
 
 def settle_statistics(database_url: str, *, analyse: bool) -> None:

@@ -35,7 +35,7 @@ DATABASE = scratch_name("loyalty_bench_mix")
 LUA = Path(__file__).parent / "wrk" / "mix.lua"
 POINTS = 1_000_000
 TITLE = "A till's mix over many shops against the same SQL run bare"
-ADMIN = {"Authorization": f"Bearer {_servers.ADMIN_TOKEN}"}
+ADMIN = _servers.ADMIN
 
 Runs = dict[tuple[int, str], list[_load.Measured]]
 
@@ -54,38 +54,20 @@ def _options(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-async def _shops(url: str, vendors: int) -> list[tuple[int, str, int]]:
-    """(vendor id, token, reward id) of each shop, made through the admin API eight at a time."""
+async def _terms(url: str, shops: list[_servers.Seeded]) -> list[tuple[int, str, int]]:
+    """(vendor id, token, reward id) of each shop, once its earn rule and reward are made."""
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-
-        async def made(path: str, body: object, headers: dict[str, str]) -> dict[str, object]:
-            response = await client.post(path, json=body, headers=headers)
-            if response.status_code not in (200, 201):
-                raise RuntimeError(f"POST {path}: {response.status_code} {response.text}")
-            data: dict[str, object] = response.json().get("data", response.json())
-            return data
-
-        plan = await made("/admin/v1/plans", {"name": "mix", "rate_limit_per_minute": _servers.UNLIMITED_RATE}, ADMIN)
         gate = asyncio.Semaphore(8)
 
-        async def shop(n: int) -> tuple[int, str, int]:
+        async def terms(shop: _servers.Seeded) -> tuple[int, str, int]:
             async with gate:
-                vendor = await made("/admin/v1/vendors", {"name": f"Shop {n}", "plan_id": plan["id"]}, ADMIN)
-                vid = int(str(vendor["id"]))
-                pair = await made(f"/admin/v1/vendors/{vid}/clients", {"name": "till"}, ADMIN)
-                grant = {
-                    "grant_type": "client_credentials",
-                    "client_id": pair["client_id"],
-                    "client_secret": pair["client_secret"],
-                }
-                token = str((await made("/oauth/token", grant, {}))["access_token"])
                 rule = {"name": "Point per euro", "points_per_unit": 1, "unit_amount": 100}
-                await made(f"/admin/v1/vendors/{vid}/earn-rules", rule, ADMIN)
+                await _servers.post(client, f"/admin/v1/vendors/{shop.vendor_id}/earn-rules", rule, ADMIN)
                 body = {"type": "free_product", "name": "Coffee", "point_cost": 10}
-                reward = await made(f"/admin/v1/vendors/{vid}/rewards", body, ADMIN)
-                return vid, token, int(str(reward["id"]))
+                reward = await _servers.post(client, f"/admin/v1/vendors/{shop.vendor_id}/rewards", body, ADMIN)
+                return shop.vendor_id, shop.token, int(str(reward["id"]))
 
-        return sorted(await asyncio.gather(*(shop(n) for n in range(vendors))))
+        return sorted(await asyncio.gather(*(terms(shop) for shop in shops)))
 
 
 # what registration and an adjustment write, in bulk: customer, card, wallet, entry, lot
@@ -238,7 +220,7 @@ def run(argv: list[str] | None = None) -> str:
     first = service(1)
     try:
         print(f"bench: {options.vendors} shops through the admin API", flush=True)
-        shops = asyncio.run(_shops(first.url, options.vendors))
+        shops = asyncio.run(_terms(first.url, _servers.seed_vendors(first, options.vendors, 0)))
     finally:
         first.stop()
     (work / "shops.txt").write_text("".join(f"{v} {token} {reward}\n" for v, token, reward in shops))

@@ -1,7 +1,8 @@
 """What each till call costs PostgreSQL, the service's against the raw app's same work.
 
 ``LOYALTY_BENCH_OWN_POSTGRES=1 uv run just bench pg-cost [--duration 8 --warmup 2 --connections 32
---workers 1 --customers 1000 --calls transaction,adjust,redeem,verify,lookup --max-transactions 0]``
+--workers 1 --customers 1000 --calls transaction,adjust,redeem,verify,lookup --max-transactions 0
+--vendors 1 --rounds 1]``
 
 On the bench's own cluster (``bench._cluster``: ``pg_stat_statements`` preloaded) ``loyalty serve``
 migrates a fresh database; one vendor (campaigns on, a transaction meter of ``--max-transactions``,
@@ -12,6 +13,12 @@ measured run: ``CHECKPOINT`` and ``next_multixact_id``, the WAL position, commit
 before and after, ``pg_stat_statements`` reset before and read after, and the active backends' wait
 events sampled every 20 ms. Every figure is per request, so it does not depend on the machine's
 load; req/s is printed for reference only.
+
+``--vendors N`` (N > 1) adds N more vendors on a plan like the first's, the same number of customers
+dealt out among them, each with the same terms: the purchase then runs at the service for the one
+vendor ("service") and spread over the N ("spread": each request with its customer's vendor's token),
+``--rounds`` times with the order alternating, so one vendor's tills and many vendors' are compared
+back to back on the same database.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 from bench import _load, _pgstats, _servers, earning, redemptions
 from bench._support import scratch_database, scratch_name
@@ -56,8 +64,17 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32, help="wrk connections")
     parser.add_argument("--workers", type=int, default=1, help="server processes of each server")
     parser.add_argument("--customers", type=int, default=1000)
-    parser.add_argument("--calls", default="transaction,adjust,redeem,verify,lookup")
-    parser.add_argument("--servers", default="service,raw")
+    parser.add_argument("--calls", default=None, help="default: every call, or the purchase alone with --vendors")
+    parser.add_argument("--servers", default=None, help="service, spread, raw (default: service and raw, or spread)")
+    parser.add_argument("--vendors", type=int, default=1, help="with N > 1, also the purchase spread over N vendors")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each server, the order alternating")
+    parser.add_argument(
+        "--without-index",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="drop this index once migrated (what one index costs the writes: run with and without)",
+    )
     parser.add_argument("--max-transactions", type=int, default=0, help="the plan's monthly transactions (0: none)")
     parser.add_argument("--top", type=int, default=8, help="statements listed per run")
     parser.add_argument(
@@ -67,11 +84,15 @@ def _options(argv: list[str]) -> argparse.Namespace:
         help="seconds of purchases and redemptions at the service before the runs, then VACUUM ANALYZE",
     )
     options = parser.parse_args(argv)
-    options.calls = [c for c in options.calls.split(",") if c]
-    options.servers = [s for s in options.servers.split(",") if s]
+    spread = options.vendors > 1
+    calls = options.calls or ("transaction" if spread else ",".join(CALLS))
+    options.calls = [c for c in calls.split(",") if c]
+    options.servers = [s for s in (options.servers or ("service,spread" if spread else "service,raw")).split(",") if s]
     unknown = set(options.calls) - set(CALLS)
-    if unknown or not set(options.servers) <= {"service", "raw"}:
+    if unknown or not set(options.servers) <= {"service", "raw", "spread"}:
         parser.error(f"unknown calls or servers: {', '.join(sorted(unknown)) or options.servers}")
+    if ("spread" in options.servers) != spread or (spread and options.calls != ["transaction"]):
+        parser.error("the spread server goes with --vendors N (N > 1), and then with --calls transaction alone")
     options.codes_rate = 8000
     return options
 
@@ -83,6 +104,8 @@ class Run:
     wrk: _load.WrkResult
     database_cpu: float
     cost: _pgstats.Cost
+    server_cpu: float
+    """Percent of one core, the server's processes together."""
     rss_mb: float
     """The largest peak resident set (VmHWM) of the server's processes, read after the load."""
 
@@ -101,17 +124,24 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def _measure(
-    options: argparse.Namespace, server: _servers.Server, call: str, load: redemptions.Load, token: str, url: str
-) -> tuple[_load.WrkResult, float, _pgstats.Cost, float]:
+    options: argparse.Namespace,
+    server: _servers.Server,
+    call: str,
+    load: redemptions.Load,
+    token: str,
+    url: str,
+    customers: Path,
+    prefix: str,
+) -> tuple[_load.WrkResult, float, _pgstats.Cost, float, float]:
+    """``customers``: the data of the calls that take customers (the spread server's are several vendors')."""
     script, extra = SCRIPTS[call]
     args = load.extra if extra else ()
-    prefix = f"{call}-{server.name}"
     if options.warmup > 0:
-        warm = load.data(call, prefix + "-w", options.warmup) if extra else load.customers
+        warm = load.data(call, prefix + "-w", options.warmup) if extra else customers
         _load.wrk(
             server.url, call, warm, token, prefix + "-w", options.warmup, options.connections, script=script, extra=args
         )
-    data = load.data(call, prefix, options.duration) if extra else load.customers
+    data = load.data(call, prefix, options.duration) if extra else customers
     time.sleep(_load.STATS_FLUSH_SECONDS)
     with (
         psycopg.connect(url, autocommit=True) as conn,
@@ -132,10 +162,12 @@ def _measure(
                 extra=args,
             )
         time.sleep(_load.STATS_FLUSH_SECONDS)
-    return result, cpu.percent("database"), watch.cost, _peak_rss_mb(server.process.pid)
+    return result, cpu.percent("database"), watch.cost, cpu.percent("server"), _peak_rss_mb(server.process.pid)
 
 
-def _prime(options: argparse.Namespace, service: _servers.Server, token: str, customers: Path, reward: int) -> None:
+def _prime(
+    options: argparse.Namespace, service: _servers.Server, token: str, customers: Path, reward: int, spread: Path | None
+) -> None:
     """Rows in the tables the calls read and write, then fresh statistics: a server's plans are
     made as a live database's would be (prepared statements and foreign keys' checks keep the plan
     they were first given, and on tables still empty that plan is a sequential scan)."""
@@ -145,6 +177,8 @@ def _prime(options: argparse.Namespace, service: _servers.Server, token: str, cu
     _load.wrk(service.url, "transaction", customers, token, "prime", options.prime, 8, script=earning.LUA)
     extra = (str(reward), str(_load.THREADS))
     _load.wrk(service.url, "redeem", customers, token, "prime", options.prime, 8, script=redemptions.LUA, extra=extra)
+    if spread is not None:
+        _load.wrk(service.url, "transaction", spread, token, "prime-spread", options.prime, 8, script=earning.LUA)
 
 
 def run(argv: list[str] | None = None) -> str:
@@ -163,14 +197,23 @@ def run(argv: list[str] | None = None) -> str:
 
     plan = {"features": {"campaigns": True}, "max_transactions": options.max_transactions}
     first = service()
+    with psycopg.connect(plain, autocommit=True) as conn:
+        for index in options.without_index:
+            conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(index)))
     try:
         print(f"bench: registering {options.customers} customers, their points, the terms and the reward", flush=True)
         seeded = _servers.seed(first, options.customers, plan)
         earning._terms(first, seeded.vendor_id)
         reward = redemptions._give_points_and_reward(first, seeded)
-        customers = work / "customers.txt"
-        customers.write_text("".join(f"{cid} {card}\n" for cid, card in seeded.customers))
-        _prime(options, first, seeded.token, customers, reward)
+        customers = _servers.write_customers([seeded], work / "customers.txt")
+        spread = None
+        if options.vendors > 1:
+            print(f"bench: {options.vendors} vendors more, {options.customers} customers among them", flush=True)
+            shops = _servers.seed_vendors(first, options.vendors, options.customers, plan)
+            for shop in shops:
+                earning._terms(first, shop.vendor_id)
+            spread = _servers.write_customers(shops, work / "spread.txt")
+        _prime(options, first, seeded.token, customers, reward, spread)
     finally:
         first.stop()
     _servers.settle_statistics(database_url, analyse=True)
@@ -178,18 +221,24 @@ def run(argv: list[str] | None = None) -> str:
     def raw() -> _servers.Server:
         return _servers.start_raw(database_url, seeded.vendor_id, options.workers, pool, work)
 
-    starts: dict[str, Callable[[], _servers.Server]] = {"service": service, "raw": raw}
+    starts: dict[str, Callable[[], _servers.Server]] = {"service": service, "raw": raw, "spread": service}
+    labels = {"spread": f"service, {options.vendors} vendors"}
     runs: list[Run] = []
     with psycopg.connect(plain, autocommit=True) as conn:
         load = redemptions.Load(options, customers, redemptions.Codes(conn), reward, work)
-        for call in options.calls:
-            for name in options.servers:
-                print(f"bench: {call}, {name}", flush=True)
-                server = starts[name]()
-                try:
-                    runs.append(Run(call, name, *_measure(options, server, call, load, seeded.token, plain)))
-                finally:
-                    server.stop()
+        for round_no in range(options.rounds):
+            for call in options.calls:
+                for name in _load.order(round_no, options.servers):
+                    print(f"bench: round {round_no + 1}, {call}, {name}", flush=True)
+                    data = spread if name == "spread" and spread is not None else customers
+                    server = starts[name]()
+                    try:
+                        measured = _measure(
+                            options, server, call, load, seeded.token, plain, data, f"{call}-{name}-r{round_no}"
+                        )
+                    finally:
+                        server.stop()
+                    runs.append(Run(call, labels.get(name, name), *measured))
     command = " ".join(["LOYALTY_BENCH_OWN_POSTGRES=1 uv run just bench pg-cost", *(argv or [])])
     lines = [
         *preamble("What each till call costs PostgreSQL", command, started, load_before, os.getloadavg()),
@@ -199,12 +248,16 @@ def run(argv: list[str] | None = None) -> str:
         "",
         f"Setup: the bench's own PostgreSQL 15 cluster (`bench/_cluster.py`, pg_stat_statements preloaded);"
         f" `loyalty serve --workers {options.workers}` and the raw app ({options.workers} worker(s), pool of"
-        f" {pool}); {options.customers:,} customers of one vendor; plan meter "
+        f" {pool}); {options.customers:,} customers of one vendor"
+        + (f" (and as many dealt out among {options.vendors} more, on a plan alike)" if options.vendors > 1 else "")
+        + "; plan meter "
         + (f"{options.max_transactions:,}/month" if options.max_transactions else "off")
+        + "".join(f"; index `{index}` dropped" for index in options.without_index)
         + f"; {options.prime:g} s each of purchases and redemptions at the service to prime the tables, then"
         " `VACUUM ANALYZE`;"
         f" wrk `-t{_load.THREADS} -c{options.connections} -d{options.duration:g}s` after {options.warmup:g} s"
-        " of warm-up; each server alone on the machine during its run.",
+        " of warm-up; each server alone on the machine during its run"
+        + (f"; {options.rounds} rounds, the servers' order alternating." if options.rounds > 1 else "."),
         "",
         "Calls: " + "; ".join(f"{c} = {CALLS[c]}" for c in options.calls) + ".",
         "",
@@ -228,21 +281,44 @@ def _query(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()[:110].replace("|", "\\|")
 
 
+def _wal_parts(runs: list[Run], top: int) -> list[str]:
+    """Each run's WAL by relation and record kind, per request, the largest first."""
+    if not any(r.cost.wal_parts for r in runs):
+        return []
+    lines = ["", "## WAL by relation and record (pg_waldump over the run; bytes per request, FPIs included)", ""]
+    for r in runs:
+        n, parts, images = r.wrk.requests, r.cost.wal_parts, r.cost.wal_images
+        total, shown = sum(parts.values()), parts.most_common(3 * top)
+        lines += [
+            f"### {r.call}, {r.server}: {_per(total, n):,.0f} bytes/req, full-page images"
+            f" {_per(sum(images.values()), n):,.0f}",
+            "",
+        ]
+        lines += ["| relation: record | bytes/req | of which full-page images |", "|---|---|---|"]
+        lines += [f"| {part} | {_per(size, n):,.0f} | {_per(images[part], n):,.0f} |" for part, size in shown]
+        rest = total - sum(size for _, size in shown)
+        rest_images = sum(images.values()) - sum(images[part] for part, _ in shown)
+        lines += [f"| the rest | {_per(rest, n):,.0f} | {_per(rest_images, n):,.0f} |", ""]
+    return lines
+
+
 def report(runs: list[Run], top: int) -> list[str]:
     lines = [
         "## Per request",
         "",
-        "| call | server | req/s | errors | PG CPU ms/req | statements/req | exec ms/req | shared blocks/req"
+        "| call | server | req/s | p99 ms | errors | server CPU ms/req | PG CPU ms/req | statements/req"
+        " | exec ms/req | shared blocks/req"
         " | dirtied/req | WAL bytes/req | FPI/req | MultiXacts/100 req | commits/req | heap blocks/req"
         " | index blocks/req | seq scans/req | rows seq-read/req | peak RSS MB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         n, c = r.wrk.requests, r.cost
         sent = [s for s in c.statements if s.toplevel]
         calls = sum(s.calls for s in sent)
         lines.append(
-            f"| {r.call} | {r.server} | {r.wrk.rate:,.0f} | {sum(r.wrk.errors.values())}"
+            f"| {r.call} | {r.server} | {r.wrk.rate:,.0f} | {r.wrk.p99_ms:.1f} | {sum(r.wrk.errors.values())}"
+            f" | {10 * r.server_cpu / max(r.wrk.rate, 1e-9):.2f}"
             f" | {10 * r.database_cpu / max(r.wrk.rate, 1e-9):.2f} | {_per(calls, n):.1f}"
             f" | {_per(sum(s.total_ms for s in sent), n):.3f} | {_per(sum(s.blocks for s in sent), n):.1f}"
             f" | {_per(sum(s.dirtied for s in sent), n):.2f} | {_per(c.wal_bytes, n):,.0f}"
@@ -257,6 +333,13 @@ def report(runs: list[Run], top: int) -> list[str]:
         lines.append(
             f"| {r.call} | {r.server} | {r.cost.samples} | {_per(active, r.cost.samples):.1f} | {_waits(r.cost)} |"
         )
+    lines += _wal_parts(runs, top)
+    lines += ["", "## Shared blocks by table (its indexes with it; per request, the most first)", ""]
+    lines += ["| call | server | tables |", "|---|---|---|"]
+    for r in runs:
+        most = r.cost.table_blocks.most_common(top)
+        tables = ", ".join(f"{name} {_per(n, r.wrk.requests):.1f}" for name, n in most)
+        lines.append(f"| {r.call} | {r.server} | {tables or '-'} |")
     lines += ["", "## Statements (pg_stat_statements, the most total time first)", ""]
     for r in runs:
         n = r.wrk.requests

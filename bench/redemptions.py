@@ -21,15 +21,14 @@ import argparse
 import datetime as dt
 import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import psycopg
 
 from bench import _load, _profile, _servers
-from bench._support import SERVER, scratch_database, scratch_name
-from bench.request_path import _max_connections, _table, preamble
+from bench._support import scratch_database, scratch_name
+from bench.request_path import _max_connections
 
 DATABASE = scratch_name("loyalty_bench_redemptions")
 RESULTS = Path(__file__).parent / "results"
@@ -128,9 +127,6 @@ class Codes:
         return out
 
 
-Runs = dict[tuple[str, str], list[_load.Measured]]
-
-
 class Load:
     """The data files and arguments of one call's wrk runs."""
 
@@ -142,88 +138,6 @@ class Load:
         if call == "redeem":
             return self.customers
         return self.codes.take(max(1, round(self.options.codes_rate * seconds)), self.work / f"codes-{name}.txt")
-
-    def warm(self, server: _servers.Server, call: str, token: str, prefix: str) -> None:
-        if self.options.warmup > 0:
-            data = self.data(call, prefix + "-w", self.options.warmup)
-            _load.wrk(
-                server.url,
-                call,
-                data,
-                token,
-                prefix + "-w",
-                self.options.warmup,
-                self.options.connections,
-                script=LUA,
-                extra=self.extra,
-            )
-
-
-def _rounds(
-    options: argparse.Namespace, servers: dict[str, Callable[[], _servers.Server]], token: str, load: Load
-) -> Runs:
-    """Each run has its server to itself (the other is stopped), as in ``bench.request_path``."""
-    head, _, query = SERVER.partition("?")
-    url = f"{head.rsplit('/', 1)[0]}/{DATABASE}" + (f"?{query}" if query else "")
-    runs: Runs = {}
-    with psycopg.connect(url, autocommit=True) as stats:
-        for round_no in range(options.rounds):
-            order = ["service", "raw"] if round_no % 2 == 0 else ["raw", "service"]
-            for call in options.calls:
-                for name in order:
-                    print(f"bench: round {round_no + 1}, {call}, {name}", flush=True)
-                    prefix = f"r{round_no}-{name}"
-                    server = servers[name]()
-                    try:
-                        load.warm(server, call, token, prefix)
-                        data = load.data(call, prefix, options.duration)
-                        measured = _load.measure(
-                            server.url,
-                            server.process.pid,
-                            stats,
-                            DATABASE,
-                            call,
-                            data,
-                            token,
-                            prefix,
-                            options.duration,
-                            options.connections,
-                            script=LUA,
-                            extra=load.extra,
-                        )
-                    finally:
-                        server.stop()
-                    runs.setdefault((call, name), []).append(measured)
-    return runs
-
-
-def _profiles(options: argparse.Namespace, start: Callable[[], _servers.Server], token: str, load: Load) -> list[str]:
-    lines = ["## Where the time goes (py-spy, one service worker)", ""]
-    for call in options.calls:
-        print(f"bench: profiling the service on {call}", flush=True)
-        service = start()
-        try:
-            workers = [pid for pid in _load.process_tree(service.process.pid) if pid != service.process.pid]
-            out = RESULTS / f"redemptions-{call}.collapsed.txt"
-            load.warm(service, call, token, f"p-{call}")
-            data = load.data(call, f"p-{call}", options.duration)
-            recording = _profile.record(workers[0] if workers else service.process.pid, options.duration, out)
-            _load.wrk(
-                service.url,
-                call,
-                data,
-                token,
-                f"p-{call}",
-                options.duration,
-                options.connections,
-                script=LUA,
-                extra=load.extra,
-            )
-            _profile.finish(recording, options.duration)
-        finally:
-            service.stop()
-        lines += _profile.markdown(f"{call}: {CALLS[call]}", _profile.summarise(out), f"bench/results/{out.name}")
-    return lines
 
 
 def run(argv: list[str] | None = None) -> str:
@@ -256,10 +170,23 @@ def run(argv: list[str] | None = None) -> str:
     plain = database_url.replace("postgresql+psycopg://", "postgresql://", 1)
     with psycopg.connect(plain, autocommit=True) as conn:
         load = Load(options, customers, Codes(conn), reward, work)
-        runs = _rounds(options, {"service": service, "raw": raw}, seeded.token, load)
-        profile = _profiles(options, service, seeded.token, load) if options.profile else []
-    load_after = os.getloadavg()
-    return _report(options, argv or [], started, load_before, load_after, pool, runs, profile)
+        servers = {"service": service, "raw": raw}
+        runs = _load.ab_rounds(options, servers, DATABASE, seeded.token, load.data, script=LUA, extra=load.extra)
+        profile = (
+            _profile.profile_calls(
+                options,
+                service,
+                seeded.token,
+                load.data,
+                bench="redemptions",
+                calls=CALLS,
+                script=LUA,
+                extra=load.extra,
+            )
+            if options.profile
+            else []
+        )
+    return _report(options, argv or [], started, load_before, pool, runs, profile)
 
 
 def _report(
@@ -267,18 +194,17 @@ def _report(
     argv: list[str],
     started: dt.datetime,
     load_before: tuple[float, float, float],
-    load_after: tuple[float, float, float],
     pool: int,
-    runs: Runs,
+    runs: _load.Runs,
     profile: list[str],
 ) -> str:
     command = " ".join(["uv run just bench redemptions", *argv])
-    lines = [
-        *preamble("Redemptions and verifies against the same SQL run bare", command, started, load_before, load_after),
+    intro = [
         "wrk, both servers and PostgreSQL share the machine's cores, so absolute figures move with whatever",
         "else runs (see the load averages); the rounds alternate service and raw, and the ratios of runs made",
         "back to back are the figures to read.",
-        "",
+    ]
+    about = [
         f"Setup: `loyalty serve --workers {options.workers}` (granian, uvloop, test mode off, log level WARNING,"
         " in-process job worker, rate limiter in process memory; plan limit 10,000,000/min) and the raw app"
         f" (`bench/_raw_app.py`: granian {options.workers} workers, uvloop, psycopg `AsyncConnectionPool` of"
@@ -294,7 +220,6 @@ def _report(
         " sessions and backends are measured as in `bench/results/request-path.md` (PostgreSQL's"
         f" `max_connections` is {_max_connections()}, shared with everything else on the server); each run"
         " starts its server afresh with the other one stopped.",
-        "",
         "The raw app runs the redemption's SQL the plain way, one statement per round trip: the key's"
         " advisory lock, the customer by card with its wallet locked, the key check, the reward (with its"
         " branch count and the vendor's code prefix), the entry insert, one update per lot taken, the wallet"
@@ -304,13 +229,8 @@ def _report(
         " statement for stock, entry, lots, balance and redemption pipelined with COMMIT. Verify is the same"
         " one conditional `UPDATE ... RETURNING` in both; the service's rides on its token check's statement"
         " (a write condition that holds only for a caller the check admits), one round trip in all.",
-        "",
-        "Calls: " + "; ".join(f"{call} = {CALLS[call]}" for call in options.calls) + ".",
-        "",
-        "## Results (medians of the rounds; sessions: the most of any round; errors: all rounds)",
-        "",
-        *_table(options, runs),
-        "",
-        *profile,
     ]
-    return "\n".join(lines) + "\n"
+    title = "Redemptions and verifies against the same SQL run bare"
+    return _load.ab_report(
+        title, command, started, load_before, options, runs, about=about, calls=CALLS, profile=profile, intro=intro
+    )

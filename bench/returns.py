@@ -19,15 +19,13 @@ import asyncio
 import datetime as dt
 import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import psycopg
 
 from bench import _load, _profile, _servers
-from bench._support import SERVER, scratch_database, scratch_name
-from bench.request_path import _table, preamble
+from bench._support import scratch_database, scratch_name
 
 DATABASE = scratch_name("loyalty_bench_returns")
 RESULTS = Path(__file__).parent / "results"
@@ -36,9 +34,6 @@ CALL = "return"
 CALLS = {CALL: "`POST /api/v1/transactions/{id}/returns` (a random purchase, new key, 100 cents)"}
 PURCHASE_TOTAL = 1_000_000
 RETURNED = 100
-
-Starter = Callable[[], _servers.Server]
-Runs = dict[tuple[str, str], list[_load.Measured]]
 
 
 def _options(argv: list[str]) -> argparse.Namespace:
@@ -78,64 +73,6 @@ async def _purchases(url: str, vendor_id: int, token: str, customers: list[tuple
 
         await asyncio.gather(*(buy() for _ in range(8)))
     return sorted(ids)
-
-
-def _rounds(options: argparse.Namespace, servers: dict[str, Starter], token: str, purchases: Path) -> Runs:
-    """Each run has its server to itself (the other is stopped), as in ``bench.request_path``."""
-    head, _, query = SERVER.partition("?")
-    url = f"{head.rsplit('/', 1)[0]}/{DATABASE}" + (f"?{query}" if query else "")
-    runs: Runs = {}
-    with psycopg.connect(url, autocommit=True) as stats:
-        for round_no in range(options.rounds):
-            for name in ["service", "raw"] if round_no % 2 == 0 else ["raw", "service"]:
-                print(f"bench: round {round_no + 1}, {CALL}, {name}", flush=True)
-                prefix = f"r{round_no}-{name}"
-                server = servers[name]()
-                try:
-                    if options.warmup > 0:
-                        _load.wrk(
-                            server.url,
-                            CALL,
-                            purchases,
-                            token,
-                            prefix + "-w",
-                            options.warmup,
-                            options.connections,
-                            script=LUA,
-                        )
-                    measured = _load.measure(
-                        server.url,
-                        server.process.pid,
-                        stats,
-                        DATABASE,
-                        CALL,
-                        purchases,
-                        token,
-                        prefix,
-                        options.duration,
-                        options.connections,
-                        script=LUA,
-                    )
-                finally:
-                    server.stop()
-                runs.setdefault((CALL, name), []).append(measured)
-    return runs
-
-
-def _profiles(options: argparse.Namespace, start: Starter, token: str, purchases: Path) -> list[str]:
-    print("bench: profiling the service", flush=True)
-    service = start()
-    out = RESULTS / "returns-return.collapsed.txt"
-    try:
-        workers = [pid for pid in _load.process_tree(service.process.pid) if pid != service.process.pid]
-        _load.wrk(service.url, CALL, purchases, token, "pw", options.warmup, options.connections, script=LUA)
-        recording = _profile.record(workers[0] if workers else service.process.pid, options.duration, out)
-        _load.wrk(service.url, CALL, purchases, token, "p", options.duration, options.connections, script=LUA)
-        _profile.finish(recording, options.duration)
-    finally:
-        service.stop()
-    lines = ["## Where the time goes (py-spy, one service worker)", ""]
-    return lines + _profile.markdown(f"{CALL}: {CALLS[CALL]}", _profile.summarise(out), f"bench/results/{out.name}")
 
 
 def _checked(database_url: str) -> tuple[int, int, int]:
@@ -186,15 +123,19 @@ def run(argv: list[str] | None = None) -> str:
 
     purchases = work / "purchases.txt"
     purchases.write_text("".join(f"{tid}\n" for tid in ids))
-    runs = _rounds(options, {"service": service, "raw": raw}, seeded.token, purchases)
-    profile = _profiles(options, service, seeded.token, purchases) if options.profile else []
+
+    def data(call: str, prefix: str, seconds: float) -> Path:
+        return purchases
+
+    servers = {"service": service, "raw": raw}
+    runs = _load.ab_rounds(options, servers, DATABASE, seeded.token, data, script=LUA)
+    profile = (
+        _profile.profile_calls(options, service, seeded.token, data, bench="returns", calls=CALLS, script=LUA)
+        if options.profile
+        else []
+    )
     returned, wrong, off = _checked(database_url)
-    load_after = os.getloadavg()
-    command = " ".join(["uv run just bench returns", *(argv or [])])
-    lines = [
-        *preamble("A till's return against the raw-SQL return", command, started, load_before, load_after),
-        "The rounds alternate service and raw; the ratios of runs made back to back are the figures to read.",
-        "",
+    about = [
         f"Setup: `loyalty serve --workers {options.workers}` (granian, uvloop, test mode off, log level WARNING,"
         " rate limiter in process memory) and the raw app (`bench/_raw_app.py` with `bench/_raw_return.py`:"
         f" granian {options.workers} workers, uvloop, psycopg `AsyncConnectionPool` of {pool} connections per"
@@ -203,21 +144,17 @@ def run(argv: list[str] | None = None) -> str:
         f" `-t{_load.THREADS} -c{options.connections} -d{options.duration:g}s` after a {options.warmup:g} s"
         f" warm-up; {options.rounds} round(s). Each request returns {RETURNED} cents of a random purchase"
         " with a new key: one point back, from the purchase's lot.",
-        "",
         "The raw return (`bench/_raw_return.py`): in one transaction, check the key, lock the purchase and"
         " the customer's wallet, prorate, insert the `return` entry, take the lots that end first, lower the"
         " balance, insert the return and move the purchase's totals. No merge family, branch or expiry of"
         " due lots: everything else the service does is counted against it.",
-        "",
-        f"Calls: {CALL} = {CALLS[CALL]}.",
-        "",
-        "## Results (medians of the rounds; sessions: the most of any round; errors: all rounds)",
-        "",
-        *_table(options, runs),
-        "",
-        f"After the runs: {returned:,} returns in the database; purchases whose totals disagree with their"
-        f" returns or pass their own total: {wrong}; wallets whose balance is not the sum of their entries: {off}.",
-        "",
-        *profile,
     ]
-    return "\n".join(lines) + "\n"
+    after = (
+        f"After the runs: {returned:,} returns in the database; purchases whose totals disagree with their"
+        f" returns or pass their own total: {wrong}; wallets whose balance is not the sum of their entries: {off}."
+    )
+    command = " ".join(["uv run just bench returns", *(argv or [])])
+    title = "A till's return against the raw-SQL return"
+    return _load.ab_report(
+        title, command, started, load_before, options, runs, about=about, calls=CALLS, after=[after], profile=profile
+    )
