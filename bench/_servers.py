@@ -85,15 +85,10 @@ def _spawn(name: str, argv: list[str], env: dict[str, str], port: int, ready_pat
     return server
 
 
-def start_service(database_url: str, workers: int, logs: Path, redis_url: str | None = None) -> Server:
-    """``loyalty serve`` as deployed; the limits out of the way of the load (docs/deployment.md).
-    With ``redis_url`` the processes share the rate limiter's counts through Redis."""
-    port = free_port()
-    env = {
-        **os.environ,
+def service_settings(database_url: str) -> dict[str, str]:
+    """The service's environment in every benchmark: test mode off, the limits out of the way."""
+    return {
         "DATABASE_URL": database_url,
-        "LOYALTY_PORT": str(port),
-        "LOYALTY_HOME": str(logs / "home"),
         "LOYALTY_ADMIN_TOKEN": ADMIN_TOKEN,
         "LOYALTY_JWT_SECRET": "bench-jwt-secret-" + "x" * 32,
         "LOYALTY_TEST_MODE": "0",
@@ -103,6 +98,18 @@ def start_service(database_url: str, workers: int, logs: Path, redis_url: str | 
         "LOYALTY_TOKEN_TTL_SECONDS": "86400",
         # no access line per request in the measured figures, as the other benchmarks
         "LOYALTY_LOG_LEVEL": "WARNING",
+    }
+
+
+def start_service(database_url: str, workers: int, logs: Path, redis_url: str | None = None) -> Server:
+    """``loyalty serve`` as deployed; the limits out of the way of the load (docs/deployment.md).
+    With ``redis_url`` the processes share the rate limiter's counts through Redis."""
+    port = free_port()
+    env = {
+        **os.environ,
+        **service_settings(database_url),
+        "LOYALTY_PORT": str(port),
+        "LOYALTY_HOME": str(logs / "home"),
     }
     env.pop("REDIS_URL", None)
     if redis_url:

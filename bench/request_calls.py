@@ -24,7 +24,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bench._servers import ADMIN_TOKEN, UNLIMITED_RATE
+from bench._servers import ADMIN_TOKEN, UNLIMITED_RATE, service_settings
 from bench._support import scratch_database, scratch_name
 
 Call = Callable[[], Awaitable[int]]
@@ -136,18 +136,7 @@ async def _count(call: Call, requests: int) -> tuple[float, float, float, float]
 
 async def _measure(requests: int) -> dict[tuple[str, str], tuple[float, float, float, float]]:
     url = scratch_database(scratch_name("loyalty_bench_request_calls"))
-    os.environ.update(
-        {
-            "DATABASE_URL": url,
-            "LOYALTY_ADMIN_TOKEN": ADMIN_TOKEN,
-            "LOYALTY_JWT_SECRET": "bench-jwt-secret-" + "x" * 32,
-            "LOYALTY_TEST_MODE": "0",
-            "LOYALTY_MAX_RATE_PER_MINUTE": str(UNLIMITED_RATE),
-            "LOYALTY_ANON_RATE_PER_MINUTE": str(UNLIMITED_RATE),
-            "LOYALTY_TOKEN_TTL_SECONDS": "86400",
-            "LOYALTY_LOG_LEVEL": "WARNING",
-        }
-    )
+    os.environ.update(service_settings(url))
     os.environ.pop("REDIS_URL", None)
     from loyalty_api import preflight
     from loyalty_api.app import app_from_env
