@@ -9,6 +9,7 @@ import datetime as dt
 import json
 import os
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -17,8 +18,8 @@ from pathlib import Path
 
 import psycopg
 
-from bench._servers import Server
-from bench._support import SERVER
+from bench._servers import Server, start_raw, start_service
+from bench._support import SERVER, scratch_database
 
 LUA = Path(__file__).parent / "wrk" / "request_path.lua"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -309,3 +310,25 @@ def ab_report(
         *profile,
     ]
     return "\n".join(lines) + "\n"
+
+
+class Bench:
+    """What a service-against-raw benchmark starts from: its start time and load average, a scratch
+    database, a folder for the servers' logs, the raw app's pool size, and starters of both servers."""
+
+    def __init__(self, options: argparse.Namespace, database: str, name: str) -> None:
+        self.options = options
+        self.started = dt.datetime.now(dt.UTC)
+        self.load_before = os.getloadavg()
+        self.database_url = scratch_database(database)
+        self.work = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
+        print(f"bench: servers' logs in {self.work}", flush=True)
+        self.pool = -(-options.connections // options.workers)
+        """Connections per raw app process: the wrk connections shared out over its processes."""
+
+    def service(self) -> Server:
+        return start_service(self.database_url, self.options.workers, self.work)
+
+    def raw(self, vendor_id: int) -> Callable[[], Server]:
+        """The raw app's starter; a request naming no vendor (X-Bench-Vendor) is ``vendor_id``'s."""
+        return lambda: start_raw(self.database_url, vendor_id, self.options.workers, self.pool, self.work)

@@ -17,16 +17,13 @@ the same terms each) and each request goes with its customer's vendor's token.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import tempfile
 from pathlib import Path
 
 import httpx
 import psycopg
 
 from bench import _load, _profile, _servers
-from bench._support import scratch_database, scratch_name
+from bench._support import scratch_name
 
 DATABASE = scratch_name("loyalty_bench_earning")
 RESULTS = Path(__file__).parent / "results"
@@ -94,15 +91,9 @@ def _written(database_url: str) -> tuple[int, int, int]:
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(DATABASE)
-    work = Path(tempfile.mkdtemp(prefix="bench-earning-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-    pool = -(-options.connections // options.workers)
-
-    def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work)
+    bench = _load.Bench(options, DATABASE, "earning")
+    started, load_before, database_url, work = bench.started, bench.load_before, bench.database_url, bench.work
+    service = bench.service
 
     plan = {"features": {"campaigns": True}, "max_transactions": options.max_transactions}
     first = service()
@@ -118,9 +109,8 @@ def run(argv: list[str] | None = None) -> str:
 
     seeded = shops[0]
 
-    def raw() -> _servers.Server:
-        # several vendors: each request names its own (X-Bench-Vendor, bench/wrk/earning.lua)
-        return _servers.start_raw(database_url, seeded.vendor_id, options.workers, pool, work)
+    # several vendors: each request names its own (X-Bench-Vendor, bench/wrk/earning.lua)
+    raw = bench.raw(seeded.vendor_id)
 
     customers = _servers.write_customers(shops, work / "customers.txt")
 
@@ -141,7 +131,7 @@ def run(argv: list[str] | None = None) -> str:
         + (f"{options.max_transactions:,} a month" if options.max_transactions else "off")
         + ") and the raw app"
         f" (`bench/_raw_app.py` with `bench/_raw_earn.py`: granian {options.workers} workers, uvloop, psycopg"
-        f" `AsyncConnectionPool` of {pool} connections per process, no auth). {options.customers:,} customers of"
+        f" `AsyncConnectionPool` of {bench.pool} connections per process, no auth). {options.customers:,} customers of"
         + (f" {options.vendors} vendors (dealt out, one plan)" if options.vendors > 1 else " one vendor")
         + " registered through `POST /api/v1/customers`; one earn rule (a point per euro) and two"
         " campaigns (double points; 5 points per unit of one sku, combinable) made through the admin API;"

@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
-import tempfile
 from pathlib import Path
 
 import httpx
 import psycopg
 
 from bench import _load, _profile, _servers
-from bench._support import scratch_database, scratch_name
+from bench._support import scratch_name
 from bench.request_path import _max_connections
 
 DATABASE = scratch_name("loyalty_bench_redemptions")
@@ -142,15 +140,9 @@ class Load:
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(DATABASE)
-    work = Path(tempfile.mkdtemp(prefix="bench-redemptions-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-    pool = -(-options.connections // options.workers)
-
-    def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work)
+    bench = _load.Bench(options, DATABASE, "redemptions")
+    started, load_before, database_url, work = bench.started, bench.load_before, bench.database_url, bench.work
+    service = bench.service
 
     first = service()
     try:
@@ -162,8 +154,7 @@ def run(argv: list[str] | None = None) -> str:
         first.stop()
     _servers.settle_statistics(database_url, analyse=True)
 
-    def raw() -> _servers.Server:
-        return _servers.start_raw(database_url, seeded.vendor_id, options.workers, pool, work)
+    raw = bench.raw(seeded.vendor_id)
 
     customers = work / "customers.txt"
     customers.write_text("".join(f"{cid} {card}\n" for cid, card in seeded.customers))
@@ -186,7 +177,7 @@ def run(argv: list[str] | None = None) -> str:
             if options.profile
             else []
         )
-    return _report(options, argv or [], started, load_before, pool, runs, profile)
+    return _report(options, argv or [], started, load_before, bench.pool, runs, profile)
 
 
 def _report(

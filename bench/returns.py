@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
-import os
-import tempfile
 from pathlib import Path
 
 import httpx
 import psycopg
 
 from bench import _load, _profile, _servers
-from bench._support import scratch_database, scratch_name
+from bench._support import scratch_name
 
 DATABASE = scratch_name("loyalty_bench_returns")
 RESULTS = Path(__file__).parent / "results"
@@ -99,15 +96,9 @@ def _checked(database_url: str) -> tuple[int, int, int]:
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(DATABASE)
-    work = Path(tempfile.mkdtemp(prefix="bench-returns-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-    pool = -(-options.connections // options.workers)
-
-    def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work)
+    bench = _load.Bench(options, DATABASE, "returns")
+    started, load_before, database_url, work = bench.started, bench.load_before, bench.database_url, bench.work
+    service = bench.service
 
     first = service()
     try:
@@ -118,8 +109,7 @@ def run(argv: list[str] | None = None) -> str:
         first.stop()
     _servers.settle_statistics(database_url, analyse=True)
 
-    def raw() -> _servers.Server:
-        return _servers.start_raw(database_url, seeded.vendor_id, options.workers, pool, work)
+    raw = bench.raw(seeded.vendor_id)
 
     purchases = work / "purchases.txt"
     purchases.write_text("".join(f"{tid}\n" for tid in ids))
@@ -138,7 +128,7 @@ def run(argv: list[str] | None = None) -> str:
     about = [
         f"Setup: `loyalty serve --workers {options.workers}` (granian, uvloop, test mode off, log level WARNING,"
         " rate limiter in process memory) and the raw app (`bench/_raw_app.py` with `bench/_raw_return.py`:"
-        f" granian {options.workers} workers, uvloop, psycopg `AsyncConnectionPool` of {pool} connections per"
+        f" granian {options.workers} workers, uvloop, psycopg `AsyncConnectionPool` of {bench.pool} connections per"
         f" process, no auth). {options.customers:,} customers of one vendor registered through the API, a point"
         f" per euro, one purchase of {PURCHASE_TOTAL:,} cents each; then `VACUUM ANALYZE`. wrk"
         f" `-t{_load.THREADS} -c{options.connections} -d{options.duration:g}s` after a {options.warmup:g} s"
