@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
@@ -162,6 +162,34 @@ async def test_scrub_and_prune(db: AsyncSession, clock: FixedClock) -> None:
     assert await prune_events(db, clock.now()) >= 1
     _, total = await page_of_events(db, vendor.id, event_type=None, created_after=None, page=1, per_page=15)
     assert total == 0
+
+
+async def test_scrub_touches_only_the_customers_own_events(db: AsyncSession, clock: FixedClock) -> None:
+    """EVENT-10: anonymizing rewrites the customer's `customer.*` events (the partial index holds only
+    those); the same customer's purchase event keeps its data."""
+    vendor = await make_vendor(db)
+    own = await record_event(db, clock, vendor.id, "customer.updated", {"email": "a@b.c"}, customer_id=7)
+    bought = await record_event(db, clock, vendor.id, "transaction.created", {"id": "t1"}, customer_id=7)
+    other = await record_event(db, clock, vendor.id, "customer.updated", {"email": "x@y.z"}, customer_id=8)
+    await scrub_customer_events(db, vendor.id, 7, {"email": None})
+    assert (await one_event(db, vendor.id, own))["data"] == {"email": None}
+    assert (await one_event(db, vendor.id, bought))["data"] == {"id": "t1"}
+    assert (await one_event(db, vendor.id, other))["data"] == {"email": "x@y.z"}
+
+
+async def test_an_event_insert_pays_two_b_trees_beyond_its_key(db: AsyncSession) -> None:
+    """EVENT-10: every till write inserts an event, so its indexes are kept few: the key, the feed's
+    (vendor, time), the scrub's index over `customer.*` events only and a BRIN for the prune."""
+    rows = await db.execute(
+        text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname")
+    )
+    found = {name: definition.split(" USING ", 1)[1] for name, definition in rows.tuples()}
+    assert found == {
+        "ix_events_created": "brin (created_at) WITH (autosummarize='on')",
+        "ix_events_vendor_created": "btree (vendor_id, created_at)",
+        "ix_events_vendor_customer": "btree (vendor_id, customer_id) WHERE ((type)::text ~~ 'customer.%'::text)",
+        "pk_events": "btree (vendor_id, id)",
+    }
 
 
 async def test_a_till_statement_embeds_the_event_as_ctes(db: AsyncSession, clock: FixedClock) -> None:

@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, literal_column, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.events import errors as e
-from loyalty_core.events.models import PING, events
+from loyalty_core.events.models import PING, SCRUBBED, events
 
 KEPT = timedelta(days=30)
 PRUNE_BATCH = 5000
@@ -68,7 +68,7 @@ async def scrub_customer_events(
     """After anonymization the customer's events hold the customer as it now reads: no personal data."""
     await session.execute(
         update(events)
-        .where(_E.vendor_id == vendor_id, _E.customer_id == customer_id, _E.type.like("customer.%"))
+        .where(_E.vendor_id == vendor_id, _E.customer_id == customer_id, _E.type.like(literal_column(f"'{SCRUBBED}'")))
         .values(data=dict(anonymized))
     )
 
