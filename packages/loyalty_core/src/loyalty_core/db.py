@@ -11,7 +11,7 @@ from advanced_alchemy.base import BigIntAuditBase
 from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
-from sqlalchemy import Engine
+from sqlalchemy import Engine, ForeignKeyConstraint, PrimaryKeyConstraint
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import declared_attr
 
@@ -26,6 +26,8 @@ __all__ = [
     "make_sessionmaker",
     "one_of",
     "split_pool",
+    "vendor_key",
+    "vendor_reference",
 ]
 
 Base = BigIntAuditBase
@@ -68,6 +70,18 @@ class VendorRow:
     @declared_attr.directive
     def __mapper_args__(cls) -> dict[str, Any]:
         return {"primary_key": [cls.__table__.c.id]}  # type: ignore[attr-defined]
+
+
+def vendor_key(table: str) -> PrimaryKeyConstraint:
+    """The primary key of a vendor's table, ``(vendor_id, id)``: it leads with the distribution
+    column, so every row a vendor owns is found through its vendor (TENANCY-1)."""
+    return PrimaryKeyConstraint("vendor_id", "id", name=f"pk_{table}")
+
+
+def vendor_reference(column: str, table: str, name: str) -> ForeignKeyConstraint:
+    """A key from ``(vendor_id, column)`` to ``table``'s row of the same vendor: a row can only point
+    at its own vendor's rows (TENANCY-1)."""
+    return ForeignKeyConstraint(["vendor_id", column], [f"{table}.vendor_id", f"{table}.id"], name=name)
 
 
 def one_of(column: str, values: Iterable[str]) -> str:

@@ -24,7 +24,6 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
-    PrimaryKeyConstraint,
     String,
     Text,
     or_,
@@ -39,7 +38,7 @@ from loyalty_core.accounts.customer_events import CustomerEvents
 from loyalty_core.accounts.import_file import ImportRow, rows_of
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import ExternalIdDuplicate, IdentifierDuplicate
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services.posting import Causer
 
@@ -64,7 +63,7 @@ class CustomerImport(VendorRow, Base):
 
     __tablename__ = "customer_imports"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_customer_imports"),
+        vendor_key("customer_imports"),
         CheckConstraint(one_of("state", ImportState), name="state_known"),
         Index("ix_customer_imports_state", "state", "updated_at"),
     )

@@ -12,7 +12,6 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
-    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
@@ -21,7 +20,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from loyalty_core.catalogue.metadata import MAX_METADATA_BYTES
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key
 
 
 class ProductStatus(StrEnum):
@@ -41,7 +40,7 @@ class Product(VendorRow, Base):
     __table_args__ = (
         # covers deleted rows too: a POST of a deleted external_id is a duplicate, a PUT a restore
         UniqueConstraint("vendor_id", "external_id", name="uq_products_vendor_external_id"),
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_products"),
+        vendor_key("products"),
         CheckConstraint(one_of("status", ProductStatus), name="status_known"),
         CheckConstraint("price_cents >= 0", name="price_cents_not_negative"),
         CheckConstraint("stock >= 0", name="stock_not_negative"),
@@ -90,7 +89,7 @@ class ProductCount(VendorRow, Base):
     """
 
     __tablename__ = "product_counts"
-    __table_args__ = (PrimaryKeyConstraint("vendor_id", "id", name="pk_product_counts"),)
+    __table_args__ = (vendor_key("product_counts"),)
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), unique=True, primary_key=True)
     live: Mapped[int] = mapped_column(Integer, default=0)

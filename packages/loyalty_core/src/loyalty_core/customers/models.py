@@ -12,17 +12,15 @@ from sqlalchemy import (
     CheckConstraint,
     Date,
     ForeignKey,
-    ForeignKeyConstraint,
     Index,
     Integer,
-    PrimaryKeyConstraint,
     String,
     UniqueConstraint,
     func,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
 
 
 class CustomerStatus(StrEnum):
@@ -63,11 +61,9 @@ class ConsentSource(StrEnum):
 class Customer(VendorRow, Base):
     __tablename__ = "customers"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_customers"),
+        vendor_key("customers"),
         UniqueConstraint("vendor_id", "external_id", name="uq_customers_vendor_external_id"),
-        ForeignKeyConstraint(
-            ["vendor_id", "merged_into_id"], ["customers.vendor_id", "customers.id"], name="fk_customers_merged_into"
-        ),
+        vendor_reference("merged_into_id", "customers", "fk_customers_merged_into"),
         CheckConstraint(one_of("status", CustomerStatus), name="status_known"),
         CheckConstraint(one_of("locale", Locale), name="locale_known"),
         CheckConstraint(one_of("marketing_consent_source", ConsentSource), name="consent_source_known"),
@@ -110,12 +106,8 @@ class CustomerIdentifier(VendorRow, Base):
 
     __tablename__ = "customer_identifiers"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_customer_identifiers"),
-        ForeignKeyConstraint(
-            ["vendor_id", "customer_id"],
-            ["customers.vendor_id", "customers.id"],
-            name="fk_customer_identifiers_customer",
-        ),
+        vendor_key("customer_identifiers"),
+        vendor_reference("customer_id", "customers", "fk_customer_identifiers_customer"),
         Index("ix_customer_identifiers_vendor_customer", "vendor_id", "customer_id"),
         CheckConstraint(one_of("type", IdentifierType), name="type_known"),
     )
@@ -154,7 +146,7 @@ class CardBatch(VendorRow, Base):
     carry its id. ``created_by_user_id`` is the portal user who asked, empty for the operator."""
 
     __tablename__ = "card_batches"
-    __table_args__ = (PrimaryKeyConstraint("vendor_id", "id", name="pk_card_batches"),)
+    __table_args__ = (vendor_key("card_batches"),)
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     count: Mapped[int] = mapped_column(Integer)
@@ -166,10 +158,8 @@ class ConsentEvent(VendorRow, Base):
 
     __tablename__ = "consent_events"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_consent_events"),
-        ForeignKeyConstraint(
-            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_consent_events_customer"
-        ),
+        vendor_key("consent_events"),
+        vendor_reference("customer_id", "customers", "fk_consent_events_customer"),
         Index("ix_consent_events_vendor_customer", "vendor_id", "customer_id"),
         CheckConstraint(one_of("source", ConsentSource), name="source_known"),
     )

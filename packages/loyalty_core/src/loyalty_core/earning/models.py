@@ -20,13 +20,12 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     Numeric,
-    PrimaryKeyConstraint,
     String,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key
 from loyalty_core.earning.terms import Family, Kind, Moment
 
 MAX_SKUS: Final = 100
@@ -37,7 +36,7 @@ MULTIPLIER_PLACES: Final = 4
 class EarnRule(VendorRow, Base):
     __tablename__ = "earn_rules"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_earn_rules"),
+        vendor_key("earn_rules"),
         CheckConstraint("points_per_unit >= 0", name="points_per_unit_not_negative"),
         CheckConstraint("unit_amount >= 1", name="unit_amount_positive"),
         CheckConstraint("min_transaction_amount >= 0", name="min_transaction_amount_not_negative"),
@@ -59,7 +58,7 @@ class Campaign(VendorRow, Base):
 
     __tablename__ = "campaigns"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_campaigns"),
+        vendor_key("campaigns"),
         CheckConstraint(one_of("family", Family), name="family_known"),
         CheckConstraint(one_of("kind", Kind), name="kind_known"),
         CheckConstraint(one_of("moment", Moment), name="moment_known"),

@@ -17,7 +17,6 @@ from sqlalchemy import (
     Column,
     Date,
     ForeignKey,
-    ForeignKeyConstraint,
     Index,
     Integer,
     PrimaryKeyConstraint,
@@ -30,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
 from loyalty_core.earning.terms import Moment
 
 
@@ -40,15 +39,11 @@ class Transaction(VendorRow, Base):
 
     __tablename__ = "transactions"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_transactions"),
+        vendor_key("transactions"),
         # keys are per vendor (TENANCY-4): two vendors' keys never meet
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_transactions_vendor_key"),
-        ForeignKeyConstraint(
-            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_transactions_customer"
-        ),
-        ForeignKeyConstraint(
-            ["vendor_id", "branch_id"], ["branches.vendor_id", "branches.id"], name="fk_transactions_branch"
-        ),
+        vendor_reference("customer_id", "customers", "fk_transactions_customer"),
+        vendor_reference("branch_id", "branches", "fk_transactions_branch"),
         CheckConstraint("total_amount >= 1", name="total_positive"),
         CheckConstraint("points_earned >= 0", name="points_not_negative"),
         CheckConstraint("returned_amount >= 0 AND returned_amount <= total_amount", name="returned_within_total"),
@@ -80,12 +75,8 @@ class Transaction(VendorRow, Base):
 class TransactionItem(VendorRow, Base):
     __tablename__ = "transaction_items"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_transaction_items"),
-        ForeignKeyConstraint(
-            ["vendor_id", "transaction_id"],
-            ["transactions.vendor_id", "transactions.id"],
-            name="fk_transaction_items_transaction",
-        ),
+        vendor_key("transaction_items"),
+        vendor_reference("transaction_id", "transactions", "fk_transaction_items_transaction"),
         CheckConstraint("quantity >= 1", name="quantity_positive"),
         Index("ix_transaction_items_transaction", "transaction_id", "position"),
     )
@@ -111,16 +102,10 @@ class TransactionReturn(VendorRow, Base):
 
     __tablename__ = "transaction_returns"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_transaction_returns"),
+        vendor_key("transaction_returns"),
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_transaction_returns_vendor_key"),
-        ForeignKeyConstraint(
-            ["vendor_id", "transaction_id"],
-            ["transactions.vendor_id", "transactions.id"],
-            name="fk_transaction_returns_transaction",
-        ),
-        ForeignKeyConstraint(
-            ["vendor_id", "branch_id"], ["branches.vendor_id", "branches.id"], name="fk_transaction_returns_branch"
-        ),
+        vendor_reference("transaction_id", "transactions", "fk_transaction_returns_transaction"),
+        vendor_reference("branch_id", "branches", "fk_transaction_returns_branch"),
         CheckConstraint("amount >= 1", name="amount_positive"),
         CheckConstraint("points_reversed >= 0", name="reversed_not_negative"),
         CheckConstraint("points_unrecovered >= 0", name="unrecovered_not_negative"),
@@ -154,10 +139,8 @@ class CustomerMoment(VendorRow, Base):
 
     __tablename__ = "customer_moments"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_customer_moments"),
-        ForeignKeyConstraint(
-            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_customer_moments_customer"
-        ),
+        vendor_key("customer_moments"),
+        vendor_reference("customer_id", "customers", "fk_customer_moments_customer"),
         UniqueConstraint("vendor_id", "customer_id", "moment", "since", name="uq_customer_moments_occurrence"),
         CheckConstraint(one_of("moment", Moment), name="moment_known"),
         CheckConstraint(one_of("state", MomentState), name="state_known"),

@@ -21,7 +21,6 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
-    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -30,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key
 
 
 class EventType(StrEnum):
@@ -72,7 +71,7 @@ events = Table(
     Column("created_at", DateTimeUTC(timezone=True), nullable=False),
     Column("customer_id", BigInteger, nullable=True),
     Column("data", JSONB, nullable=False),
-    PrimaryKeyConstraint("vendor_id", "id", name="pk_events"),
+    vendor_key("events"),
     Index("ix_events_vendor_created", "vendor_id", "created_at"),
     # Every till write inserts an event, so each index here is paid per purchase and per verify
     # (EVENT-10). Only `customer.*` events are scrubbed on anonymization: the customer index holds
@@ -90,7 +89,7 @@ class WebhookEndpoint(VendorRow, Base):
     last success, from which the 3-day disabling is counted."""
 
     __tablename__ = "webhook_endpoints"
-    __table_args__ = (PrimaryKeyConstraint("vendor_id", "id", name="pk_webhook_endpoints"),)
+    __table_args__ = (vendor_key("webhook_endpoints"),)
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     url: Mapped[str] = mapped_column(Text)
@@ -110,7 +109,7 @@ class WebhookDelivery(VendorRow, Base):
 
     __tablename__ = "webhook_deliveries"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_webhook_deliveries"),
+        vendor_key("webhook_deliveries"),
         ForeignKeyConstraint(
             ["vendor_id", "endpoint_id"],
             ["webhook_endpoints.vendor_id", "webhook_endpoints.id"],

@@ -13,7 +13,6 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     LargeBinary,
-    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
@@ -21,7 +20,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key
 
 
 class IdentityState(StrEnum):
@@ -39,7 +38,7 @@ class WalletIdentity(VendorRow, Base):
 
     __tablename__ = "wallet_identities"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_wallet_identities"),
+        vendor_key("wallet_identities"),
         UniqueConstraint("vendor_id", name="uq_wallet_identities_vendor"),
         CheckConstraint(one_of("state", IdentityState), name="state_known"),
         CheckConstraint(
@@ -65,7 +64,7 @@ class PassBrandingRow(VendorRow, Base):
 
     __tablename__ = "pass_brandings"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_pass_brandings"),
+        vendor_key("pass_brandings"),
         UniqueConstraint("vendor_id", name="uq_pass_brandings_vendor"),
     )
 
@@ -102,7 +101,7 @@ class SuppressionRelease(VendorRow, Base):
 
     __tablename__ = "email_suppression_releases"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_email_suppression_releases"),
+        vendor_key("email_suppression_releases"),
         UniqueConstraint("vendor_id", "email", name="uq_email_suppression_releases"),
     )
 
@@ -124,7 +123,7 @@ class CardMail(VendorRow, Base):
 
     __tablename__ = "card_mails"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_card_mails"),
+        vendor_key("card_mails"),
         UniqueConstraint("vendor_id", "message_id", name="uq_card_mails_message_id"),
         CheckConstraint(one_of("status", MailStatus), name="status_known"),
     )
@@ -150,7 +149,7 @@ class CardSendCooldown(VendorRow, Base):
 
     __tablename__ = "card_send_cooldowns"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_card_send_cooldowns"),
+        vendor_key("card_send_cooldowns"),
         UniqueConstraint("vendor_id", "customer_id", name="uq_card_send_cooldowns_customer"),
     )
 

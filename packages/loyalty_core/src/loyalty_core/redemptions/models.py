@@ -10,17 +10,15 @@ from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
     BigInteger,
     CheckConstraint,
-    ForeignKeyConstraint,
     Index,
     Integer,
-    PrimaryKeyConstraint,
     String,
     UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
 
 
 class StoredStatus(StrEnum):
@@ -34,16 +32,12 @@ class StoredStatus(StrEnum):
 class Redemption(VendorRow, Base):
     __tablename__ = "redemptions"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_redemptions"),
+        vendor_key("redemptions"),
         UniqueConstraint("vendor_id", "confirmation_code", name="uq_redemptions_vendor_code"),
         # keys are per vendor (one key, one redemption); NULL keys (counter gifts) never collide
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_redemptions_vendor_idempotency_key"),
-        ForeignKeyConstraint(
-            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_redemptions_vendor_customer"
-        ),
-        ForeignKeyConstraint(
-            ["vendor_id", "branch_id"], ["branches.vendor_id", "branches.id"], name="fk_redemptions_vendor_branch"
-        ),
+        vendor_reference("customer_id", "customers", "fk_redemptions_vendor_customer"),
+        vendor_reference("branch_id", "branches", "fk_redemptions_vendor_branch"),
         CheckConstraint(one_of("status", StoredStatus), name="status_known"),
         CheckConstraint("points_deducted >= 1", name="points_positive"),
         # a reward's per-customer limit and the reward list's customer_redemptions count one

@@ -13,14 +13,13 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Integer,
-    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
 
 
 class RewardType(StrEnum):
@@ -43,12 +42,10 @@ class Reward(VendorRow, Base):
 
     __tablename__ = "rewards"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_rewards"),
+        vendor_key("rewards"),
         # NULL keys never collide, so rewards made without a key are unconstrained
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_rewards_vendor_idempotency_key"),
-        ForeignKeyConstraint(
-            ["vendor_id", "product_id"], ["products.vendor_id", "products.id"], name="fk_rewards_vendor_product"
-        ),
+        vendor_reference("product_id", "products", "fk_rewards_vendor_product"),
         CheckConstraint(one_of("type", RewardType), name="type_known"),
         CheckConstraint(one_of("status", RewardStatus), name="status_known"),
         CheckConstraint("point_cost >= 1", name="point_cost_positive"),
@@ -108,7 +105,7 @@ class RewardBranch(VendorRow, Base):
 
     __tablename__ = "reward_branches"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_reward_branches"),
+        vendor_key("reward_branches"),
         UniqueConstraint("vendor_id", "reward_id", "branch_id", name="uq_reward_branches_vendor_reward_branch"),
         ForeignKeyConstraint(
             ["vendor_id", "reward_id"],
@@ -116,9 +113,7 @@ class RewardBranch(VendorRow, Base):
             name="fk_reward_branches_vendor_reward",
             ondelete="CASCADE",
         ),
-        ForeignKeyConstraint(
-            ["vendor_id", "branch_id"], ["branches.vendor_id", "branches.id"], name="fk_reward_branches_vendor_branch"
-        ),
+        vendor_reference("branch_id", "branches", "fk_reward_branches_vendor_branch"),
     )
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)

@@ -11,7 +11,6 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     ForeignKey,
-    ForeignKeyConstraint,
     Integer,
     String,
     UniqueConstraint,
@@ -19,7 +18,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, one_of, vendor_reference
 from loyalty_core.tenancy.prefixes import PATTERN, default_prefix
 
 
@@ -89,13 +88,7 @@ class ApiClient(Base):
     """An OAuth client. ``client_id`` is its public name; only a hash of the secret is kept."""
 
     __tablename__ = "api_clients"
-    __table_args__ = (
-        ForeignKeyConstraint(
-            ["vendor_id", "default_branch_id"],
-            ["branches.vendor_id", "branches.id"],
-            name="fk_api_clients_default_branch",
-        ),
-    )
+    __table_args__ = (vendor_reference("default_branch_id", "branches", "fk_api_clients_default_branch"),)
 
     client_id: Mapped[str] = mapped_column(String(64), unique=True)
     secret_hash: Mapped[str] = mapped_column(String(128))

@@ -14,14 +14,13 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
-    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
 
 
 class VoucherStatus(StrEnum):
@@ -34,11 +33,9 @@ class VoucherStatus(StrEnum):
 class Voucher(VendorRow, Base):
     __tablename__ = "vouchers"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_vouchers"),
+        vendor_key("vouchers"),
         UniqueConstraint("vendor_id", "code", name="uq_vouchers_vendor_code"),
-        ForeignKeyConstraint(
-            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_vouchers_vendor_customer"
-        ),
+        vendor_reference("customer_id", "customers", "fk_vouchers_vendor_customer"),
         CheckConstraint(one_of("status", VoucherStatus), name="status_known"),
         # the admin list of one customer's vouchers
         Index("ix_vouchers_vendor_customer", "vendor_id", "customer_id"),
@@ -65,7 +62,7 @@ class VoucherBranch(VendorRow, Base):
 
     __tablename__ = "voucher_branches"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_voucher_branches"),
+        vendor_key("voucher_branches"),
         UniqueConstraint("vendor_id", "voucher_id", "branch_id", name="uq_voucher_branches_vendor_voucher_branch"),
         ForeignKeyConstraint(
             ["vendor_id", "voucher_id"],
@@ -73,9 +70,7 @@ class VoucherBranch(VendorRow, Base):
             name="fk_voucher_branches_vendor_voucher",
             ondelete="CASCADE",
         ),
-        ForeignKeyConstraint(
-            ["vendor_id", "branch_id"], ["branches.vendor_id", "branches.id"], name="fk_voucher_branches_vendor_branch"
-        ),
+        vendor_reference("branch_id", "branches", "fk_voucher_branches_vendor_branch"),
     )
 
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)

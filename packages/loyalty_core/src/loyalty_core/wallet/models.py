@@ -11,26 +11,22 @@ from sqlalchemy import (
     BigInteger,
     CheckConstraint,
     ForeignKey,
-    ForeignKeyConstraint,
     Index,
-    PrimaryKeyConstraint,
     String,
     UniqueConstraint,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
 
 
 class Wallet(VendorRow, Base):
     __tablename__ = "wallets"
     __table_args__ = (
         UniqueConstraint("vendor_id", "customer_id", name="uq_wallets_vendor_customer"),
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_wallets"),
-        ForeignKeyConstraint(
-            ["vendor_id", "customer_id"], ["customers.vendor_id", "customers.id"], name="fk_wallets_customer"
-        ),
+        vendor_key("wallets"),
+        vendor_reference("customer_id", "customers", "fk_wallets_customer"),
         CheckConstraint("balance >= 0", name="never_negative"),
     )
 
@@ -65,10 +61,8 @@ class LedgerEntry(VendorRow, Base):
 
     __tablename__ = "ledger_entries"
     __table_args__ = (
-        ForeignKeyConstraint(
-            ["vendor_id", "wallet_id"], ["wallets.vendor_id", "wallets.id"], name="fk_ledger_entries_wallet"
-        ),
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_ledger_entries"),
+        vendor_reference("wallet_id", "wallets", "fk_ledger_entries_wallet"),
+        vendor_key("ledger_entries"),
         CheckConstraint(one_of("type", EntryType), name="type_known"),
         CheckConstraint(one_of("causer_type", CauserType), name="causer_known"),
         CheckConstraint("running_balance >= 0", name="never_negative"),
@@ -103,13 +97,9 @@ class PointLot(VendorRow, Base):
 
     __tablename__ = "point_lots"
     __table_args__ = (
-        PrimaryKeyConstraint("vendor_id", "id", name="pk_point_lots"),
-        ForeignKeyConstraint(
-            ["vendor_id", "wallet_id"], ["wallets.vendor_id", "wallets.id"], name="fk_point_lots_wallet"
-        ),
-        ForeignKeyConstraint(
-            ["vendor_id", "entry_id"], ["ledger_entries.vendor_id", "ledger_entries.id"], name="fk_point_lots_entry"
-        ),
+        vendor_key("point_lots"),
+        vendor_reference("wallet_id", "wallets", "fk_point_lots_wallet"),
+        vendor_reference("entry_id", "ledger_entries", "fk_point_lots_entry"),
         CheckConstraint("remaining >= 0 AND remaining <= points", name="remaining_in_range"),
         Index("ix_point_lots_wallet_open", "wallet_id", "expires_at", postgresql_where=text("remaining > 0")),
         # the expiry job's lots (``expires_at <= now`` implies not NULL): a lot that never ends costs
