@@ -21,8 +21,31 @@ db-upgrade:
 db-revision MESSAGE:
     uv run --frozen python -m loyalty_api.revision -m "{{MESSAGE}}"
 
-# every suite: each package alone in its own environment, then the composed service
-test *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS) (test-client ARGS) (test-portal ARGS)
+# The suites wait on servers and browsers much of the time, so three lanes at once use the cores a
+# serial run leaves idle; each line is prefixed by its lane, and the run fails when any suite fails.
+
+# every suite, in three lanes at once: the packages alone, the composed service, the portal
+test *ARGS:
+    #!/usr/bin/env bash
+    set -uo pipefail
+    lane() {
+        local name=$1 rc=0 recipe; shift
+        for recipe in "$@"; do
+            {{just_executable()}} --justfile {{justfile()}} "$recipe" {{ARGS}} 2>&1 | sed -u "s/^/[$name] /"
+            [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+        done
+        echo "[$name] lane finished: $([ $rc -eq 0 ] && echo passed || echo FAILED)"
+        return $rc
+    }
+    lane packages test-core test-wallet-pass test-client test-http & packages=$!
+    lane service test-api & service=$!
+    lane portal test-portal & portal=$!
+    status=0
+    for lane in $packages $service $portal; do wait "$lane" || status=1; done
+    exit $status
+
+# every suite one after another: each package alone in its own environment, then the composed service
+test-serial *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS) (test-client ARGS) (test-portal ARGS)
 
 # the package suites run in environments of their own under .venvs/ (VIRTUAL_ENV is dropped: uv
 # would warn that it names another environment)
