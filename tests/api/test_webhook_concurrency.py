@@ -22,9 +22,10 @@ from loyalty_api.webhook_secrets import WebhookSealer
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.events.addresses import system_resolver
-from tests.api.test_webhooks import ENDPOINTS, hooks_tenant
 from tests.support.receiver import Receiver, receiver
 from tests.support.service import ADMIN
+from tests.support.service_webhooks import hooks_tenant
+from tests.support.webhooks import ENDPOINTS
 
 
 @pytest.fixture

@@ -23,9 +23,10 @@ from loyalty_api.webhook_delivery import Sender
 from loyalty_core.events.deliveries import LEASE
 from tests.support.receiver import Received, receiver
 from tests.support.service import ADMIN
+from tests.support.service_webhooks import hooks_client, hooks_tenant, token_of
 from tests.support.tls_receiver import tls_receiver
+from tests.support.webhooks import ENDPOINTS
 
-ENDPOINTS = "/api/v1/webhook-endpoints"
 RUN = "/admin/v1/jobs/webhook-deliveries/run"
 DOCS = Path(__file__).parents[2] / "docs" / "webhooks.md"
 AT = datetime(2033, 3, 1, 9, 0, tzinfo=UTC)
@@ -37,36 +38,6 @@ def docs_verifier() -> Any:
     scope: dict[str, Any] = {}
     exec(compile(code, str(DOCS), "exec"), scope)
     return scope["verify_webhook"]
-
-
-async def token_of(client: AsyncTestClient[Litestar], made: dict[str, Any]) -> dict[str, str]:
-    token = await client.post(
-        "/oauth/token",
-        data={
-            "grant_type": "client_credentials",
-            "client_id": made["client_id"],
-            "client_secret": made["client_secret"],
-        },
-    )
-    return {"Authorization": f"Bearer {token.json()['access_token']}"}
-
-
-async def hooks_client(client: AsyncTestClient[Litestar]) -> dict[str, Any]:
-    async def admin(path: str, body: dict[str, Any]) -> dict[str, Any]:
-        made = await client.post(path, json=body, headers=ADMIN)
-        assert made.status_code == 201, made.text
-        data: dict[str, Any] = made.json()["data"]
-        return data
-
-    plan = await admin("/admin/v1/plans", {"name": "hooks"})
-    vendor = await admin("/admin/v1/vendors", {"name": "hooks", "plan_id": plan["id"]})
-    return await admin(
-        f"/admin/v1/vendors/{vendor['id']}/clients", {"name": "crm", "scopes": ["read", "write", "webhooks"]}
-    )
-
-
-async def hooks_tenant(client: AsyncTestClient[Litestar]) -> dict[str, str]:
-    return await token_of(client, await hooks_client(client))
 
 
 async def set_clock(client: AsyncTestClient[Litestar], at: datetime) -> None:
