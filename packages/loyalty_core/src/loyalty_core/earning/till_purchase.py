@@ -13,7 +13,8 @@ Two round trips for a new purchase, whatever its lines and rules:
    purchases never pass the hard limit), credits the wallet, writes the entry, its lot, the
    transaction, its lines, the moments it paid and its ``transaction.created`` event (EVENT-1),
    each step only when the meter admitted it; pipelined with ``COMMIT``, so the meter's row is held
-   only for the commit.
+   only for the commit. ``ledger_writes.posting_statement`` builds it: the meter before the
+   posting, gating it, the transaction's rows after it.
 Refusals raise before step 2, which writes nothing. A replay writes nothing and is never metered.
 """
 
@@ -52,7 +53,7 @@ from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import entry_params, posting_ctes
+from loyalty_core.wallet.ledger_writes import entry_params, posting_statement
 from loyalty_core.wallet.models import CauserType, EntryType
 
 
@@ -103,15 +104,21 @@ _DRAWN_IDS = """jsonb_set(
     ), '[]'::jsonb))"""
 
 # Every write below hangs off ``ok``, the meter's admission: refused, the statement writes nothing.
-_WRITE = f"""
-WITH meter AS (
+_WRITE = posting_statement(
+    before=(
+        """meter AS (
     INSERT INTO transaction_meters AS tm (vendor_id, period, used)
     SELECT %(v)s, %(period)s, 1 WHERE %(metered)s
     ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + 1 WHERE tm.used < %(hard)s
     RETURNING 1
-), ok AS (
+)""",
+        """ok AS (
     SELECT 1 AS go WHERE NOT %(metered)s OR EXISTS (SELECT 1 FROM meter)
-), {posting_ctes(gate="EXISTS (SELECT 1 FROM ok)")}, t AS (
+)""",
+    ),
+    gate="EXISTS (SELECT 1 FROM ok)",
+    after=(
+        """t AS (
     INSERT INTO transactions
         (id, vendor_id, customer_id, idempotency_key, total_amount, description, external_reference, branch_id,
          points_earned, rules_applied, ledger_entry_id, created_at, updated_at)
@@ -119,7 +126,8 @@ WITH meter AS (
            %(amount)s, %(rules)s, (SELECT id FROM ledger_entry), %(now)s, %(now)s
     FROM ok
     RETURNING id
-), lines AS (
+)""",
+        """lines AS (
     INSERT INTO transaction_items
         (id, vendor_id, transaction_id, position, name, sku, quantity, unit_price, line_total, category,
          created_at, updated_at)
@@ -128,7 +136,8 @@ WITH meter AS (
     FROM t, unnest(%(names)s::text[], %(skus)s::text[], %(qtys)s::int[], %(prices)s::int[], %(cats)s::text[])
          WITH ORDINALITY AS i(name, sku, qty, price, cat, n)
     RETURNING id, position
-), moments AS (
+)""",
+        f"""moments AS (
     INSERT INTO customer_moments AS cm
         (id, vendor_id, customer_id, moment, since, state, transaction_id, created_at, updated_at)
     SELECT nextval('customer_moments_id_seq'), %(v)s, %(c)s, m.moment, m.since, '{MomentState.PAID}', t.id,
@@ -137,11 +146,13 @@ WITH meter AS (
     ON CONFLICT (vendor_id, customer_id, moment, since) DO UPDATE
     SET state = '{MomentState.PAID}', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
     WHERE cm.state = '{MomentState.DUE}'
-), {event_ctes("purchase_event", source="t", data=_DRAWN_IDS, customer="CAST(%(c)s AS bigint)")}
-SELECT t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids,
+)""",
+        event_ctes("purchase_event", source="t", data=_DRAWN_IDS, customer="CAST(%(c)s AS bigint)"),
+    ),
+    select=f"""t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids,
        {deliveries_of("purchase_event")} AS deliveries
-FROM t
-"""
+FROM t""",
+)
 
 
 _ATTEMPTS = 5

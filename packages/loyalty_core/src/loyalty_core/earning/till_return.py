@@ -14,7 +14,8 @@ Two round trips for a new return:
    takes its points from the lots that expire first, writes the return, moves the purchase's
    totals and records ``transaction.returned`` (EVENT-2: the purchase, read in round trip 1 under
    its lock, with its new totals and the return under ``return``); with ``COMMIT`` (each attempt
-   is one ``transaction()``, a savepoint inside a caller's).
+   is one ``transaction()``, a savepoint inside a caller's). The ledger's one writer builds that
+   statement (``ledger_writes.posting_statement``), the return's rows after its posting.
 Refusals raise before step 2, which writes nothing. Returns are not metered. Lots whose end has
 passed are expired first by the same statement (LEDGER-9) and never taken back, so a return takes
 only what the customer could still spend.
@@ -48,7 +49,7 @@ from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, entry_params, posting_ctes
+from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, entry_params, posting_statement
 from loyalty_core.wallet.models import CauserType, EntryType
 
 RETURN_REASON = "return"
@@ -127,28 +128,30 @@ LEFT JOIN transaction_returns r ON r.vendor_id = %(v)s AND r.idempotency_key = %
 LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.external_id = %(b)s
 """
 
-_WRITE = f"""
-WITH {posting_ctes()}, ret AS (
+_WRITE = posting_statement(
+    after=(
+        """ret AS (
     INSERT INTO transaction_returns
         (id, vendor_id, transaction_id, idempotency_key, amount, items, reason, branch_id, points_reversed,
          points_unrecovered, ledger_entry_id, created_at, updated_at)
     VALUES (nextval('transaction_returns_id_seq'), %(v)s, %(t)s, %(k)s, %(returned)s, %(items)s, %(why)s, %(bid)s,
             %(taken)s, %(short)s, (SELECT id FROM ledger_entry), %(now)s, %(now)s)
     RETURNING id
-), totals AS (
+)""",
+        """totals AS (
     UPDATE transactions
     SET returned_amount = returned_amount + %(returned)s, points_reversed = points_reversed + %(taken)s,
         updated_at = %(now)s
     WHERE vendor_id = %(v)s AND id = %(t)s
-), {
-    event_ctes(
-        "return_event",
-        source="ret",
-        data="jsonb_set(CAST(%(return_event_data)s AS jsonb), '{return,id}', to_jsonb(ret.id))",
-    )
-}
-SELECT id, {deliveries_of("return_event", *LEDGER_EVENTS)} AS deliveries FROM ret
-"""
+)""",
+        event_ctes(
+            "return_event",
+            source="ret",
+            data="jsonb_set(CAST(%(return_event_data)s AS jsonb), '{return,id}', to_jsonb(ret.id))",
+        ),
+    ),
+    select=f"id, {deliveries_of('return_event', *LEDGER_EVENTS)} AS deliveries FROM ret",
+)
 
 
 async def till_return(

@@ -15,7 +15,9 @@ Two round trips for a new redemption, on the request's one connection:
    conditional update (racing redemptions never take it below 0) and, only when it was taken,
    writes the ``redeem`` entry, the lots it consumes (soonest-ending first), the balance, the
    redemption and its ``redemption.created`` event (EVENT-5). A new code that collides with an
-   existing one (ON CONFLICT) undoes the attempt, which then runs again with another code.
+   existing one (ON CONFLICT) undoes the attempt, which then runs again with another code. The
+   ledger's one writer builds that statement (``ledger_writes.posting_statement``): the stock take
+   goes before its posting and gates it, the redemption's rows after it.
 A refusal rolls back before step 2 and writes nothing, leaving its key free.
 """
 
@@ -48,21 +50,27 @@ from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, entry_params, posting_ctes
+from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, entry_params, posting_statement
 from loyalty_core.wallet.models import CauserType, EntryType
 
 REDEEM_REASON = "redemption"
 
 _KEY_LOCK = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('redemption:' || %(k)s))"
 
-_WRITE = f"""
-WITH stock AS (
+_WRITE = posting_statement(
+    before=(
+        """stock AS (
     UPDATE rewards SET remaining_stock = remaining_stock - 1, updated_at = %(now)s
     WHERE vendor_id = %(v)s AND id = %(r)s AND remaining_stock > 0 AND %(limited)s
     RETURNING id
-), go AS (
+)""",
+        """go AS (
     SELECT 1 AS ok WHERE NOT %(limited)s OR EXISTS (SELECT 1 FROM stock)
-), {posting_ctes(gate="EXISTS (SELECT 1 FROM go)")}, made AS (
+)""",
+    ),
+    gate="EXISTS (SELECT 1 FROM go)",
+    after=(
+        f"""made AS (
     INSERT INTO redemptions
         (id, vendor_id, reward_id, customer_id, branch_id, confirmation_code, status, idempotency_key,
          points_deducted, remaining_balance, ledger_entry_id, taken_lots, reward_name, reward_type,
@@ -74,15 +82,15 @@ WITH stock AS (
     FROM ledger_entry e
     ON CONFLICT (vendor_id, confirmation_code) DO NOTHING
     RETURNING id
-), {
-    event_ctes(
-        "redeem_event",
-        source="made",
-        data="jsonb_set(CAST(%(redeem_event_data)s AS jsonb), '{redemption_id}', to_jsonb(made.id))",
-    )
-}
-SELECT (SELECT ok FROM go), (SELECT id FROM made), {deliveries_of("redeem_event", *LEDGER_EVENTS)}
-"""
+)""",
+        event_ctes(
+            "redeem_event",
+            source="made",
+            data="jsonb_set(CAST(%(redeem_event_data)s AS jsonb), '{redemption_id}', to_jsonb(made.id))",
+        ),
+    ),
+    select=f"(SELECT ok FROM go), (SELECT id FROM made), {deliveries_of('redeem_event', *LEDGER_EVENTS)}",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,13 +3,14 @@ here, whichever path makes it (a till's adjustment, purchase or redemption; the 
 give and merge; the expiry job), so one place keeps the invariant: balance = sum of the wallet's
 ledger amounts = the last entry's running balance >= 0, and the open lots hold the balance.
 
-:func:`posting_ctes` is SQL text: the CTEs that move the balance, write the entry, open its lots
-(credit) and take points from the lots it names (debit, as ``ledger.take`` chose them,
-soonest-ending first). A caller embeds it in its own ``WITH`` beside its own rows (a purchase writes
-its transaction and lines, a redemption its row) and may gate every write on a condition of its own
-(a redemption's stock take, a purchase's plan meter): when the gate is false nothing is written.
-The entry is the CTE ``ledger_entry`` (columns :data:`ENTRY_COLUMNS`) for the caller's rows to
-point at. :func:`entry_params` fills its parameters.
+:func:`posting_statement` builds every statement that posts an entry, and is the only thing that
+can: the posting's CTEs (private here) move the balance, write the entry, open its lots (credit) and
+take points from the lots it names (debit, as ``ledger.take`` chose them, soonest-ending first). A
+caller's own rows ride in the same statement, as CTEs before the posting (those its gate reads: a
+redemption's stock take, a purchase's plan meter) and after it (a purchase's transaction and lines,
+a redemption's row, pointing at the entry), and the statement's final ``SELECT`` is the caller's.
+When the gate is false nothing is written. The entry is the CTE ``ledger_entry`` (columns
+:data:`ENTRY_COLUMNS`) for the caller's rows to point at. :func:`entry_params` fills its parameters.
 
 The same statement records the entries' events (EVENT-3, EVENT-4): ``points.expired`` for the
 expire entry a debit writes first, always, and the caller's event for its own entry when it names
@@ -49,7 +50,7 @@ ENTRY_COLUMNS = "id, wallet_id, type, amount, running_balance, reason, causer_ty
 
 
 LEDGER_EVENTS = ("ledger_expired_event", "ledger_entry_event")
-"""The events :func:`posting_ctes` may record, for ``deliveries_of``."""
+"""The events the posting may record, for ``deliveries_of``."""
 
 _DRAWN = "CAST(%({name}_data)s AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)"
 
@@ -63,7 +64,7 @@ def _entry_event(name: str, entry: str, gate: str = "") -> str:
     )
 
 
-def posting_ctes(*, gate: str = "true") -> str:
+def _posting_ctes(*, gate: str) -> str:
     """The CTEs that post one entry on wallet ``%(w)s`` of vendor ``%(v)s``, when ``gate`` (SQL of
     the caller's, over its own CTEs) holds. A zero amount writes nothing."""
     # A debit first expires the lots whose end has passed (``%(expired)s`` points, 0 for none): an
@@ -103,6 +104,16 @@ def posting_ctes(*, gate: str = "true") -> str:
     }"""
 
 
+def posting_statement(*, before: Sequence[str] = (), gate: str = "true", after: Sequence[str] = (), select: str) -> str:
+    """``WITH <before>, <the posting>, <after> SELECT <select>``: each of ``before`` and ``after`` is
+    one or more of the caller's CTEs (``name AS (...)``), ``gate`` SQL over ``before`` that must hold
+    for anything to be written, ``select`` what follows the final ``SELECT``."""
+    # The order is the caller's and is kept: a CTE may only name those before it, and the text is a
+    # prepared statement's, so the same call builds the same text.
+    ctes = ", ".join((*before, _posting_ctes(gate=gate), *after))
+    return f"WITH {ctes}\nSELECT {select}"
+
+
 def entry_params(
     *,
     vendor_id: int,
@@ -119,9 +130,9 @@ def entry_params(
     expired: Sequence[Take] = (),
     event: EventType | None = None,
 ) -> dict[str, Any]:
-    """The parameters of :func:`posting_ctes`: a credit names the lots it opens (points, end), a
-    debit the points it takes from each lot and the lots past their end it expires first
-    (``ledger.due``); ``event``: the event of the entry itself, if it has one."""
+    """The parameters of the posting in :func:`posting_statement`: a credit names the lots it opens
+    (points, end), a debit the points it takes from each lot and the lots past their end it expires
+    first (``ledger.due``); ``event``: the event of the entry itself, if it has one."""
     points, ends = [], []
     for p, end in opened:
         points.append(p)
@@ -171,9 +182,7 @@ def _shown(
     return shown
 
 
-_POST = (
-    f"WITH {posting_ctes()}\nSELECT {ENTRY_COLUMNS}, {deliveries_of(*LEDGER_EVENTS)} AS deliveries FROM ledger_entry"
-)
+_POST = posting_statement(select=f"{ENTRY_COLUMNS}, {deliveries_of(*LEDGER_EVENTS)} AS deliveries FROM ledger_entry")
 
 
 async def write_entry(conn: AsyncConnection[Any], params: dict[str, Any]) -> tuple[LedgerEntry, int]:
