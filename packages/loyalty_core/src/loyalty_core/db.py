@@ -7,6 +7,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 import psycopg
+import psycopg._queries
 from advanced_alchemy.base import BigIntAuditBase
 from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
@@ -19,6 +20,7 @@ __all__ = [
     "REFERENCE_TABLES",
     "Base",
     "VendorRow",
+    "cache_long_statements",
     "driver_connection",
     "give_back_idle",
     "make_driver_pool",
@@ -148,6 +150,26 @@ def split_pool(size: int) -> tuple[int, int]:
     return max(1, size - till), till
 
 
+STATEMENT_CACHE_BYTES = 16_384
+STATEMENT_CACHE_PARAMS = 128
+
+
+def cache_long_statements() -> None:
+    """Let psycopg keep the conversion of statements up to :data:`STATEMENT_CACHE_BYTES` bytes and
+    :data:`STATEMENT_CACHE_PARAMS` parameters.
+
+    psycopg turns ``%(name)s`` placeholders into ``$n`` with a regular expression over the whole text
+    and keeps the result (an LRU of 128) only for statements of at most 4,096 bytes and 50 parameters,
+    its guard against one-off ORM statements. The till's writes are a fixed handful of longer ones
+    (a purchase carries its meter, ledger writes, lines and event in one round trip: about 7 kB), so
+    under that guard every execution parsed its text again: a tenth of a redemption's server CPU in a
+    profile. The LRU stays bounded, so a one-off long statement costs one slot for a while.
+    """
+    queries: Any = psycopg._queries  # the limits are module globals, read at each conversion
+    queries.MAX_CACHED_STATEMENT_LENGTH = max(queries.MAX_CACHED_STATEMENT_LENGTH, STATEMENT_CACHE_BYTES)
+    queries.MAX_CACHED_STATEMENT_PARAMS = max(queries.MAX_CACHED_STATEMENT_PARAMS, STATEMENT_CACHE_PARAMS)
+
+
 def make_driver_pool(engine: AsyncEngine, *, size: int, filled: bool) -> AsyncConnectionPool[AsyncConnection[Any]]:
     """A psycopg pool of ``size`` beside ``engine``'s, for the till's statements (docs/architecture.md,
     "Hot paths").
@@ -163,6 +185,7 @@ def make_driver_pool(engine: AsyncEngine, *, size: int, filled: bool) -> AsyncCo
     """
     url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
     lock_timeout = _lock_timeouts.get(engine.sync_engine, LOCK_TIMEOUT_MS)
+    cache_long_statements()
     return AsyncConnectionPool(
         url,
         min_size=size if filled else 1,

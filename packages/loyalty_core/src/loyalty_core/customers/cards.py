@@ -7,14 +7,13 @@ possibilities, so a code cannot be guessed from the ones a vendor has seen.
 from __future__ import annotations
 
 import re
-import secrets
-import string
 
 from loyalty_core.customers.models import IdentifierType
+from loyalty_core.random_text import UPPER_ALNUM, random_text
 
 CODE_LENGTH = 8
 MAX_CARDS_PER_CUSTOMER = 5
-ALPHABET = string.ascii_uppercase + string.digits
+ALPHABET = UPPER_ALNUM
 
 LOYALTY_CARD = IdentifierType.LOYALTY_CARD
 EMAIL = IdentifierType.EMAIL
@@ -29,7 +28,7 @@ _CODE = re.compile(r"[A-Za-z0-9]{8}")
 
 
 def new_code() -> str:
-    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+    return random_text(ALPHABET, CODE_LENGTH)
 
 
 def new_codes(count: int) -> list[str]:

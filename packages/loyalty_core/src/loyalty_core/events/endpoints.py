@@ -7,8 +7,6 @@ service. A rotation keeps the previous secret signing for a day, so receivers ca
 
 from __future__ import annotations
 
-import secrets
-import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -23,12 +21,12 @@ from loyalty_core.events import errors as e
 from loyalty_core.events.addresses import Resolver, check_url
 from loyalty_core.events.models import PING, DeliveryStatus, WebhookDelivery, WebhookEndpoint, events
 from loyalty_core.events.recording import RECORDED, new_event_id
+from loyalty_core.random_text import ALNUM, random_text
 from loyalty_core.tenancy.ceilings import lock_vendor
 
 MAX_ENDPOINTS = 10
 SECRET_PREFIX = "whsec_"
 ROTATION_OVERLAP = timedelta(hours=24)
-_ALPHABET = string.ascii_letters + string.digits
 
 
 class Sealer(Protocol):
@@ -45,7 +43,7 @@ def sealing_context(vendor_id: int) -> bytes:
 
 
 def new_secret() -> str:
-    return SECRET_PREFIX + "".join(secrets.choice(_ALPHABET) for _ in range(32))
+    return SECRET_PREFIX + random_text(ALNUM, 32)
 
 
 def signing_secrets(endpoint: WebhookEndpoint, sealer: Sealer, now: datetime) -> list[str]:

@@ -11,22 +11,20 @@ PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
 
 from __future__ import annotations
 
-import json
 import re
-import secrets
-import string
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.events.models import DeliveryStatus
+from loyalty_core.random_text import ALNUM, random_text
 
 ID_PREFIX = "evt_"
-_ALPHABET = string.ascii_letters + string.digits
 RECORDED = "events_recorded"
 """Set in ``session.info`` once a session recorded an event, so whoever commits it can wake the
 delivery worker."""
@@ -85,7 +83,7 @@ _ORM_TEXT = text("WITH " + re.sub(r"%\((\w+)\)s", r":\1", EVENT_CTE) + " SELECT 
 
 
 def new_event_id() -> str:
-    return ID_PREFIX + "".join(secrets.choice(_ALPHABET) for _ in range(24))
+    return ID_PREFIX + random_text(ALNUM, 24)
 
 
 def event_params(
@@ -122,7 +120,7 @@ _FIELDS = ("vendor_id", "id", "type", "at", "customer_id", "data")
 
 def dumps(data: Mapping[str, Any]) -> str:
     """An event's ``data`` as the statement's JSON parameter."""
-    return json.dumps(data, separators=(",", ":"))
+    return msgspec.json.encode(data).decode()
 
 
 async def record_event(

@@ -3,11 +3,9 @@ cryptographic source."""
 
 from __future__ import annotations
 
-import secrets
-import string
-
-ALPHABET = string.ascii_uppercase + string.digits
+from loyalty_core.random_text import UPPER_ALNUM as ALPHABET
+from loyalty_core.random_text import random_text
 
 
 def new_code(prefix: str) -> str:
-    return prefix + "-" + "".join(secrets.choice(ALPHABET) for _ in range(8))
+    return prefix + "-" + random_text(ALPHABET, 8)

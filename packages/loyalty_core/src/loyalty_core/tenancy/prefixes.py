@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import secrets
 import string
 from typing import Any
+
+from loyalty_core.random_text import random_text
 
 PATTERN = "^[A-Z]{4}$"
 
@@ -14,7 +15,7 @@ def prefix_for(name: str) -> str:
     letters = [c for c in name.upper() if "A" <= c <= "Z"]
     if len(letters) >= 4:
         return "".join(letters[:4])
-    return "".join(secrets.choice(string.ascii_uppercase) for _ in range(4))
+    return random_text(string.ascii_uppercase, 4)
 
 
 def default_prefix(context: Any) -> str:

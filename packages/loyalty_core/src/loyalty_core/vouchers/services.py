@@ -6,8 +6,6 @@ number of concurrent verifies exactly one spends the voucher.
 
 from __future__ import annotations
 
-import secrets
-import string
 from collections.abc import Sequence
 from datetime import date
 
@@ -20,6 +18,7 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
+from loyalty_core.random_text import UPPER_ALNUM, random_text
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.models import Branch
@@ -27,11 +26,9 @@ from loyalty_core.vouchers import errors as e
 from loyalty_core.vouchers.models import Voucher, VoucherBranch, VoucherStatus, shown_status
 from loyalty_core.vouchers.resources import VoucherBody
 
-_ALPHABET = string.ascii_uppercase + string.digits
-
 
 def new_code() -> str:
-    return "BON-" + "".join(secrets.choice(_ALPHABET) for _ in range(8))
+    return "BON-" + random_text(UPPER_ALNUM, 8)
 
 
 class VoucherService:
