@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loyalty_core.accounts.import_jobs import CustomerImport
+from loyalty_core.accounts.models import CustomerImport
 from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import CardBatch, ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
