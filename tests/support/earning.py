@@ -18,15 +18,15 @@ BORN = date(1990, 3, 1)
 
 
 def fixed(cid: int, points: int, **fields: object) -> CampaignTerms:
-    return CampaignTerms(cid, f"fixed {cid}", "fixed_points", points=points, **fields)  # type: ignore[arg-type]
+    return CampaignTerms(f"fixed {cid}", "fixed_points", id=cid, points=points, **fields)  # type: ignore[arg-type]
 
 
 def times(cid: int, multiplier: str, **fields: object) -> CampaignTerms:
-    return CampaignTerms(cid, f"x{multiplier}", "multiplier", multiplier=Decimal(multiplier), **fields)  # type: ignore[arg-type]
+    return CampaignTerms(f"x{multiplier}", "multiplier", id=cid, multiplier=Decimal(multiplier), **fields)  # type: ignore[arg-type]
 
 
 def per_sku(cid: int, points: int, *skus: str, **fields: object) -> CampaignTerms:
-    return CampaignTerms(cid, f"sku {cid}", "product_points", points=points, skus=frozenset(skus), **fields)  # type: ignore[arg-type]
+    return CampaignTerms(f"sku {cid}", "product_points", id=cid, points=points, skus=frozenset(skus), **fields)  # type: ignore[arg-type]
 
 
 def moment(cid: int, which: str, points: int, **fields: object) -> CampaignTerms:

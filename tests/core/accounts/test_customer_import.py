@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from loyalty_core.accounts import import_jobs
 from loyalty_core.accounts.import_file import COLUMNS, ImportFileRefused
-from loyalty_core.accounts.import_jobs import CustomerImport, ImportJobs, dry_run, run_import
+from loyalty_core.accounts.import_jobs import ImportJobs, dry_run, run_import
+from loyalty_core.accounts.models import CustomerImport
 from loyalty_core.clock import FixedClock
 from loyalty_core.db import make_sessionmaker
 from tests.support.vendors import make_vendor

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loyalty_core.accounts.import_jobs import CustomerImport
+from loyalty_core.accounts.models import CustomerImport
 from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import CardBatch, ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
@@ -24,10 +24,9 @@ from loyalty_core.staff.models import PortalSession, SignInFailure, User
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
 from loyalty_core.wallet.models import Wallet
-from loyalty_core.wallet.rollups import LEDGER_ID_RANGES, ledger_totals, ledger_totals_overall, ledger_totals_watermark
+from loyalty_core.wallet.rollups import ledger_totals, ledger_totals_overall, ledger_totals_watermark
 
 __all__ = [
-    "LEDGER_ID_RANGES",
     "RECENT_PURCHASES",
     "ApiClient",
     "Base",

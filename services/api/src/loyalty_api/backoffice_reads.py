@@ -87,7 +87,7 @@ def _read(actions: Any, verb: str, what: str, path: Callable[[argparse.Namespace
     )
     parser.add_argument("--url", help="the service's address (default LOYALTY_PUBLIC_URL)")
     parser.add_argument("--json", action="store_true", help="print the answer's data as JSON")
-    parser.set_defaults(run=lambda settings, args, send=None: _show_one(settings, args, send, path(args)))
+    parser.set_defaults(run=lambda settings, args, send=None: _print_answer(settings, args, send, path(args), _fields))
     return parser
 
 
@@ -115,39 +115,39 @@ def _list(
     def run(settings: Settings, args: argparse.Namespace, send: backoffice.Send | None = None) -> int:
         query = {"page": args.page, "per_page": args.per_page}
         query.update({f: getattr(args, f) for f in filters if getattr(args, f) is not None})
-        return _show_page(settings, args, send, f"{path(args)}?{urlencode(query)}", COLUMNS[area])
+        columns = COLUMNS[area]
+        return _print_answer(settings, args, send, f"{path(args)}?{urlencode(query)}", lambda d: _page(columns, d))
 
     parser.set_defaults(run=run)
     return parser
 
 
-def _show_one(settings: Settings, args: argparse.Namespace, send: backoffice.Send | None, path: str) -> int:
-    status, data = backoffice.request(settings, args, send, "GET", path, None)
-    if status != 0:
-        return status
-    if args.json:
-        print(json.dumps(data, indent=2))
-        return 0
-    width = max((len(k) for k in data), default=0)
-    for key, value in data.items():
-        print(f"{key.ljust(width)}  {cell(value)}")
-    return 0
-
-
-def _show_page(
-    settings: Settings, args: argparse.Namespace, send: backoffice.Send | None, path: str, columns: Sequence[str]
+def _print_answer(
+    settings: Settings,
+    args: argparse.Namespace,
+    send: backoffice.Send | None,
+    path: str,
+    text: Callable[[dict[str, Any]], list[str]],
 ) -> int:
+    """One GET, printed as ``--json`` asks (the answer's data) or as ``text`` lays it out for a person."""
     status, data = backoffice.request(settings, args, send, "GET", path, None)
     if status != 0:
         return status
-    if args.json:
-        print(json.dumps(data, indent=2))
-        return 0
-    items, meta = data.get("data", []), data.get("meta", {})
-    for line in table(columns, items):
+    lines = [json.dumps(data, indent=2)] if args.json else text(data)
+    for line in lines:
         print(line)
-    print(f"page {meta.get('current_page')} of {meta.get('last_page')}, {meta.get('total')} in all")
     return 0
+
+
+def _fields(data: dict[str, Any]) -> list[str]:
+    width = max((len(k) for k in data), default=0)
+    return [f"{key.ljust(width)}  {cell(value)}" for key, value in data.items()]
+
+
+def _page(columns: Sequence[str], data: dict[str, Any]) -> list[str]:
+    items, meta = data.get("data", []), data.get("meta", {})
+    last = f"page {meta.get('current_page')} of {meta.get('last_page')}, {meta.get('total')} in all"
+    return [*table(columns, items), last]
 
 
 def cell(value: Any) -> str:

@@ -9,8 +9,7 @@ customer gets at most one opening balance, however often an import runs.
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
@@ -48,4 +47,4 @@ class OpeningBalances:
             causer=self._causer,
             expire_after_days=self._expire_after_days,
         )
-        return dataclasses.replace(customer, balance=done.entry.running_balance)
+        return msgspec.structs.replace(customer, balance=done.entry.running_balance)

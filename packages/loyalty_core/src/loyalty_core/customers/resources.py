@@ -6,11 +6,12 @@ while the writes take the snake_case names: the public API has always answered s
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from loyalty_core.customers.views import CustomerView
+if TYPE_CHECKING:  # the view extends this module's CustomerProfile
+    from loyalty_core.customers.views import CustomerView
 
 
 class Identifier(msgspec.Struct):
@@ -19,10 +20,10 @@ class Identifier(msgspec.Struct):
     active: bool
 
 
-class Customer(msgspec.Struct, omit_defaults=True):
-    """The customer resource. A closed (merged) account also has ``merged_into_id``; other customers
-    do not carry the field."""
-
+# the resource's fields up to the card scanned, in the order it shows them; the read model
+# (``views.CustomerView``) holds them through this one declaration too. No docstring: a schema
+# would take it for its description
+class CustomerProfile(msgspec.Struct, frozen=True):
     id: int
     first_name: str | None
     last_name: str | None
@@ -36,6 +37,12 @@ class Customer(msgspec.Struct, omit_defaults=True):
     marketing_consent: bool = msgspec.field(name="marketingConsent")
     marketing_consent_statement_version: str | None = msgspec.field(name="marketingConsentStatementVersion")
     loyalty_card_code: str | None
+
+
+class Customer(CustomerProfile, frozen=True, omit_defaults=True):
+    """The customer resource. A closed (merged) account also has ``merged_into_id``; other customers
+    do not carry the field."""
+
     identifiers: list[Identifier]
     is_deactivated: bool
     balance: int

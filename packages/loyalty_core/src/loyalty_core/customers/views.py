@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, literal_column, select
@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from loyalty_core.customers import cards
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.resources import CustomerProfile
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,24 +26,9 @@ class IdentifierView:
     active: bool
 
 
-@dataclass(frozen=True, slots=True)
-class CustomerView:
+class CustomerView(CustomerProfile, frozen=True):
     """The customer resource (CUSTOMER-8), plus what the admin API shows of consent."""
 
-    id: int
-    vendor_id: int
-    first_name: str | None
-    last_name: str | None
-    email: str | None
-    phone: str | None
-    date_of_birth: date | None
-    customer_since: date
-    external_id: str | None
-    locale: str
-    status: str
-    marketing_consent: bool
-    marketing_consent_statement_version: str | None
-    loyalty_card_code: str | None
     identifiers: tuple[IdentifierView, ...]
     balance: int
     merged_into_id: int | None
@@ -52,6 +38,7 @@ class CustomerView:
     consent_recorded_by: str | None
     created_at: datetime
     updated_at: datetime
+    vendor_id: int
 
     @property
     def is_deactivated(self) -> bool:

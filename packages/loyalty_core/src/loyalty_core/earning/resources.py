@@ -9,7 +9,7 @@ from datetime import datetime
 import msgspec
 
 from loyalty_core.earning.return_reads import ReturnView
-from loyalty_core.earning.till_purchase_reads import Item, TransactionView
+from loyalty_core.earning.till_purchase_reads import Item, Purchase, TransactionView
 from loyalty_core.tenancy.resources import BranchShown
 
 
@@ -34,13 +34,7 @@ class RuleApplied(msgspec.Struct):
     line_breakdown: list[LineAwardShown] | None
 
 
-class Transaction(msgspec.Struct):
-    id: int
-    customer_id: int
-    idempotency_key: str
-    total_amount: int
-    description: str | None
-    external_reference: str | None
+class Transaction(Purchase, frozen=True):
     branch: BranchShown | None
     created_at: datetime
     points_earned: int

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from datetime import date
-from decimal import Decimal
 from typing import Generic, TypeVar
 
 from sqlalchemy import delete, func, select, update
@@ -19,7 +17,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.earning import errors as e
 from loyalty_core.earning import validation
 from loyalty_core.earning.models import Campaign, EarnRule
-from loyalty_core.earning.terms import CampaignTerms, EarnRuleData, Family
+from loyalty_core.earning.terms import CampaignData, CampaignTerms, EarnRuleData, Family
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import BranchNotFound
@@ -31,28 +29,6 @@ FEATURE_OF_FAMILY: dict[str, str] = {
     Family.CUSTOMER_MOMENT: "feature_customer_moments",
 }
 """EARN-12: campaigns, and customer-moment campaigns, are features of a plan."""
-
-
-@dataclass(frozen=True, slots=True)
-class CampaignData:
-    """A whole campaign as created; None leaves a field unset (the documented defaults otherwise)."""
-
-    name: str
-    kind: str
-    family: str = Family.TRANSACTION
-    moment: str | None = None
-    multiplier: Decimal | None = None
-    points: int | None = None
-    skus: tuple[str, ...] | None = None
-    max_points_per_transaction: int | None = None
-    window_days: int | None = None
-    inactive_days: int | None = None
-    combinable: bool = False
-    min_transaction_amount: int = 0
-    starts_on: date | None = None
-    ends_on: date | None = None
-    branches: tuple[str, ...] | None = None
-    active: bool = True
 
 
 @dataclass(frozen=True, slots=True)

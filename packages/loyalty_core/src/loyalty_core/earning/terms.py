@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from enum import StrEnum
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 
 class Family(StrEnum):
@@ -99,19 +99,21 @@ class EarnRuleTerms(EarnRuleData):
     id: int = field(kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
-class CampaignTerms:
-    """A campaign as the admin API holds it; the fields its kind and moment do
-    not use are None."""
+Names = TypeVar("Names", tuple[str, ...], frozenset[str])
+"""How a campaign holds its SKUs and branches: as listed when it is created, as a set to score."""
 
-    id: int
+
+@dataclass(frozen=True, slots=True)
+class CampaignFields(Generic[Names]):
+    """A campaign's settings; the fields its kind and moment do not use are None."""
+
     name: str
     kind: str
     family: str = Family.TRANSACTION
     moment: str | None = None
     multiplier: Decimal | None = None
     points: int | None = None
-    skus: frozenset[str] | None = None
+    skus: Names | None = None
     max_points_per_transaction: int | None = None
     window_days: int | None = None
     inactive_days: int | None = None
@@ -119,7 +121,21 @@ class CampaignTerms:
     min_transaction_amount: int = 0
     starts_on: date | None = None
     ends_on: date | None = None
-    branches: frozenset[str] | None = None
+    branches: Names | None = None
     """Branch ``external_id``s; None means every branch."""
     active: bool = True
-    version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignData(CampaignFields[tuple[str, ...]]):
+    """A whole campaign as the admin API (or the portal) creates it (EARN-13 bounds it); None leaves
+    a field unset (the documented defaults otherwise)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignTerms(CampaignFields[frozenset[str]]):
+    """A campaign as the engine scores with it: its settings, the id it was given and the version
+    held."""
+
+    id: int = field(kw_only=True)
+    version: int = field(kw_only=True, default=1)

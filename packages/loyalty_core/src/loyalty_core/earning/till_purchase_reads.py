@@ -7,7 +7,6 @@ depth (MERGE-8: a merge family is one customer).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -33,14 +32,18 @@ class Item(msgspec.Struct):
     category: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class TransactionView:
+# what the till sent and the ids drawn: the same fields, in the same order, as read and as shown
+# (``resources.Transaction`` extends it too); no docstring, as for ``Item``
+class Purchase(msgspec.Struct, frozen=True):
     id: int
     customer_id: int
     idempotency_key: str
     total_amount: int
     description: str | None
     external_reference: str | None
+
+
+class TransactionView(Purchase, frozen=True):
     branch: BranchRef | None
     created_at: datetime
     points_earned: int

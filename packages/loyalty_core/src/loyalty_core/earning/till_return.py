@@ -271,7 +271,7 @@ async def _attempt(
             created_at=now,
         )
         before = view_of(purchased)
-        after = replace(
+        after = msgspec.structs.replace(
             before,
             returned_amount=before.returned_amount + request.amount,
             points_reversed=before.points_reversed + split.points_reversed,

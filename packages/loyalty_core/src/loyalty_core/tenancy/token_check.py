@@ -30,12 +30,12 @@ from loyalty_core.tenancy.access import (
 )
 
 ACCESS_SQL = """
-SELECT t.revoked, t.expires_at,
-       c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
-       v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,
-       p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.max_locations,
+SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.max_locations,
        p.rate_limit_per_minute, p.overage_percent,
        p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry,
+       t.revoked, t.expires_at,
+       c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
+       v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,
        b.id, b.external_id, b.name, b.type, b.active
 FROM issued_tokens t
 JOIN api_clients c ON c.id = t.api_client_id
@@ -48,8 +48,10 @@ WHERE t.jti = %(jti)s
 
 @dataclass(frozen=True, slots=True)
 class AccessRow:
-    """The row of ``ACCESS_SQL``, its columns in order (None where a join found nothing)."""
+    """The row of ``ACCESS_SQL``, its columns in order (None where a join found nothing); the plan's
+    columns, the first ones, in the order of :class:`PlanLimits`, which holds them."""
 
+    plan: PlanLimits
     token_revoked: bool
     token_expires_at: datetime
     api_client_id: int
@@ -64,16 +66,6 @@ class AccessRow:
     suspended_grace_until: datetime | None
     subscription_ends_at: datetime | None
     points_expire_after_days: int | None
-    max_transactions: int
-    max_customers: int
-    max_rewards: int
-    max_campaigns: int
-    max_locations: int
-    rate_limit_per_minute: int
-    overage_percent: int
-    feature_campaigns: bool
-    feature_customer_moments: bool
-    feature_point_expiry: bool
     branch_id: int | None
     branch_external_id: str
     branch_name: str
@@ -81,8 +73,15 @@ class AccessRow:
     branch_active: bool
 
 
-ACCESS_COLUMNS = len(AccessRow.__dataclass_fields__)
+_PLAN_COLUMNS = len(PlanLimits.__dataclass_fields__)
+"""Where the plan's columns end."""
+ACCESS_COLUMNS = _PLAN_COLUMNS + len(AccessRow.__dataclass_fields__) - 1
 """Where the token's columns end in a row that carries a companion read after them."""
+
+
+def _access_row(row: Any) -> AccessRow:
+    # the caller's context takes the plan as built here: no second copy of its limits per request
+    return AccessRow(PlanLimits(*row[:_PLAN_COLUMNS]), *row[_PLAN_COLUMNS:ACCESS_COLUMNS])
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +119,7 @@ async def check_token(
     it gets. ``conn`` is in autocommit: one round trip, no BEGIN or COMMIT."""
     cursor = await conn.execute(ACCESS_SQL, {"jti": jti, "v": vendor_id}, prepare=True)
     row = await cursor.fetchone()
-    return caller_of(None if row is None else AccessRow(*row), vendor_id=vendor_id, write=write, now=now)
+    return caller_of(None if row is None else _access_row(row), vendor_id=vendor_id, write=write, now=now)
 
 
 async def check_token_with(
@@ -132,7 +131,7 @@ async def check_token_with(
     cursor = await conn.execute(_with_access(read.sql, read.ctes), params, prepare=True)
     row = await cursor.fetchone()
     # the token's columns come first, the read's after them: each part by its names
-    access, values = (None, ()) if row is None else (AccessRow(*row[:ACCESS_COLUMNS]), row[ACCESS_COLUMNS:])
+    access, values = (None, ()) if row is None else (_access_row(row), row[ACCESS_COLUMNS:])
     caller = caller_of(access, vendor_id=vendor_id, write=write, now=now)
     names = _names.get((read.sql, read.ctes))
     if names is None:
@@ -174,18 +173,7 @@ def caller_of(row: AccessRow | None, *, vendor_id: int | None, write: bool, now:
         api_client_id=row.api_client_id,
         client_id=row.client_id,
         scopes=scopes,
-        plan=PlanLimits(
-            max_transactions=row.max_transactions,
-            max_customers=row.max_customers,
-            max_rewards=row.max_rewards,
-            max_campaigns=row.max_campaigns,
-            max_locations=row.max_locations,
-            rate_limit_per_minute=row.rate_limit_per_minute,
-            overage_percent=row.overage_percent,
-            campaigns=row.feature_campaigns,
-            customer_moments=row.feature_customer_moments,
-            point_expiry=row.feature_point_expiry,
-        ),
+        plan=row.plan,
         points_expire_after_days=row.points_expire_after_days,
         default_branch=branch,
     )

@@ -17,7 +17,6 @@ from sqlalchemy import (
     Column,
     Date,
     ForeignKey,
-    Index,
     PrimaryKeyConstraint,
     SmallInteger,
     String,
@@ -26,7 +25,6 @@ from sqlalchemy import (
 )
 
 from loyalty_core.db import Base
-from loyalty_core.wallet.models import LedgerEntry
 
 _BALANCED = "points = points_in - points_out AND points_in >= 0 AND points_out >= 0 AND entries >= 1"
 
@@ -75,15 +73,5 @@ ledger_totals_watermark = Table(
 above it (and every purchase up to ``purchases_folded_through`` in ``customer_activity``).
 ``pending_through`` (``purchases_pending_through``) is the next bound, safe to fold once none of
 the ``pending_transactions`` (virtual transaction ids) still runs."""
-
-# The reads of the not-yet-folded entries over all vendors select ``id > folded_through``: ids grow
-# with the heap, so a BRIN index finds those pages for a few index pages and costs the till's
-# inserts next to nothing (a b-tree on the id alone would be a second index on every write).
-LEDGER_ID_RANGES = Index(
-    "ix_ledger_entries_id_ranges",
-    LedgerEntry.__table__.c.id,
-    postgresql_using="brin",
-    postgresql_with={"autosummarize": "on"},
-)
 
 WATERMARK_ID = 1

@@ -95,7 +95,7 @@ class Consent(msgspec.Struct):
     events: list[ConsentEvent]
 
 
-class AdminCustomer(Customer):
+class AdminCustomer(Customer, frozen=True):
     """The customer resource as the portal sees it: also the consent provenance and the customer's
     unsubscribe link (a path on the service's public address)."""
 

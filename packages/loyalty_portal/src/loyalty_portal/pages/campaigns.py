@@ -7,8 +7,8 @@ from typing import Any
 
 from loyalty_core.earning.errors import CampaignNotFound
 from loyalty_core.earning.models import Campaign
-from loyalty_core.earning.services import CampaignData, CampaignService
-from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS
+from loyalty_core.earning.services import CampaignService
+from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS, CampaignData
 from loyalty_portal.forms import MAX_INT, Form, row_id
 from loyalty_portal.pages.owner_settings import Kind, OwnerSettingsController
 

@@ -13,7 +13,8 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath
 
 from loyalty_core.accounts.import_file import COLUMNS, ImportFileRefused
-from loyalty_core.accounts.import_jobs import CustomerImport, ImportJobs, ImportState, progress
+from loyalty_core.accounts.import_jobs import ImportJobs, progress
+from loyalty_core.accounts.models import CustomerImport, ImportState
 from loyalty_core.errors import NotFound
 from loyalty_portal.access import CSRF_IN_STREAM, OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import row_id

@@ -7,9 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from loyalty_core.clock import Clock
+from loyalty_api.jobs.pruning import prune_in_batches
 from loyalty_core.tenancy.tokens import BATCH, prune_expired_tokens
 
 log = structlog.get_logger("loyalty.jobs.prune_tokens")
@@ -19,15 +18,6 @@ CRON = "35 0 * * *"
 
 
 async def prune_tokens(ctx: Mapping[str, Any]) -> dict[str, int]:
-    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
-    clock: Clock = ctx["clock"]
-    now = clock.now()
-    deleted = 0
-    while True:
-        async with sessionmaker.begin() as session:
-            batch = await prune_expired_tokens(session, now)
-        deleted += batch
-        if batch < BATCH:
-            break
+    deleted, now = await prune_in_batches(ctx, prune_expired_tokens, BATCH)
     log.info("expired tokens pruned", tokens=deleted, at=now.isoformat())
     return {"tokens": deleted}

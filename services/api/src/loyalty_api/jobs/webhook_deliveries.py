@@ -27,11 +27,12 @@ import msgspec
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from loyalty_api.jobs.pruning import prune_in_batches
 from loyalty_api.webhook_delivery import Sender, signature
 from loyalty_core.clock import Clock
 from loyalty_core.events.deliveries import Deliveries, Outcome
 from loyalty_core.events.endpoints import Sealer, signing_secrets
-from loyalty_core.events.feed import event_body, prune_events
+from loyalty_core.events.feed import PRUNE_BATCH, event_body, prune_events
 from loyalty_core.shown_events import shown_data
 
 log = structlog.get_logger("loyalty.jobs.webhooks")
@@ -176,15 +177,6 @@ async def attempt(ctx: Mapping[str, Any], vendor_id: int, delivery_id: int) -> s
 
 
 async def prune_old_events(ctx: Mapping[str, Any]) -> dict[str, int]:
-    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
-    clock: Clock = ctx["clock"]
-    now = clock.now()
-    deleted = 0
-    while True:
-        async with sessionmaker.begin() as session:
-            batch = await prune_events(session, now)
-        deleted += batch
-        if batch == 0:
-            break
+    deleted, now = await prune_in_batches(ctx, prune_events, PRUNE_BATCH)
     log.info("old events pruned", events=deleted, at=now.isoformat())
     return {"events": deleted}
