@@ -19,6 +19,8 @@ Name = Annotated[str, msgspec.Meta(max_length=200)]
 ShownName = Annotated[str, msgspec.Meta(max_length=200), SingleLine]
 """A shop's or branch's name: it reaches mail headers and passes."""
 Count = Annotated[int, msgspec.Meta(ge=0)]
+Percent = Annotated[int, msgspec.Meta(ge=0, le=1000)]
+"""A plan's overage allowance, in percent of ``max_transactions``."""
 BranchKey = Annotated[str, msgspec.Meta(max_length=64)]
 BranchType = Annotated[str, msgspec.Meta(max_length=32)]
 Scope = Literal["read", "write", "webhooks"]
@@ -40,7 +42,7 @@ class PlanCreate(msgspec.Struct):
     max_campaigns: Count = 0
     max_locations: Count = 0
     rate_limit_per_minute: Count = 0
-    overage_percent: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 0
+    overage_percent: Percent = 0
     features: Features | UnsetType = UNSET
     selectable: bool = False
 
@@ -61,7 +63,7 @@ class PlanPatch(msgspec.Struct, omit_defaults=True):
     max_campaigns: Count | UnsetType = UNSET
     max_locations: Count | UnsetType = UNSET
     rate_limit_per_minute: Count | UnsetType = UNSET
-    overage_percent: Annotated[int, msgspec.Meta(ge=0, le=1000)] | UnsetType = UNSET
+    overage_percent: Percent | UnsetType = UNSET
     features: FeaturesPatch | UnsetType = UNSET
     selectable: bool | UnsetType = UNSET
 
@@ -78,15 +80,17 @@ class PlanPatch(msgspec.Struct, omit_defaults=True):
 
 
 class Plan(msgspec.Struct):
+    """A plan as the admin API shows it: its figures typed as a create or patch takes them."""
+
     id: int
     name: str
-    max_transactions: int
-    max_customers: int
-    max_rewards: int
-    max_campaigns: int
-    max_locations: int
-    rate_limit_per_minute: int
-    overage_percent: int
+    max_transactions: Count
+    max_customers: Count
+    max_rewards: Count
+    max_campaigns: Count
+    max_locations: Count
+    rate_limit_per_minute: Count
+    overage_percent: Percent
     features: Features
     selectable: bool
     created_at: datetime
