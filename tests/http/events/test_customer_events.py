@@ -85,7 +85,9 @@ async def test_anonymizing_records_and_scrubs_the_customers_events(client: Async
     h = tenant.headers
     made = await ok(
         await client.post(
-            CUSTOMERS, json={"first_name": "Secretta", "email": "secretta@example.nl", "external_id": "secretta-ext"}, headers=h
+            CUSTOMERS,
+            json={"first_name": "Secretta", "email": "secretta@example.nl", "external_id": "secretta-ext"},
+            headers=h,
         ),
         201,
     )

@@ -12,13 +12,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from loyalty_core.earning.created_event import created_event_data
 from loyalty_core.events.models import EventType
 from loyalty_core.redemptions.resources import used_event_data
 
 
 def shown_data(event_type: str, data: Any, at: datetime) -> dict[str, Any]:
     """``data`` as stored for an event of ``event_type`` recorded at ``at``, as the API shows it."""
-    if isinstance(data, list) and event_type == EventType.REDEMPTION_USED:
-        return used_event_data(data, at)
+    if isinstance(data, list):
+        if event_type == EventType.REDEMPTION_USED:
+            return used_event_data(data, at)
+        if event_type == EventType.TRANSACTION_CREATED:
+            return created_event_data(data, at)
     shown: dict[str, Any] = data
     return shown

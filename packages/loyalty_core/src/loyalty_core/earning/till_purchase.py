@@ -11,7 +11,8 @@ Two round trips for a new purchase, whatever its lines and rules:
    campaigns exist, the customer family's moment facts.
 2. After scoring in Python: one statement that moves the plan's meter (a conditional upsert: racing
    purchases never pass the hard limit), credits the wallet, writes the entry, its lot, the
-   transaction, its lines, the moments it paid and its ``transaction.created`` event (EVENT-1),
+   transaction, its lines, the moments it paid and its ``transaction.created`` event (EVENT-1,
+   EVENT-11: a snapshot, ``created_event``),
    each step only when the meter admitted it; pipelined with ``COMMIT``, so the meter's row is held
    only for the commit. ``ledger_writes.posting_statement`` builds it: the meter before the
    posting, gating it, the transaction's rows after it.
@@ -26,17 +27,15 @@ from datetime import UTC, date, datetime
 from functools import partial
 from typing import Any
 
-import msgspec
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.earning import till_meter
+from loyalty_core.earning import created_event, till_meter
 from loyalty_core.earning.errors import PlanLimitExceeded
 from loyalty_core.earning.purchases import MomentState
-from loyalty_core.earning.resources import Transaction
 from loyalty_core.earning.rules import Scoring, score
 from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
 from loyalty_core.earning.till_purchase_find import CardMoved, Found, find, same_family
@@ -47,8 +46,7 @@ from loyalty_core.earning.till_purchase_reads import (
 )
 from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import deliveries_of, event_ctes, event_params
+from loyalty_core.events.recording import deliveries_of, event_ctes
 from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
@@ -91,17 +89,6 @@ class Preview:
     customer_id: int
     scoring: Scoring
 
-
-# The event's data is the transaction as the API shows it, built before the write with the ids it
-# draws left at 0: the statement fills in the transaction's and each line's (by position).
-_DRAWN_IDS = """jsonb_set(
-    jsonb_set(CAST(%(purchase_event_data)s AS jsonb), '{id}', to_jsonb(t.id)),
-    '{items}',
-    coalesce((
-        SELECT jsonb_agg(x.item || jsonb_build_object('id', l.id) ORDER BY x.n)
-        FROM jsonb_array_elements(CAST(%(purchase_event_data)s AS jsonb) -> 'items') WITH ORDINALITY AS x(item, n)
-        JOIN lines l ON l.position = x.n
-    ), '[]'::jsonb))"""
 
 # Every write below hangs off ``ok``, the meter's admission: refused, the statement writes nothing.
 _WRITE = posting_statement(
@@ -147,10 +134,10 @@ _WRITE = posting_statement(
     SET state = '{MomentState.PAID}', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
     WHERE cm.state = '{MomentState.DUE}'
 )""",
-        event_ctes("purchase_event", source="t", data=_DRAWN_IDS, customer="CAST(%(c)s AS bigint)"),
+        event_ctes(created_event.NAME, source="t", data=created_event.CREATED_DATA, customer="CAST(%(c)s AS bigint)"),
     ),
     select=f"""t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids,
-       {deliveries_of("purchase_event")} AS deliveries
+       {deliveries_of(created_event.NAME)} AS deliveries
 FROM t""",
 )
 
@@ -205,14 +192,19 @@ class Purchases:
                     await till_meter.release(conn, vendor.vendor_id, period)
                 return Submitted(view, created=False)
             assert scoring is not None
-            shown = Transaction.of(_view(vendor, request, found, scoring, key, now, 0, [0] * len(request.items)))
             params.update(
-                event_params(
+                created_event.created_params(
                     vendor.vendor_id,
-                    EventType.TRANSACTION_CREATED,
-                    msgspec.to_builtins(shown),
                     now,
-                    name="purchase_event",
+                    customer_id=found.customer_id or 0,
+                    key=key,
+                    total_amount=request.total_amount,
+                    description=request.description,
+                    external_reference=request.external_reference,
+                    branch=_branch(vendor, request, found),
+                    points_earned=scoring.points_earned,
+                    rules=scoring.rules_applied,
+                    lines=[(i.name, i.sku, i.quantity, i.unit_price, i.category) for i in request.items],
                 )
             )
             # at the limit no unit was reserved: the write moves the meter, which refuses it there
