@@ -4,6 +4,7 @@ character first, so every text of the length is reachable and equally likely."""
 from __future__ import annotations
 
 import secrets
+from datetime import UTC, datetime
 
 import pytest
 
@@ -29,7 +30,7 @@ def test_the_draw_is_written_in_the_alphabets_base(monkeypatch: pytest.MonkeyPat
 
 
 def test_ids_and_codes_keep_their_shapes() -> None:
-    event_id = new_event_id()
+    event_id = new_event_id(datetime(2026, 1, 1, tzinfo=UTC))
     assert (event_id[:4], len(event_id)) == ("evt_", 28)
     assert set(event_id[4:]) <= set(ALNUM)
     code = new_code("ABCD")

@@ -4,7 +4,7 @@ and the delivery schedule on the service clock."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -59,13 +59,17 @@ async def test_an_event_gets_a_pending_delivery_per_listening_endpoint(db: Async
     }
 
 
-def test_event_ids_use_every_character_at_every_place() -> None:
-    """Event ids are drawn as one number and written in base 62: every place takes every one of the
-    62 characters (3,000 ids miss one with a chance of about 1e-18), and none repeats."""
-    ids = [new_event_id() for _ in range(3000)]
-    assert all(re.fullmatch(r"evt_[A-Za-z0-9]{24}", i) for i in ids)
+def test_event_ids_are_their_instant_then_random_letters_and_digits() -> None:
+    """An event id (EVENT-12): ``evt_``, the instant's milliseconds as 13 digits, then 11 random
+    letters and digits, each place taking every one of the 62 (3,000 ids miss one with a chance of
+    about 1e-18); none repeats, and ids sort as their instants do."""
+    at = datetime(2026, 11, 26, 12, 0, 0, 123000, tzinfo=UTC)
+    ids = [new_event_id(at) for _ in range(3000)]
+    assert all(re.fullmatch(r"evt_1795694400123[A-Za-z0-9]{11}", i) for i in ids)
     assert len(set(ids)) == len(ids)
-    assert [len({i[4 + place] for i in ids}) for place in range(24)] == [62] * 24
+    assert [len({i[17 + place] for i in ids}) for place in range(11)] == [62] * 11
+    later = [new_event_id(at + timedelta(milliseconds=ms)) for ms in (1, 999, 86_400_000 * 365)]
+    assert sorted([ids[0], *later]) == [ids[0], *later]
 
 
 async def test_another_vendors_events_are_not_in_the_feed(db: AsyncSession, clock: FixedClock) -> None:

@@ -160,7 +160,7 @@ class WebhookEndpoints:
                 "The webhook endpoint is disabled.", {"enabled": ["Enable the endpoint before sending it a test."]}
             )
         now = self._clock.now()
-        event_id = new_event_id()
+        event_id = new_event_id(now)
         data = {"endpoint_id": endpoint.id, "url": endpoint.url}
         await self._session.execute(
             insert(events).values(vendor_id=vendor_id, id=event_id, type=PING, created_at=now, data=data)
