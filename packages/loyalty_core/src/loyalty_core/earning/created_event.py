@@ -39,25 +39,6 @@ CREATED_DATA = (
 Python's part as one JSON string (PostgreSQL neither parses nor patches it)."""
 
 
-class _Award(msgspec.Struct, array_like=True):
-    sku: str
-    quantity: int
-    points: int
-
-
-class _Rule(msgspec.Struct, array_like=True):
-    rule_id: int
-    rule_name: str
-    rule_type: str
-    points_earned: int
-    family: str | None
-    moment: str | None
-    campaign_version: int | None
-    suppressed_by: int | None
-    reason: str | None
-    line_breakdown: list[_Award] | None
-
-
 class _Line(msgspec.Struct, array_like=True):
     name: str
     sku: str | None
@@ -82,7 +63,8 @@ class _Known(msgspec.Struct, array_like=True):
     external_reference: str | None
     branch: _Branch | None
     points_earned: int
-    rules_applied: list[_Rule]
+    rules_applied: list[tuple[Any, ...]]
+    """Each rule's ten fields in :class:`RuleApplied`'s order, its breakdown as (sku, quantity, points)."""
     items: list[_Line]
 
 
@@ -141,6 +123,13 @@ def created_params(
     return params
 
 
+def _rule_applied(values: tuple[Any, ...]) -> RuleApplied:
+    shown = dict(zip(RuleApplied.__struct_fields__, values, strict=True))
+    breakdown = shown["line_breakdown"]
+    shown["line_breakdown"] = None if breakdown is None else [LineAwardShown(*award) for award in breakdown]
+    return RuleApplied(**shown)
+
+
 def created_event_data(snapshot: Sequence[Any], at: datetime) -> dict[str, Any]:
     """The data of a ``transaction.created`` event from the snapshot its purchase stored: the
     transaction as the POST answered it; ``at``, the event's instant, is the transaction's."""
@@ -152,23 +141,7 @@ def created_event_data(snapshot: Sequence[Any], at: datetime) -> dict[str, Any]:
         )
         for item_id, line in zip(stored.item_ids or [], known.items, strict=True)
     ]
-    rules = [
-        RuleApplied(
-            rule_id=r.rule_id,
-            rule_name=r.rule_name,
-            rule_type=r.rule_type,
-            points_earned=r.points_earned,
-            family=r.family,
-            moment=r.moment,
-            campaign_version=r.campaign_version,
-            suppressed_by=r.suppressed_by,
-            reason=r.reason,
-            line_breakdown=None
-            if r.line_breakdown is None
-            else [LineAwardShown(a.sku, a.quantity, a.points) for a in r.line_breakdown],
-        )
-        for r in known.rules_applied
-    ]
+    rules = [_rule_applied(r) for r in known.rules_applied]
     branch = known.branch
     shown = Transaction(
         id=stored.id,
