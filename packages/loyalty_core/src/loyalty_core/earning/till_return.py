@@ -291,7 +291,8 @@ async def _attempt(
         await pipeline.sync()
         row = await written.fetchone()
     assert row is not None  # the insert is unconditional
-    return Returned(replace(view, id=row[0]), created=True, deliveries=row[1])
+    return_id, deliveries = row
+    return Returned(replace(view, id=return_id), created=True, deliveries=deliveries)
 
 
 def _branch(vendor: VendorContext, request: ReturnRequest, found: dict[str, Any]) -> BranchRef | None:

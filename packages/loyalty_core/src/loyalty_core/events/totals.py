@@ -29,5 +29,5 @@ async def webhook_totals(conn: AsyncConnection[Any], now: datetime) -> WebhookTo
     for status, count in await (await conn.execute(_BY_STATUS, prepare=True)).fetchall():
         counts[status] = int(count)
     row = await (await conn.execute(_OLDEST_DUE, {"now": now}, prepare=True)).fetchone()
-    oldest = row[0] if row is not None else None
+    (oldest,) = row if row is not None else (None,)
     return WebhookTotals(counts, max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0)

@@ -100,12 +100,12 @@ class IdentityRows:
 
     async def vendors_without_identity(self) -> list[int]:
         """Shops that existed before identities were kept, or whose ask never finished."""
-        rows = await self._session.execute(
+        rows = await self._session.scalars(
             select(Vendor.__table__.c.id)
             .outerjoin(WalletIdentity.__table__, _T.vendor_id == Vendor.__table__.c.id)
             .where(or_(_T.id.is_(None), _T.state == IdentityState.PENDING))
         )
-        return [r[0] for r in rows]
+        return list(rows)
 
 
 def unavailable(row: WalletIdentity | None, now: datetime) -> PlatformAWalletUnavailable:

@@ -112,13 +112,13 @@ class Outbox:
     async def due(self, limit: int = 100) -> list[int]:
         """Queued mails whose next attempt has come (the sweep that catches what an enqueue lost)."""
         now = self._clock.now()
-        rows = await self._session.execute(
+        rows = await self._session.scalars(
             select(_M.id)
             .where(_M.status == MailStatus.QUEUED, or_(_M.next_attempt_at.is_(None), _M.next_attempt_at <= now))
             .order_by(_M.id)
             .limit(limit)
         )
-        return [r[0] for r in rows]
+        return list(rows)
 
     async def claim(self, mail_id: int) -> CardMail | None:
         """The queued mail, locked for this transaction; None when it is delivered already or another

@@ -74,7 +74,7 @@ async def list_offers(
         )
     total = await session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = (await session.execute(query.order_by(Reward.id).offset((page - 1) * per_page).limit(per_page))).all()
-    ids = [row[0].id for row in rows]
+    ids = [reward.id for reward, _ in rows]
     by_reward: dict[int, list[Branch]] = {}
     if ids:
         pairs = await session.execute(
@@ -85,5 +85,8 @@ async def list_offers(
         )
         for reward_id, branch in pairs.all():
             by_reward.setdefault(reward_id, []).append(branch)
-    offers = [Offer(row[0], by_reward.get(row[0].id), row[1] if customer_id is not None else None) for row in rows]
+    offers = [
+        Offer(reward, by_reward.get(reward.id), held_now if customer_id is not None else None)
+        for reward, held_now in rows
+    ]
     return OfferPage(offers, total)

@@ -65,7 +65,8 @@ class TenancyReads:
         ).first()
         if row is None:
             raise e.ClientNotFound("No client has this client_id.", client_id=client_id)
-        return ClientRead(row[0], row[1])
+        client, branch_key = row
+        return ClientRead(client, branch_key)
 
     async def branches(self, vendor_id: int, *, page: int, per_page: int) -> Listed[Branch]:
         statement = select(Branch).where(Branch.vendor_id == vendor_id).order_by(Branch.id)

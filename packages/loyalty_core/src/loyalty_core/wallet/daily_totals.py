@@ -56,7 +56,7 @@ async def points_by_day(session: AsyncSession, vendor_id: int, first: date, last
     ends = datetime.combine(last + timedelta(days=1), time(), UTC)
     after = await _watermark(session)
     params = {"v": vendor_id, "first": first, "last": last, "begins": begins, "ends": ends, "after": after}
-    found = {row[0]: row for row in (await session.execute(text(_DAYS), params)).all()}
+    found = {row.day: row for row in (await session.execute(text(_DAYS), params)).all()}
     days = []
     for n in range((last - first).days + 1):
         day = first + timedelta(days=n)

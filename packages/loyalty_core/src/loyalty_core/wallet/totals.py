@@ -43,8 +43,9 @@ async def points_by_kind(conn: AsyncConnection[Any]) -> dict[str, int]:
     kind the sum of its entries' sizes); every kind present."""
     totals = dict.fromkeys(KINDS.values(), 0)
     mark = await (await conn.execute(_WATERMARK, prepare=True)).fetchone()
+    (after,) = mark if mark else (0,)
     # not prepared: planned with the watermark's value each time (a generic plan would scan the ledger)
-    rows = await (await conn.execute(_TOTALS, {"after": mark[0] if mark else 0}, prepare=False)).fetchall()
+    rows = await (await conn.execute(_TOTALS, {"after": after}, prepare=False)).fetchall()
     for kind, points_in, points_out in rows:
         # an adjustment adds or removes points: the two directions are kept apart, so every series only grows
         if kind == EntryType.ADJUST:
