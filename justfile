@@ -21,27 +21,35 @@ db-upgrade:
 db-revision MESSAGE:
     uv run --frozen python -m loyalty_api.revision -m "{{MESSAGE}}"
 
-# The suites wait on servers and browsers much of the time, so three lanes at once use the cores a
+# The suites wait on servers and browsers much of the time, so four lanes at once use the cores a
 # serial run leaves idle; each line is prefixed by its lane, and the run fails when any suite fails.
+# The composed service's suite is the longest, so it is two lanes: its files that start processes of
+# their own and the rest (tests/api/test_lanes.py checks that each file runs in exactly one).
 
-# every suite, in three lanes at once: the packages alone, the composed service, the portal
+# tests/api's files that start processes of their own (`loyalty serve`, `uv sync`, the README's shell
+# blocks): about half of that suite's time; `test-api-in-process` runs every other file of it
+api_procs := "tests/api/test_fuzz.py tests/api/test_readme.py tests/api/test_start_failures.py tests/api/test_logs.py tests/api/test_lean_install.py tests/api/test_serve.py tests/api/test_serve_limits.py"
+
+# every suite, in four lanes at once: the packages alone, the composed service (in two), the portal
 test *ARGS:
     #!/usr/bin/env bash
     set -uo pipefail
     lane() {
-        local name=$1 rc=0 recipe; shift
+        local name=$1 rc=0 recipe start=$SECONDS; shift
         for recipe in "$@"; do
             {{just_executable()}} --justfile {{justfile()}} "$recipe" {{ARGS}} 2>&1 | sed -u "s/^/[$name] /"
             [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
         done
-        echo "[$name] lane finished: $([ $rc -eq 0 ] && echo passed || echo FAILED)"
+        local took=$((SECONDS - start))
+        echo "[$name] lane finished: $([ $rc -eq 0 ] && echo passed || echo FAILED) in $((took / 60))m$((took % 60))s"
         return $rc
     }
     lane packages test-core test-wallet-pass test-client test-http & packages=$!
-    lane service test-api & service=$!
+    lane service test-api-in-process & service=$!
+    lane processes test-api-procs & processes=$!
     lane portal test-portal & portal=$!
     status=0
-    for lane in $packages $service $portal; do wait "$lane" || status=1; done
+    for lane in $packages $service $processes $portal; do wait "$lane" || status=1; done
     exit $status
 
 # every suite one after another: each package alone in its own environment, then the composed service
@@ -69,6 +77,16 @@ test-http *ARGS:
 test-api *ARGS:
     @echo "== loyalty-api (the composed service)"
     uv run --frozen --exact --all-packages pytest tests/api {{ARGS}}
+
+# the composed service's tests but those of api_procs (`just test`'s service lane)
+test-api-in-process *ARGS:
+    @echo "== loyalty-api (the composed service, in process)"
+    uv run --frozen --exact --all-packages pytest tests/api {{replace_regex(api_procs, '(\S+)', '--ignore=$1')}} {{ARGS}}
+
+# the composed service's tests that start processes of their own, api_procs (`just test`'s processes lane)
+test-api-procs *ARGS:
+    @echo "== loyalty-api (the composed service, served by processes of the tests)"
+    uv run --frozen --exact --all-packages pytest {{api_procs}} {{ARGS}}
 
 # loyalty_client's tests alone in .venvs/client: httpx and msgspec only, a scripted service (the
 # contract suite against the real service is tests/api/client, run by test-api)
