@@ -38,7 +38,8 @@ test *ARGS:
         local name=$1 rc=0 recipe start=$SECONDS; shift
         for recipe in "$@"; do
             {{just_executable()}} --justfile {{justfile()}} "$recipe" {{ARGS}} 2>&1 | sed -u "s/^/[$name] /"
-            [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+            # pytest's 5: options such as -k selected none of this suite's tests, which is no failure
+            case "${PIPESTATUS[0]}" in 0 | 5) ;; *) rc=1 ;; esac
         done
         local took=$((SECONDS - start))
         echo "[$name] lane finished: $([ $rc -eq 0 ] && echo passed || echo FAILED) in $((took / 60))m$((took % 60))s"
