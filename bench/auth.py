@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from bench._support import bench_app, machine, new_vendor, percentiles, scratch_database, scratch_name
@@ -58,7 +59,7 @@ async def _measure(redis_url: str | None) -> Figures:
 
         @get("/bare-lookup", opt=reads(auth="none"))
         async def bare_lookup(self, reader: Reader) -> Envelope[Customer]:
-            read = lookup_read(identifier=str(held["card"]))
+            read = lookup_read(now=datetime.now(UTC), identifier=str(held["card"]))
             async with reader.cursor(row_factory=_dict_row()) as cursor:
                 await cursor.execute(read.sql, {**read.params, "v": held["vendor"]}, prepare=True)
                 return Envelope(Customer.of(customer_found(await cursor.fetchone())))
