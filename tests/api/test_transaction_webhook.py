@@ -7,8 +7,9 @@ import msgspec
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from tests.api.test_webhooks import ENDPOINTS, hooks_tenant, settled
 from tests.support.receiver import receiver
+from tests.support.service_webhooks import hooks_tenant, settled
+from tests.support.webhooks import ENDPOINTS
 
 
 async def test_a_purchase_is_delivered_as_the_post_answered(client: AsyncTestClient[Litestar]) -> None:

@@ -23,13 +23,21 @@ from loyalty_api.webhook_delivery import Sender
 from loyalty_core.events.deliveries import LEASE
 from tests.support.receiver import Received, receiver
 from tests.support.service import ADMIN
-from tests.support.service_webhooks import hooks_client, hooks_tenant, token_of
+from tests.support.service_webhooks import (
+    AT,
+    RUN,
+    advance,
+    deliveries,
+    hooks_client,
+    hooks_tenant,
+    set_clock,
+    settled,
+    token_of,
+)
 from tests.support.tls_receiver import tls_receiver
 from tests.support.webhooks import ENDPOINTS
 
-RUN = "/admin/v1/jobs/webhook-deliveries/run"
 DOCS = Path(__file__).parents[2] / "docs" / "webhooks.md"
-AT = datetime(2033, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def docs_verifier() -> Any:
@@ -38,42 +46,6 @@ def docs_verifier() -> Any:
     scope: dict[str, Any] = {}
     exec(compile(code, str(DOCS), "exec"), scope)
     return scope["verify_webhook"]
-
-
-async def set_clock(client: AsyncTestClient[Litestar], at: datetime) -> None:
-    response = await client.put("/admin/v1/test-clock", json={"now": at.isoformat()}, headers=ADMIN)
-    assert response.status_code == 200
-
-
-async def deliveries(client: AsyncTestClient[Litestar], headers: dict[str, str], endpoint_id: int) -> list[Any]:
-    log = await client.get(f"{ENDPOINTS}/{endpoint_id}/deliveries", headers=headers)
-    rows: list[Any] = log.json()["data"]["data"]
-    return sorted(rows, key=lambda r: r["id"])
-
-
-async def settled(client: AsyncTestClient[Litestar], headers: dict[str, str], endpoint_id: int, rows: int) -> list[Any]:
-    """Run the delivery job until the log holds ``rows`` rows and none of them is due (the
-    in-process worker, woken by the commit, may hold an attempt when the run starts)."""
-    for _ in range(100):
-        ran = await client.post(RUN, headers=ADMIN)
-        assert ran.status_code == 200
-        log = await deliveries(client, headers, endpoint_id)
-        if len(log) == rows and not any(r["status"] == "pending" and r["next_attempt_at"] <= now_text() for r in log):
-            return log
-        await asyncio.sleep(0.05)
-    raise AssertionError(log)
-
-
-_now: list[datetime] = [AT]
-
-
-def now_text() -> str:
-    return _now[0].isoformat().replace("+00:00", "Z")
-
-
-async def advance(client: AsyncTestClient[Litestar], to: datetime) -> None:
-    _now[0] = to
-    await set_clock(client, to)
 
 
 @pytest.fixture
