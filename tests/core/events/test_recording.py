@@ -4,6 +4,7 @@ and the delivery schedule on the service clock."""
 from __future__ import annotations
 
 import re
+import string
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select, text
@@ -14,7 +15,14 @@ from loyalty_core.events.deliveries import ATTEMPTS, DISABLED_REASON, Deliveries
 from loyalty_core.events.endpoints import WebhookEndpoints, signing_secrets
 from loyalty_core.events.feed import one_event, page_of_events, prune_events, scrub_customer_events
 from loyalty_core.events.models import WebhookDelivery
-from loyalty_core.events.recording import EVENT_CTE, RECORDED, event_params, new_event_id, record_event
+from loyalty_core.events.recording import (
+    EVENT_CTE,
+    RECORDED,
+    event_params,
+    first_id_after,
+    new_event_id,
+    record_event,
+)
 from tests.support.sealing import HmacSealer
 from tests.support.vendors import make_vendor
 
@@ -60,16 +68,31 @@ async def test_an_event_gets_a_pending_delivery_per_listening_endpoint(db: Async
 
 
 def test_event_ids_are_their_instant_then_random_letters_and_digits() -> None:
-    """An event id (EVENT-12): ``evt_``, the instant's milliseconds as 13 digits, then 11 random
-    letters and digits, each place taking every one of the 62 (3,000 ids miss one with a chance of
-    about 1e-18); none repeats, and ids sort as their instants do."""
-    at = datetime(2026, 11, 26, 12, 0, 0, 123000, tzinfo=UTC)
+    """An event id (EVENT-12): ``evt_``, the instant's microseconds as 9 base-62 places, then 15
+    random letters and digits, each place taking every one of the 62 (3,000 ids miss one with a
+    chance of about 1e-18); none repeats, and ids sort byte by byte as their instants do, to the
+    microsecond."""
+    at = datetime(2026, 11, 26, 12, 0, 0, 123456, tzinfo=UTC)
+    micros = 1_795_694_400_123_456
+    ordered = string.digits + string.ascii_uppercase + string.ascii_lowercase
+    places = "".join(ordered[micros // 62**power % 62] for power in range(8, -1, -1))
     ids = [new_event_id(at) for _ in range(3000)]
-    assert all(re.fullmatch(r"evt_1795694400123[A-Za-z0-9]{11}", i) for i in ids)
+    assert all(re.fullmatch(rf"evt_{places}[A-Za-z0-9]{{15}}", i) for i in ids)
     assert len(set(ids)) == len(ids)
-    assert [len({i[17 + place] for i in ids}) for place in range(11)] == [62] * 11
-    later = [new_event_id(at + timedelta(milliseconds=ms)) for ms in (1, 999, 86_400_000 * 365)]
+    assert [len({i[13 + place] for i in ids}) for place in range(15)] == [62] * 15
+    steps = (1, 2, 61, 62, 1000, 86_400_000_000 * 365)
+    later = [new_event_id(at + timedelta(microseconds=us)) for us in steps]
     assert sorted([ids[0], *later]) == [ids[0], *later]
+    assert first_id_after(at) == new_event_id(at + timedelta(microseconds=1))[:13]
+    assert ids[0] < first_id_after(at) <= later[0]
+
+
+def test_instants_outside_the_ids_range_sort_at_its_ends() -> None:
+    """An instant before 1970 or after what 9 places hold (the year 2398) takes the first or last
+    place, never wraps around: a test clock set there still sorts its events at the feed's end."""
+    assert new_event_id(datetime(1969, 1, 1, tzinfo=UTC))[:13] == "evt_000000000"
+    assert new_event_id(datetime(2400, 1, 1, tzinfo=UTC))[:13] == "evt_zzzzzzzzz"
+    assert first_id_after(datetime.max.replace(tzinfo=UTC)) == "evt_zzzzzzzzz"
 
 
 async def test_another_vendors_events_are_not_in_the_feed(db: AsyncSession, clock: FixedClock) -> None:
@@ -190,16 +213,16 @@ async def test_scrub_touches_only_the_customers_own_events(db: AsyncSession, clo
     assert (await one_event(db, vendor.id, other))["data"] == {"email": "x@y.z"}
 
 
-async def test_an_event_insert_pays_two_b_trees_beyond_its_key(db: AsyncSession) -> None:
-    """EVENT-10: every till write inserts an event, so its indexes are kept few: the key, the feed's
-    (vendor, time), the scrub's index over `customer.*` events only and a BRIN for the prune."""
+async def test_an_event_insert_pays_one_b_tree_beyond_its_key(db: AsyncSession) -> None:
+    """EVENT-10: every till write inserts an event, so its indexes are kept few: the key (which the
+    feed reads newest first, EVENT-12), the scrub's index over `customer.*` events only and a BRIN
+    for the prune."""
     rows = await db.execute(
         text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname")
     )
     found = {name: definition.split(" USING ", 1)[1] for name, definition in rows.tuples()}
     assert found == {
         "ix_events_created": "brin (created_at) WITH (autosummarize='on')",
-        "ix_events_vendor_created": "btree (vendor_id, created_at)",
         "ix_events_vendor_customer": "btree (vendor_id, customer_id) WHERE ((type)::text ~~ 'customer.%'::text)",
         "pk_events": "btree (vendor_id, id)",
     }

@@ -68,6 +68,33 @@ async def test_newest_first_with_filters(client: AsyncTestClient[Litestar], engi
         assert error_of(missing)["code"] == "EVENT_NOT_FOUND"
 
 
+async def test_the_feed_orders_and_filters_to_the_microsecond(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """EVENT-12: the feed's order is the events' instants, a microsecond apart and recorded out of
+    order; ``created_after`` keeps exactly the events after it, whatever offset it is written in."""
+    tenant = await webhook_tenant(client)
+    at = T0 + timedelta(microseconds=500)
+    late = await _record(engine, tenant.vendor_id, "voucher.used", at + timedelta(microseconds=1), 2)
+    early = await _record(engine, tenant.vendor_id, "voucher.used", at - timedelta(microseconds=1), 0)
+    middle = await _record(engine, tenant.vendor_id, "voucher.used", at, 1)
+
+    everything = await client.get(EVENTS, headers=tenant.headers)
+    assert [e["id"] for e in everything.json()["data"]["data"]] == [late, middle, early]
+    for after, expected in (
+        ("2026-05-01T09:00:00.000499Z", [late, middle]),
+        ("2026-05-01T09:00:00.0005Z", [late]),
+        ("2026-05-01T11:00:00.000500+02:00", [late]),
+        ("2026-05-01T09:00:00.000501Z", []),
+    ):
+        page = await client.get(EVENTS, params={"created_after": after}, headers=tenant.headers)
+        assert page.status_code == 200
+        assert ([e["id"] for e in page.json()["data"]["data"]], page.json()["data"]["meta"]["total"]) == (
+            expected,
+            len(expected),
+        ), after
+
+
 async def test_an_unknown_type_filter_is_refused(client: AsyncTestClient[Litestar]) -> None:
     tenant = await webhook_tenant(client)
     response = await client.get(EVENTS, params={"type": "customer.deleted"}, headers=tenant.headers)

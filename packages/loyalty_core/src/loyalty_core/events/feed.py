@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.events import errors as e
 from loyalty_core.events.models import PING, SCRUBBED, events
+from loyalty_core.events.recording import first_id_after
 
 KEPT = timedelta(days=30)
 PRUNE_BATCH = 5000
@@ -28,18 +29,16 @@ async def page_of_events(
     page: int,
     per_page: int,
 ) -> tuple[list[RowMapping], int]:
+    """One page, newest first, and the total: read backwards through the key, whose ids sort as
+    their instants (EVENT-12); ``created_after`` is a range of that key."""
     where = [_E.vendor_id == vendor_id, _E.type != PING]
     if event_type is not None:
         where.append(_E.type == event_type)
     if created_after is not None:
-        where.append(_E.created_at > created_after)
+        where.append(_E.id >= first_id_after(created_after))
     total = await session.scalar(select(func.count()).select_from(events).where(*where))
     rows = await session.execute(
-        select(events)
-        .where(*where)
-        .order_by(_E.created_at.desc(), _E.id.desc())
-        .offset((page - 1) * per_page)
-        .limit(per_page)
+        select(events).where(*where).order_by(_E.id.desc()).offset((page - 1) * per_page).limit(per_page)
     )
     return list(rows.mappings()), total or 0
 

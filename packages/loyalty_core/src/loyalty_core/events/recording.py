@@ -12,8 +12,9 @@ PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -82,19 +83,43 @@ parameters from :func:`event_params`."""
 _ORM_TEXT = text("WITH " + re.sub(r"%\((\w+)\)s", r":\1", EVENT_CTE) + " SELECT " + deliveries_of("event"))
 
 
-_TIME_DIGITS = 13
-"""The id's leading digits: its instant in milliseconds since 1970 (enough until the year 2286)."""
+_TIME_PLACES = 9
+"""The id's leading letters and digits: its instant in microseconds since 1970, in base 62 (enough
+until the year 2398)."""
+_ORDERED = string.digits + string.ascii_uppercase + string.ascii_lowercase
+"""Base 62 in the order the key's ``C`` collation sorts (bytes), so ids sort as their instants."""
+_LAST = len(_ORDERED) ** _TIME_PLACES - 1
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 def new_event_id(at: datetime) -> str:
-    """``evt_``, the event's instant as 13 digits, then 11 random letters and digits (about 65 bits).
+    """``evt_``, the event's instant as 9 letters and digits, then 15 random ones (about 89 bits).
 
     Ordered by time, a new id lands at the end of its vendor's part of the events' key, not at a
     random leaf: random keys made each insert touch a different page of ``pk_events``, so most of
     a purchase's key insert was a full-page image after every checkpoint, and leaves split half
-    empty."""
-    millis = int(at.timestamp() * 1000) % 10**_TIME_DIGITS
-    return f"{ID_PREFIX}{millis:0{_TIME_DIGITS}d}{random_text(ALNUM, 24 - _TIME_DIGITS)}"
+    empty. Ordered to the microsecond, the key is also the feed's order (EVENT-12), so no second
+    index by time is kept for it."""
+    return f"{ID_PREFIX}{_instant(at)}{random_text(ALNUM, 24 - _TIME_PLACES)}"
+
+
+def first_id_after(at: datetime) -> str:
+    """The least id an event recorded after ``at`` (by a microsecond or more) can have: the feed's
+    ``created_after`` as a range of the key."""
+    return f"{ID_PREFIX}{_instant(at, after=True)}"
+
+
+def _instant(at: datetime, *, after: bool = False) -> str:
+    # whole microseconds by integer division (a float timestamp can be a microsecond off), held to
+    # what 9 places can say, so an instant before 1970 or after 2398 still sorts at its end
+    micros = (at - _EPOCH) // _MICROSECOND + after
+    value = min(max(micros, 0), _LAST)
+    places = []
+    for _ in range(_TIME_PLACES):
+        value, digit = divmod(value, len(_ORDERED))
+        places.append(_ORDERED[digit])
+    return "".join(reversed(places))
 
 
 def event_params(
