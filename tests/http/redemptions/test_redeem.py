@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
@@ -226,6 +227,19 @@ async def test_every_refusal_has_its_code_and_writes_nothing(
     conflict = await redeem(client, tenant, email, plain["id"], "same-key")
     assert conflict.status_code == 422
     assert error_of(conflict)["code"] == "IDEMPOTENCY_KEY_CONFLICT"
+
+
+async def test_a_customer_without_a_wallet_is_no_wallet(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
+    """REDEEM-1: the wallet is checked after the customer and before the reward; a customer without
+    one has nothing to spend from (422 NO_WALLET, not the 404 of reading a wallet)."""
+    tenant = await make_tenant(client)
+    customer, email = await member(engine, tenant)
+    async with engine.begin() as conn:
+        await conn.execute(text("DELETE FROM wallets WHERE customer_id = :c"), {"c": customer})
+    for reward_id in ((await reward(client, tenant, point_cost=1))["id"], 999_999_999):
+        response = await redeem(client, tenant, email, reward_id, "k")
+        assert (response.status_code, error_of(response)["code"]) == (422, "NO_WALLET")
+        assert error_of(response)["details"] == {"customer_id": customer}
 
 
 async def test_per_customer_limit_and_deactivated_customer(

@@ -49,7 +49,7 @@ from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.wallet import ledger
-from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
+from loyalty_core.wallet.errors import InsufficientBalance, NoWallet, WalletBusy
 from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, entry_params, posting_statement
 from loyalty_core.wallet.models import CauserType, EntryType
 
@@ -171,7 +171,7 @@ async def _attempt(
         if state.customer_status == CustomerStatus.DEACTIVATED:
             raise CustomerDeactivated("The customer is deactivated.", customer_id=customer_id)
         if wallet_id is None:
-            raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
+            raise NoWallet("The customer has no wallet to spend points from.", customer_id=customer_id)
         if locked_row is None or locked_row.wallet_id != wallet_id:
             # a merge moved the card between the lock and the read: run again under the right lock
             raise _Again

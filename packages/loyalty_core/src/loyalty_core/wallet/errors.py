@@ -9,6 +9,13 @@ class WalletNotFound(NotFound):
     code = "WALLET_NOT_FOUND"
 
 
+class NoWallet(RuleViolation):
+    """A spend from a customer without a wallet: nothing to spend from (422, where reading or
+    adjusting a missing wallet is 404 WALLET_NOT_FOUND)."""
+
+    code = "NO_WALLET"
+
+
 class InsufficientBalance(RuleViolation):
     code = "INSUFFICIENT_BALANCE"
 

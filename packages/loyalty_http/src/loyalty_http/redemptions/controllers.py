@@ -21,6 +21,22 @@ from loyalty_http.wire.envelope import Envelope
 
 Caller = NamedDependency[VendorContext]
 
+_REDEEM_ERRORS = (
+    "CUSTOMER_NOT_FOUND",
+    "CUSTOMER_DEACTIVATED",
+    "NO_WALLET",
+    "REWARD_NOT_FOUND",
+    "REWARD_UNAVAILABLE",
+    "BRANCH_NOT_FOUND",
+    "BRANCH_INACTIVE",
+    "BRANCH_REQUIRED",
+    "REDEMPTION_LIMIT_REACHED",
+    "OUT_OF_STOCK",
+    "INSUFFICIENT_BALANCE",
+    "IDEMPOTENCY_KEY_CONFLICT",
+)
+"""Every refusal of a redemption, in the order REDEEM-1 checks them."""
+
 
 def verify_in_token_check(request: Request[Any, Any, Any], now: datetime) -> CompanionRead:
     """The verify, sent within the token check's statement (``reads(companion=...)``)."""
@@ -33,7 +49,7 @@ class RedemptionController(Controller):
     @post(
         "/",
         # a replay of the same idempotency key answers the first redemption again, with 200
-        opt=reads(body=s.RedeemBody, errors=("CUSTOMER_NOT_FOUND", "REWARD_NOT_FOUND"), success=(200,)),
+        opt=reads(body=s.RedeemBody, errors=_REDEEM_ERRORS, success=(200,)),
         status_code=201,
     )
     async def redeem(
