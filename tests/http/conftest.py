@@ -15,6 +15,7 @@ from loyalty_core.clock import SettableClock
 from loyalty_core.db import make_engine
 from tests.support.app import build_app
 from tests.support.database import database_name, fresh_database
+from tests.support.declared_errors import Answered, recorder, undeclared
 from tests.support.invariants import ledger_violations
 from tests.support.schema import create_schema
 
@@ -40,8 +41,13 @@ def app(engine: AsyncEngine, test_clock: SettableClock) -> Litestar:
 
 @pytest.fixture
 async def client(app: Litestar) -> AsyncIterator[AsyncTestClient[Litestar]]:
+    """The test client; every error it was answered with must be listed in the OpenAPI documents
+    for its route (INPUT-1)."""
+    answered: list[Answered] = []
     async with AsyncTestClient(app=app) as client:
+        client.event_hooks = {"request": [], "response": [recorder(answered)]}
         yield client
+    assert undeclared(answered) == []
 
 
 @pytest.fixture(scope="module", autouse=True)

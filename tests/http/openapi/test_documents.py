@@ -17,6 +17,7 @@ from loyalty_http.openapi import build_document
 from loyalty_http.openapi.document import aliases
 from loyalty_http.openapi.export import FILES, documents
 from loyalty_http.wire.validation import field_names
+from tests.support.declared_errors import undeclared
 from tests.support.probe import ProbeController
 from tests.support.routes import endpoints
 
@@ -283,3 +284,19 @@ def test_every_answer_the_routes_give_is_declared(docs: dict[str, dict[str, Any]
     assert "JOB_NOT_FOUND" in _codes(admin["/admin/v1/jobs/{name}/run"]["post"], "404")
     for method, path in (("post", f"{vendor}/branches"), ("patch", f"{vendor}/branches/{{external_id}}")):
         assert _codes(admin[path][method], "409") == ["BRANCH_EXTERNAL_ID_DUPLICATE"], path
+
+
+def test_an_error_answer_must_be_listed_for_its_route() -> None:
+    """OPS-5: the ``client`` fixture fails a test answered with a code the documents do not list
+    for the route it hit (a literal segment wins over a parameter); paths of no route are not judged."""
+    answered = [
+        ("POST", "/api/v1/redemptions", 422, "OUT_OF_STOCK"),
+        ("POST", "/api/v1/redemptions", 422, "VOUCHER_EXPIRED"),
+        ("POST", "/api/v1/products/batch", 422, "BATCH_TOO_LARGE"),
+        ("GET", "/api/v1/products/batch", 404, "BATCH_TOO_LARGE"),
+        ("GET", "/api/v1/nowhere", 404, "ROUTE_NOT_FOUND"),
+    ]
+    assert undeclared(answered) == [
+        ("POST", "/api/v1/redemptions", 422, "VOUCHER_EXPIRED"),
+        ("GET", "/api/v1/products/{external_id}", 404, "BATCH_TOO_LARGE"),
+    ]

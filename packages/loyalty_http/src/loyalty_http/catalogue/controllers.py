@@ -63,7 +63,7 @@ class ProductController(Controller):
         product = await products.create(vendor.vendor_id, payload.data())
         return Envelope(s.Product.of(product))
 
-    @post("/batch", opt=reads(body=s.ProductBatch), status_code=200)
+    @post("/batch", opt=reads(body=s.ProductBatch, errors=("BATCH_TOO_LARGE",)), status_code=200)
     async def upsert_products(
         self, payload: NamedDependency[s.ProductBatch], vendor: Caller, products: Products
     ) -> Envelope[s.BatchOutcome]:

@@ -63,7 +63,14 @@ class AdminCustomersController(Controller):
     ) -> Envelope[s.AdminCustomer]:
         return Envelope(await _admin_view(config, customers, known_vendor, customer_id_of(customer_id)))
 
-    @post("/customers/{customer_id:str}/cards", opt=reads(auth="admin", body=s.CardAdd))
+    @post(
+        "/customers/{customer_id:str}/cards",
+        opt=reads(
+            auth="admin",
+            body=s.CardAdd,
+            errors=("CUSTOMER_DEACTIVATED", "LOYALTY_CARD_NOT_FOUND", "IDENTIFIER_DUPLICATE"),
+        ),
+    )
     async def add_card(
         self,
         customer_id: FromPath[str],
@@ -103,7 +110,10 @@ class AdminCustomersController(Controller):
         await customers.anonymize(known_vendor, cid)
         return Envelope(s.Anonymized(id=cid, status="anonymized"))
 
-    @put("/customers/{customer_id:str}/consent", opt=reads(auth="admin", body=s.ConsentSet))
+    @put(
+        "/customers/{customer_id:str}/consent",
+        opt=reads(auth="admin", body=s.ConsentSet, errors=("MARKETING_CONSENT_UNDER_AGE",)),
+    )
     async def record_consent(
         self,
         config: Config,

@@ -83,7 +83,10 @@ class CustomerController(Controller):
     @route(
         "/by-external-id/{external_id:str}",
         http_method=["PUT", "PATCH"],
-        opt=reads(body=s.CustomerUpdate, errors=("EXTERNAL_ID_NOT_FOUND", "IDENTIFIER_DUPLICATE")),
+        opt=reads(
+            body=s.CustomerUpdate,
+            errors=("EXTERNAL_ID_NOT_FOUND", "IDENTIFIER_DUPLICATE", "MARKETING_CONSENT_UNDER_AGE"),
+        ),
         status_code=200,
         guards=[refuse_encoded_slash],
     )

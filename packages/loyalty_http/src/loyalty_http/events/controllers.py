@@ -143,7 +143,8 @@ class WebhookEndpointController(Controller):
         made = await _service(db, clock, config).rotate_secret(require_scope(vendor), _endpoint_id(endpoint_id))
         return Envelope(s.EndpointWithSecret.of(made.endpoint, made.secret))
 
-    @post("/{endpoint_id:str}/test", opt=reads(errors=_ENDPOINT), status_code=202)
+    # a disabled endpoint is sent no ping (422)
+    @post("/{endpoint_id:str}/test", opt=reads(errors=(*_ENDPOINT, "VALIDATION_ERROR")), status_code=202)
     async def test_endpoint(
         self, endpoint_id: FromPath[str], vendor: Vendor, db: Db, clock: Clk, config: Config
     ) -> Envelope[s.PingSent]:

@@ -58,7 +58,14 @@ def route_codes(opt: Mapping[str, Any], path_params: Iterable[str], path: str) -
     auth = opt.get("auth", "vendor")
     codes: set[str] = {"INTERNAL_ERROR", "SERVICE_UNAVAILABLE", *opt.get("errors", ())}
     if auth == "vendor":
-        codes |= {"UNAUTHENTICATED", "RATE_LIMITED", "VENDOR_CONTEXT_REQUIRED", *VENDOR_REFUSALS}
+        codes |= {
+            "UNAUTHENTICATED",
+            "INVALID_CLIENT",
+            "RATE_LIMITED",
+            "VENDOR_CONTEXT_MISSING",
+            "VENDOR_CONTEXT_REQUIRED",
+            *VENDOR_REFUSALS,
+        }
     elif auth == "admin":
         codes.add("UNAUTHENTICATED")
     if opt.get("limit") is not None:

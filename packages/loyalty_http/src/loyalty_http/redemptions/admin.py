@@ -59,7 +59,11 @@ class AdminRedemptionsController(Controller):
         items = [s.RedemptionBody.of(row_view(r, branch), now) for r, branch in found.items]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
-    @post("/redemptions/{code:str}/cancel", opt=reads(auth="admin"), status_code=200)
+    @post(
+        "/redemptions/{code:str}/cancel",
+        opt=reads(auth="admin", errors=("CODE_CANCELLED", "CODE_EXPIRED")),
+        status_code=200,
+    )
     async def cancel(
         self,
         code: FromPath[str],
@@ -70,7 +74,23 @@ class AdminRedemptionsController(Controller):
         redemption, branch = await portal_redemptions.cancel(known_vendor, code, causer=ADMIN_CAUSER)
         return Envelope(s.RedemptionBody.of(row_view(redemption, branch), clock.now()))
 
-    @post("/rewards/{reward_id:str}/give", opt=reads(auth="admin", body=GiveBody), status_code=201)
+    @post(
+        "/rewards/{reward_id:str}/give",
+        opt=reads(
+            auth="admin",
+            body=GiveBody,
+            errors=(
+                "CUSTOMER_NOT_FOUND",
+                "CUSTOMER_DEACTIVATED",
+                "WALLET_NOT_FOUND",
+                "REWARD_UNAVAILABLE",
+                "REDEMPTION_LIMIT_REACHED",
+                "OUT_OF_STOCK",
+                "INSUFFICIENT_BALANCE",
+            ),
+        ),
+        status_code=201,
+    )
     async def give(
         self,
         reward_id: FromPath[str],

@@ -25,7 +25,7 @@ def _reward_id(raw: str) -> int:
 class AdminRewardsController(Controller):
     path = "/admin/v1/vendors/{vendor_id:str}/rewards"
 
-    @post("/", opt=reads(auth="admin", body=s.RewardCreate), status_code=201)
+    @post("/", opt=reads(auth="admin", body=s.RewardCreate, errors=("BRANCH_NOT_FOUND",)), status_code=201)
     async def create_reward(
         self, payload: NamedDependency[s.RewardCreate], known_vendor: KnownVendor, reward_writes: RewardWriter
     ) -> Envelope[s.RewardAdmin]:
@@ -57,7 +57,7 @@ class AdminRewardsController(Controller):
     ) -> Envelope[s.RewardAdmin]:
         return Envelope(s.RewardAdmin.of(*await reward_reads.reward(known_vendor, _reward_id(reward_id))))
 
-    @patch("/{reward_id:str}", opt=reads(auth="admin", body=s.RewardPatch))
+    @patch("/{reward_id:str}", opt=reads(auth="admin", body=s.RewardPatch, errors=("BRANCH_NOT_FOUND",)))
     async def update_reward(
         self,
         reward_id: FromPath[str],

@@ -44,7 +44,11 @@ class AdminVouchersController(Controller):
         items = [s.VoucherBody.of(v, branches, today) for v, branches in found.items]
         return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
 
-    @post("/", opt=reads(auth="admin", body=s.VoucherCreate, errors=("CUSTOMER_NOT_FOUND",)), status_code=201)
+    @post(
+        "/",
+        opt=reads(auth="admin", body=s.VoucherCreate, errors=("CUSTOMER_NOT_FOUND", "BRANCH_NOT_FOUND")),
+        status_code=201,
+    )
     async def create_voucher(
         self, payload: NamedDependency[s.VoucherCreate], known_vendor: KnownVendor, vouchers: Vouchers, clock: Clk
     ) -> Envelope[s.VoucherBody]:
@@ -74,7 +78,20 @@ class VoucherController(Controller):
         voucher, branches = await vouchers.get(vendor.vendor_id, code)
         return Envelope(s.VoucherBody.of(voucher, branches, clock.now().date()))
 
-    @post("/{code:str}/verify", opt=reads(body=s.VoucherVerify), status_code=200)
+    @post(
+        "/{code:str}/verify",
+        opt=reads(
+            body=s.VoucherVerify,
+            errors=(
+                "BRANCH_NOT_FOUND",
+                "BRANCH_INACTIVE",
+                "BRANCH_REQUIRED",
+                "VOUCHER_EXPIRED",
+                "VOUCHER_ALREADY_USED",
+            ),
+        ),
+        status_code=200,
+    )
     async def verify(
         self,
         code: FromPath[str],

@@ -17,7 +17,11 @@ from loyalty_http.wire.envelope import Envelope
 class AdminWalletController(Controller):
     path = "/admin/v1/vendors/{vendor_id:str}"
 
-    @post("/customers/{customer_id:str}/merge", opt=reads(auth="admin", body=MergeBody), status_code=200)
+    @post(
+        "/customers/{customer_id:str}/merge",
+        opt=reads(auth="admin", body=MergeBody, errors=("CUSTOMER_DEACTIVATED",)),
+        status_code=200,
+    )
     async def merge_customers(
         self,
         vendor_id: FromPath[str],
