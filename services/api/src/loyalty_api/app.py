@@ -180,11 +180,15 @@ class ReadinessProbe:
 
     async def _database(self) -> str:
         try:
-            async with self.engine.connect() as conn:
-                await asyncio.wait_for(conn.execute(text("SELECT 1")), timeout=2)
+            # the connect too: a database host that drops packets would hold it to the pool's timeout
+            await asyncio.wait_for(self._select_one(), timeout=2)
         except Exception:  # any failure to answer is "not ready", whatever its cause
             return "down"
         return "ok"
+
+    async def _select_one(self) -> None:
+        async with self.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
 
     async def _redis(self) -> str:
         if self.redis_client is None:

@@ -14,6 +14,7 @@ process, filled at start, so a steady load opens no new database sessions.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from psycopg import AsyncConnection as DriverConnection
@@ -69,9 +70,10 @@ class RequestConnection:
         assert self._driver is None, "decided before anything checked a connection out"
         self._pooled = True
 
-    async def reader(self) -> DriverConnection[Any]:
-        """The psycopg connection in autocommit, for statements that stand alone."""
-        driver = await self._checkout()
+    async def reader(self, *, wait: float | None = None) -> DriverConnection[Any]:
+        """The psycopg connection in autocommit, for statements that stand alone. ``wait``: at most
+        that many seconds for a connection (the pool's timeout otherwise)."""
+        driver = await self._checkout(wait)
         if not self._autocommit:
             await driver.set_autocommit(True)
             self._autocommit = True
@@ -114,13 +116,13 @@ class RequestConnection:
             self._autocommit = False
             await conn.close()
 
-    async def _checkout(self) -> DriverConnection[Any]:
+    async def _checkout(self, wait: float | None = None) -> DriverConnection[Any]:
         if self._driver is None and self._pooled:
-            self._driver = await self._pool.getconn()
+            self._driver = await self._pool.getconn(timeout=wait)
             metrics.driver_checkout(1)
             self._autocommit = self._driver.autocommit
         if self._driver is None:
-            self._conn = await self._engine.connect()
+            self._conn = await asyncio.wait_for(self._engine.connect(), timeout=wait)
             # the checked-out connection, read without get_raw_connection()'s greenlet: each greenlet
             # costs a frame stack mapped and unmapped, three per request before
             raw = self._conn.sync_connection.connection  # type: ignore[union-attr]

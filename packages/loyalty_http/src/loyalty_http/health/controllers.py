@@ -17,6 +17,10 @@ from loyalty_http.params import Config
 from loyalty_http.route_options import reads
 from loyalty_http.wire import metrics
 
+SCRAPE_WAIT_SECONDS = 2.0
+"""How long a scrape waits for a database connection before it answers without the database's
+figures."""
+
 
 class HealthController(Controller):
     path = "/health"
@@ -45,12 +49,14 @@ class MetricsController(Controller):
         queue, read at the scrape. docs/deployment.md lists the names."""
         points = redemptions = card_mails = webhooks = None
         try:
-            conn = await request_connection(request.scope).reader()
+            # a database away must not hold the scrape for the pool's whole timeout: Prometheus
+            # gives up on a scrape after 10 s by default, and loyalty_database_up 0 is the answer
+            conn = await request_connection(request.scope).reader(wait=SCRAPE_WAIT_SECONDS)
             points = await points_by_kind(conn)
             redemptions = await redemptions_by_state(conn, config.clock.now())
             card_mails = await card_mails_by_status(conn)
             webhooks = await webhook_totals(conn, config.clock.now())
-        except (OSError, psycopg.Error, SQLAlchemyError):
+        except (OSError, TimeoutError, psycopg.Error, SQLAlchemyError):
             pass  # the scrape still answers: loyalty_database_up is 0
         queue = await config.queue_stats() if config.queue_stats is not None else None
         return metrics.exposition(metrics.Scraped(points, redemptions, queue, card_mails, webhooks))
