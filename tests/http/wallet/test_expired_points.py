@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.clock import FixedClock, SettableClock
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.wallet.services import WalletService
+from tests.support.app import ADMIN
 from tests.support.envelope import error_of
 from tests.support.invariants import ledger_violations
 from tests.support.purchases import TRANSACTIONS, earn_rule
@@ -156,6 +157,13 @@ async def test_reads_show_the_balance_without_expired_points(
     found = await client.get("/api/v1/customers/lookup", params={"identifier": m.email}, headers=m.headers)
     assert found.status_code == 200
     assert found.json()["data"]["balance"] == 5
+    # the admin API's customer read and list (what the portal shows too) say the same (LEDGER-9)
+    admin_base = f"/admin/v1/vendors/{m.tenant.vendor_id}/customers"
+    one = await client.get(f"{admin_base}/{m.customer}", headers=ADMIN)
+    assert (one.status_code, one.json()["data"]["balance"]) == (200, 5)
+    listed_customers = await client.get(admin_base, params={"q": m.email}, headers=ADMIN)
+    assert listed_customers.status_code == 200
+    assert [c["balance"] for c in listed_customers.json()["data"]["data"]] == [5]
     offers = await client.get(
         "/api/v1/rewards", params={"identifier": m.email, "affordable": "true"}, headers=m.headers
     )

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy import and_, func, select
 
+from loyalty_core.accounts.customer_rows import customer_rows
 from loyalty_core.accounts.enrolment import Enrolment
 from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.customers import errors as ce
@@ -22,20 +22,12 @@ from loyalty_core.customers.models import Customer
 from loyalty_core.customers.resources import Customer as CustomerResource
 from loyalty_core.customers.services.status import StatusWrites
 from loyalty_core.customers.services.updates import ProfileWrites
-from loyalty_core.customers.views import IDENTIFIER_LIST, CardView, CustomerView, view_of
+from loyalty_core.customers.views import CardView, CustomerView, view_of
 from loyalty_core.events.feed import scrub_customer_events
 from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
-from loyalty_core.wallet.models import Wallet
 
 _C = Customer.__table__.c
-_W = Wallet.__table__.c
-_ANY_STATUS = (
-    select(*_C, func.coalesce(_W.balance, 0).label("balance"), IDENTIFIER_LIST)
-    .select_from(Customer.__table__)
-    .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
-)
-"""The customer read, anonymized customers included: the data of ``customer.anonymized``."""
 
 
 def customer_data(view: CustomerView) -> dict[str, Any]:
@@ -135,7 +127,11 @@ class CustomerEvents(CustomerReads, Enrolment, ProfileWrites, StatusWrites):
     async def anonymize(self, vendor_id: int, customer_id: int) -> None:
         await super().anonymize(vendor_id, customer_id)
         row = (
-            (await self._session.execute(_ANY_STATUS.where(_C.vendor_id == vendor_id, _C.id == customer_id)))
+            (
+                await self._session.execute(
+                    customer_rows(self._clock.now()).where(_C.vendor_id == vendor_id, _C.id == customer_id)
+                )
+            )
             .mappings()
             .one()
         )

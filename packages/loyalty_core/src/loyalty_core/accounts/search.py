@@ -12,16 +12,15 @@ from typing import Any
 from sqlalchemy import and_, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.accounts.customer_rows import customer_rows
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
-from loyalty_core.customers.views import IDENTIFIER_LIST, CustomerView, view_of
+from loyalty_core.customers.views import CustomerView, view_of
 from loyalty_core.listing import Listed, count_of, offset_of
 from loyalty_core.text import fold, folded, like_part
-from loyalty_core.wallet.models import Wallet
 
 _C = Customer.__table__.c
 _I = CustomerIdentifier.__table__.c
-_W = Wallet.__table__.c
 
 
 def matching(vendor_id: int, q: str | None) -> Any:
@@ -59,9 +58,7 @@ class CustomerSearch:
         if total == 0 or offset_of(page, per_page) >= total:
             return Listed([], total)
         statement = (
-            select(*_C, func.coalesce(_W.balance, 0).label("balance"), IDENTIFIER_LIST)
-            .select_from(Customer.__table__)
-            .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
+            customer_rows(self._clock.now())
             .where(matching(vendor_id, q))
             .order_by(_C.id)
             .limit(per_page)

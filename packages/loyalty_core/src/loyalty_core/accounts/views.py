@@ -7,31 +7,28 @@ shape (``customers.views``).
 from __future__ import annotations
 
 from psycopg.rows import dict_row
-from sqlalchemy import and_, func, select
 
+from loyalty_core.accounts.customer_rows import customer_rows
 from loyalty_core.accounts.till_lookup import customer_found, lookup_read
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.services.base import CustomerWrites
-from loyalty_core.customers.views import IDENTIFIER_LIST, CustomerView, view_of
+from loyalty_core.customers.views import CustomerView, view_of
 from loyalty_core.db import driver_connection
-from loyalty_core.wallet.models import Wallet
 
 _C = Customer.__table__.c
-_W = Wallet.__table__.c
-
-_VIEW = (
-    select(*_C, func.coalesce(_W.balance, 0).label("balance"), IDENTIFIER_LIST)
-    .select_from(Customer.__table__)
-    .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
-    .where(_C.status != CustomerStatus.ANONYMIZED)
-)
 
 
 class CustomerReads(CustomerWrites):
     async def get(self, vendor_id: int, customer_id: int) -> CustomerView:
         row = (
-            (await self._session.execute(_VIEW.where(_C.vendor_id == vendor_id, _C.id == customer_id)))
+            (
+                await self._session.execute(
+                    customer_rows(self._clock.now()).where(
+                        _C.vendor_id == vendor_id, _C.id == customer_id, _C.status != CustomerStatus.ANONYMIZED
+                    )
+                )
+            )
             .mappings()
             .first()
         )
