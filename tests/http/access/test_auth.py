@@ -364,3 +364,29 @@ def test_a_verified_token_is_kept_but_its_expiry_is_judged_every_time() -> None:
     assert codec.decode(tampered) is None
     clock.freeze(start + timedelta(hours=1))
     assert codec.decode(token) is None
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ([], None),
+        ([(b"authorization", b"Bearer abc")], "abc"),
+        ([(b"authorization", b"bearer  abc ")], "abc"),
+        ([(b"Authorization", b"BEARER abc")], "abc"),
+        ([(b"authorization", b"Bearer ")], None),
+        ([(b"authorization", b"")], None),
+        ([(b"authorization", b"Basic abc")], None),
+        ([(b"x-other", b"Bearer no"), (b"authorization", b"Bearer one"), (b"authorization", b"Bearer two")], "one"),
+    ],
+)
+def test_the_bearer_token_is_read_off_the_first_authorization_header(
+    headers: list[tuple[bytes, bytes]], expected: str | None
+) -> None:
+    """Read off the scope's raw header list (not a multidict built per request): the first
+    Authorization header, its scheme in any case, the token trimmed; anything else is no token."""
+    from litestar import Request
+
+    from loyalty_http.access.auth import bearer_token
+
+    request: Request[Any, Any, Any] = Request({"type": "http", "headers": headers})  # type: ignore[typeddict-item]
+    assert bearer_token(request) == expected

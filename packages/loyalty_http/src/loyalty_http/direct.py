@@ -49,7 +49,10 @@ Steps = tuple[tuple[str, Value, bool], ...]
 """(argument, how to get it from the request, whether that must be awaited), in signature order."""
 Answer = tuple[int, Serializer]
 """A plain JSON answer's status and the handler's serializer (its type encoders)."""
-Plan = tuple[Steps, Answer | None]
+Before = Callable[[Request[Any, Any, Any]], Awaitable[Any]] | None
+Plan = tuple[Steps, Answer | None, type[Request[Any, Any, Any]], Before, Callable[..., Awaitable[Any]]]
+"""The steps, the plain answer, and the handler's request class, ``before_request`` hook and function:
+the handler resolves each once and caches it, yet each ask is a Python call per request."""
 
 
 def providers_of(config: HttpConfig, dependencies: Mapping[str, Provide]) -> dict[str, tuple[Value, bool]]:
@@ -89,7 +92,8 @@ def plan_of(handler: HTTPRouteHandler, providers: dict[str, tuple[Value, bool]],
             steps.append((name, _path_value(name), False))
         else:
             return None
-    return tuple(steps), plain_answer(handler)
+    request_class, before = handler.resolve_request_class(), handler.resolve_before_request()
+    return tuple(steps), plain_answer(handler), request_class, before, handler.fn
 
 
 def plain_answer(handler: HTTPRouteHandler) -> Answer | None:
@@ -130,9 +134,16 @@ def direct_dispatch(providers: dict[str, tuple[Value, bool]]) -> Callable[[Any],
                 await app(scope, receive, send)
                 return
             request_connection(scope).driver_only()
-            request: Request[Any, Any, Any] = handler.resolve_request_class()(scope=scope, receive=receive, send=send)
-            steps, answer = plan
-            data = await _data(handler, steps, request)
+            steps, answer, request_class, before, fn = plan
+            request = request_class(scope=scope, receive=receive, send=send)
+            # the hook's answer when it gives one, else the handler's; awaited here, not in a helper,
+            # since each coroutine frame waiting on the database is a Python call again on resuming
+            data = await before(request) if before is not None else None
+            if not data:
+                kwargs = {}
+                for name, value, awaited in steps:
+                    kwargs[name] = await value(request) if awaited else value(request)
+                data = await fn(**kwargs)
             if answer is not None and not isinstance(data, Response) and scope["method"] != "HEAD":
                 body = encode_json(data, answer[1])
                 headers = [(b"content-type", JSON), (b"content-length", str(len(body)).encode())]
@@ -149,15 +160,3 @@ def direct_dispatch(providers: dict[str, tuple[Value, bool]]) -> Callable[[Any],
 
 
 JSON = MediaType.JSON.value.encode()
-
-
-async def _data(handler: HTTPRouteHandler, steps: Steps, request: Request[Any, Any, Any]) -> Any:
-    """The ``before_request`` hook's answer when it gives one, else the handler's."""
-    before: Callable[[Request[Any, Any, Any]], Awaitable[Any]] | None = handler.resolve_before_request()
-    data = await before(request) if before is not None else None
-    if not data:
-        kwargs = {}
-        for name, value, awaited in steps:
-            kwargs[name] = await value(request) if awaited else value(request)
-        data = await handler.fn(**kwargs)
-    return data

@@ -55,13 +55,16 @@ def make_prepare(
     authenticators: Mapping[str, Authenticator], max_body_bytes: int, limiter: Limiter | None = None
 ) -> Callable[[Request[Any, Any, Any]], Awaitable[Response[None] | None]]:
     async def prepare(request: Request[Any, Any, Any]) -> Response[None] | None:
-        state = request.scope["state"]
-        request_id_of(request.scope)
-        if not path_is_readable(request.scope):
+        # the scope's own values: Request's properties are Python calls each, on every request
+        scope = request.scope
+        state = scope["state"]
+        request_id_of(scope)
+        if not path_is_readable(scope):
             raise RouteNotFound("No endpoint at this path.")
-        whole_path_params(request.scope)
-        opt = request.route_handler.opt
-        if request.method == "OPTIONS" and getattr(request.route_handler.fn, "__name__", "") == "options_handler":
+        whole_path_params(scope)
+        handler = scope["route_handler"]
+        opt = handler.opt
+        if scope["method"] == "OPTIONS" and getattr(handler.fn, "__name__", "") == "options_handler":
             return options_answer(request)
         limit = opt.get("limit")
         if limiter is not None and limit is not None:
@@ -69,7 +72,7 @@ def make_prepare(
         body_type = opt.get("body")
         raw_body = await read_body(request, field_names(body_type), max_body_bytes) if body_type is not None else None
         authenticator = authenticators[opt.get("auth", "vendor")]
-        refused = read_query(state, opt, request.scope["query_string"])
+        refused = read_query(state, opt, scope["query_string"])
         state["principal"] = await authenticator(request)
         if refused is not None:
             # checked before the token so that a valid query's read can ride on the token check,
@@ -110,12 +113,16 @@ def add_headers(message: Any, headers: Mapping[str, str]) -> None:
     for every name it sets; the response's few headers rarely hold one of these, so they are
     appended, and only a name already there is replaced through it."""
     raw: list[tuple[bytes, bytes]] = list(message.get("headers") or ())
-    present = {name.lower() for name, _ in raw}
+    present: set[bytes] = set()
+    for raw_name, _ in raw:  # a loop: a set comprehension is a Python call of its own
+        present.add(raw_name.lower())
     message["headers"] = raw
-    replaced = MutableScopeHeaders.from_message(message) if raw else None
+    replaced: MutableScopeHeaders | None = None  # built on the first name already there (it wraps ``raw``)
     for name, value in headers.items():
         key = name.lower().encode("latin-1")
-        if key in present and replaced is not None:
+        if key in present:
+            if replaced is None:
+                replaced = MutableScopeHeaders.from_message(message)
             replaced[name] = value
         else:
             raw.append((key, value.encode("latin-1")))

@@ -32,13 +32,16 @@ ADMIN_CAUSER = Causer(CauserType.PORTAL_USER, "admin")
 
 
 def bearer_token(request: Request[Any, Any, Any]) -> str | None:
-    header = request.headers.get("authorization")
-    if not header:
-        return None
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return token.strip()
+    """The token of the first Authorization header, read off the scope's raw list: ``request.headers``
+    builds a case-insensitive multidict of every header for this one value (the limiter and the
+    authenticator both ask, on every request)."""
+    for name, value in request.scope["headers"]:
+        if name.lower() == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                return None
+            return token.strip()
+    return None
 
 
 def admin_authenticator(admin_token: str) -> Callable[[Request[Any, Any, Any]], Awaitable[AdminPrincipal]]:
@@ -83,7 +86,7 @@ def vendor_authenticator(
         claims = request_claims(request.scope, token, codec)
         if claims is None:
             raise Unauthenticated("The access token is unreadable or expired.")
-        write = request.method not in SAFE_METHODS
+        write = request.scope["method"] not in SAFE_METHODS
         conn = await request_connection(request.scope).reader()
         state = request.scope["state"]
         companion = state.get("companion")

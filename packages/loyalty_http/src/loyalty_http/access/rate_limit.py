@@ -120,7 +120,9 @@ class MemoryBackend:
         self._hits += 1
         if self._hits % SWEEP_EVERY == 0:
             self._sweep(now)
-        use_address = vendor is None or any(self._revoked.get(m, 0.0) > now for m in marks)
+        # no mark revoked at all (the usual state) needs no look at the request's marks
+        revoked = self._revoked
+        use_address = vendor is None or (bool(revoked) and any(revoked.get(m, 0.0) > now for m in marks))
         key, limit = address if use_address or vendor is None else vendor
         entries = self._logs.setdefault(key, deque())
         while entries and entries[0][0] <= now - WINDOW_SECONDS:
@@ -352,7 +354,8 @@ class RateLimiter:
     def client_address(self, request: Request[Any, Any, Any]) -> str:
         """The peer's address; behind a trusted proxy, the nearest address in X-Forwarded-For that
         is not itself a trusted proxy (a client cannot forge its way past the proxies it went through)."""
-        peer = request.client.host if request.client else "unknown"
+        client = request.scope.get("client")  # the scope's own pair: Request.client builds an Address each time
+        peer = client[0] if client else "unknown"
         if not self._proxies or not self._trusted(peer):
             return peer
         forwarded = [a.strip() for a in request.headers.get("x-forwarded-for", "").split(",") if a.strip()]

@@ -87,7 +87,9 @@ def _check_bytes(slot: Slot, value: Any, path: str, errors: dict[str, list[str]]
     return fail(errors, path, BASE64_MESSAGE)
 
 
+@cache
 def field_names(struct_type: type[msgspec.Struct]) -> frozenset[str]:
+    # a struct's fields never change: worked out once, not on every request that reads its query
     return frozenset(f.encode_name for f in _fields(struct_type))
 
 
@@ -96,6 +98,12 @@ def _fields(struct_type: type[msgspec.Struct]) -> tuple[mi.Field, ...]:
     info = mi.type_info(struct_type)
     assert isinstance(info, mi.StructType)
     return info.fields
+
+
+@cache
+def _slotted(struct_type: Any) -> tuple[tuple[mi.Field, Slot], ...]:
+    """Each field with its slot: a field's slot is a function of its type alone, worked out once."""
+    return tuple((field, _slot(field.type)) for field in _fields(struct_type))
 
 
 def _slot(t: Any) -> Slot:
@@ -132,10 +140,9 @@ def _check_struct(
     struct_type: Any, raw: Mapping[str, Any], prefix: str, errors: dict[str, list[str]]
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for field in _fields(struct_type):
+    for field, slot in _slotted(struct_type):
         key = field.encode_name
         path = f"{prefix}{key}"
-        slot = _slot(field.type)
         if key not in raw:
             if field.required:
                 errors[path] = ["validation.required"]
