@@ -18,8 +18,9 @@ from loyalty_core.customers.models import Customer, CustomerIdentifier, Customer
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
+from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.models import EntryType, PointLot
-from loyalty_core.wallet.services.posting import Causer, Posting
+from loyalty_core.wallet.services.posting import Posting
 
 MERGE_REASON = "merge"
 

@@ -14,9 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.views import CustomerView
+from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import UNKNOWN, Unknown, WalletService
-from loyalty_core.wallet.services.posting import Causer
 
 REASON = "opening_balance"
 KEY = "import:opening_balance"

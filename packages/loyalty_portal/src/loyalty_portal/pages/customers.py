@@ -14,10 +14,10 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
 from loyalty_core.earning.till_purchase_reads import customer_transactions
 from loyalty_core.errors import DomainError
+from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import WalletService
-from loyalty_core.wallet.services.posting import Causer
 from loyalty_core.wallet.services.reads import LedgerFilter
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from loyalty_core.wallet.causers import SYSTEM, Causer
 from loyalty_core.wallet.services.adjustment import UNKNOWN, Adjusted, Adjustments, Unknown
 from loyalty_core.wallet.services.expiry import Expiry
-from loyalty_core.wallet.services.posting import SYSTEM, Causer
 from loyalty_core.wallet.services.reads import LedgerFilter, WalletReads, WalletView
 
 __all__ = ["SYSTEM", "UNKNOWN", "Adjusted", "Causer", "LedgerFilter", "Unknown", "WalletService", "WalletView"]

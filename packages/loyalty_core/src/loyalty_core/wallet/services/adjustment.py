@@ -11,8 +11,9 @@ from sqlalchemy import select
 from loyalty_core.db import driver_connection
 from loyalty_core.events.recording import RECORDED
 from loyalty_core.tenancy.models import Plan, Vendor
+from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.models import Wallet
-from loyalty_core.wallet.services.posting import Causer, Posting
+from loyalty_core.wallet.services.posting import Posting
 from loyalty_core.wallet.till_adjust import Adjusted, Adjustment, till_adjust
 
 __all__ = ["UNKNOWN", "Adjusted", "Adjustments", "Unknown"]

@@ -12,7 +12,6 @@ refusal raises before anything is written, so its key stays free.
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select
@@ -27,19 +26,11 @@ from loyalty_core.db import driver_connection
 from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import RECORDED
 from loyalty_core.wallet import ledger
+from loyalty_core.wallet.causers import SYSTEM, Causer
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.ledger_writes import EXPIRED_REASON, entry_params, write_entry
-from loyalty_core.wallet.models import CauserType, EntryType, PointLot, Wallet
+from loyalty_core.wallet.models import EntryType, PointLot, Wallet
 from loyalty_core.wallet.resources import LedgerEntry
-
-
-@dataclass(frozen=True, slots=True)
-class Causer:
-    type: str
-    id: str | None = None
-
-
-SYSTEM = Causer(CauserType.SYSTEM)
 
 
 class Posting:
