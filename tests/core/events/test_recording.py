@@ -11,6 +11,7 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
+from loyalty_core.db import driver_connection
 from loyalty_core.events.deliveries import ATTEMPTS, DISABLED_REASON, Deliveries, Outcome
 from loyalty_core.events.endpoints import WebhookEndpoints, signing_secrets
 from loyalty_core.events.feed import one_event, page_of_events, prune_events, scrub_customer_events
@@ -237,11 +238,9 @@ async def test_a_till_statement_embeds_the_event_as_ctes(db: AsyncSession, clock
             vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
         )
     ).endpoint
-    raw = await (await db.connection()).get_raw_connection()
+    conn = await driver_connection(db)
     params = event_params(vendor.id, "points.adjusted", {"amount": 5}, clock.now(), customer_id=3)
-    cursor = await raw.driver_connection.execute(
-        "WITH " + EVENT_CTE + " SELECT %(answer)s::int", {**params, "answer": 42}, prepare=True
-    )
+    cursor = await conn.execute("WITH " + EVENT_CTE + " SELECT %(answer)s::int", {**params, "answer": 42}, prepare=True)
     assert await cursor.fetchall() == [(42,)]
     event = await one_event(db, vendor.id, params["event_id"])
     assert (event["type"], event["data"], event["customer_id"]) == ("points.adjusted", {"amount": 5}, 3)

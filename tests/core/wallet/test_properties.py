@@ -112,7 +112,11 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int]], expire_after: int 
             model.add(value)
         else:
             amount = value if step == "adjust" else -value
-            accepted = model.take(-amount) if amount < 0 else (model.add(amount) or True)
+            if amount < 0:
+                accepted = model.take(-amount)
+            else:
+                model.add(amount)
+                accepted = True
             try:
                 async with db.begin_nested():
                     if step == "adjust":
