@@ -121,9 +121,11 @@ async def test_failures_follow_the_schedule_then_fail_for_good(db: AsyncSession,
         await deliveries.settle(claimed, Outcome(False, 500, 3, "HTTP 500"))
         rows = await _pending(db, vendor.id)
         if rows[-1].status == "pending":
-            waits.append(rows[-1].next_attempt_at - clock.now())  # type: ignore[operator]
+            due_at = rows[-1].next_attempt_at
+            assert due_at is not None  # a pending delivery has its next attempt
+            waits.append(due_at - clock.now())
             assert await deliveries.due() == []
-            clock.set(rows[-1].next_attempt_at)  # type: ignore[arg-type]
+            clock.set(due_at)
     rows = await _pending(db, vendor.id)
     assert [(d.attempt, d.status) for d in rows] == [(n, "failed") for n in range(1, ATTEMPTS + 1)]
     assert [w.total_seconds() for w in waits] == [60, 300, 1800, 3600, 7200, 21600, 43200]
