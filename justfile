@@ -123,9 +123,9 @@ lint:
     uv run --frozen ruff format --check .
     uv run --frozen lint-imports
 
-# mypy --strict on every package (the configuration is in pyproject.toml)
+# mypy --strict on every package, the tests and the benchmarks (the configuration is in pyproject.toml)
 typecheck:
-    uv run --frozen mypy packages/loyalty_client/src loyalty_client_gen packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_portal/src packages/loyalty_wallet_pass/src services/api/src
+    uv run --frozen mypy packages/loyalty_client/src loyalty_client_gen packages/loyalty_core/src packages/loyalty_http/src packages/loyalty_portal/src packages/loyalty_wallet_pass/src services/api/src tests bench
 
 # run a benchmark of bench/ (e.g. `just bench mix`); results are recorded in bench/results/
 bench *ARGS:

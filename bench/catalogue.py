@@ -58,7 +58,9 @@ async def _measure() -> tuple[list[str], str]:
         assert response.json()["data"]["summary"]["failed"] == 0
         return elapsed
 
-    async def timed_get(client: httpx.AsyncClient, headers: dict[str, str], params: dict[str, Any]) -> float:
+    async def timed_get(
+        client: httpx.AsyncClient, headers: dict[str, str], params: dict[str, Any]
+    ) -> tuple[float, float]:
         samples = []
         for _ in range(30):
             await client.get("/api/v1/products", params=params, headers=headers)

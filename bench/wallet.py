@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from bench._support import bench_app, machine, new_vendor, scratch_database, scratch_name
 
@@ -39,7 +40,7 @@ async def _measure() -> dict[str, float]:
                 db.add(Wallet(vendor_id=vendor_id, customer_id=c.id, balance=0))
                 customers.append(c.id)
 
-        async def run(label: str, pick: object) -> None:
+        async def run(label: str, pick: Callable[[int], int]) -> None:
             queue: asyncio.Queue[int] = asyncio.Queue()
             for n in range(REQUESTS):
                 queue.put_nowait(n)
@@ -47,7 +48,7 @@ async def _measure() -> dict[str, float]:
             async def worker() -> None:
                 while not queue.empty():
                     n = queue.get_nowait()
-                    customer = pick(n)  # type: ignore[operator]
+                    customer = pick(n)
                     r = await client.post(
                         f"/api/v1/customers/{customer}/wallet/adjust",
                         headers=headers,

@@ -87,13 +87,17 @@ async def test_the_service_serves_exactly_the_http_packages_routes(settings: Set
 
 async def test_a_served_process_fills_its_pool_before_the_first_request(database_url: str) -> None:
     """The request path: a steady load opens no new database session, from its first second."""
+    from sqlalchemy.pool import QueuePool
+
     from loyalty_api.app import fill_pool
     from loyalty_core.db import make_engine
 
     engine = make_engine(database_url, pool_size=3)
     try:
         await fill_pool(engine, 3)
-        assert (engine.pool.checkedin(), engine.pool.checkedout()) == (3, 0)  # type: ignore[attr-defined]
+        pool = engine.pool
+        assert isinstance(pool, QueuePool)
+        assert (pool.checkedin(), pool.checkedout()) == (3, 0)
     finally:
         await engine.dispose()
 

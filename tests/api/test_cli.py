@@ -51,7 +51,7 @@ def through_the_app(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iter
     with TestClient(app=create_app(settings)) as client:
 
         def sender(base_url: str) -> backoffice.Send:
-            def send(method: str, path: str, body: dict[str, Any], token: str) -> tuple[int, dict[str, Any]]:
+            def send(method: str, path: str, body: dict[str, Any] | None, token: str) -> tuple[int, dict[str, Any]]:
                 response = client.request(method, path, json=body, headers={"Authorization": f"Bearer {token}"})
                 return response.status_code, response.json()
 

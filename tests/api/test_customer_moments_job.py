@@ -43,7 +43,7 @@ async def _shop(database_url: str, *, moments: bool = True) -> tuple[int, list[i
             if not moments:
                 await db.execute(update(Plan).where(Plan.id == vendor.plan_id).values(feature_customer_moments=False))
         customers = [await new_customer(engine, vendor.id) for _ in range(3)]
-        facts = [
+        facts: list[dict[str, date | None]] = [
             {"date_of_birth": date(1990, 5, 3), "customer_since": date(2034, 5, 1)},
             {"date_of_birth": date(1990, 5, 20), "customer_since": date(2034, 5, 1)},
             {"date_of_birth": None, "customer_since": date(2034, 1, 1)},
@@ -65,7 +65,7 @@ async def _recorded(database_url: str, vendor_id: int) -> list[tuple[int, str, d
                 .where(CustomerMoment.vendor_id == vendor_id)
                 .order_by(CustomerMoment.customer_id, CustomerMoment.moment)
             )
-            return [tuple(row) for row in rows]  # type: ignore[misc]
+            return [tuple(row) for row in rows]
     finally:
         await engine.dispose()
 

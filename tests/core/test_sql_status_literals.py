@@ -23,7 +23,7 @@ def enum_values() -> frozenset[str]:
     for module in pkgutil.walk_packages(loyalty_core.__path__, "loyalty_core."):
         importlib.import_module(module.name)
     values: set[str] = set()
-    pending: list[type] = [StrEnum]
+    pending: list[type[StrEnum]] = [StrEnum]
     while pending:
         for sub in pending.pop().__subclasses__():
             pending.append(sub)
@@ -44,7 +44,8 @@ def sql_texts(tree: ast.AST) -> list[tuple[int, str]]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose_or_parts:
             text = node.value
         elif isinstance(node, ast.JoinedStr):
-            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+            # an f-string's literal parts are str constants
+            text = "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" for v in node.values)
         else:
             continue
         if SQL.search(text):

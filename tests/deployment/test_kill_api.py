@@ -183,6 +183,7 @@ async def test_writes_land_exactly_once_while_api_processes_are_killed(deploymen
     await asyncio.to_thread(deployment.wait_ready)
 
     print(f"FAULT-1: {kills} kills, {outcome.retried} retried attempts, answers {dict(outcome.answers)}")
+    assert kills is not None  # the killer's count, the last of the gathered results
     assert kills >= 2
     assert outcome.retried > 0, "no request met a killed process: the test proved nothing"
     assert outcome.failures == []
@@ -196,14 +197,16 @@ async def _check_database(deployment: Deployment, shop: Shop, outcome: Outcome) 
         async with engine.connect() as conn:
             assert await ledger_violations(conn) == []
             v = {"v": shop.vendor_id}
-            transactions = dict(
+            transactions: dict[str, int] = dict(
                 (
                     await conn.execute(
                         text("SELECT idempotency_key, count(*) FROM transactions WHERE vendor_id = :v GROUP BY 1"), v
                     )
-                ).all()
+                )
+                .tuples()
+                .all()
             )
-            adjustments = dict(
+            adjustments: dict[str, int] = dict(
                 (
                     await conn.execute(
                         text(
@@ -212,12 +215,14 @@ async def _check_database(deployment: Deployment, shop: Shop, outcome: Outcome) 
                         ),
                         v,
                     )
-                ).all()
+                )
+                .tuples()
+                .all()
             )
-            redemptions = dict(
-                (
-                    await conn.execute(text("SELECT idempotency_key, status FROM redemptions WHERE vendor_id = :v"), v)
-                ).all()
+            redemptions: dict[str, str] = dict(
+                (await conn.execute(text("SELECT idempotency_key, status FROM redemptions WHERE vendor_id = :v"), v))
+                .tuples()
+                .all()
             )
             redeem_entries = await conn.scalar(
                 text("SELECT count(*) FROM ledger_entries WHERE vendor_id = :v AND type = 'redeem'"), v

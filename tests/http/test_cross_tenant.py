@@ -99,6 +99,15 @@ def _named(**body: Any) -> Callable[[World], Any]:
     return lambda w: body
 
 
+def _searched(q: Callable[[World], str]) -> Callable[[World], dict[str, Any]]:
+    return lambda w: {"q": q(w)}
+
+
+def _owners_in_intruders_vendor(param: str, attr: str) -> Callable[[World], dict[str, Any]]:
+    """The intruder's vendor id with the owner's ``attr`` of ``World`` as ``param``."""
+    return lambda w: {"vendor_id": w.intruder.vendor_id, param: getattr(w, attr)}
+
+
 def _steal_token(w: World) -> dict[str, Any]:
     """The owner's client id with the intruder's secret."""
     return {
@@ -327,7 +336,7 @@ CASES: dict[str, list[Call]] = {
     ],
     # --- passes ------------------------------------------------------------------------------------
     "GET /api/v1/customers/{customer}/wallet-pass": [
-        Call(*CUSTOMER_404, path=_customer, query=lambda w, p=p: {"platform": p}) for p in ("platform_a", "platform_b")
+        Call(*CUSTOMER_404, path=_customer, query=_named(platform=p)) for p in ("platform_a", "platform_b")
     ],
     "POST /api/v1/customers/{customer}/send-card": [Call(*CUSTOMER_404, path=_customer, body=_named(channel="email"))],
     "POST /api/v1/customers/by-external-id/{external_id}/send-card": [
@@ -345,7 +354,7 @@ CASES: dict[str, list[Call]] = {
         f"{verb} /admin/v1/vendors/{{vendor_id}}/{what}/{{{param}}}": [
             Call(
                 *ADMIN_404,
-                path=lambda w, param=param, attr=attr: {"vendor_id": w.intruder.vendor_id, param: getattr(w, attr)},
+                path=_owners_in_intruders_vendor(param, attr),
                 body=(lambda w: {"name": "x"}) if verb == "PATCH" else None,
                 token="admin",
             )
@@ -396,7 +405,7 @@ CASES: dict[str, list[Call]] = {
     ],
     # --- the back office's reads ----------------------------------------------------------------------
     "GET /admin/v1/vendors/{vendor_id}/customers": [
-        Call(200, None, OWN_LIST, path=_intruder_vendor, query=lambda w, q=q: {"q": q(w)}, token="admin")
+        Call(200, None, OWN_LIST, path=_intruder_vendor, query=_searched(q), token="admin")
         for q in (
             lambda w: w.email,
             lambda w: w.card,

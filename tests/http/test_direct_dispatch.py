@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 from litestar import Litestar
 from litestar.handlers import HTTPRouteHandler
+from litestar.routes import HTTPRoute
 from litestar.testing import AsyncTestClient
 
 from loyalty_http.direct import plan_of
@@ -25,8 +26,8 @@ RETURNS = "/api/v1/transactions/{transaction_id:str}/returns"
 
 def handler(app: Litestar, path: str, method: str) -> HTTPRouteHandler:
     for route in app.routes:
-        if route.path == path:
-            for candidate in getattr(route, "route_handlers", []):
+        if isinstance(route, HTTPRoute) and route.path == path:
+            for candidate in route.route_handlers:
                 if method in candidate.http_methods:
                     return candidate
     raise AssertionError(f"no {method} {path}")

@@ -2,7 +2,7 @@
 Playwright, which never downloads a browser of its own here.
 
 One browser per test session, a fresh context (cookies, storage, cache) per test. Every request the
-page makes is recorded on ``Page.requests`` so a test can assert the page asked no other host. A
+page makes is recorded (``requests_of(page)``) so a test can assert the page asked no other host. A
 test that fails leaves a full-page screenshot in ``SCREENSHOTS`` (``LOYALTY_TEST_SCREENSHOTS`` or
 ``.loyalty/test-screenshots``); the folder's path is logged when the session starts and with each
 screenshot. Import the fixtures into a suite's conftest.py to use them.
@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
@@ -69,13 +69,17 @@ async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
     await context.close()
 
 
+# each page's requests, kept beside the page: Playwright's ``Page.requests`` is a method of its own
+_requested: weakref.WeakKeyDictionary[Page, list[str]] = weakref.WeakKeyDictionary()
+
+
 @pytest.fixture
 async def page(context: BrowserContext, request: pytest.FixtureRequest) -> AsyncIterator[Page]:
     page = await context.new_page()
     page.set_default_timeout(10_000)
     requested: list[str] = []
     page.on("request", lambda r: requested.append(r.url))
-    page.requests = requested  # type: ignore[attr-defined]
+    _requested[page] = requested
     yield page
     if request.node.stash.get(_failed, False):
         shot = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', request.node.nodeid)}.png"
@@ -86,5 +90,4 @@ async def page(context: BrowserContext, request: pytest.FixtureRequest) -> Async
 
 def requests_of(page: Page) -> list[str]:
     """Every URL the page asked for since it opened (documents, scripts, fetches, images)."""
-    found: Any = getattr(page, "requests", [])
-    return list(found)
+    return list(_requested.get(page, []))

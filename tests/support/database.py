@@ -46,14 +46,14 @@ def server_url() -> str:
         return LOCAL
     except psycopg.OperationalError:
         pass
-    import pgserver
+    from pgserver.postgres_server import get_server
 
     pgdata = ROOT / ".loyalty" / "test-pgdata"
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     print(f"tests: no PostgreSQL at 127.0.0.1:5432, starting an embedded one in {pgdata}", file=sys.stderr)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _embedded.append(pgserver.get_server(pgdata, cleanup_mode="stop"))
+        _embedded.append(get_server(pgdata, cleanup_mode="stop"))
     return f"postgresql://postgres@/postgres?host={pgdata}"
 
 

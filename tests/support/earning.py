@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from typing import Any
 
 from loyalty_core.earning.rules import score
 from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, Purchase
@@ -17,16 +18,16 @@ BORN = date(1990, 3, 1)
 """A birthday on NOW's day."""
 
 
-def fixed(cid: int, points: int, **fields: object) -> CampaignTerms:
-    return CampaignTerms(f"fixed {cid}", "fixed_points", id=cid, points=points, **fields)  # type: ignore[arg-type]
+def fixed(cid: int, points: int, **fields: Any) -> CampaignTerms:
+    return CampaignTerms(f"fixed {cid}", "fixed_points", id=cid, points=points, **fields)
 
 
-def times(cid: int, multiplier: str, **fields: object) -> CampaignTerms:
-    return CampaignTerms(f"x{multiplier}", "multiplier", id=cid, multiplier=Decimal(multiplier), **fields)  # type: ignore[arg-type]
+def times(cid: int, multiplier: str, **fields: Any) -> CampaignTerms:
+    return CampaignTerms(f"x{multiplier}", "multiplier", id=cid, multiplier=Decimal(multiplier), **fields)
 
 
-def per_sku(cid: int, points: int, *skus: str, **fields: object) -> CampaignTerms:
-    return CampaignTerms(f"sku {cid}", "product_points", id=cid, points=points, skus=frozenset(skus), **fields)  # type: ignore[arg-type]
+def per_sku(cid: int, points: int, *skus: str, **fields: Any) -> CampaignTerms:
+    return CampaignTerms(f"sku {cid}", "product_points", id=cid, points=points, skus=frozenset(skus), **fields)
 
 
 def moment(cid: int, which: str, points: int, **fields: object) -> CampaignTerms:

@@ -119,6 +119,7 @@ def run_statefully(schema: Any, headers: dict[str, str]) -> None:
     state is not the fuzzer's to replay, so there is no shrinking)."""
     machine = schema.as_state_machine()
 
+    # schemathesis builds the state machine class at run time; mypy takes no variable as a base
     class WithToken(machine):  # type: ignore[misc, valid-type]
         def get_call_kwargs(self, case: Any) -> dict[str, Any]:
             return {"headers": headers}

@@ -12,7 +12,8 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.customers.models import Customer, CustomerIdentifier
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.tenancy.models import Vendor
-from loyalty_core.wallet.models import LedgerEntry, Wallet
+from loyalty_core.wallet.models import Wallet
+from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.services import Causer, WalletService
 
 _cards = itertools.count(1)

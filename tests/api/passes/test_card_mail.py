@@ -110,7 +110,7 @@ async def _run(client: Client, job: str = "card-mails") -> dict[str, Any]:
 
 
 def _parts(message: EmailMessage) -> dict[str, EmailMessage]:
-    return {str(p.get_filename()): p for p in message.walk() if p.get_filename()}  # type: ignore[misc]
+    return {str(p.get_filename()): p for p in message.walk() if p.get_filename()}
 
 
 async def test_mail_arrives_with_pass_qr_code_and_save_link(

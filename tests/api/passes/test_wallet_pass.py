@@ -9,6 +9,7 @@ import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import msgspec
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -47,7 +48,9 @@ async def app_client(settings: Settings, passes: WalletPasses) -> AsyncIterator[
         yield client
 
 
-async def _pass(client: AsyncTestClient[Litestar], tenant: Tenant, customer_id: object, platform: str = "platform_a"):  # type: ignore[no-untyped-def]
+async def _pass(
+    client: AsyncTestClient[Litestar], tenant: Tenant, customer_id: object, platform: str = "platform_a"
+) -> httpx.Response:
     return await client.get(
         f"/api/v1/customers/{customer_id}/wallet-pass", params={"platform": platform}, headers=tenant.headers
     )

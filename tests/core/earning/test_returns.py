@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.models import Customer
+from loyalty_core.db import driver_connection
 from loyalty_core.earning import returns
 from loyalty_core.earning.purchases import Transaction
 from loyalty_core.earning.till_return import ReturnRequest, till_return
@@ -101,9 +102,8 @@ async def give_back(
 ) -> returns.Reversal:
     """The till's statements on the session's own connection, inside a savepoint of it."""
     async with db.begin_nested():
-        raw = await (await db.connection()).get_raw_connection()
         done = await till_return(
-            raw.driver_connection,  # type: ignore[arg-type]
+            await driver_connection(db),
             caller(vendor),
             transaction_id,
             ReturnRequest(amount),

@@ -8,10 +8,10 @@ import ipaddress
 import pytest
 
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.events.addresses import carried, check_url, is_allowed
+from loyalty_core.events.addresses import Resolver, carried, check_url, is_allowed
 
 
-def _resolving_to(*found: str):  # type: ignore[no-untyped-def]
+def _resolving_to(*found: str) -> Resolver:
     async def resolve(host: str, port: int) -> list[str]:
         return list(found)
 

@@ -11,6 +11,7 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
+from loyalty_core.db import driver_connection
 from loyalty_core.events.deliveries import ATTEMPTS, DISABLED_REASON, Deliveries, Outcome
 from loyalty_core.events.endpoints import WebhookEndpoints, signing_secrets
 from loyalty_core.events.feed import one_event, page_of_events, prune_events, scrub_customer_events
@@ -120,9 +121,11 @@ async def test_failures_follow_the_schedule_then_fail_for_good(db: AsyncSession,
         await deliveries.settle(claimed, Outcome(False, 500, 3, "HTTP 500"))
         rows = await _pending(db, vendor.id)
         if rows[-1].status == "pending":
-            waits.append(rows[-1].next_attempt_at - clock.now())  # type: ignore[operator]
+            due_at = rows[-1].next_attempt_at
+            assert due_at is not None  # a pending delivery has its next attempt
+            waits.append(due_at - clock.now())
             assert await deliveries.due() == []
-            clock.set(rows[-1].next_attempt_at)  # type: ignore[arg-type]
+            clock.set(due_at)
     rows = await _pending(db, vendor.id)
     assert [(d.attempt, d.status) for d in rows] == [(n, "failed") for n in range(1, ATTEMPTS + 1)]
     assert [w.total_seconds() for w in waits] == [60, 300, 1800, 3600, 7200, 21600, 43200]
@@ -237,11 +240,9 @@ async def test_a_till_statement_embeds_the_event_as_ctes(db: AsyncSession, clock
             vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
         )
     ).endpoint
-    raw = await (await db.connection()).get_raw_connection()
+    conn = await driver_connection(db)
     params = event_params(vendor.id, "points.adjusted", {"amount": 5}, clock.now(), customer_id=3)
-    cursor = await raw.driver_connection.execute(
-        "WITH " + EVENT_CTE + " SELECT %(answer)s::int", {**params, "answer": 42}, prepare=True
-    )
+    cursor = await conn.execute("WITH " + EVENT_CTE + " SELECT %(answer)s::int", {**params, "answer": 42}, prepare=True)
     assert await cursor.fetchall() == [(42,)]
     event = await one_event(db, vendor.id, params["event_id"])
     assert (event["type"], event["data"], event["customer_id"]) == ("points.adjusted", {"amount": 5}, 3)

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from loyalty_core.clock import FixedClock
+from loyalty_core.db import driver_connection
 from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.redemptions.portal import PortalRedemptions
@@ -36,38 +37,53 @@ NEVER = datetime.max.replace(tzinfo=UTC)
 
 
 @dataclass
+class Lot:
+    remaining: int
+    expires_at: datetime | None
+    order: int
+
+
+@dataclass
+class Code:
+    code: str
+    status: str
+    expires_at: datetime
+    taken: list[tuple[int, datetime | None]]
+
+
+@dataclass
 class Model:
     now: datetime = START
     stock: int = 3
-    lots: list[list[object]] = field(default_factory=list)  # [remaining, expires_at, order]
-    codes: list[dict[str, object]] = field(default_factory=list)
+    lots: list[Lot] = field(default_factory=list)
+    codes: list[Code] = field(default_factory=list)
 
     @property
     def balance(self) -> int:
-        return sum(int(lot[0]) for lot in self.lots)  # type: ignore[call-overload]
+        return sum(lot.remaining for lot in self.lots)
 
     @property
     def spendable(self) -> int:
         """The balance less the lots past their end, which a deduction expires before it takes."""
-        return sum(int(lot[0]) for lot in self.lots if lot[1] is None or lot[1] > self.now)  # type: ignore[call-overload,operator]
+        return sum(lot.remaining for lot in self.lots if lot.expires_at is None or lot.expires_at > self.now)
 
     def add(self, points: int, end: datetime | None) -> None:
-        self.lots.append([points, end, len(self.lots)])
+        self.lots.append(Lot(points, end, len(self.lots)))
 
     def take(self, points: int) -> list[tuple[int, datetime | None]]:
         taken: list[tuple[int, datetime | None]] = []
-        for lot in sorted(self.lots, key=lambda lot: (lot[1] is None, lot[1] or NEVER, lot[2])):  # type: ignore[arg-type]
-            part = min(int(lot[0]), points)  # type: ignore[call-overload]
+        for lot in sorted(self.lots, key=lambda lot: (lot.expires_at is None, lot.expires_at or NEVER, lot.order)):
+            part = min(lot.remaining, points)
             if part:
-                lot[0] = int(lot[0]) - part  # type: ignore[call-overload]
-                taken.append((part, lot[1]))  # type: ignore[arg-type]
+                lot.remaining -= part
+                taken.append((part, lot.expires_at))
             points -= part
         return taken
 
     def expire(self) -> None:
         for lot in self.lots:
-            if lot[1] is not None and lot[1] <= self.now:  # type: ignore[operator]
-                lot[0] = 0
+            if lot.expires_at is not None and lot.expires_at <= self.now:
+                lot.remaining = 0
 
 
 steps = st.lists(
@@ -135,7 +151,7 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int]]) -> None:
             )
         ).all()
         open_lots = sorted((lot.remaining, lot.expires_at) for lot in lots if lot.remaining)
-        assert open_lots == sorted((int(r), e) for r, e, _ in model.lots if r), (n, step)  # type: ignore[call-overload]
+        assert open_lots == sorted((lot.remaining, lot.expires_at) for lot in model.lots if lot.remaining), (n, step)
         stock = await db.scalar(
             select(Reward.remaining_stock).where(Reward.id == reward.id).execution_options(populate_existing=True)
         )
@@ -160,17 +176,16 @@ async def _redemption_step(
     elif target is None:
         return
     elif step == "verify":
-        accepted = target["status"] == "valid" and model.now < target["expires_at"]  # type: ignore[operator]
+        accepted = target.status == "valid" and model.now < target.expires_at
     else:
-        expired = target["status"] == "valid" and model.now >= target["expires_at"]  # type: ignore[operator]
-        accepted = target["status"] != "cancelled" and not expired
+        expired = target.status == "valid" and model.now >= target.expires_at
+        accepted = target.status != "cancelled" and not expired
     try:
         async with db.begin_nested():
             if step == "redeem":
                 # the till's statements run on the session's own connection, inside its savepoint
-                raw = await (await db.connection()).get_raw_connection()
                 done = await till_redeem(
-                    raw.driver_connection,
+                    await driver_connection(db),
                     vendor_id,
                     RedeemRequest("prop@example.com", reward_id, f"k{n}"),
                     default_branch=None,
@@ -183,16 +198,17 @@ async def _redemption_step(
             elif step == "verify":
                 # the till's verify runs on the session's own connection, inside its savepoint; it
                 # writes behind the session's back, so the row the session holds is read again
-                code = str(target["code"])  # type: ignore[index]
-                raw = await (await db.connection()).get_raw_connection()
-                await verify_code(raw.driver_connection, vendor_id, code, now=model.now)
+                assert target is not None  # a verify without a code returned above
+                code = target.code
+                await verify_code(await driver_connection(db), vendor_id, code, now=model.now)
                 await db.execute(
                     select(Redemption)
                     .where(Redemption.vendor_id == vendor_id, Redemption.confirmation_code == code)
                     .execution_options(populate_existing=True)
                 )
             else:
-                await service.cancel(vendor_id, str(target["code"]), causer=PORTAL)  # type: ignore[index]
+                assert target is not None  # a cancel without a code returned above
+                await service.cancel(vendor_id, target.code, causer=PORTAL)
     except DomainError:
         assert not accepted, (n, step)
         return
@@ -202,13 +218,13 @@ async def _redemption_step(
         model.expire()
         taken = model.take(COST)
         status = "valid" if step == "redeem" else "used"
-        model.codes.append(
-            {"code": code, "status": status, "expires_at": model.now + timedelta(hours=HOURS), "taken": taken}
-        )
+        model.codes.append(Code(code, status, model.now + timedelta(hours=HOURS), taken))
     elif step == "verify":
-        target["status"] = "used"  # type: ignore[index]
+        assert target is not None
+        target.status = "used"
     else:
-        target["status"] = "cancelled"  # type: ignore[index]
+        assert target is not None
+        target.status = "cancelled"
         model.stock += 1
-        for points, end in target["taken"]:  # type: ignore[index]
+        for points, end in target.taken:
             model.add(points, end)

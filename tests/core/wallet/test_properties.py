@@ -26,39 +26,46 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @dataclass
+class Lot:
+    remaining: int
+    expires_at: datetime | None
+    order: int
+
+
+@dataclass
 class Model:
     expire_after: int | None
     now: datetime = START
-    lots: list[list[object]] = field(default_factory=list)  # [remaining, expires_at, order]
+    lots: list[Lot] = field(default_factory=list)
 
     @property
     def balance(self) -> int:
-        return sum(int(lot[0]) for lot in self.lots)  # type: ignore[call-overload]
+        return sum(lot.remaining for lot in self.lots)
 
     def add(self, points: int) -> None:
         end = None if self.expire_after is None else self.now + timedelta(days=self.expire_after)
-        self.lots.append([points, end, len(self.lots)])
+        self.lots.append(Lot(points, end, len(self.lots)))
 
     def take(self, points: int) -> bool:
         """A deduction expires the lots past their end first (only when it goes through), then
         takes from the rest, soonest-ending first."""
-        due = sum(int(lot[0]) for lot in self.lots if lot[1] is not None and lot[1] <= self.now)  # type: ignore[call-overload,operator]
+        due = sum(lot.remaining for lot in self.lots if lot.expires_at is not None and lot.expires_at <= self.now)
         if points > self.balance - due:
             return False
         self.expire()
         never = datetime.max.replace(tzinfo=UTC)
-        for lot in sorted(self.lots, key=lambda lot: (lot[1] is None, lot[1] or never, lot[2])):
-            taken = min(int(lot[0]), points)  # type: ignore[call-overload]
-            lot[0] = int(lot[0]) - taken  # type: ignore[call-overload]
+        for lot in sorted(self.lots, key=lambda lot: (lot.expires_at is None, lot.expires_at or never, lot.order)):
+            taken = min(lot.remaining, points)
+            lot.remaining -= taken
             points -= taken
         return True
 
     def expire(self) -> int:
         gone = 0
         for lot in self.lots:
-            if lot[1] is not None and lot[1] <= self.now:  # type: ignore[operator]
-                gone += int(lot[0])  # type: ignore[call-overload]
-                lot[0] = 0
+            if lot.expires_at is not None and lot.expires_at <= self.now:
+                gone += lot.remaining
+                lot.remaining = 0
         return gone
 
 
@@ -112,7 +119,11 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int]], expire_after: int 
             model.add(value)
         else:
             amount = value if step == "adjust" else -value
-            accepted = model.take(-amount) if amount < 0 else (model.add(amount) or True)
+            if amount < 0:
+                accepted = model.take(-amount)
+            else:
+                model.add(amount)
+                accepted = True
             try:
                 async with db.begin_nested():
                     if step == "adjust":

@@ -122,7 +122,7 @@ async def test_forged_tokens_answer_unauthenticated(client: AsyncTestClient[Lite
     """Tokens are checked in full: alg none, a wrong key, a missing exp: all 401."""
     tenant = await make_tenant(client)
     claims = jwt.decode(tenant.token, JWT_SECRET, algorithms=["HS256"])
-    no_alg = jwt.encode(claims, None, algorithm="none")
+    no_alg = jwt.encode(claims, "", algorithm="none")  # alg none takes no key: PyJWT reads "" as None
     wrong_key = jwt.encode(claims, "another-secret-of-at-least-32-bytes!", algorithm="HS256")
     no_exp = jwt.encode({k: v for k, v in claims.items() if k != "exp"}, JWT_SECRET, algorithm="HS256")
     for forged in (no_alg, wrong_key, no_exp):

@@ -11,7 +11,7 @@ import itertools
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import pytest
 from litestar import Litestar
@@ -24,6 +24,9 @@ from tests.support.database import delete_redis_keys, redis_prefix
 from tests.support.envelope import error_of
 from tests.support.redis_server import redis_url
 from tests.support.tenants import add_client, admin, make_tenant
+
+if TYPE_CHECKING:
+    from litestar.types import HTTPScope
 
 READ = "/api/v1/probe/vendor"
 ANON = 3
@@ -61,8 +64,15 @@ async def limited(
         yield client
 
 
+class RedisSettings(TypedDict):
+    """The limiter's Redis settings, as ``build_app`` takes them."""
+
+    redis_url: str
+    redis_prefix: str
+
+
 @pytest.fixture
-def redis_client() -> Iterator[dict[str, str]]:
+def redis_client() -> Iterator[RedisSettings]:
     """The limiter's Redis settings for one test: its keys under a namespace of its own within the
     run's prefix (the test databases restart their ids every session, so an earlier test's counts
     must not be seen), deleted afterwards; no Redis database is ever flushed."""
@@ -268,7 +278,9 @@ def test_behind_a_trusted_proxy_the_forwarded_client_is_the_address(peer: str, f
         trusted_proxies=["10.0.0.0/8"],
     )
     headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded else []
-    request: Request[Any, Any, Any] = Request({"type": "http", "client": (peer, 1234), "headers": headers})  # type: ignore[typeddict-item]
+    # a partial scope: client_address reads only the peer and the headers
+    scope = cast("HTTPScope", {"type": "http", "client": (peer, 1234), "headers": headers})
+    request: Request[Any, Any, Any] = Request(scope)
     assert limiter.client_address(request) == expected
 
 
@@ -290,7 +302,7 @@ async def test_admin_api_is_not_rate_limited(limited: AsyncTestClient[Litestar])
 
 
 async def test_redis_shares_one_window_between_processes(
-    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: dict[str, str]
+    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: RedisSettings
 ) -> None:
     """RATE-1, RATE-8: limit L, several API processes, a burst of 5L: exactly L accepted; Remaining never negative."""
     apps = [build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, **redis_client) for _ in range(2)]
@@ -304,7 +316,7 @@ async def test_redis_shares_one_window_between_processes(
 
 
 async def test_redis_keeps_the_address_allowance_apart(
-    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: dict[str, str]
+    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: RedisSettings
 ) -> None:
     """RATE-5 on Redis: a bad-token storm does not touch the vendor's window."""
     app = build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, **redis_client)
@@ -318,7 +330,7 @@ async def test_redis_keeps_the_address_allowance_apart(
 
 
 async def test_redis_sees_a_revocation_made_by_another_process(
-    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: dict[str, str]
+    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: RedisSettings
 ) -> None:
     """RATE-5: a revoked client's requests use the per-address allowance in every process."""
     apps = [build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, **redis_client) for _ in range(2)]
@@ -332,11 +344,11 @@ async def test_redis_sees_a_revocation_made_by_another_process(
 
 
 async def test_two_deployments_on_one_redis_keep_their_windows_apart(
-    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: dict[str, str]
+    engine: AsyncEngine, test_clock: SettableClock, minute: datetime, redis_client: RedisSettings
 ) -> None:
     """Two deployments sharing one Redis (their own prefixes) never count in each other's windows,
     even for the same vendor id and address; processes of one deployment (one prefix) share one."""
-    other = {**redis_client, "redis_prefix": redis_client["redis_prefix"] + "-other"}
+    other: RedisSettings = {**redis_client, "redis_prefix": redis_client["redis_prefix"] + "-other"}
     first, second = (
         build_app(engine, test_clock=test_clock, anon_rate_per_minute=ANON, **c) for c in (redis_client, other)
     )

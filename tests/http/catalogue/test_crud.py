@@ -14,7 +14,7 @@ from tests.support.envelope import details_of, error_of
 from tests.support.products import PRODUCT_FIELDS, PRODUCTS, create, listed
 from tests.support.tenants import make_tenant
 
-FULL = {
+FULL: dict[str, Any] = {
     "external_id": "SKU-1",
     "name": "Espresso",
     "description": "Strong",

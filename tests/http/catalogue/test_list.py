@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -11,7 +13,7 @@ from tests.support.products import BATCH, PRODUCTS, create, listed
 from tests.support.tenants import Tenant, make_tenant
 
 
-async def push(client: AsyncTestClient[Litestar], tenant: Tenant, *products: dict[str, object]) -> list[int]:
+async def push(client: AsyncTestClient[Litestar], tenant: Tenant, *products: Mapping[str, object]) -> list[int]:
     """The products in one batch; answers their ids in the order given."""
     response = await client.post(BATCH, json={"products": list(products)}, headers=tenant.headers)
     assert response.status_code == 200, response.text

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from types import ModuleType
+from typing import TypeVar
 
 import loyalty_core
 import loyalty_http
@@ -11,13 +13,15 @@ from loyalty_core.errors import DomainError
 from loyalty_http.wire.error_status import STATUS_BY_CODE
 from loyalty_http.wire.errors import HttpError
 
+E = TypeVar("E", DomainError, HttpError)
 
-def _load_all(package: object) -> None:
-    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):  # type: ignore[attr-defined]
+
+def _load_all(package: ModuleType) -> None:
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(module.name)
 
 
-def _concrete(base: type) -> list[type]:
+def _concrete(base: type[E]) -> list[type[E]]:
     found, stack = [], [base]
     while stack:
         cls = stack.pop()

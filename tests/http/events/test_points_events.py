@@ -4,6 +4,7 @@ ledger entry exactly as the API shows it; a refusal or a replay records nothing.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -17,7 +18,9 @@ from tests.support.wallets import earn
 from tests.support.webhooks import events_of, webhook_tenant
 
 
-async def ledger_of(client: AsyncTestClient[Litestar], headers: dict[str, str], customer_id: int) -> list[dict]:
+async def ledger_of(
+    client: AsyncTestClient[Litestar], headers: dict[str, str], customer_id: int
+) -> list[dict[str, Any]]:
     listed = await client.get(f"/api/v1/customers/{customer_id}/ledger", headers=headers)
     assert listed.status_code == 200, listed.text
     return list(listed.json()["data"]["data"])

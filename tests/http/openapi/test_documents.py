@@ -14,7 +14,7 @@ from litestar.routes import HTTPRoute
 from openapi_spec_validator import validate
 
 from loyalty_http.openapi import build_document
-from loyalty_http.openapi.document import aliases
+from loyalty_http.openapi.document import Audience, aliases
 from loyalty_http.openapi.export import FILES, documents
 from loyalty_http.wire.validation import field_names
 from tests.support.declared_errors import undeclared
@@ -67,7 +67,7 @@ OPERATION_ID = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]*)+")
 
 @pytest.mark.parametrize("audience", ["public", "admin"])
 def test_every_operation_has_one_path_and_a_unique_meaningful_id(
-    app: Litestar, docs: dict[str, dict[str, Any]], audience: str
+    app: Litestar, docs: dict[str, dict[str, Any]], audience: Audience
 ) -> None:
     """Generated clients name their methods after operationIds: each operation appears once (a
     handler mounted at two paths is documented at one, the other named in its description), and
@@ -224,9 +224,9 @@ def test_no_schema_lets_null_match_two_oneof_branches(docs: dict[str, dict[str, 
 
 
 @pytest.mark.parametrize("audience", ["public", "admin"])
-def test_committed_documents_are_current(audience: str) -> None:
+def test_committed_documents_are_current(audience: Audience) -> None:
     """OPS-5: docs/openapi-*.json are what the routes generate; run ``just openapi`` after a change."""
-    name = FILES[audience]  # type: ignore[index]
+    name = FILES[audience]
     assert (DOCS / name).read_text(encoding="utf-8") == documents()[name], f"docs/{name} is stale: run `just openapi`"
 
 

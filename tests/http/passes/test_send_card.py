@@ -45,7 +45,7 @@ async def _mails(engine: AsyncEngine, vendor_id: int) -> list[tuple[int, str, st
             text("SELECT customer_id, to_address, status FROM card_mails WHERE vendor_id = :v ORDER BY id"),
             {"v": vendor_id},
         )
-        return [tuple(r) for r in rows]  # type: ignore[misc]
+        return [tuple(r) for r in rows]
 
 
 def _freeze(test_clock: SettableClock) -> datetime:

@@ -37,7 +37,7 @@ async def test_admin_creates_a_discount_and_bounds_are_422(client: AsyncTestClie
     assert made["status"] == "active"
     assert made["is_unlimited"] is True
     assert made["branches"] is None
-    cases = [
+    cases: list[tuple[dict[str, object], str | None]] = [
         ({"type": "discount", "discount_type": "percentage", "discount_value": 101}, "discount_value"),
         ({"type": "discount", "discount_type": "fixed_amount", "discount_value": 0}, "discount_value"),
         (
