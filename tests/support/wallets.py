@@ -4,6 +4,7 @@ so wallet tests stand on the ledger alone."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -20,6 +21,16 @@ _cards = itertools.count(1)
 TILL = Causer("api_client", "cl_till")
 PORTAL = Causer("portal_user", "admin")
 ASSIGNED = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class ModelLot:
+    """A lot as the property tests' reference models hold it: the points left, its end (None: never)
+    and its place in the order of arrival."""
+
+    remaining: int
+    expires_at: datetime | None
+    order: int
 
 
 async def make_customer(

@@ -27,20 +27,13 @@ from loyalty_core.wallet.models import PointLot
 from loyalty_core.wallet.services import Causer, WalletService
 from tests.support.invariants import ledger_violations
 from tests.support.vendors import make_vendor
-from tests.support.wallets import PORTAL, make_customer
+from tests.support.wallets import PORTAL, ModelLot, make_customer
 
 TILL = Causer("api_client", "cl_prop")
 START = datetime(2026, 1, 1, tzinfo=UTC)
 COST = 40
 HOURS = 48
 NEVER = datetime.max.replace(tzinfo=UTC)
-
-
-@dataclass
-class Lot:
-    remaining: int
-    expires_at: datetime | None
-    order: int
 
 
 @dataclass
@@ -55,7 +48,7 @@ class Code:
 class Model:
     now: datetime = START
     stock: int = 3
-    lots: list[Lot] = field(default_factory=list)
+    lots: list[ModelLot] = field(default_factory=list)
     codes: list[Code] = field(default_factory=list)
 
     @property
@@ -68,7 +61,7 @@ class Model:
         return sum(lot.remaining for lot in self.lots if lot.expires_at is None or lot.expires_at > self.now)
 
     def add(self, points: int, end: datetime | None) -> None:
-        self.lots.append(Lot(points, end, len(self.lots)))
+        self.lots.append(ModelLot(points, end, len(self.lots)))
 
     def take(self, points: int) -> list[tuple[int, datetime | None]]:
         taken: list[tuple[int, datetime | None]] = []

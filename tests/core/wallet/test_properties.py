@@ -19,24 +19,17 @@ from loyalty_core.wallet.models import PointLot
 from loyalty_core.wallet.services import Causer, WalletService
 from tests.support.invariants import ledger_violations
 from tests.support.vendors import make_vendor
-from tests.support.wallets import make_customer
+from tests.support.wallets import ModelLot, make_customer
 
 TILL = Causer("api_client", "cl_prop")
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @dataclass
-class Lot:
-    remaining: int
-    expires_at: datetime | None
-    order: int
-
-
-@dataclass
 class Model:
     expire_after: int | None
     now: datetime = START
-    lots: list[Lot] = field(default_factory=list)
+    lots: list[ModelLot] = field(default_factory=list)
 
     @property
     def balance(self) -> int:
@@ -44,7 +37,7 @@ class Model:
 
     def add(self, points: int) -> None:
         end = None if self.expire_after is None else self.now + timedelta(days=self.expire_after)
-        self.lots.append(Lot(points, end, len(self.lots)))
+        self.lots.append(ModelLot(points, end, len(self.lots)))
 
     def take(self, points: int) -> bool:
         """A deduction expires the lots past their end first (only when it goes through), then
