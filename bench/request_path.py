@@ -89,10 +89,21 @@ def preamble(
         "",
         f"Run {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores (nproc), {platform.python_implementation()}"
         f" {platform.python_version()}, {_version(['wrk', '-v']).split(' [')[0]}, PostgreSQL"
-        f" {_version(['psql', '-h', '127.0.0.1', '-U', 'postgres', '-Atc', 'SHOW server_version'])} on 127.0.0.1.",
+        f" {_server_version()} on 127.0.0.1.",
         f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; after:"
         f" {', '.join(f'{x:.2f}' for x in load_after)}.",
     ]
+
+
+def _server_version() -> str:
+    # asked of the bench's own server: psql on the default port answers for another cluster, or is
+    # not installed where the bench carries its PostgreSQL
+    try:
+        with psycopg.connect(SERVER, connect_timeout=5) as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+    except psycopg.Error:
+        return "?"
+    return str(row[0]) if row else "?"
 
 
 def _max_connections() -> str:
