@@ -6,7 +6,6 @@ A name may be written with hyphens; the report is ``bench/results/<name-with-hyp
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ def main(names: list[str]) -> int:
     from loyalty_api.logs import configure_logging
 
     configure_logging("WARNING")
-    from bench import _cluster
+    from bench import _cluster, results_dir
 
     if _cluster.wanted():
         # before any benchmark module reads LOYALTY_BENCH_DATABASE_URL
@@ -39,9 +38,7 @@ def main(names: list[str]) -> int:
         print(f"bench: running {name} ...", flush=True)
         module = importlib.import_module(f"bench.{name}")
         report = module.run(options) if options else module.run()
-        # BENCH_RESULTS_DIR: somewhere else than bench/results (a CI smoke run, say)
-        out = Path(os.environ.get("BENCH_RESULTS_DIR") or HERE / "results") / f"{name.replace('_', '-')}.md"
-        out.parent.mkdir(exist_ok=True)
+        out = results_dir() / f"{name.replace('_', '-')}.md"
         out.write_text(report)
         print(report)
         print(f"bench: recorded {out}", flush=True)

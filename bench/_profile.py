@@ -18,11 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import _load
+from bench import _load, results_dir
 from bench._load import Data
 from bench._servers import Server
-
-RESULTS = Path(__file__).parent / "results"
 
 _FRAME = re.compile(r"^(?P<name>.*) \((?P<file>[^()]*)\)$")
 
@@ -69,6 +67,11 @@ class Profile:
     own: list[tuple[str, int]]
     total: list[tuple[str, int]]
     libraries: list[tuple[str, int]]
+
+
+def shown(out: Path) -> str:
+    """A stacks file as a report names it: from the repository's root when it lies inside it."""
+    return str(out.relative_to(Path.cwd())) if out.is_relative_to(Path.cwd()) else str(out)
 
 
 def summarise(collapsed: Path, top: int = 15) -> Profile:
@@ -137,7 +140,7 @@ def profile_calls(
     for call in options.calls:
         print(f"bench: profiling the service on {call}", flush=True)
         service = start()
-        out = RESULTS / f"{bench}-{call}.collapsed.txt"
+        out = results_dir() / f"{bench}-{call}.collapsed.txt"
         try:
             workers = [pid for pid in _load.process_tree(service.process.pid) if pid != service.process.pid]
             if options.warmup > 0:
@@ -169,5 +172,9 @@ def profile_calls(
             finish(recording, options.duration)
         finally:
             service.stop()
-        lines += markdown(f"{call}: {calls[call]}", summarise(out), f"bench/results/{out.name}")
+        lines += markdown(
+            f"{call}: {calls[call]}",
+            summarise(out),
+            shown(out),
+        )
     return lines

@@ -26,7 +26,6 @@ from bench import _load, _profile, _servers
 from bench._support import scratch_name
 
 DATABASE = scratch_name("loyalty_bench_earning")
-RESULTS = Path(__file__).parent / "results"
 LUA = Path(__file__).parent / "wrk" / "earning.lua"
 CALL = "transaction"
 CALLS = {CALL: "`POST /api/v1/transactions` (a random customer by card, new key, three lines)"}

@@ -29,7 +29,6 @@ from bench._support import scratch_name
 from bench.request_path import _max_connections
 
 DATABASE = scratch_name("loyalty_bench_redemptions")
-RESULTS = Path(__file__).parent / "results"
 LUA = Path(__file__).parent / "wrk" / "redemptions.lua"
 POINTS = 1_000_000
 COST = 10

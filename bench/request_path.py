@@ -29,11 +29,10 @@ from pathlib import Path
 
 import psycopg
 
-from bench import _load, _profile, _servers, auth
+from bench import _load, _profile, _servers, auth, results_dir
 from bench._support import SERVER, scratch_database, scratch_name
 
 DATABASE = scratch_name("loyalty_bench_request_path")
-RESULTS = Path(__file__).parent / "results"
 CALLS = {
     "lookup": "`GET /api/v1/customers/lookup?identifier=<card>`",
     "adjust": "`POST /api/v1/customers/{id}/wallet/adjust` (+1, new key)",
@@ -177,14 +176,14 @@ def _profiles(
         service = start()
         try:
             workers = [pid for pid in _load.process_tree(service.process.pid) if pid != service.process.pid]
-            out = RESULTS / f"request-path-{call}.collapsed.txt"
+            out = results_dir() / f"request-path-{call}.collapsed.txt"
             _load.wrk(service.url, call, customers, seeded.token, f"pw-{call}", options.warmup, options.connections)
             recording = _profile.record(workers[0] if workers else service.process.pid, options.duration, out)
             _load.wrk(service.url, call, customers, seeded.token, f"p-{call}", options.duration, options.connections)
             _profile.finish(recording, options.duration)
         finally:
             service.stop()
-        lines += _profile.markdown(f"{call}: {CALLS[call]}", _profile.summarise(out), f"bench/results/{out.name}")
+        lines += _profile.markdown(f"{call}: {CALLS[call]}", _profile.summarise(out), _profile.shown(out))
     return lines
 
 

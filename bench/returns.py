@@ -25,7 +25,6 @@ from bench import _load, _profile, _servers
 from bench._support import scratch_name
 
 DATABASE = scratch_name("loyalty_bench_returns")
-RESULTS = Path(__file__).parent / "results"
 LUA = Path(__file__).parent / "wrk" / "returns.lua"
 CALL = "return"
 CALLS = {CALL: "`POST /api/v1/transactions/{id}/returns` (a random purchase, new key, 100 cents)"}
