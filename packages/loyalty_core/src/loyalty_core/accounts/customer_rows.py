@@ -16,20 +16,15 @@ from sqlalchemy import BigInteger, Select, and_, cast, func, select
 
 from loyalty_core.customers.models import Customer
 from loyalty_core.customers.views import IDENTIFIER_LIST
-from loyalty_core.wallet.models import PointLot, Wallet
+from loyalty_core.wallet.models import Wallet, due_points
 
 _C = Customer.__table__.c
 _W = Wallet.__table__.c
-_L = PointLot.__table__.c
 
 
 def customer_rows(now: datetime) -> Select[Any]:
     """Every customer of every status with ``balance`` and ``identifier_list``: add the ``where``."""
-    due = (
-        select(func.coalesce(func.sum(_L.remaining), 0))
-        .where(_L.vendor_id == _W.vendor_id, _L.wallet_id == _W.id, _L.remaining > 0, _L.expires_at <= now)
-        .scalar_subquery()
-    )
+    due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
     return (
         # a sum of bigint is numeric: cast back, or the balance would be read as a Decimal
         select(*_C, cast(func.coalesce(_W.balance, 0) - due, BigInteger).label("balance"), IDENTIFIER_LIST)

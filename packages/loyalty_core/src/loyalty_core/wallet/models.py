@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
@@ -12,8 +13,11 @@ from sqlalchemy import (
     CheckConstraint,
     ForeignKey,
     Index,
+    Select,
     String,
     UniqueConstraint,
+    func,
+    select,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
@@ -122,3 +126,13 @@ class PointLot(VendorRow, Base):
     points: Mapped[int] = mapped_column(BigInteger)
     remaining: Mapped[int] = mapped_column(BigInteger)
     expires_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+def due_points(vendor_id: Any, wallet_id: Any, now: datetime) -> Select[tuple[int]]:
+    """The points of a wallet's lots whose end has passed by ``now`` and that no ``expire`` entry
+    has taken yet (LEDGER-9): what the expiry takes, and what a balance shown at ``now`` leaves out.
+    ``vendor_id`` and ``wallet_id`` are values, or a wallet row's columns for a correlated read."""
+    lots = PointLot.__table__.c
+    return select(func.coalesce(func.sum(lots.remaining), 0)).where(
+        lots.vendor_id == vendor_id, lots.wallet_id == wallet_id, lots.remaining > 0, lots.expires_at <= now
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -29,7 +29,7 @@ from loyalty_core.wallet import ledger
 from loyalty_core.wallet.causers import SYSTEM, Causer
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.ledger_writes import EXPIRED_REASON, entry_params, write_entry
-from loyalty_core.wallet.models import EntryType, PointLot, Wallet
+from loyalty_core.wallet.models import EntryType, PointLot, Wallet, due_points
 from loyalty_core.wallet.resources import LedgerEntry
 
 
@@ -134,14 +134,7 @@ class Posting:
         so does a write that moves the whole balance (a merge), which must not carry points past
         their end to another account; soonest-ending lots go first, so the points taken are exactly
         those that ran out."""
-        due = await self._session.scalar(
-            select(func.coalesce(func.sum(PointLot.remaining), 0)).where(
-                PointLot.vendor_id == wallet.vendor_id,
-                PointLot.wallet_id == wallet.id,
-                PointLot.remaining > 0,
-                PointLot.expires_at <= (now or self._clock.now()),
-            )
-        )
+        due = await self._session.scalar(due_points(wallet.vendor_id, wallet.id, now or self._clock.now()))
         if not due:
             return None
         entry, _ = await self.post(
