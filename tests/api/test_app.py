@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import signal
 
 import msgspec
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from loyalty_api.app import create_app
+from loyalty_api.app import create_app, settle_heap
 from loyalty_api.settings import Settings
 from loyalty_core.clock import SettableClock
 from loyalty_core.db import make_engine
@@ -121,3 +122,17 @@ async def test_a_served_process_shares_its_connections_between_two_filled_pools(
             assert (till["pool_min"], till["pool_max"], till["pool_size"]) == (3, 3, 3)
     finally:
         signal.signal(signal.SIGINT, interrupt)
+
+
+async def test_a_served_process_freezes_its_start_up_heap_after_every_other_start_up_hook(settings: Settings) -> None:
+    """What start-up built leaves the garbage collector's walk (a full collection of it paused every
+    request for 100 ms or more); only a served process does so, after the pools and limiter exist."""
+    served = create_app(msgspec.structs.replace(settings, worker="external"), served=True)
+    assert served.on_startup[-1] is settle_heap
+    assert settle_heap not in create_app(msgspec.structs.replace(settings, worker="external")).on_startup
+    before = gc.get_freeze_count()
+    try:
+        await settle_heap(served)
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
