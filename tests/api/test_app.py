@@ -122,6 +122,7 @@ async def test_a_served_process_shares_its_connections_between_two_filled_pools(
             assert (till["pool_min"], till["pool_max"], till["pool_size"]) == (3, 3, 3)
     finally:
         signal.signal(signal.SIGINT, interrupt)
+        gc.unfreeze()  # the served start-up froze this test process's heap (settle_heap)
 
 
 async def test_a_served_process_freezes_its_start_up_heap_after_every_other_start_up_hook(settings: Settings) -> None:
