@@ -218,6 +218,51 @@ def order(round_no: int, names: Sequence[str] = ("service", "raw")) -> list[str]
     return list(names) if round_no % 2 == 0 else list(names)[::-1]
 
 
+def prime(
+    options: argparse.Namespace,
+    start: Callable[[], Server],
+    database: str,
+    token: str,
+    data: Data,
+    *,
+    script: Path = LUA,
+    extra: tuple[str, ...] = (),
+) -> None:
+    """``options.prime`` seconds of each call at the service, unmeasured, then ``VACUUM ANALYZE``.
+
+    Seeding leaves the tables a call writes (purchases, redemptions, entries) empty, and a backend
+    keeps the plans it made on them. Without this, whichever server ran first paid for those plans and
+    for autovacuum's first passes: the service in every first round, never the raw app. Primed, both
+    servers meet the tables with rows and statistics that know them, as in a shop's steady state."""
+    seconds = getattr(options, "prime", 0)
+    if seconds <= 0:
+        return
+    server = start()
+    try:
+        for call in options.calls:
+            print(f"bench: {options.prime:g} s of {call} to prime the tables", flush=True)
+            primer = data(call, "prime", options.prime)
+            wrk(
+                server.url, call, primer, token, "prime", options.prime, options.connections, script=script, extra=extra
+            )
+    finally:
+        server.stop()
+    with psycopg.connect(bench_url(database), autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+
+
+def add_prime(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--prime",
+        type=float,
+        default=5,
+        help="seconds of each call at the service, unmeasured, then VACUUM ANALYZE, before the first round (0: none)",
+    )
+
+
+PRIMED = "before the first round, {prime:g} s of each call at the service, unmeasured, then `VACUUM ANALYZE`"
+
+
 def ab_rounds(
     options: argparse.Namespace,
     servers: dict[str, Callable[[], Server]],
@@ -231,6 +276,7 @@ def ab_rounds(
     """``options.rounds`` rounds of every call of ``options.calls`` at each server, the order
     alternating; each run has its server to itself (the other is stopped, so its connections take no
     share of PostgreSQL's ``max_connections``), after ``options.warmup`` seconds of unmeasured load."""
+    prime(options, servers["service"], database, token, data, script=script, extra=extra)
     runs: Runs = {}
     with psycopg.connect(bench_url(database), autocommit=True) as stats:
         for round_no in range(options.rounds):
@@ -295,9 +341,12 @@ def ab_report(
     found in the database ``after`` the runs, and the ``profile``."""
     from bench.request_path import _table, preamble  # it imports this module
 
+    seconds = getattr(options, "prime", 0)
+    primed = [f"The tables were primed: {PRIMED.format(prime=seconds)}."] if seconds > 0 else []
     lines = [
         *preamble(title, command, started, load_before, os.getloadavg()),
         *intro,
+        *primed,
         "",
         *(line for paragraph in about for line in (paragraph, "")),
         "Calls: " + "; ".join(f"{call} = {calls[call]}" for call in options.calls) + ".",

@@ -68,7 +68,7 @@ SELECT w.id, w.balance FROM customers c
 
 KEY_CHECK = """
 SELECT id, amount FROM ledger_entries
- WHERE wallet_id = %(wallet)s AND type = 'adjust' AND idempotency_key = %(key)s
+ WHERE vendor_id = %(vendor)s AND wallet_id = %(wallet)s AND type = 'adjust' AND idempotency_key = %(key)s
 """
 
 INSERT_ENTRY = """
@@ -86,7 +86,9 @@ VALUES (%(vendor)s, %(wallet)s, %(entry)s, %(amount)s, %(amount)s, NULL, %(now)s
 
 INSERT_REDEEM_ENTRY = INSERT_ENTRY.replace("'adjust'", "'redeem'")
 
-UPDATE_WALLET = "UPDATE wallets SET balance = %(balance)s, updated_at = %(now)s WHERE id = %(wallet)s"
+UPDATE_WALLET = (
+    "UPDATE wallets SET balance = %(balance)s, updated_at = %(now)s WHERE vendor_id = %(vendor)s AND id = %(wallet)s"
+)
 
 
 # the redemption's SQL: the service's writes (statement for statement), its reads folded together
@@ -115,7 +117,9 @@ SELECT id, remaining, expires_at FROM point_lots WHERE wallet_id = %(wallet)s AN
  ORDER BY expires_at IS NULL, expires_at, id
 """
 
-UPDATE_LOT = "UPDATE point_lots SET remaining = %(remaining)s, updated_at = %(now)s WHERE id = %(lot)s"
+UPDATE_LOT = """
+UPDATE point_lots SET remaining = %(remaining)s, updated_at = %(now)s WHERE vendor_id = %(vendor)s AND id = %(lot)s
+"""
 
 INSERT_REDEMPTION = """
 INSERT INTO redemptions (vendor_id, reward_id, customer_id, branch_id, confirmation_code, status, idempotency_key,
@@ -217,7 +221,7 @@ async def adjust(vendor: int, customer: int, payload: Adjust) -> tuple[int, obje
         if found is None:
             return 404, {"error": {"code": "CUSTOMER_NOT_FOUND"}}
         wallet, balance = found
-        key = {"wallet": wallet, "key": payload.idempotency_key}
+        key = {"vendor": vendor, "wallet": wallet, "key": payload.idempotency_key}
         previous = await (await conn.execute(KEY_CHECK, key)).fetchone()
         if previous is not None:
             return 200, {"data": {"id": previous[0], "amount": previous[1]}}
@@ -300,7 +304,7 @@ async def redeem(vendor: int, payload: Redeem) -> tuple[int, object]:
             take = min(remaining, left)
             left -= take
             taken.append([take, lot_expires.isoformat() if lot_expires else None])
-            await conn.execute(UPDATE_LOT, {"remaining": remaining - take, "now": now, "lot": lot})
+            await conn.execute(UPDATE_LOT, {"remaining": remaining - take, "now": now, "vendor": vendor, "lot": lot})
         await conn.execute(UPDATE_WALLET, values)
         values |= {
             "entry": entry[0],

@@ -39,9 +39,10 @@ VALUES (%(vendor)s, %(transaction)s, %(position)s, %(name)s, %(sku)s, %(quantity
         %(now)s, %(now)s)
 """
 
-CREDIT = (
-    "UPDATE wallets SET balance = balance + %(points)s, updated_at = %(now)s WHERE id = %(wallet)s RETURNING balance"
-)
+CREDIT = """
+UPDATE wallets SET balance = balance + %(points)s, updated_at = %(now)s
+ WHERE vendor_id = %(vendor)s AND id = %(wallet)s RETURNING balance
+"""
 
 INSERT_ENTRY = """
 INSERT INTO ledger_entries (vendor_id, wallet_id, type, amount, running_balance, causer_type, causer_id,

@@ -45,9 +45,13 @@ SELECT id, remaining FROM point_lots WHERE wallet_id = %(wallet)s AND remaining 
  ORDER BY expires_at IS NULL, expires_at, id
 """
 
-UPDATE_LOT = "UPDATE point_lots SET remaining = %(remaining)s, updated_at = %(now)s WHERE id = %(lot)s"
+UPDATE_LOT = """
+UPDATE point_lots SET remaining = %(remaining)s, updated_at = %(now)s WHERE vendor_id = %(vendor)s AND id = %(lot)s
+"""
 
-UPDATE_WALLET = "UPDATE wallets SET balance = %(balance)s, updated_at = %(now)s WHERE id = %(wallet)s"
+UPDATE_WALLET = (
+    "UPDATE wallets SET balance = %(balance)s, updated_at = %(now)s WHERE vendor_id = %(vendor)s AND id = %(wallet)s"
+)
 
 INSERT_RETURN = """
 INSERT INTO transaction_returns (vendor_id, transaction_id, idempotency_key, amount, points_reversed,
@@ -108,7 +112,9 @@ async def give_back(conn: AsyncConnection[Any], vendor: int, transaction: int, b
                     break
                 take = min(remaining, left)
                 left -= take
-                await conn.execute(UPDATE_LOT, {"remaining": remaining - take, "now": now, "lot": lot})
+                await conn.execute(
+                    UPDATE_LOT, {"remaining": remaining - take, "now": now, "vendor": vendor, "lot": lot}
+                )
             await conn.execute(UPDATE_WALLET, values)
         made = await (await conn.execute(INSERT_RETURN, values)).fetchone()
         assert made is not None

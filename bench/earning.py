@@ -52,6 +52,7 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32, help="wrk connections")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=float, default=3, help="seconds of unmeasured load before each run")
+    _load.add_prime(parser)
     parser.add_argument("--workers", type=int, default=2, help="server processes of each server")
     parser.add_argument("--customers", type=int, default=1000, help="customers over all vendors")
     parser.add_argument("--vendors", type=int, default=1, help="vendors, the customers dealt out among them")

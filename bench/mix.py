@@ -1,7 +1,8 @@
 """A till's day over many shops against the same SQL run bare: the service under a realistic load.
 
 ``uv run just bench mix [--vendors 100 --customers 100000 --workers 1,2 --duration 15 --rounds 2
---connections 32 --warmup 3]``
+--connections 32 --warmup 3 --statements 0]``; ``--statements N`` (with ``LOYALTY_BENCH_OWN_POSTGRES=1``)
+adds each run's N costliest statements to the report.
 
 On a fresh database ``loyalty serve`` migrates the schema; ``--vendors`` shops are made through the
 admin API (a plan without a rate ceiling, an API client and token, an earn rule of a point per euro
@@ -38,6 +39,29 @@ TITLE = "A till's mix over many shops against the same SQL run bare"
 ADMIN = _servers.ADMIN
 
 Runs = dict[tuple[int, str], list[_load.Measured]]
+Statements = list[str]
+"""Each run's costliest statements, as report lines (``--statements``)."""
+
+COSTLIEST = """
+SELECT calls, total_exec_time, shared_blks_hit + shared_blks_read, regexp_replace(query, '\\s+', ' ', 'g')
+  FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+ WHERE d.datname = %s AND s.toplevel
+ ORDER BY total_exec_time DESC LIMIT %s
+"""
+
+
+def _costliest(stats: psycopg.Connection[tuple[object, ...]], top: int, heading: str) -> Statements:
+    """The run's ``top`` statements by execution time (then the counters are reset for the next run)."""
+    if top <= 0:
+        return []
+    rows = stats.execute(COSTLIEST, (DATABASE, top)).fetchall()
+    stats.execute("SELECT pg_stat_statements_reset()")
+    lines = [f"#### {heading}", "", "| calls | ms per call | shared blocks per call | statement |", "|---|---|---|---|"]
+    for calls, total, blocks, query in rows:
+        n = max(1, int(str(calls)))
+        text = str(query)[:140].replace("|", "\\|")
+        lines.append(f"| {n:,} | {float(str(total)) / n:.3f} | {int(str(blocks)) / n:,.0f} | `{text}` |")
+    return [*lines, ""]
 
 
 def _options(argv: list[str]) -> argparse.Namespace:
@@ -49,6 +73,13 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workers", default="1,2", help="comma-separated server process counts to measure")
     parser.add_argument("--vendors", type=int, default=100)
     parser.add_argument("--customers", type=int, default=100_000, help="customers over all vendors")
+    _load.add_prime(parser)
+    parser.add_argument(
+        "--statements",
+        type=int,
+        default=0,
+        help="each run's N costliest statements from pg_stat_statements (LOYALTY_BENCH_OWN_POSTGRES=1)",
+    )
     options = parser.parse_args(argv)
     options.worker_counts = [int(n) for n in options.workers.split(",")]
     return options
@@ -110,12 +141,30 @@ def _seed_customers(database_url: str, vendors: list[int], each: int, out: Path)
     out.write_text("".join(f"{v} {c} {card}\n" for v, c, card in rows))
 
 
-def _rounds(options: argparse.Namespace, servers: dict[str, Callable[[int], _servers.Server]], files: Path) -> Runs:
+def _rounds(
+    options: argparse.Namespace,
+    servers: dict[str, Callable[[int], _servers.Server]],
+    files: Path,
+    statements: Statements,
+) -> Runs:
     head, _, query = SERVER.partition("?")
     url = f"{head.rsplit('/', 1)[0]}/{DATABASE}" + (f"?{query}" if query else "")
     runs: Runs = {}
     customers, shops = files / "customers.txt", files / "shops.txt"
+    # the mix is one call, "mix"; wrk's token argument is the shops' file
+    primer = argparse.Namespace(prime=options.prime, calls=["mix"], connections=options.connections)
+    _load.prime(
+        primer,
+        lambda: servers["service"](max(options.worker_counts)),
+        DATABASE,
+        str(shops),
+        lambda *_: customers,
+        script=LUA,
+    )
     with psycopg.connect(url, autocommit=True) as stats:
+        if options.statements > 0:
+            stats.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            stats.execute("SELECT pg_stat_statements_reset()")
         for workers in options.worker_counts:
             for round_no in range(options.rounds):
                 order = ["service", "raw"] if round_no % 2 == 0 else ["raw", "service"]
@@ -143,6 +192,8 @@ def _rounds(options: argparse.Namespace, servers: dict[str, Callable[[int], _ser
                     finally:
                         server.stop()
                     runs.setdefault((workers, name), []).append(measured)
+                    heading = f"{workers} process(es), round {round_no + 1}, {name}"
+                    statements += _costliest(stats, options.statements, heading)
     return runs
 
 
@@ -232,7 +283,8 @@ def run(argv: list[str] | None = None) -> str:
     def raw(workers: int) -> _servers.Server:
         return _servers.start_raw(database_url, shops[0][0], workers, -(-options.connections // workers), work)
 
-    runs = _rounds(options, {"service": service, "raw": raw}, work)
+    statements: Statements = []
+    runs = _rounds(options, {"service": service, "raw": raw}, work, statements)
     purchases, redemptions, verified, off = _ledger(database_url)
     load_after = os.getloadavg()
     command = " ".join(["uv run just bench mix", *(argv or [])])
@@ -250,7 +302,8 @@ def run(argv: list[str] | None = None) -> str:
         f" reward of 10 points); {each * options.vendors:,} customers spread evenly over them, written in"
         f" bulk SQL with a loyalty card, a wallet and {POINTS:,} points (an adjustment entry and its lot);"
         f" then `VACUUM ANALYZE`. wrk `-t{_load.THREADS} -c{options.connections} -d{options.duration:g}s`"
-        f" after a {options.warmup:g} s warm-up; {options.rounds} round(s) per process count.",
+        f" after a {options.warmup:g} s warm-up; {options.rounds} round(s) per process count"
+        + (f"; {_load.PRIMED.format(prime=options.prime)}." if options.prime > 0 else "."),
         "",
         "The mix (`bench/wrk/mix.lua`): a random customer of a random shop per request, with that shop's"
         " token; 70% `POST /api/v1/transactions` (one to three lines, a new key), 15%"
@@ -267,6 +320,8 @@ def run(argv: list[str] | None = None) -> str:
         f"After the runs: {purchases:,} purchases, {redemptions:,} redemptions ({verified:,} verified); wallets"
         f" whose balance is not the sum of their entries: {off}.",
     ]
+    if statements:
+        lines += ["", "## Each run's costliest statements (pg_stat_statements, top level)", "", *statements]
     report = "\n".join(lines) + "\n"
     errors = sum(sum(m.wrk.errors.values()) for got in runs.values() for m in got)
     if errors or off:

@@ -63,6 +63,7 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32, help="wrk connections")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=float, default=3, help="seconds of unmeasured load before each run")
+    _load.add_prime(parser)
     parser.add_argument("--workers", type=int, default=2, help="server processes of each server")
     parser.add_argument("--customers", type=int, default=1000)
     parser.add_argument("--calls", default="redeem,verify", help="comma-separated: redeem, verify")

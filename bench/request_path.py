@@ -57,7 +57,10 @@ def _options(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="no ANALYZE after seeding and autovacuum off: the planner's view right after a vendor's sign-up",
     )
+    _load.add_prime(parser)
     options = parser.parse_args(argv)
+    if options.stale_stats:
+        options.prime = 0  # the planner's view before any row is written is what that run measures
     options.calls = [c for c in options.calls.split(",") if c]
     unknown = set(options.calls) - set(CALLS)
     if unknown:
@@ -123,6 +126,7 @@ def _rounds(
     customers.write_text("".join(f"{cid} {card}\n" for cid, card in seeded.customers))
     head, _, query = SERVER.partition("?")
     url = f"{head.rsplit('/', 1)[0]}/{DATABASE}" + (f"?{query}" if query else "")
+    _load.prime(options, servers["service"], DATABASE, seeded.token, lambda call, prefix, seconds: customers)
     runs: Runs = {}
     with psycopg.connect(url, autocommit=True) as stats:
         for round_no in range(options.rounds):
@@ -282,7 +286,8 @@ def run(argv: list[str] | None = None) -> str:
         f" (`bench/_raw_app.py`: granian {options.workers} workers, uvloop, psycopg `AsyncConnectionPool` of"
         f" {pool} connections per process, no auth). {options.customers:,} customers of one vendor registered"
         " through `POST /api/v1/customers`; then "
-        + ("no ANALYZE and autovacuum off (`--stale-stats`)." if options.stale_stats else "`VACUUM ANALYZE`.")
+        + ("no ANALYZE and autovacuum off (`--stale-stats`)." if options.stale_stats else "`VACUUM ANALYZE`")
+        + (f"; {_load.PRIMED.format(prime=options.prime)}." if options.prime > 0 else ".")
         + f" wrk `-t2 -c{options.connections} -d{options.duration:g}s` after a {options.warmup:g} s warm-up,"
         f" a random customer and a new idempotency key per request; {options.rounds} round(s), the order"
         " of service and raw alternating. CPU is percent of one core over the window, read from /proc: every"
