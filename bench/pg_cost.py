@@ -243,8 +243,8 @@ def run(argv: list[str] | None = None) -> str:
     lines = [
         *preamble("What each till call costs PostgreSQL", command, started, load_before, os.getloadavg()),
         "",
-        "The machine was busy (other sessions' test suites share its 2 cores): req/s moves with that load;"
-        " the per-request figures below do not (statements, blocks, WAL, MultiXacts are counts).",
+        "wrk, the server and PostgreSQL share the machine's cores, so req/s moves with whatever else runs"
+        " (see the load averages); the per-request counts below do not (statements, blocks, WAL, MultiXacts).",
         "",
         f"Setup: the bench's own PostgreSQL 15 cluster (`bench/_cluster.py`, pg_stat_statements preloaded);"
         f" `loyalty serve --workers {options.workers}` and the raw app ({options.workers} worker(s), pool of"
