@@ -240,11 +240,9 @@ def prime(
     server = start()
     try:
         for call in options.calls:
-            print(f"bench: {options.prime:g} s of {call} to prime the tables", flush=True)
-            primer = data(call, "prime", options.prime)
-            wrk(
-                server.url, call, primer, token, "prime", options.prime, options.connections, script=script, extra=extra
-            )
+            print(f"bench: {seconds:g} s of {call} to prime the tables", flush=True)
+            primer = data(call, "prime", seconds)
+            wrk(server.url, call, primer, token, "prime", seconds, options.connections, script=script, extra=extra)
     finally:
         server.stop()
     with psycopg.connect(bench_url(database), autocommit=True) as conn:
@@ -260,7 +258,12 @@ def add_prime(parser: argparse.ArgumentParser) -> None:
     )
 
 
-PRIMED = "before the first round, {prime:g} s of each call at the service, unmeasured, then `VACUUM ANALYZE`"
+def primed(options: argparse.Namespace) -> str:
+    """What :func:`prime` did, for a report's setup sentence ("" when it did nothing)."""
+    seconds = getattr(options, "prime", 0)
+    if seconds <= 0:
+        return ""
+    return f"before the first round, {seconds:g} s of each call at the service, unmeasured, then `VACUUM ANALYZE`"
 
 
 def ab_rounds(
@@ -341,12 +344,11 @@ def ab_report(
     found in the database ``after`` the runs, and the ``profile``."""
     from bench.request_path import _table, preamble  # it imports this module
 
-    seconds = getattr(options, "prime", 0)
-    primed = [f"The tables were primed: {PRIMED.format(prime=seconds)}."] if seconds > 0 else []
+    priming = primed(options)
     lines = [
         *preamble(title, command, started, load_before, os.getloadavg()),
         *intro,
-        *primed,
+        *([f"The tables were primed: {priming}."] if priming else []),
         "",
         *(line for paragraph in about for line in (paragraph, "")),
         "Calls: " + "; ".join(f"{call} = {calls[call]}" for call in options.calls) + ".",

@@ -189,5 +189,5 @@ def ensure_extension(url: str) -> None:
             conn.execute("SELECT 1 FROM pg_stat_statements LIMIT 1")
         except psycopg.Error as error:
             raise SystemExit(
-                f"bench pg-cost needs pg_stat_statements preloaded: run it with LOYALTY_BENCH_OWN_POSTGRES=1 ({error})"
+                f"this bench needs pg_stat_statements preloaded: run it with LOYALTY_BENCH_OWN_POSTGRES=1 ({error})"
             ) from error

@@ -172,9 +172,5 @@ def profile_calls(
             finish(recording, options.duration)
         finally:
             service.stop()
-        lines += markdown(
-            f"{call}: {calls[call]}",
-            summarise(out),
-            shown(out),
-        )
+        lines += markdown(f"{call}: {calls[call]}", summarise(out), shown(out))
     return lines

@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from bench import _load, _servers
+from bench import _load, _pgstats, _servers
 from bench._support import SERVER, scratch_database, scratch_name
 from bench.request_path import preamble
 
@@ -145,11 +145,12 @@ def _rounds(
     options: argparse.Namespace,
     servers: dict[str, Callable[[int], _servers.Server]],
     files: Path,
-    statements: Statements,
-) -> Runs:
+) -> tuple[Runs, Statements]:
+    """Each run's measures, and (``--statements``) each run's costliest statements."""
     head, _, query = SERVER.partition("?")
     url = f"{head.rsplit('/', 1)[0]}/{DATABASE}" + (f"?{query}" if query else "")
     runs: Runs = {}
+    statements: Statements = []
     customers, shops = files / "customers.txt", files / "shops.txt"
     # the mix is one call, "mix"; wrk's token argument is the shops' file
     primer = argparse.Namespace(prime=options.prime, calls=["mix"], connections=options.connections)
@@ -161,14 +162,14 @@ def _rounds(
         lambda *_: customers,
         script=LUA,
     )
+    if options.statements > 0:
+        _pgstats.ensure_extension(url)
     with psycopg.connect(url, autocommit=True) as stats:
         if options.statements > 0:
-            stats.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
             stats.execute("SELECT pg_stat_statements_reset()")
         for workers in options.worker_counts:
             for round_no in range(options.rounds):
-                order = ["service", "raw"] if round_no % 2 == 0 else ["raw", "service"]
-                for name in order:
+                for name in _load.order(round_no):
                     print(f"bench: {workers} process(es), round {round_no + 1}, {name}", flush=True)
                     prefix = f"w{workers}-r{round_no}-{name}"
                     server = servers[name](workers)
@@ -194,7 +195,7 @@ def _rounds(
                     runs.setdefault((workers, name), []).append(measured)
                     heading = f"{workers} process(es), round {round_no + 1}, {name}"
                     statements += _costliest(stats, options.statements, heading)
-    return runs
+    return runs, statements
 
 
 def _median(values: list[float]) -> float:
@@ -283,8 +284,7 @@ def run(argv: list[str] | None = None) -> str:
     def raw(workers: int) -> _servers.Server:
         return _servers.start_raw(database_url, shops[0][0], workers, -(-options.connections // workers), work)
 
-    statements: Statements = []
-    runs = _rounds(options, {"service": service, "raw": raw}, work, statements)
+    runs, statements = _rounds(options, {"service": service, "raw": raw}, work)
     purchases, redemptions, verified, off = _ledger(database_url)
     load_after = os.getloadavg()
     command = " ".join(["uv run just bench mix", *(argv or [])])
@@ -303,7 +303,7 @@ def run(argv: list[str] | None = None) -> str:
         f" bulk SQL with a loyalty card, a wallet and {POINTS:,} points (an adjustment entry and its lot);"
         f" then `VACUUM ANALYZE`. wrk `-t{_load.THREADS} -c{options.connections} -d{options.duration:g}s`"
         f" after a {options.warmup:g} s warm-up; {options.rounds} round(s) per process count"
-        + (f"; {_load.PRIMED.format(prime=options.prime)}." if options.prime > 0 else "."),
+        + (f"; {_load.primed(options)}." if options.prime > 0 else "."),
         "",
         "The mix (`bench/wrk/mix.lua`): a random customer of a random shop per request, with that shop's"
         " token; 70% `POST /api/v1/transactions` (one to three lines, a new key), 15%"

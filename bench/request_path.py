@@ -287,7 +287,7 @@ def run(argv: list[str] | None = None) -> str:
         f" {pool} connections per process, no auth). {options.customers:,} customers of one vendor registered"
         " through `POST /api/v1/customers`; then "
         + ("no ANALYZE and autovacuum off (`--stale-stats`)." if options.stale_stats else "`VACUUM ANALYZE`")
-        + (f"; {_load.PRIMED.format(prime=options.prime)}." if options.prime > 0 else ".")
+        + (f"; {_load.primed(options)}." if options.prime > 0 else ".")
         + f" wrk `-t2 -c{options.connections} -d{options.duration:g}s` after a {options.warmup:g} s warm-up,"
         f" a random customer and a new idempotency key per request; {options.rounds} round(s), the order"
         " of service and raw alternating. CPU is percent of one core over the window, read from /proc: every"
