@@ -7,18 +7,23 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from litestar import Litestar
+from litestar.enums import ScopeType
 from litestar.routes import HTTPRoute
 from litestar.testing import AsyncTestClient
+from litestar.types import Receive, Scope, Send
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
+from loyalty_api.app import create_app
+from loyalty_api.settings import Settings
 from loyalty_core.clock import SystemClock
 from loyalty_core.customers.models import CardBatch
 from loyalty_core.models import metadata
+from loyalty_http.plugin import LoyaltyHttp
 from loyalty_portal import PortalConfig, create_portal
 from tests.support.customers import register
 from tests.support.portal import Shop, make_shop, signed_in
@@ -295,6 +300,28 @@ async def test_staff_open_their_pages_and_are_refused_the_owners(client: AsyncTe
     assert refused.status_code == 403
     assert "Only the shop&#39;s owners may open this page." in refused.text
     assert (await client.post("/portal/mail/switch-on", data={"csrf_token": csrf, "email": "a@b.c"})).status_code == 403
+
+
+async def test_a_refused_page_gives_its_connection_back_before_the_request_ends(settings: Settings) -> None:
+    """A refusal raised while a page's dependencies are resolved stops Litestar before it takes charge
+    of the page's session. Left to the garbage collector, the session held its connection past the
+    request, and past the engine's dispose when the app stopped first: that connection was then
+    collected still open, a ResourceWarning failing whichever test ran at the time."""
+    app = create_app(settings)
+    pool = app.plugins.get(LoyaltyHttp).config.sessionmaker.kw["bind"].pool
+    held: list[int] = []
+
+    async def answered(scope: Scope, receive: Receive, send: Send) -> None:
+        await app(scope, receive, send)
+        if scope["type"] == ScopeType.HTTP:
+            held.append(pool.checkedout())
+
+    async with AsyncTestClient(app=cast("Litestar", answered)) as client:  # the app, seen at each request's end
+        client.follow_redirects = False
+        shop = await make_shop(client)
+        await signed_in(client, shop.staff)
+        assert (await client.get("/portal/mail")).status_code == 403
+        assert held[-1] == 0
 
 
 async def test_owners_see_every_page_in_the_navigation(client: AsyncTestClient[Litestar]) -> None:

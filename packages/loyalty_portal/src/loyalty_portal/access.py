@@ -10,6 +10,7 @@ from typing import Any
 
 from litestar import Request
 from litestar.di import NamedDependency
+from litestar.types import ASGIApp, Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.events.transaction import request_transaction
@@ -28,10 +29,16 @@ ANY_STATE = {"any_state": True}
 """Route ``opt`` of a POST a shop whose subscription ended may still make (signing out)."""
 
 
-async def provide_db(config: NamedDependency[PortalConfig]) -> AsyncGenerator[AsyncSession, None]:
+SESSION_KEY = "portal_session"
+
+
+async def provide_db(
+    request: Request[Any, Any, Any], config: NamedDependency[PortalConfig]
+) -> AsyncGenerator[AsyncSession, None]:
     """One session and transaction per request: committed when the page is answered, rolled back
     when the request is refused, so a refused request changes nothing. A commit that recorded
-    events wakes the delivery worker, as the API's does (EVENT-7)."""
+    events wakes the delivery worker, as the API's does (EVENT-7). ``closing_the_session`` closes
+    it too, for the refusals that never reach this generator's end."""
     enqueue = config.enqueue_webhooks
 
     async def on_events() -> None:
@@ -43,7 +50,29 @@ async def provide_db(config: NamedDependency[PortalConfig]) -> AsyncGenerator[As
             log.warning("waking the webhook worker failed", error=type(exc).__name__)
 
     async with config.sessionmaker() as session, request_transaction(session, on_events):
+        request.scope["state"][SESSION_KEY] = session
         yield session
+
+
+def closing_the_session(app: ASGIApp) -> ASGIApp:
+    """Middleware: the request's session is closed, its connection given back, before the request ends.
+
+    Litestar takes charge of a generator dependency's end only once all of a page's dependencies are
+    resolved: one that refuses the request (``provide_visitor``) leaves ``provide_db`` suspended at its
+    ``yield``, its transaction open, until the garbage collector finalizes it. When that came after the
+    app had stopped, the connection went back to the disposed engine's pool, which nothing closes, and
+    was collected still open. After ``provide_db``'s own end this close has nothing left to do, and an
+    abandoned generator's late end finds nothing to roll back."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await app(scope, receive, send)
+        finally:
+            session: AsyncSession | None = scope["state"].pop(SESSION_KEY, None)
+            if session is not None:
+                await session.close()
+
+    return middleware
 
 
 async def sent_csrf(request: Request[Any, Any, Any]) -> str | None:

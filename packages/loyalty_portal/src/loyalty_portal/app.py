@@ -8,7 +8,7 @@ from litestar import Litestar
 from litestar.di import Provide
 from litestar.static_files import create_static_files_router
 
-from loyalty_portal.access import Throttle, provide_db, provide_visitor, refuse_unreadable
+from loyalty_portal.access import Throttle, closing_the_session, provide_db, provide_visitor, refuse_unreadable
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.pages.billing import BillingController
 from loyalty_portal.pages.branches import BranchesController
@@ -74,6 +74,7 @@ def create_portal(config: PortalConfig) -> Litestar:
         },
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=refuse_unreadable,
+        middleware=[closing_the_session],
         request_max_body_size=MAX_BODY_BYTES,
         before_send=[add_security_headers],
         logging_config=None,
