@@ -18,9 +18,9 @@ export BENCH_RESULTS_DIR=${OUT:-/tmp/out}
 mkdir -p "$BENCH_RESULTS_DIR"
 cd "$tree"
 { nproc; uptime; "${PYTHON:-python3}" -V; wrk -v 2>&1 | head -1; "$LOYALTY_BENCH_PG_BIN/postgres" -V; } 2>&1
-for spec in "$@"; do
-  echo "=== $(date -u +%T) $spec"
+for benchmark in "$@"; do
+  echo "=== $(date -u +%T) $benchmark"
   # shellcheck disable=SC2086  # each argument is a benchmark and its options
-  "${PYTHON:-python3}" -m bench $spec
+  "${PYTHON:-python3}" -m bench $benchmark
 done
 echo "=== $(date -u +%T) done"; uptime
