@@ -234,7 +234,7 @@ def prime(
     keeps the plans it made on them. Without this, whichever server ran first paid for those plans and
     for autovacuum's first passes: the service in every first round, never the raw app. Primed, both
     servers meet the tables with rows and statistics that know them, as in a shop's steady state."""
-    seconds = getattr(options, "prime", 0)
+    seconds = options.prime
     if seconds <= 0:
         return
     server = start()
@@ -260,7 +260,7 @@ def add_prime(parser: argparse.ArgumentParser) -> None:
 
 def primed(options: argparse.Namespace) -> str:
     """What :func:`prime` did, for a report's setup sentence ("" when it did nothing)."""
-    seconds = getattr(options, "prime", 0)
+    seconds = options.prime
     if seconds <= 0:
         return ""
     return f"before the first round, {seconds:g} s of each call at the service, unmeasured, then `VACUUM ANALYZE`"

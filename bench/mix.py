@@ -288,6 +288,7 @@ def run(argv: list[str] | None = None) -> str:
     purchases, redemptions, verified, off = _ledger(database_url)
     load_after = os.getloadavg()
     command = " ".join(["uv run just bench mix", *(argv or [])])
+    priming = _load.primed(options)
     lines = [
         *preamble(
             "A till's mix over many shops against the same SQL run bare", command, started, load_before, load_after
@@ -303,7 +304,7 @@ def run(argv: list[str] | None = None) -> str:
         f" bulk SQL with a loyalty card, a wallet and {POINTS:,} points (an adjustment entry and its lot);"
         f" then `VACUUM ANALYZE`. wrk `-t{_load.THREADS} -c{options.connections} -d{options.duration:g}s`"
         f" after a {options.warmup:g} s warm-up; {options.rounds} round(s) per process count"
-        + (f"; {_load.primed(options)}." if options.prime > 0 else "."),
+        + (f"; {priming}." if priming else "."),
         "",
         "The mix (`bench/wrk/mix.lua`): a random customer of a random shop per request, with that shop's"
         " token; 70% `POST /api/v1/transactions` (one to three lines, a new key), 15%"

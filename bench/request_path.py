@@ -273,6 +273,7 @@ def run(argv: list[str] | None = None) -> str:
     added = auth.added(in_process)
     load_after = os.getloadavg()
     command = " ".join(["uv run just bench request-path", *(argv or [])])
+    priming = _load.primed(options)
     lines = [
         *preamble("The request path against the same SQL run bare", command, started, load_before, load_after),
         "wrk, both servers and PostgreSQL share the machine's cores, so absolute figures move with",
@@ -286,8 +287,8 @@ def run(argv: list[str] | None = None) -> str:
         f" (`bench/_raw_app.py`: granian {options.workers} workers, uvloop, psycopg `AsyncConnectionPool` of"
         f" {pool} connections per process, no auth). {options.customers:,} customers of one vendor registered"
         " through `POST /api/v1/customers`; then "
-        + ("no ANALYZE and autovacuum off (`--stale-stats`)." if options.stale_stats else "`VACUUM ANALYZE`")
-        + (f"; {_load.primed(options)}." if options.prime > 0 else ".")
+        + ("no ANALYZE and autovacuum off (`--stale-stats`)" if options.stale_stats else "`VACUUM ANALYZE`")
+        + (f"; {priming}." if priming else ".")
         + f" wrk `-t2 -c{options.connections} -d{options.duration:g}s` after a {options.warmup:g} s warm-up,"
         f" a random customer and a new idempotency key per request; {options.rounds} round(s), the order"
         " of service and raw alternating. CPU is percent of one core over the window, read from /proc: every"
