@@ -61,8 +61,9 @@ class UsageReads:
     async def usage(self, vendor_id: int) -> Usage:
         """Customers count as the ceiling does (anonymized ones free their place), rewards the
         active ones, campaigns and branches every one held. Transactions: on a plan that meters
-        them, the meter the limit reads; on an unlimited plan (nothing metered), the purchases
-        recorded this month."""
+        them, the meter the limit reads, less the units processes hold ahead of their purchases
+        (EARN-15) or held when they died: the purchases recorded this month when those are fewer;
+        on an unlimited plan (nothing metered), the purchases recorded this month."""
         start, end = month_of(self._clock.now())
         begins = datetime.combine(start, time(), UTC)
         ends = datetime.combine(end + timedelta(days=1), time(), UTC)
@@ -101,7 +102,7 @@ class UsageReads:
         return Usage(
             period_start=start,
             period_end=end,
-            transactions=int(meter if plan.max_transactions > 0 else recorded),
+            transactions=int(min(meter, recorded) if plan.max_transactions > 0 else recorded),
             max_transactions=plan.max_transactions,
             overage_percent=plan.overage_percent,
             customers=int(customers),

@@ -185,7 +185,9 @@ def pass_maker_of(config: HttpConfig) -> PassMaker:
     return config.passes
 
 
-def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) -> dict[str, Provide]:
+def dependencies(
+    config: HttpConfig, codec: TokenCodec, limiter: RateLimiter, purchases: Purchases
+) -> dict[str, Provide]:
     """The app-wide dependencies, over the objects the plugin built once."""
 
     def provide_config() -> HttpConfig:
@@ -196,8 +198,6 @@ def dependencies(config: HttpConfig, codec: TokenCodec, limiter: RateLimiter) ->
 
     def provide_limiter() -> RateLimiter:
         return limiter
-
-    purchases = Purchases()
 
     def provide_purchases() -> Purchases:
         return purchases

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import structlog
 from litestar import Request
 from litestar.config.app import AppConfig
 from litestar.plugins import InitPluginProtocol
 
+from loyalty_core.earning.till_meter import Allowance
+from loyalty_core.earning.till_purchase import Purchases
 from loyalty_core.tenancy.token_check import vendor_state
 from loyalty_http.access.auth import admin_authenticator, nobody, vendor_authenticator
 from loyalty_http.access.connection import DriverPools, one_connection_per_request, request_connection
@@ -59,7 +62,8 @@ class LoyaltyHttp(InitPluginProtocol):
         app_config.route_handlers.extend([*ROUTE_HANDLERS, *cfg.route_handlers])
         if cfg.test_clock is not None:
             app_config.route_handlers.append(TestModeController)
-        provided = dependencies(cfg, codec, limiter)
+        purchases = Purchases()
+        provided = dependencies(cfg, codec, limiter, purchases)
         app_config.dependencies.update(provided)
         self.direct_providers = providers_of(cfg, provided)
         app_config.exception_handlers.update(cast("Any", EXCEPTION_HANDLERS))
@@ -74,9 +78,25 @@ class LoyaltyHttp(InitPluginProtocol):
         app_config.middleware.append(direct_dispatch(self.direct_providers))
         metrics.watch_pool(engine.sync_engine.pool)
         app_config.on_startup.extend([backtracking, limiter.start, pools.start])
-        app_config.on_shutdown.extend([limiter.stop, pools.stop])
+
+        async def give_back() -> None:
+            await give_back_held(purchases.allowance, pools)
+
+        app_config.on_shutdown.extend([limiter.stop, give_back, pools.stop])
         return app_config
 
     async def _load_vendor_state(self, request: Request[Any, Any, Any], vendor_id: int) -> Any:
         """On the request's one connection, which the token check then reuses."""
         return await vendor_state(await request_connection(request.scope).reader(), vendor_id)
+
+
+async def give_back_held(allowance: Allowance, pools: DriverPools) -> None:
+    """The units of metered allowances this process holds, back to their meters as it stops (EARN-15)."""
+    if pools.current is None or not allowance.holds_any():
+        return
+    try:
+        async with pools.current.connection(timeout=5) as conn:
+            await conn.set_autocommit(False)
+            await allowance.give_back_all(conn)
+    except Exception as failed:  # the database is away: the units stay counted, towards refusing
+        structlog.get_logger("loyalty.http").warning("meter units not given back", error=repr(failed))

@@ -1,4 +1,4 @@
-"""The plan's transaction meter, reserved ahead of the purchase (EARN-9, EARN-15).
+"""The plan's transaction meter, reserved ahead of the purchase (EARN-9, EARN-15, EARN-17).
 
 The purchase used to move the meter inside its own write, so the vendor's one meter row stayed
 locked until that transaction's commit had reached the disk: every metered purchase of a vendor
@@ -7,50 +7,136 @@ first takes one unit of the allowance in a transaction of its own whose commit d
 the flush (``synchronous_commit`` off for it alone), so the row is held only while the statement
 runs. A reservation is never lost while its purchase stands: the purchase's own commit is flushed,
 and the WAL is flushed in order, so the reservation's commit with it. A purchase that then writes
-nothing (a replay, a refusal, an error) gives its unit back the same way.
+nothing (a replay, a refusal, an error) gives its unit back.
+
+That reservation was a round trip and a transaction of its own on every metered purchase, about
+0.4 ms of a process's CPU (bench/results/meter-blocks.md). While much of the allowance remains, a
+process therefore reserves a block of units at once and hands them to its next purchases of that
+vendor; the block shrinks as the allowance runs out (at most the remaining units over
+:data:`SPREAD`), so that what processes hold stays a small share of what remains, and from
+``2 * SPREAD`` units before the hard limit the units go one at a time, as before.
 
 At the limit the reservation is refused and the purchase takes the old path: the meter is moved
 inside its write, which refuses it there, so a replay still answers and the last unit still goes
-to exactly one of many racing purchases. A process that dies between its reservation and its
-purchase leaves one unit counted that was not used (the meter errs towards refusing, never past
-the hard limit).
+to exactly one of many racing purchases. The meter's row counts the purchases written and the units
+the processes hold; a process gives its units back when it stops. One that dies first leaves
+what it held counted though unused (at most ``BLOCK - 1`` per vendor: the meter errs towards
+refusing, never past the hard limit), which is why the usage report reads the purchases written
+when they are fewer (``loyalty_core.usage``).
 """
 
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import Any, Final
 
 from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+
+BLOCK: Final = 16
+"""The most units one reservation takes."""
+
+SPREAD: Final = 1024
+"""A block is at most the remaining units over this many."""
 
 _RESERVE = """
-INSERT INTO transaction_meters AS tm (vendor_id, period, used) VALUES (%(v)s, %(period)s, 1)
-ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + 1 WHERE tm.used < %(hard)s
-RETURNING 1
+INSERT INTO transaction_meters AS tm (vendor_id, period, used) VALUES (%(v)s, %(period)s, %(n)s)
+ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + %(n)s WHERE tm.used + %(room)s <= %(hard)s
+RETURNING tm.used
 """
 
 _RELEASE = """
-UPDATE transaction_meters SET used = used - 1 WHERE vendor_id = %(v)s AND period = %(period)s AND used > 0
+UPDATE transaction_meters SET used = greatest(used - %(n)s, 0) WHERE vendor_id = %(v)s AND period = %(period)s
 """
 
 _NO_FLUSH_WAIT = "SET LOCAL synchronous_commit TO off"
 
 
-async def reserve(conn: AsyncConnection[Any], vendor_id: int, period: date, hard: int) -> bool:
-    """One unit of the vendor's allowance for ``period``, committed at once; False at the limit.
-    ``conn`` is out of autocommit and between transactions."""
-    params = {"v": vendor_id, "period": period, "hard": hard}
-    async with conn.pipeline(), conn.cursor() as cursor:
+def block_size(hard: int, used: int | None) -> int:
+    """How many units to reserve at once, given the meter's last reading (None: not read yet)."""
+    if used is None:
+        return 1
+    return max(1, min(BLOCK, (hard - used) // SPREAD))
+
+
+class Allowance:
+    """The units of vendors' allowances this process holds, by vendor and period; one per process
+    (``Purchases`` keeps it). Single event loop: between two awaits nothing else changes it."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, date], tuple[int, int]] = {}
+        """(hard limit they were reserved under, units) by (vendor, period)."""
+        self._read: dict[tuple[int, date], int] = {}
+        """The meter's value as this process's last reservation left it."""
+        self._period: date | None = None
+
+    def holding(self, vendor_id: int, period: date) -> int:
+        """The units held for the vendor's period."""
+        return self._held.get((vendor_id, period), (0, 0))[1]
+
+    async def take(self, conn: AsyncConnection[Any], vendor_id: int, period: date, hard: int) -> bool:
+        """One unit of the vendor's allowance for ``period``, committed at once; False at the limit.
+        ``conn`` is out of autocommit and between transactions."""
+        key = (vendor_id, period)
+        if period != self._period:
+            # a new month: what was held for another is of no use (that month's meter is done with)
+            self._period, self._read = period, {}
+            self._held = {k: v for k, v in self._held.items() if k[1] == period}
+        under, units = self._held.get(key, (hard, 0))
+        if units and under == hard:
+            self._held[key] = (hard, units - 1)
+            return True
+        if units:
+            # the plan changed since: those units were counted under another limit
+            del self._held[key]
+            await _release(conn, vendor_id, period, units)
+        size = block_size(hard, self._read.get(key))
+        used = await _reserve(conn, vendor_id, period, hard, size)
+        if used is None and size > 1:
+            size, used = 1, await _reserve(conn, vendor_id, period, hard, 1)
+        if used is None:
+            return False
+        self._read[key] = used
+        if size > 1:
+            held = self._held.get(key, (hard, 0))[1]
+            self._held[key] = (hard, held + size - 1)
+        return True
+
+    async def give_back(self, conn: AsyncConnection[Any], vendor_id: int, period: date, hard: int) -> None:
+        """Return a unit :meth:`take` gave to a purchase that wrote nothing: kept for the next
+        purchase while blocks are taken, else given back to the meter at once."""
+        key = (vendor_id, period)
+        if block_size(hard, self._read.get(key)) > 1 and self._held.get(key, (hard, 0))[0] == hard:
+            self._held[key] = (hard, self._held.get(key, (hard, 0))[1] + 1)
+            return
+        await _release(conn, vendor_id, period, 1)
+
+    def holds_any(self) -> bool:
+        return any(units for _, units in self._held.values())
+
+    async def give_back_all(self, conn: AsyncConnection[Any]) -> None:
+        """Every unit held back to the meters: the process stops. ``conn`` is out of autocommit."""
+        held, self._held = self._held, {}
+        for (vendor_id, period), (_, units) in held.items():
+            if units:
+                await _release(conn, vendor_id, period, units)
+
+
+async def _reserve(conn: AsyncConnection[Any], vendor_id: int, period: date, hard: int, units: int) -> int | None:
+    """``units`` more on the meter: the meter's new value, or None. One unit is refused only past
+    ``hard``; a block unless ``SPREAD`` times its size remain (this process's reading may be old)."""
+    room = units * SPREAD if units > 1 else 1
+    params = {"v": vendor_id, "period": period, "hard": hard, "n": units, "room": room}
+    async with conn.pipeline(), conn.cursor(row_factory=dict_row) as cursor:
         await conn.execute(_NO_FLUSH_WAIT)
         await cursor.execute(_RESERVE, params, prepare=True)
         await conn.commit()
         row = await cursor.fetchone()
-    return row is not None
+    return None if row is None else int(row["used"])
 
 
-async def release(conn: AsyncConnection[Any], vendor_id: int, period: date) -> None:
-    """Give back a unit :func:`reserve` took, for a purchase that wrote nothing."""
+async def _release(conn: AsyncConnection[Any], vendor_id: int, period: date, units: int) -> None:
     async with conn.pipeline():
         await conn.execute(_NO_FLUSH_WAIT)
-        await conn.execute(_RELEASE, {"v": vendor_id, "period": period}, prepare=True)
+        await conn.execute(_RELEASE, {"v": vendor_id, "period": period, "n": units}, prepare=True)
         await conn.commit()

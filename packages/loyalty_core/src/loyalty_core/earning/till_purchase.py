@@ -161,6 +161,8 @@ class Purchases:
 
     def __init__(self, terms: TermsCache | None = None) -> None:
         self._terms = terms or TermsCache()
+        self.allowance = till_meter.Allowance()
+        """The units of metered vendors' allowances this process holds (EARN-15)."""
 
     async def submit(
         self,
@@ -174,10 +176,9 @@ class Purchases:
         """``conn`` is out of autocommit; the purchase is one transaction on it."""
         params = _params(vendor, request, key)
         plan, period = vendor.plan, period_of(now)
+        hard = hard_limit(plan.max_transactions, plan.overage_percent)
         # EARN-15: a unit of the allowance taken ahead, so the meter's row is not held to the commit
-        reserved = plan.max_transactions > 0 and await till_meter.reserve(
-            conn, vendor.vendor_id, period, hard_limit(plan.max_transactions, plan.overage_percent)
-        )
+        reserved = plan.max_transactions > 0 and await self.allowance.take(conn, vendor.vendor_id, period, hard)
         try:
             attempt = partial(self._find_and_score, conn, vendor, request, params, now, replayable=True)
             found, scoring = await _under_lock(conn, attempt)
@@ -189,7 +190,7 @@ class Purchases:
                 view = await transaction_by_id(conn, vendor.vendor_id, found.earlier_id)
                 await conn.commit()
                 if reserved:
-                    await till_meter.release(conn, vendor.vendor_id, period)
+                    await self.allowance.give_back(conn, vendor.vendor_id, period, hard)
                 return Submitted(view, created=False)
             assert scoring is not None
             params.update(
@@ -213,7 +214,7 @@ class Purchases:
         except BaseException:
             await conn.rollback()
             if reserved:
-                await till_meter.release(conn, vendor.vendor_id, period)
+                await self.allowance.give_back(conn, vendor.vendor_id, period, hard)
             raise
         if written is None:
             raise PlanLimitExceeded("The plan's transactions for this month are used up.")

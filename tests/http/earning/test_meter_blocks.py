@@ -1,0 +1,124 @@
+"""A large allowance is reserved in blocks, one unit at a time near the limit (EARN-17, EARN-9)."""
+
+from __future__ import annotations
+
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from loyalty_core.clock import SettableClock
+from loyalty_core.earning.till_meter import BLOCK, SPREAD
+from tests.support.app import build_app
+from tests.support.customers import register
+from tests.support.envelope import error_of
+from tests.support.purchases import buy, earn_rule, scalar
+from tests.support.tenants import Tenant, admin, make_tenant
+
+LARGE = 1_000_000
+"""An allowance of which blocks of ``BLOCK`` units are taken: far more than ``BLOCK * SPREAD`` remain."""
+
+
+async def metered(client: AsyncTestClient[Litestar], engine: AsyncEngine, limit: int) -> Tenant:
+    tenant = await make_tenant(client, plan={"max_transactions": limit, "overage_percent": 0})
+    await earn_rule(engine, tenant.vendor_id)
+    await register(client, tenant, email="blocks@example.com", first_name="Bo")
+    return tenant
+
+
+async def used(engine: AsyncEngine, tenant: Tenant) -> int:
+    return int(await scalar(engine, "SELECT used FROM transaction_meters WHERE vendor_id = :v", v=tenant.vendor_id))
+
+
+async def written(engine: AsyncEngine, tenant: Tenant) -> int:
+    return int(await scalar(engine, "SELECT count(*) FROM transactions WHERE vendor_id = :v", v=tenant.vendor_id))
+
+
+async def usage(client: AsyncTestClient[Litestar], tenant: Tenant) -> int:
+    return int((await admin(client, "GET", f"/admin/v1/vendors/{tenant.vendor_id}/usage"))["transactions"])
+
+
+async def test_a_large_allowance_is_reserved_a_block_at_a_time_and_the_usage_counts_the_purchases(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """The first purchase takes one unit (nothing read yet), the second a block; the next purchases
+    use the block's units without moving the meter. The usage report counts the purchases."""
+    tenant = await metered(client, engine, LARGE)
+    assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+    assert await used(engine, tenant) == 1
+    for _ in range(BLOCK):
+        assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+    assert (await used(engine, tenant), await written(engine, tenant)) == (1 + BLOCK, 1 + BLOCK)
+    assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+    assert (await used(engine, tenant), await written(engine, tenant)) == (1 + 2 * BLOCK, 2 + BLOCK)
+    assert await usage(client, tenant) == 2 + BLOCK
+
+
+async def test_a_purchase_that_writes_nothing_keeps_its_unit_for_the_next_one(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """While blocks are taken, a refused purchase's unit stays with the process: the meter does not
+    move for it, and the next purchases still use the block's units."""
+    tenant = await metered(client, engine, LARGE)
+    for _ in range(2):
+        assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+    unknown = await buy(client, tenant, "no-such-card", 100)
+    assert (unknown.status_code, error_of(unknown)["code"]) == (404, "CUSTOMER_NOT_FOUND")
+    for _ in range(BLOCK - 1):
+        assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+    assert (await used(engine, tenant), await written(engine, tenant)) == (1 + BLOCK, 1 + BLOCK)
+
+
+async def test_near_the_limit_units_are_taken_one_at_a_time_up_to_exactly_the_limit(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """EARN-9: with fewer than 2 * SPREAD units left, each purchase moves the meter by one, and the
+    last unit is admitted, the next refused. Other processes' purchases are the meter moved here."""
+    limit = 2 * SPREAD + 3
+    tenant = await metered(client, engine, limit)
+    for _ in range(2):
+        assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+    # one unit, then a block of 2 ((limit - 1) // SPREAD), of which one is still held
+    assert await used(engine, tenant) == 3
+    async with engine.begin() as conn:
+        moved = text("UPDATE transaction_meters SET used = :u WHERE vendor_id = :v")
+        await conn.execute(moved, {"u": limit - 3, "v": tenant.vendor_id})
+    assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201  # the held unit
+    assert await used(engine, tenant) == limit - 3
+    # the process read 3 last: it asks for a block, which the meter refuses with 3 units left
+    for left in (2, 1, 0):
+        assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+        assert await used(engine, tenant) == limit - left
+    refused = await buy(client, tenant, "blocks@example.com", 100)
+    assert (refused.status_code, error_of(refused)["code"]) == (429, "PLAN_LIMIT_EXCEEDED")
+    assert await used(engine, tenant) == limit
+
+
+async def test_a_new_limit_gives_back_what_was_held_under_the_old_one(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """A plan lowered while units are held: they go back to the meter, and the new limit admits
+    exactly its own number of purchases."""
+    tenant = await metered(client, engine, LARGE)
+    for _ in range(2):
+        assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+    assert await used(engine, tenant) == 1 + BLOCK
+    await admin(client, "PATCH", f"/admin/v1/plans/{tenant.plan_id}", {"max_transactions": 5})
+    for _ in range(3):
+        assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+    refused = await buy(client, tenant, "blocks@example.com", 100)
+    assert (refused.status_code, error_of(refused)["code"]) == (429, "PLAN_LIMIT_EXCEEDED")
+    assert (await used(engine, tenant), await written(engine, tenant)) == (5, 5)
+
+
+async def test_a_stopping_process_gives_its_held_units_back(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
+) -> None:
+    """The units a process holds are not lost when it stops: the meter reads the purchases written."""
+    tenant = await metered(client, engine, LARGE)
+    other = build_app(engine, test_clock=test_clock, anon_rate_per_minute=100_000)
+    async with AsyncTestClient(app=other) as till:
+        for _ in range(3):
+            assert (await buy(till, tenant, "blocks@example.com", 100)).status_code == 201
+        assert await used(engine, tenant) == 1 + BLOCK
+    assert (await used(engine, tenant), await written(engine, tenant)) == (3, 3)
