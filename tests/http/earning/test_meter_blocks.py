@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import date
+from typing import Any
+
+import psycopg
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
-from loyalty_core.earning.till_meter import BLOCK, SPREAD
+from loyalty_core.earning.till_meter import BLOCK, SPREAD, Allowance
 from tests.support.app import build_app
 from tests.support.customers import register
 from tests.support.envelope import error_of
@@ -122,3 +127,48 @@ async def test_a_stopping_process_gives_its_held_units_back(
             assert (await buy(till, tenant, "blocks@example.com", 100)).status_code == 201
         assert await used(engine, tenant) == 1 + BLOCK
     assert (await used(engine, tenant), await written(engine, tenant)) == (3, 3)
+
+
+async def test_racing_purchases_on_two_processes_hold_one_block_each_and_count_exactly_once_stopped(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
+) -> None:
+    """Two processes' allowances under a burst of racing purchases: the purchases that find no unit
+    held wait for the one reservation under way, so each process holds at most one block's spare
+    units, not one block per request; once both stop, the meter reads the purchases written."""
+    tenant = await metered(client, engine, LARGE)
+    assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
+    tills = [build_app(engine, test_clock=test_clock, anon_rate_per_minute=100_000) for _ in range(2)]
+    async with AsyncTestClient(app=tills[0]) as one, AsyncTestClient(app=tills[1]) as two:
+        for till in (one, two):  # each process reads the meter once: its next reservation is a block
+            assert (await buy(till, tenant, "blocks@example.com", 100)).status_code == 201
+        answers = await asyncio.gather(*(buy(till, tenant, "blocks@example.com", 100) for till in [one, two] * 20))
+        assert [answer.status_code for answer in answers] == [201] * 40
+        spare = await used(engine, tenant) - await written(engine, tenant)
+        assert 0 <= spare <= 2 * (BLOCK - 1)
+    assert (await used(engine, tenant), await written(engine, tenant)) == (43, 43)
+
+
+async def test_purchases_finding_no_unit_held_wait_for_the_one_reservation_under_way(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """Ten takes at once in one process, once it has read the meter: one block for all ten, not a
+    block each (the spare units a process holds stay under ``BLOCK``)."""
+    tenant = await metered(client, engine, LARGE)
+    allowance, period = Allowance(), date(2040, 1, 1)
+    url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+    async def meter(conn: psycopg.AsyncConnection[Any]) -> int:
+        cursor = await conn.execute(
+            "SELECT used FROM transaction_meters WHERE vendor_id = %s AND period = %s", (tenant.vendor_id, period)
+        )
+        row = await cursor.fetchone()
+        await conn.commit()
+        assert row is not None
+        return int(row[0])
+
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        assert await allowance.take(conn, tenant.vendor_id, period, LARGE)
+        taken = await asyncio.gather(*(allowance.take(conn, tenant.vendor_id, period, LARGE) for _ in range(10)))
+        assert (taken, await meter(conn)) == ([True] * 10, 1 + BLOCK)
+        await allowance.give_back_all(conn)
+        assert await meter(conn) == 11

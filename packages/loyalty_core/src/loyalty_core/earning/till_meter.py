@@ -27,6 +27,7 @@ when they are fewer (``loyalty_core.usage``).
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date
 from typing import Any, Final
 
@@ -68,11 +69,10 @@ class Allowance:
         """(hard limit they were reserved under, units) by (vendor, period)."""
         self._read: dict[tuple[int, date], int] = {}
         """The meter's value as this process's last reservation left it."""
+        self._reserving: dict[tuple[int, date], asyncio.Future[None]] = {}
+        """The reservation in flight, by (vendor, period): the purchases that find no unit held wait
+        for it rather than each reserving a block of its own (a burst would hold one per request)."""
         self._period: date | None = None
-
-    def holding(self, vendor_id: int, period: date) -> int:
-        """The units held for the vendor's period."""
-        return self._held.get((vendor_id, period), (0, 0))[1]
 
     async def take(self, conn: AsyncConnection[Any], vendor_id: int, period: date, hard: int) -> bool:
         """One unit of the vendor's allowance for ``period``, committed at once; False at the limit.
@@ -82,14 +82,25 @@ class Allowance:
             # a new month: what was held for another is of no use (that month's meter is done with)
             self._period, self._read = period, {}
             self._held = {k: v for k, v in self._held.items() if k[1] == period}
+        while (under_way := self._reserving.get(key)) is not None:
+            await asyncio.shield(under_way)
         under, units = self._held.get(key, (hard, 0))
         if units and under == hard:
             self._held[key] = (hard, units - 1)
             return True
-        if units:
+        done = self._reserving[key] = asyncio.get_running_loop().create_future()
+        try:
+            return await self._reserve(conn, key, hard, units if under != hard else 0)
+        finally:
+            del self._reserving[key]
+            done.set_result(None)
+
+    async def _reserve(self, conn: AsyncConnection[Any], key: tuple[int, date], hard: int, stale: int) -> bool:
+        vendor_id, period = key
+        if stale:
             # the plan changed since: those units were counted under another limit
             del self._held[key]
-            await _release(conn, vendor_id, period, units)
+            await _release(conn, vendor_id, period, stale)
         size = block_size(hard, self._read.get(key))
         used = await _reserve(conn, vendor_id, period, hard, size)
         if used is None and size > 1:
@@ -98,8 +109,7 @@ class Allowance:
             return False
         self._read[key] = used
         if size > 1:
-            held = self._held.get(key, (hard, 0))[1]
-            self._held[key] = (hard, held + size - 1)
+            self._held[key] = (hard, self._held.get(key, (hard, 0))[1] + size - 1)
         return True
 
     async def give_back(self, conn: AsyncConnection[Any], vendor_id: int, period: date, hard: int) -> None:
