@@ -148,6 +148,20 @@ async def test_racing_purchases_on_two_processes_hold_one_block_each_and_count_e
     assert (await used(engine, tenant), await written(engine, tenant)) == (43, 43)
 
 
+async def meter_of(conn: psycopg.AsyncConnection[Any], vendor_id: int, period: date) -> int:
+    cursor = await conn.execute(
+        "SELECT used FROM transaction_meters WHERE vendor_id = %s AND period = %s", (vendor_id, period)
+    )
+    row = await cursor.fetchone()
+    await conn.commit()
+    assert row is not None
+    return int(row[0])
+
+
+def driver_url(engine: AsyncEngine) -> str:
+    return engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
 async def test_purchases_finding_no_unit_held_wait_for_the_one_reservation_under_way(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
@@ -155,20 +169,24 @@ async def test_purchases_finding_no_unit_held_wait_for_the_one_reservation_under
     block each (the spare units a process holds stay under ``BLOCK``)."""
     tenant = await metered(client, engine, LARGE)
     allowance, period = Allowance(), date(2040, 1, 1)
-    url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-
-    async def meter(conn: psycopg.AsyncConnection[Any]) -> int:
-        cursor = await conn.execute(
-            "SELECT used FROM transaction_meters WHERE vendor_id = %s AND period = %s", (tenant.vendor_id, period)
-        )
-        row = await cursor.fetchone()
-        await conn.commit()
-        assert row is not None
-        return int(row[0])
-
-    async with await psycopg.AsyncConnection.connect(url) as conn:
+    async with await psycopg.AsyncConnection.connect(driver_url(engine)) as conn:
         assert await allowance.take(conn, tenant.vendor_id, period, LARGE)
         taken = await asyncio.gather(*(allowance.take(conn, tenant.vendor_id, period, LARGE) for _ in range(10)))
-        assert (taken, await meter(conn)) == ([True] * 10, 1 + BLOCK)
+        assert (taken, await meter_of(conn, tenant.vendor_id, period)) == ([True] * 10, 1 + BLOCK)
         await allowance.give_back_all(conn)
-        assert await meter(conn) == 11
+        assert await meter_of(conn, tenant.vendor_id, period) == 11
+
+
+async def test_a_late_purchase_of_the_old_month_leaves_the_new_months_units_held(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """At midnight a purchase begun in the old month may take its unit after one of the new month:
+    the new month's units stay held and its meter counts exactly once the process stops."""
+    tenant = await metered(client, engine, LARGE)
+    allowance, old, new = Allowance(), date(2041, 1, 1), date(2041, 2, 1)
+    async with await psycopg.AsyncConnection.connect(driver_url(engine)) as conn:
+        for period in (old, old, new, new, old, new):
+            assert await allowance.take(conn, tenant.vendor_id, period, LARGE)
+        assert await meter_of(conn, tenant.vendor_id, new) == 1 + BLOCK
+        await allowance.give_back_all(conn)
+        assert await meter_of(conn, tenant.vendor_id, new) == 3

@@ -78,10 +78,12 @@ class Allowance:
         """One unit of the vendor's allowance for ``period``, committed at once; False at the limit.
         ``conn`` is out of autocommit and between transactions."""
         key = (vendor_id, period)
-        if period != self._period:
-            # a new month: what was held for another is of no use (that month's meter is done with)
-            self._period, self._read = period, {}
-            self._held = {k: v for k, v in self._held.items() if k[1] == period}
+        if self._period is None or period > self._period:
+            # a new month: what was held for an earlier one is of no use (that meter is done with);
+            # a purchase begun before midnight may still take a unit of the old month after this
+            self._period = period
+            self._read = {k: v for k, v in self._read.items() if k[1] >= period}
+            self._held = {k: v for k, v in self._held.items() if k[1] >= period}
         while (under_way := self._reserving.get(key)) is not None:
             await asyncio.shield(under_way)
         under, units = self._held.get(key, (hard, 0))
