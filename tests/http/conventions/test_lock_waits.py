@@ -94,6 +94,34 @@ async def test_a_held_customer_row_answers_503_and_leaves_the_customer_unchanged
     assert name == "Ann"
 
 
+@pytest.mark.parametrize("amount", [25, -5])
+async def test_a_held_wallet_answers_the_tills_adjustment_503_and_writes_nothing(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, amount: int
+) -> None:
+    """The adjustment's first round trip waits on the wallet's lock (a credit and a deduction, whose
+    lots ride in the same pipeline): refused, it writes nothing, and the same key is taken after."""
+    tenant = await make_tenant(client)
+    customer = await register(client, tenant, external_id=f"w-held{amount}", first_name="Ann")
+    path = f"/api/v1/customers/{customer['id']}/wallet/adjust"
+    opening = {"amount": 10, "reason": "opening", "idempotency_key": "opening"}
+    assert (await client.post(path, json=opening, headers=tenant.headers)).status_code == 201
+    asked = {"amount": amount, "reason": "held", "idempotency_key": "held"}
+    async with engine.connect() as holder:
+        await holder.execute(text("SELECT id FROM wallets WHERE customer_id = :c FOR UPDATE"), {"c": customer["id"]})
+        response = await client.post(path, json=asked, headers=tenant.headers)
+        await holder.rollback()
+    assert_busy(response)
+    async with engine.connect() as conn:
+        balance = await conn.scalar(text("SELECT balance FROM wallets WHERE customer_id = :c"), {"c": customer["id"]})
+    assert balance == 10
+    after = await client.post(path, json=asked, headers=tenant.headers)
+    assert (after.status_code, after.json()["data"]["amount"], after.json()["data"]["running_balance"]) == (
+        201,
+        amount,
+        10 + amount,
+    )
+
+
 @pytest.mark.parametrize("sqlstate", ["40P01", "40001", "55P03"])
 async def test_a_deadlock_or_serialization_failure_answers_503(
     client: AsyncTestClient[Litestar], sqlstate: str
