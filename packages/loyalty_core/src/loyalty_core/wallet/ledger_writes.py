@@ -185,21 +185,12 @@ def _shown(
 _POST = posting_statement(select=f"{ENTRY_COLUMNS}, {deliveries_of(*LEDGER_EVENTS)} AS deliveries FROM ledger_entry")
 
 
-async def write_entry(
-    conn: AsyncConnection[Any], params: dict[str, Any], *, commit: bool = False
-) -> tuple[LedgerEntry, int]:
+async def write_entry(conn: AsyncConnection[Any], params: dict[str, Any]) -> tuple[LedgerEntry, int]:
     """Post one entry (one prepared statement) on a wallet the caller has locked; the entry and how
-    many webhook deliveries its events created. ``commit``: the caller's transaction is committed
-    in the same round trip (pipelined)."""
+    many webhook deliveries its events created."""
     async with conn.cursor(row_factory=dict_row) as cursor:
-        if commit:
-            async with conn.pipeline():
-                await cursor.execute(_POST, params, prepare=True)
-                await conn.commit()
-                written = await cursor.fetchone()
-        else:
-            await cursor.execute(_POST, params, prepare=True)
-            written = await cursor.fetchone()
+        await cursor.execute(_POST, params, prepare=True)
+        written = await cursor.fetchone()
     assert written is not None  # the wallet is locked by the caller and the amount is not zero
     deliveries = written.pop("deliveries")
     return LedgerEntry(**written), deliveries

@@ -7,12 +7,7 @@ write the entry, its lot (or the lots it takes from) and the balance in one stat
 one writer (``loyalty_core.wallet.ledger_writes``). Ids come from
 the tables' sequences, as the ORM draws them. Each step is
 a fixed statement prepared on the connection, whose plan starts from a primary or unique key.
-On a till's connection the adjustment owns its transaction and takes two round trips, credit or
-deduction: BEGIN, the wallet's lock, the customer's state and key and (for a deduction) the open
-lots pipelined in the first, the posting and COMMIT in the second; a replay or a refusal ends
-with its own COMMIT or ROLLBACK. (It took five to six, each a pass of the driver's and the event
-loop's Python: bench/results/adjust-round-trips.md.) Inside an ORM session's transaction
-(:func:`adjust_within`) it is a savepoint of it, the same steps and rules.
+Three round trips for a new credit, four for a deduction, two for a replay, plus BEGIN and COMMIT.
 """
 
 from __future__ import annotations
@@ -92,13 +87,7 @@ LEFT JOIN LATERAL (
 ) e ON true
 """
 
-# the customer's wallet by its key, so that the read rides in the lock's pipeline before the
-# wallet's id is known; it runs after the lock is granted, as the family's read does
-_OPEN_LOTS = """
-SELECT l.id, l.expires_at, l.remaining
-FROM wallets w JOIN point_lots l ON l.wallet_id = w.id
-WHERE w.vendor_id = %(v)s AND w.customer_id = %(c)s AND l.remaining > 0
-"""
+_OPEN_LOTS = "SELECT id, expires_at, remaining FROM point_lots WHERE wallet_id = %(w)s AND remaining > 0"
 
 _WHICH_IS_MISSING = (
     f"SELECT 1 FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> '{CustomerStatus.ANONYMIZED}'"
@@ -114,113 +103,63 @@ async def till_adjust(
     expire_after_days: int | None,
     now: datetime,
 ) -> Adjusted:
-    """``conn`` is out of autocommit and between transactions: the adjustment is one transaction on
-    it, committed or rolled back here."""
-    try:
-        return await _adjust(conn, vendor_id, customer_id, asked, expire_after_days=expire_after_days, now=now)
-    except BaseException:
-        await conn.rollback()
-        raise
-
-
-async def adjust_within(
-    conn: AsyncConnection[Any],
-    vendor_id: int,
-    customer_id: int,
-    asked: Adjustment,
-    *,
-    expire_after_days: int | None,
-    now: datetime,
-) -> Adjusted:
-    """``conn`` is inside its caller's transaction (an ORM session's): the adjustment is a savepoint."""
-    async with conn.transaction():
-        return await _adjust(
-            conn, vendor_id, customer_id, asked, expire_after_days=expire_after_days, now=now, commit=False
-        )
-
-
-async def _adjust(
-    conn: AsyncConnection[Any],
-    vendor_id: int,
-    customer_id: int,
-    asked: Adjustment,
-    *,
-    expire_after_days: int | None,
-    now: datetime,
-    commit: bool = True,
-) -> Adjusted:
+    """``conn`` is out of autocommit; the whole adjustment is one transaction on it."""
     amount, key = asked.amount, asked.key
     params: dict[str, Any] = {"v": vendor_id, "c": customer_id, "k": key}
-    locked, state, open_lots = await _locked_reads(conn, params, deduction=amount < 0)
-    if locked is None:
-        async with conn.cursor() as cursor:
+    async with conn.transaction(), conn.cursor(row_factory=dict_row) as cursor:
+        try:
+            await cursor.execute(_LOCK, params, prepare=True)
+            locked = await cursor.fetchone()
+        except LockNotAvailable as exc:
+            raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1) from exc
+        if locked is None:
             await cursor.execute(_WHICH_IS_MISSING, params, prepare=True)
             if await cursor.fetchone() is None:
                 raise CustomerNotFound("No customer with this id.", customer_id=customer_id)
-        raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
-    wallet_id, balance = locked["wallet_id"], locked["balance"]
-    assert state is not None  # the customer row exists: its wallet was just locked
-    merged_into = state.pop("merged_into_id")
-    if state["id"] is not None:
-        previous = LedgerEntry(**state)
-        if previous.amount != amount:
-            raise IdempotencyKeyConflict("This key was used for a different amount.", idempotency_key=key)
-        if commit:
-            await conn.commit()
-        return Adjusted(previous, created=False)
-    if merged_into is not None:
-        raise CustomerDeactivated(
-            "The account was merged into another and takes no new adjustments.", merged_into_id=merged_into
+            raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
+        wallet_id, balance = locked["wallet_id"], locked["balance"]
+        await cursor.execute(_STATE_AND_KEY, params, prepare=True)
+        state = await cursor.fetchone()
+        assert state is not None  # the customer row exists: its wallet was just locked
+        merged_into = state.pop("merged_into_id")
+        if state["id"] is not None:
+            previous = LedgerEntry(**state)
+            if previous.amount != amount:
+                raise IdempotencyKeyConflict("This key was used for a different amount.", idempotency_key=key)
+            return Adjusted(previous, created=False)
+        if merged_into is not None:
+            raise CustomerDeactivated(
+                "The account was merged into another and takes no new adjustments.", merged_into_id=merged_into
+            )
+        takes: list[ledger.Take] = []
+        expired: list[ledger.Take] = []
+        if amount < 0:
+            async with conn.cursor(row_factory=class_row(ledger.Lot)) as lots:
+                await lots.execute(_OPEN_LOTS, {"w": wallet_id}, prepare=True)
+                open_lots = await lots.fetchall()
+            # points past their end are never spent: the write expires them first, in its statement
+            expired, live = ledger.split_due(open_lots, now)
+            balance -= sum(t.points for t in expired)
+            if balance + amount < 0:
+                raise InsufficientBalance("The balance is too low for this deduction.", balance=balance, amount=amount)
+            takes = ledger.take(live, -amount)
+        # EVENT-3: points.adjusted, with the entry, in the entry's statement
+        written, deliveries = await write_entry(
+            conn,
+            entry_params(
+                vendor_id=vendor_id,
+                wallet_id=wallet_id,
+                kind=EntryType.ADJUST,
+                amount=amount,
+                causer_type=asked.causer.type,
+                causer_id=asked.causer.id,
+                now=now,
+                reason=asked.reason,
+                key=key,
+                opened=[(amount, ledger.lot_expiry(now, expire_after_days))] if amount > 0 else [],
+                taken=takes,
+                expired=expired,
+                event=EventType.POINTS_ADJUSTED,
+            ),
         )
-    takes: list[ledger.Take] = []
-    expired: list[ledger.Take] = []
-    if amount < 0:
-        # points past their end are never spent: the write expires them first, in its statement
-        expired, live = ledger.split_due(open_lots, now)
-        balance -= sum(t.points for t in expired)
-        if balance + amount < 0:
-            raise InsufficientBalance("The balance is too low for this deduction.", balance=balance, amount=amount)
-        takes = ledger.take(live, -amount)
-    # EVENT-3: points.adjusted, with the entry, in the entry's statement
-    written, deliveries = await write_entry(
-        conn,
-        entry_params(
-            vendor_id=vendor_id,
-            wallet_id=wallet_id,
-            kind=EntryType.ADJUST,
-            amount=amount,
-            causer_type=asked.causer.type,
-            causer_id=asked.causer.id,
-            now=now,
-            reason=asked.reason,
-            key=key,
-            opened=[(amount, ledger.lot_expiry(now, expire_after_days))] if amount > 0 else [],
-            taken=takes,
-            expired=expired,
-            event=EventType.POINTS_ADJUSTED,
-        ),
-        commit=commit,
-    )
-    return Adjusted(written, created=True, deliveries=deliveries)
-
-
-async def _locked_reads(
-    conn: AsyncConnection[Any], params: dict[str, Any], *, deduction: bool
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[ledger.Lot]]:
-    """One round trip: the wallet's lock, then, each in a snapshot taken once it is granted, the
-    customer's state and key and, for a deduction, the wallet's open lots."""
-    try:
-        async with (
-            conn.pipeline() as pipeline,
-            conn.cursor(row_factory=dict_row) as lock,
-            conn.cursor(row_factory=dict_row) as state,
-            conn.cursor(row_factory=class_row(ledger.Lot)) as lots,
-        ):
-            await lock.execute(_LOCK, params, prepare=True)
-            await state.execute(_STATE_AND_KEY, params, prepare=True)
-            if deduction:
-                await lots.execute(_OPEN_LOTS, params, prepare=True)
-            await pipeline.sync()
-            return await lock.fetchone(), await state.fetchone(), await lots.fetchall() if deduction else []
-    except LockNotAvailable as exc:
-        raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1) from exc
+        return Adjusted(written, created=True, deliveries=deliveries)

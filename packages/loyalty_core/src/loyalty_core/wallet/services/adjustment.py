@@ -14,7 +14,7 @@ from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.models import Wallet
 from loyalty_core.wallet.services.posting import Posting
-from loyalty_core.wallet.till_adjust import Adjusted, Adjustment, adjust_within
+from loyalty_core.wallet.till_adjust import Adjusted, Adjustment, till_adjust
 
 __all__ = ["UNKNOWN", "Adjusted", "Adjustments", "Unknown"]
 
@@ -42,7 +42,7 @@ class Adjustments(Posting):
         (the authenticated vendor context does); looked up otherwise."""
         if isinstance(expire_after_days, Unknown):
             expire_after_days = await self.expiry_days(vendor_id) if amount > 0 else None
-        done = await adjust_within(
+        done = await till_adjust(
             await driver_connection(self._session),
             vendor_id,
             customer_id,
