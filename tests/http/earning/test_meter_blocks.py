@@ -132,9 +132,10 @@ async def test_a_stopping_process_gives_its_held_units_back(
 async def test_racing_purchases_on_two_processes_hold_one_block_each_and_count_exactly_once_stopped(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """Two processes' allowances under a burst of racing purchases: the purchases that find no unit
-    held wait for the one reservation under way, so each process holds at most one block's spare
-    units, not one block per request; once both stop, the meter reads the purchases written."""
+    """Two processes' allowances under a burst of racing purchases: at most one block's spare
+    units each while they run, and once both stop the meter reads the purchases written. (That the
+    burst waits for one reservation rather than taking a block per request is shown by taking
+    units directly, below: requests through the test client overlap too little to show it.)"""
     tenant = await metered(client, engine, LARGE)
     assert (await buy(client, tenant, "blocks@example.com", 100)).status_code == 201
     tills = [build_app(engine, test_clock=test_clock, anon_rate_per_minute=100_000) for _ in range(2)]
@@ -146,6 +147,29 @@ async def test_racing_purchases_on_two_processes_hold_one_block_each_and_count_e
         spare = await used(engine, tenant) - await written(engine, tenant)
         assert 0 <= spare <= 2 * (BLOCK - 1)
     assert (await used(engine, tenant), await written(engine, tenant)) == (43, 43)
+
+
+async def test_racing_purchases_with_old_readings_admit_exactly_the_units_left(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
+) -> None:
+    """EARN-9 under EARN-17: two processes whose last reading is far from the limit ask for blocks
+    when 10 units are left; among 30 racing purchases exactly those 10 are admitted, the rest
+    refused, and the meter ends at the limit with nothing held. (That the meter refuses a block
+    near the limit is shown one purchase at a time above.)"""
+    limit = 2 * SPREAD + 3
+    tenant = await metered(client, engine, limit)
+    tills = [build_app(engine, test_clock=test_clock, anon_rate_per_minute=100_000) for _ in range(2)]
+    async with AsyncTestClient(app=tills[0]) as one, AsyncTestClient(app=tills[1]) as two:
+        for till in (one, two):  # a first reservation is one unit: each reads the meter, holds none
+            assert (await buy(till, tenant, "blocks@example.com", 100)).status_code == 201
+        async with engine.begin() as conn:  # the other processes' purchases
+            moved = text("UPDATE transaction_meters SET used = :u WHERE vendor_id = :v")
+            await conn.execute(moved, {"u": limit - 10, "v": tenant.vendor_id})
+        answers = await asyncio.gather(*(buy(till, tenant, "blocks@example.com", 100) for till in [one, two] * 15))
+        statuses = sorted(answer.status_code for answer in answers)
+        assert statuses == [201] * 10 + [429] * 20
+        assert {error_of(a)["code"] for a in answers if a.status_code == 429} == {"PLAN_LIMIT_EXCEEDED"}
+    assert (await used(engine, tenant), await written(engine, tenant)) == (limit, 12)
 
 
 async def meter_of(conn: psycopg.AsyncConnection[Any], vendor_id: int, period: date) -> int:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-import structlog
 from litestar import Request
 from litestar.config.app import AppConfig
 from litestar.plugins import InitPluginProtocol
@@ -23,7 +22,7 @@ from loyalty_http.admin.test_mode import TestModeController
 from loyalty_http.config import HttpConfig
 from loyalty_http.direct import direct_dispatch, providers_of
 from loyalty_http.mounted import ROUTE_HANDLERS
-from loyalty_http.params import dependencies
+from loyalty_http.params import dependencies, log
 from loyalty_http.pipeline import Authenticator, before_send, make_prepare
 from loyalty_http.route_matching import backtracking
 from loyalty_http.wire import metrics
@@ -91,7 +90,7 @@ class LoyaltyHttp(InitPluginProtocol):
 
 
 async def give_back_held(allowance: Allowance, pools: DriverPools) -> None:
-    """The units of metered allowances this process holds, back to their meters as it stops (EARN-15)."""
+    """The units of metered allowances this process holds, back to their meters as it stops (EARN-17)."""
     if pools.current is None or not allowance.holds_any():
         return
     try:
@@ -99,4 +98,4 @@ async def give_back_held(allowance: Allowance, pools: DriverPools) -> None:
             await conn.set_autocommit(False)
             await allowance.give_back_all(conn)
     except Exception as failed:  # the database is away: the units stay counted, towards refusing
-        structlog.get_logger("loyalty.http").warning("meter units not given back", error=repr(failed))
+        log.warning("meter units not given back", error=repr(failed))

@@ -118,8 +118,9 @@ class Allowance:
         """Return a unit :meth:`take` gave to a purchase that wrote nothing: kept for the next
         purchase while blocks are taken, else given back to the meter at once."""
         key = (vendor_id, period)
-        if block_size(hard, self._read.get(key)) > 1 and self._held.get(key, (hard, 0))[0] == hard:
-            self._held[key] = (hard, self._held.get(key, (hard, 0))[1] + 1)
+        under, units = self._held.get(key, (hard, 0))
+        if under == hard and block_size(hard, self._read.get(key)) > 1:
+            self._held[key] = (hard, units + 1)
             return
         await _release(conn, vendor_id, period, 1)
 

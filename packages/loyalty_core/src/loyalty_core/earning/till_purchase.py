@@ -162,7 +162,7 @@ class Purchases:
     def __init__(self, terms: TermsCache | None = None) -> None:
         self._terms = terms or TermsCache()
         self.allowance = till_meter.Allowance()
-        """The units of metered vendors' allowances this process holds (EARN-15)."""
+        """The units of metered vendors' allowances this process holds (EARN-17)."""
 
     async def submit(
         self,
