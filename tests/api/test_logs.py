@@ -8,11 +8,13 @@ import json
 import logging
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
-from loyalty_api.logs import saq_lines
+from loyalty_api.logs import configure_logging, saq_lines
 from tests.support.served import Served
 
 
@@ -72,3 +74,38 @@ def test_a_scheduled_jobs_run_is_a_debug_line(message: str) -> None:
         assert queued.levelname == "INFO"
     finally:
         saq.setLevel(before)
+
+
+@pytest.fixture
+def restored_logging() -> Iterator[None]:
+    """configure_logging changes the process's logging: put it back for the tests after this one."""
+    config, root, access = structlog.get_config(), logging.getLogger(), logging.getLogger("loyalty.access")
+    handlers, level, access_level = root.handlers[:], root.level, access.level
+    yield
+    structlog.configure(**config)
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    access.setLevel(access_level)
+
+
+def test_a_line_below_the_level_is_dropped_and_one_logger_can_be_quietened(
+    restored_logging: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure_logging("WARNING")
+    quiet = structlog.get_logger("loyalty.access")  # a fresh proxy: it takes the wrapper of this configuration
+    assert quiet.info("request", path="/a") is None
+    quiet.warning("slow", path="/b")
+    assert [json.loads(line)["path"] for line in capsys.readouterr().out.splitlines()] == ["/b"]
+
+    configure_logging("INFO")
+    access = structlog.get_logger("loyalty.access")
+    access.info("request", path="/c", status=200)
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(e["logger"], e["level"], e["event"], e["path"], e["status"]) for e in lines] == [
+        ("loyalty.access", "info", "request", "/c", 200)
+    ]
+    # an operator may silence the access log alone: the standard logger's own level still counts
+    logging.getLogger("loyalty.access").setLevel(logging.WARNING)
+    access.info("request", path="/d", status=200)
+    structlog.get_logger("loyalty.other").info("kept", path="/e")
+    assert [json.loads(line)["path"] for line in capsys.readouterr().out.splitlines()] == ["/e"]
