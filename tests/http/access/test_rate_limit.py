@@ -392,3 +392,24 @@ async def test_a_revocation_mark_lapses_once_its_tokens_have_expired() -> None:
     during = await backend.hit(("v", 10), ("a", 10), ("jti:a",), 50.0, "m1")
     after = await backend.hit(("v", 10), ("a", 10), ("jti:a",), 150.0, "m2")
     assert (during.used_address, after.used_address) == (True, False)
+
+
+async def test_the_shared_limiters_redis_client_parses_replies_in_c(redis_client: RedisSettings) -> None:
+    """Every request of a deployment with Redis waits on one limiter reply: redis-py parses it with
+    hiredis when that is installed (loyalty_http depends on ``redis[hiredis]``), about a tenth of the
+    request's CPU less than its pure-Python parser."""
+    from redis.asyncio.connection import DefaultParser
+
+    from loyalty_http.access.rate_limit import RedisBackend
+
+    prefix = redis_client["redis_prefix"]
+    backend = RedisBackend(redis_client["redis_url"], prefix)
+    await backend.start()
+    try:
+        hit = await backend.hit((f"{prefix}:v", 10), (f"{prefix}:a", 10), (), 1.0, "m1")
+        connection = backend._redis.connection_pool._available_connections[0]
+    finally:
+        await backend.stop()
+    assert (hit.counted, hit.admitted, hit.used_address) == (1, True, False)
+    assert DefaultParser.__name__ == "_AsyncHiredisParser"
+    assert type(connection._parser).__name__ == "_AsyncHiredisParser"
