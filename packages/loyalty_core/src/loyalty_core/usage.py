@@ -62,7 +62,7 @@ class UsageReads:
         """Customers count as the ceiling does (anonymized ones free their place), rewards the
         active ones, campaigns and branches every one held. Transactions: on a plan that meters
         them, the meter the limit reads, less the units processes hold ahead of their purchases
-        (EARN-15) or held when they died: the purchases recorded this month when those are fewer;
+        (EARN-17) or held when they died: the purchases recorded this month when those are fewer;
         on an unlimited plan (nothing metered), the purchases recorded this month."""
         start, end = month_of(self._clock.now())
         begins = datetime.combine(start, time(), UTC)
