@@ -96,12 +96,13 @@ async def test_a_campaign_saved_on_a_replaced_version_is_refused_and_changes_not
 async def test_a_campaign_family_outside_the_plan_is_refused_on_the_form(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """EARN-12: the plan's features bound the portal as they bound the admin API."""
+    """EARN-12: the plan's features bound the portal as they bound the admin API, and the refusal
+    answers the API's status for PLAN_FEATURE_UNAVAILABLE (INPUT-1's one table)."""
     shop = await make_shop(client, with_staff=False)
     csrf = await signed_in(client, shop.owner)
     form = {"csrf_token": csrf, "name": "Ten", "kind": "fixed_points", "points": "10", "active": "on"}
     refused = await client.post("/portal/campaigns", data=form)
-    assert refused.status_code == 422
+    assert refused.status_code == 403
     assert "The vendor&#39;s plan does not include transaction campaigns." in refused.text
     assert 'value="Ten"' in refused.text
     assert await _count(engine, "campaigns", shop.vendor_id) == 0

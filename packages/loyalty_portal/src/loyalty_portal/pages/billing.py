@@ -8,12 +8,13 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromQuery
 
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.tenancy.ceilings import plan_of
 from loyalty_core.usage import PlanChoice, Usage
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Billing"
 

@@ -9,6 +9,7 @@ from urllib.parse import quote
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.sessions import Visitor
 from loyalty_core.tenancy.models import Branch
@@ -16,7 +17,7 @@ from loyalty_core.tenancy.reads import TenancyReads
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Branches"
 DONE = {

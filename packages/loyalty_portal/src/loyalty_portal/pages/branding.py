@@ -12,12 +12,13 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import UploadFile
 from litestar.params import FromQuery
 
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.ports import BrandingFacts
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Branding"
 COLOURS = ("background", "foreground", "label")

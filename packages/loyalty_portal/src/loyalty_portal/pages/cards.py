@@ -15,6 +15,7 @@ from litestar.response import Stream
 
 from loyalty_core.customers.card_batches import MAX_BATCH, CardBatches
 from loyalty_core.customers.errors import CardBatchNotFound
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_portal import reads
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
@@ -22,7 +23,7 @@ from loyalty_portal.card_sheets import PER_PAGE, SheetWriter
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.exports import safe_cell
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Cards"
 

@@ -12,6 +12,7 @@ from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.merge import MergeService
 from loyalty_core.customers import consent
 from loyalty_core.customers.views import CustomerView
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.passes.sending import CardSends
 from loyalty_core.wallet.causers import Causer
@@ -21,7 +22,7 @@ from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.pages.customers import CURRENT, customer_id_of, page
 from loyalty_portal.pages.rewards import customer_of
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 
 class CustomerActionsController(Controller):

@@ -13,6 +13,7 @@ from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
 from loyalty_core.earning.till_purchase_reads import customer_transactions
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.errors import WalletNotFound
@@ -22,7 +23,7 @@ from loyalty_core.wallet.services.reads import LedgerFilter
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Customers"
 SHOWN = 20

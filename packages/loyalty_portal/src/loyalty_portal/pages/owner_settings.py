@@ -16,12 +16,13 @@ from litestar.params import FromPath, FromQuery
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.sessions import Visitor
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.pages.basket import preview_context
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 ALL_ROWS = 1000
 """A shop keeps a handful of these (the plan caps campaigns); a page lists them all."""

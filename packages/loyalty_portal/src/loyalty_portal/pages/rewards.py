@@ -10,6 +10,7 @@ from litestar.params import FromPath, FromQuery
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.views import CustomerView
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.rewards.errors import RewardNotFound
@@ -22,7 +23,7 @@ from loyalty_core.wallet.services import Causer
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Rewards"
 DONE = {

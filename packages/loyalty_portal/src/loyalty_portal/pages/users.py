@@ -10,6 +10,7 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.errors import UserNotFound
 from loyalty_core.staff.models import Role, User
@@ -17,7 +18,7 @@ from loyalty_core.staff.sessions import Visitor
 from loyalty_core.staff.users import UserService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Users"
 DONE = {
