@@ -13,6 +13,7 @@ from litestar.exceptions import HTTPException
 from litestar.response import Redirect
 from litestar.types import Message, Scope
 
+from loyalty_core import bounds
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.staff.sessions import Visitor
@@ -27,6 +28,8 @@ TEMPLATES = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+# a field's ``maxlength`` is the bound the form checks, the API's own declaration
+TEMPLATES.globals["bounds"] = bounds
 
 SECURITY_HEADERS: Mapping[str, str] = {
     # pages hold customers' personal data: never stored by a browser or a proxy

@@ -13,7 +13,8 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath
 from litestar.response import Stream
 
-from loyalty_core.customers.card_batches import MAX_BATCH, CardBatches
+from loyalty_core.bounds import CARD_BATCH_COUNT, MAX_BATCH
+from loyalty_core.customers.card_batches import CardBatches
 from loyalty_core.customers.errors import CardBatchNotFound
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
@@ -104,7 +105,7 @@ class CardsController(Controller):
     @post("/")
     async def generate(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
         form = await Form.of(request)
-        count = form.whole("count", required=True, low=1, high=MAX_BATCH)
+        count = form.whole("count", CARD_BATCH_COUNT, required=True)
         try:
             form.check()
             async with db.begin_nested():

@@ -10,6 +10,7 @@ from litestar.params import FromPath
 
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.merge import MergeService
+from loyalty_core.bounds import STATEMENT_VERSION
 from loyalty_core.customers import consent
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.error_status import status_of
@@ -47,7 +48,7 @@ class CustomerActionsController(Controller):
         number = customer_id_of(customer_id)
         form = await Form.of(request)
         granted = form.raw.get("marketing_consent") == "yes"
-        version = form.text("statement_version", max_length=64)
+        version = form.text("statement_version", STATEMENT_VERSION)
         recorder = consent.Provenance(consent.PORTAL, f"{consent.PORTAL_USER}:{visitor.user_id}")
         try:
             form.check()

@@ -10,6 +10,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
 from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.bounds import ADJUST_KEY, ADJUST_REASON, CUSTOMER_SEARCH
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
 from loyalty_core.earning.till_purchase_reads import customer_transactions
@@ -49,7 +50,7 @@ class CustomersController(Controller):
     async def search(
         self, visitor: Me, db: Db, q: FromQuery[str] = "", done: FromQuery[str | None] = None
     ) -> Response[Any]:
-        found = await reads.search_customers(db, visitor.vendor_id, q[:255])
+        found = await reads.search_customers(db, visitor.vendor_id, q[: CUSTOMER_SEARCH.max_length])
         message = "The customer is anonymized." if done == "anonymized" else None
         return render("customers.html", visitor=visitor, current=CURRENT, customers=found, q=q, done=message)
 
@@ -71,8 +72,9 @@ class CustomersController(Controller):
         number = customer_id_of(customer_id)
         form = await Form.of(request)
         try:
-            amount = form.whole("amount", required=True, low=-2_147_483_648)
-            reason = form.text("reason", required=True, max_length=255)
+            amount = form.whole("amount", required=True)
+            reason = form.text("reason", ADJUST_REASON, required=True)
+            key = form.text("key", ADJUST_KEY)
             if amount == 0:
                 form.problems.setdefault("amount", []).append("An adjustment moves at least one point.")
             form.check()
@@ -82,7 +84,7 @@ class CustomersController(Controller):
                     number,
                     amount=amount or 0,
                     reason=reason or "",
-                    key=form.raw.get("key") or secrets.token_hex(16),
+                    key=key or secrets.token_hex(16),
                     causer=Causer(CauserType.PORTAL_USER, str(visitor.user_id)),
                 )
         except DomainError as refused:

@@ -9,6 +9,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import Cookie
 
 from loyalty_core.staff.sessions import Outcome, PortalSessions, csrf_matches
+from loyalty_core.text import MAX_EMAIL_LENGTH
 from loyalty_portal.access import ANY_STATE, COOKIE, Cfg, Db, Me, Throttles, sent_csrf
 from loyalty_portal.web import HOME, LOGIN, MOUNT_PATH, Refused, render, see_other
 
@@ -68,7 +69,7 @@ class LoginController(Controller):
             raise Refused(403, "This form has expired. Reload the page and try again.")
         form = await request.form()
         email, password = str(form.get("email") or ""), str(form.get("password") or "")
-        if "\x00" in email or len(email) > 254:  # no user has such an address; the database is not asked
+        if "\x00" in email or len(email) > MAX_EMAIL_LENGTH:  # no user has such an address; the database is not asked
             return _form(visitor, None, config, status=401, error=MESSAGES[Outcome.INVALID][1])
         if not email or not password:
             return _form(visitor, None, config, status=422, error="Enter your email and password", email=email)

@@ -36,8 +36,8 @@ class RedemptionsController(Controller):
         try:
             found = await redemption(db, visitor.vendor_id, code)
         except DomainError as refused:
-            status, message = status_of(refused), refused.message
-            return render("redemptions.html", status=status, visitor=visitor, current=CURRENT, error=message, code=code)
+            status, error = status_of(refused), refused.message
+            return render("redemptions.html", status=status, visitor=visitor, current=CURRENT, error=error, code=code)
         message = "The redemption is cancelled; the points are back on the customer's balance." if done else None
         state = shown_status(found, config.clock.now())
         return render("redemption.html", visitor=visitor, current=CURRENT, r=found, state=state, done=message)

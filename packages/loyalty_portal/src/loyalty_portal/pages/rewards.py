@@ -8,10 +8,12 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
 from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.bounds import COUNT, POSITIVE, REWARD_DESCRIPTION, REWARD_NAME
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.numbers import row_id_of
 from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, RewardType
@@ -41,16 +43,16 @@ def reward_id_of(raw: str) -> int:
 def values_of(form: Form) -> dict[str, Any]:
     """The reward's fields from the form; an empty stock is unlimited."""
     values: dict[str, Any] = {
-        "name": form.text("name", required=True),
+        "name": form.text("name", REWARD_NAME, required=True),
         "type": form.text("type", required=True),
-        "description": form.text("description", max_length=5000),
-        "point_cost": form.whole("point_cost", required=True, low=1),
+        "description": form.text("description", REWARD_DESCRIPTION),
+        "point_cost": form.whole("point_cost", POSITIVE, required=True),
         "status": form.text("status") or RewardStatus.ACTIVE,
-        "total_stock": form.whole("total_stock"),
+        "total_stock": form.whole("total_stock", COUNT),
         "available_from": form.day("available_from"),
         "available_until": form.day("available_until"),
         "discount_type": form.text("discount_type"),
-        "discount_value": form.whole("discount_value", low=1),
+        "discount_value": form.whole("discount_value", POSITIVE),
     }
     if values["type"] is not None and values["type"] not in set(RewardType):
         form.problems.setdefault("type", []).append("Choose discount or free product.")
@@ -68,8 +70,9 @@ async def customer_of(db: Db, config: Cfg, vendor_id: int, given: str) -> Custom
     value = given.strip()
     if not value:
         raise CustomerNotFound("Enter a customer id or a card code.")
-    if value.isdigit() and len(value) <= 18:
-        return await customers.get(vendor_id, int(value))
+    customer_id = row_id_of(value)
+    if customer_id is not None:
+        return await customers.get(vendor_id, customer_id)
     return await customers.lookup(vendor_id, identifier=value)
 
 
