@@ -16,9 +16,9 @@ from loyalty_core.customers.views import CustomerView
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.passes.sending import CardSends
+from loyalty_core.redemptions.reads import customer_redemptions
 from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.models import CauserType
-from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.pages.customers import CURRENT, customer_id_of, page
@@ -70,7 +70,7 @@ class CustomerActionsController(Controller):
             closing, kept = await _pair(db, config, visitor.vendor_id, number, given)
         except DomainError as refused:
             return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, keep=given)
-        redemptions = await reads.customer_redemptions(db, visitor.vendor_id, closing.id)
+        redemptions = await customer_redemptions(db, visitor.vendor_id, closing.id)
         return render(
             "customer_merge.html",
             visitor=visitor,

@@ -9,19 +9,20 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
+from loyalty_core.accounts import reads as customer_reads
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.bounds import ADJUST_KEY, ADJUST_REASON, CUSTOMER_SEARCH
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
-from loyalty_core.earning.till_purchase_reads import customer_transactions
+from loyalty_core.earning.reads import latest_purchases
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
+from loyalty_core.redemptions.reads import customer_redemptions
 from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import WalletService
 from loyalty_core.wallet.services.reads import LedgerFilter
-from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.web import MOUNT_PATH, render, see_other
@@ -50,7 +51,7 @@ class CustomersController(Controller):
     async def search(
         self, visitor: Me, db: Db, q: FromQuery[str] = "", done: FromQuery[str | None] = None
     ) -> Response[Any]:
-        found = await reads.search_customers(db, visitor.vendor_id, q[: CUSTOMER_SEARCH.max_length])
+        found = await customer_reads.search(db, visitor.vendor_id, q[: CUSTOMER_SEARCH.max_length])
         message = "The customer is anonymized." if done == "anonymized" else None
         return render("customers.html", visitor=visitor, current=CURRENT, customers=found, q=q, done=message)
 
@@ -136,10 +137,6 @@ async def page(
         entries, _ = await wallets.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
     except WalletNotFound:
         expiring, entries = 0, []
-    raw: Any = await (await db.connection()).get_raw_connection()
-    purchases, _ = await customer_transactions(
-        raw.driver_connection, visitor.vendor_id, customer_id, date_from=None, date_to=None, offset=0, limit=SHOWN
-    )
     cards = [i for i in customer.identifiers if i.type != IdentifierType.EMAIL]
     return render(
         "customer.html",
@@ -150,8 +147,8 @@ async def page(
         cards=cards,
         expiring=expiring,
         entries=entries,
-        purchases=purchases,
-        redemptions=await reads.customer_redemptions(db, visitor.vendor_id, customer_id),
+        purchases=await latest_purchases(db, visitor.vendor_id, customer_id, limit=SHOWN),
+        redemptions=await customer_redemptions(db, visitor.vendor_id, customer_id),
         key=secrets.token_hex(16),
         **context,
     )

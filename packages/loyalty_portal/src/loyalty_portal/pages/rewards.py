@@ -15,6 +15,7 @@ from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.numbers import row_id_of
 from loyalty_core.redemptions.portal import PortalRedemptions
+from loyalty_core.rewards import reads
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, RewardType
 from loyalty_core.rewards.services import RewardService
@@ -22,7 +23,6 @@ from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.staff.sessions import Visitor
 from loyalty_core.wallet.models import CauserType
 from loyalty_core.wallet.services import Causer
-from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.web import MOUNT_PATH, render, see_other
