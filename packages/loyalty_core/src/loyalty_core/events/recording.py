@@ -38,24 +38,29 @@ def event_ctes(
     data: str | None = None,
     customer: str | None = None,
     vendor: str | None = None,
+    at: str | None = None,
+    kind: str | None = None,
 ) -> str:
     """The CTEs ``<name>_recorded`` (the event) and ``<name>_deliveries`` (one row per pending
     delivery) that record one event, parameters from ``event_params(..., name=name)``. ``source``:
     a FROM clause of the caller's (its own CTEs, with a WHERE) that yields one row when the change
     was written and none when it was not, so a refused write records nothing; ``data`` and
     ``customer`` (and ``vendor``): SQL over that row, for what only the statement knows (the ids it
-    draws). The
-    endpoints are found through their primary key's ``vendor_id`` prefix: a shop without endpoints
-    costs one index probe."""
+    draws). ``vendor``, ``at`` and ``kind`` (the event's type) may also be SQL of the statement's
+    own (its vendor's and its instant's placeholders, a type rendered from ``EventType``), so a till
+    statement binds each value once; what is left to ``event_params`` is named ``<name>_<field>``.
+    The endpoints are found through their primary key's ``vendor_id`` prefix: a shop without
+    endpoints costs one index probe."""
 
     def p(field: str) -> str:
         return f"%({name}_{field})s"
 
     rows = f"\n    FROM {source}" if source else ""
+    kind = kind or f"CAST({p('type')} AS text)"
     return f"""{name}_recorded AS (
     INSERT INTO events (vendor_id, id, type, created_at, customer_id, data)
-    SELECT {vendor or f"CAST({p('vendor_id')} AS bigint)"}, CAST({p("id")} AS text), CAST({p("type")} AS text),
-           CAST({p("at")} AS timestamptz), {customer or f"CAST({p('customer_id')} AS bigint)"},
+    SELECT {vendor or f"CAST({p('vendor_id')} AS bigint)"}, CAST({p("id")} AS text), {kind},
+           {at or f"CAST({p('at')} AS timestamptz)"}, {customer or f"CAST({p('customer_id')} AS bigint)"},
            {data or f"CAST({p('data')} AS jsonb)"}{rows}
     RETURNING vendor_id, id, type, created_at
 ), {name}_deliveries AS (
