@@ -102,7 +102,7 @@ async def _measure() -> tuple[str, str, tuple[float, float], float]:
     vendor_cards = [code for (vendor_id, _), code in zip(ids, codes, strict=True) if vendor_id == 1]
     probe = random.Random(7).choice(vendor_cards).lower()
     # the lookup's statement with the probe's values in place of its parameters
-    sql = BY_IDENTIFIER.replace("%(v)s", "1").replace("%(q)s", f"'{probe}'")
+    sql = BY_IDENTIFIER.replace("%(vendor_id)s", "1").replace("%(identifier)s", f"'{probe}'")
     async with engine.connect() as conn:
         await conn.execute(text(f"EXPLAIN (ANALYZE, BUFFERS) {sql}"))  # warm the cache once
         plan = "\n".join(row[0] for row in await conn.execute(text(f"EXPLAIN (ANALYZE, BUFFERS, COSTS) {sql}")))

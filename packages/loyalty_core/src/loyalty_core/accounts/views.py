@@ -15,6 +15,7 @@ from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.services.base import CustomerWrites
 from loyalty_core.customers.views import CustomerView, view_of
 from loyalty_core.db import driver_connection
+from loyalty_core.till_sql import bound
 
 _C = Customer.__table__.c
 
@@ -47,5 +48,5 @@ class CustomerReads(CustomerWrites):
         read = lookup_read(now=self._clock.now(), identifier=identifier, external_id=external_id)
         conn = await driver_connection(self._session)
         async with conn.cursor(row_factory=dict_row) as cursor:
-            await cursor.execute(read.sql, {**read.params, "v": vendor_id}, prepare=True)
+            await cursor.execute(read.sql, {**bound(read.params), "vendor_id": vendor_id}, prepare=True)
             return customer_found(await cursor.fetchone())

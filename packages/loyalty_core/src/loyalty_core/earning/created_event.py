@@ -25,8 +25,6 @@ import msgspec
 from loyalty_core.earning.resources import LineAwardShown, RuleApplied, Transaction
 from loyalty_core.earning.rules import RuleResult
 from loyalty_core.earning.till_purchase_reads import Item
-from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import event_params
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.resources import BranchShown
 
@@ -54,7 +52,7 @@ class _Branch(msgspec.Struct, array_like=True):
 
 
 class _Known(msgspec.Struct, array_like=True):
-    """What Python knows before the write, in the order :func:`created_params` encodes it."""
+    """What Python knows before the write, in the order :func:`created_data` encodes it."""
 
     customer_id: int
     idempotency_key: str
@@ -76,9 +74,7 @@ class _Stored(msgspec.Struct, array_like=True):
     """``_Known`` as JSON text."""
 
 
-def created_params(
-    vendor_id: int,
-    now: datetime,
+def created_data(
     *,
     customer_id: int,
     key: str,
@@ -89,11 +85,11 @@ def created_params(
     points_earned: int,
     rules: Sequence[RuleResult],
     lines: Sequence[tuple[str, str | None, int, int, str | None]],
-) -> dict[str, Any]:
-    """The event's parameters for :data:`CREATED_DATA`; ``lines``: (name, sku, quantity, unit price,
-    category) in the order the statement writes them. Plain tuples, encoded as the arrays
-    ``_Known`` reads: nothing is built per field but the rules' breakdowns."""
-    params = event_params(vendor_id, EventType.TRANSACTION_CREATED, None, now, name=NAME)
+) -> str:
+    """What Python knows, as the JSON text :data:`CREATED_DATA` reads from ``<NAME>_data``;
+    ``lines``: (name, sku, quantity, unit price, category) in the order the statement writes them.
+    Plain tuples, encoded as the arrays ``_Known`` reads: nothing is built per field but the rules'
+    breakdowns."""
     known = (
         customer_id,
         key,
@@ -119,8 +115,7 @@ def created_params(
         ],
         lines,
     )
-    params[f"{NAME}_data"] = msgspec.json.encode(known).decode()
-    return params
+    return msgspec.json.encode(known).decode()
 
 
 def _rule_applied(values: tuple[Any, ...]) -> RuleApplied:

@@ -34,21 +34,47 @@ from typing import Any, Final
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
+from loyalty_core.till_sql import Params, bound, statements_of
+
+SQL = statements_of(__name__)
+
 BLOCK: Final = 16
 """The most units one reservation takes."""
 
 SPREAD: Final = 1024
 """A block is at most the remaining units over this many."""
 
-_RESERVE = """
-INSERT INTO transaction_meters AS tm (vendor_id, period, used) VALUES (%(v)s, %(period)s, %(n)s)
-ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + %(n)s WHERE tm.used + %(room)s <= %(hard)s
-RETURNING tm.used
-"""
 
-_RELEASE = """
-UPDATE transaction_meters SET used = greatest(used - %(n)s, 0) WHERE vendor_id = %(v)s AND period = %(period)s
-"""
+class Release(Params, frozen=True):
+    vendor_id: int
+    period: date
+    units: int
+
+
+class Reserve(Release, frozen=True):
+    room: int
+    """What must remain below the hard limit for the units to be taken."""
+    hard_limit: int
+
+
+_RESERVE = SQL(
+    "reserve",
+    """
+INSERT INTO transaction_meters AS tm (vendor_id, period, used) VALUES (%(vendor_id)s, %(period)s, %(units)s)
+ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + %(units)s WHERE tm.used + %(room)s <= %(hard_limit)s
+RETURNING tm.used
+""",
+    Reserve,
+)
+
+_RELEASE = SQL(
+    "release",
+    """
+UPDATE transaction_meters SET used = greatest(used - %(units)s, 0)
+WHERE vendor_id = %(vendor_id)s AND period = %(period)s
+""",
+    Release,
+)
 
 _NO_FLUSH_WAIT = "SET LOCAL synchronous_commit TO off"
 
@@ -139,10 +165,10 @@ async def _reserve(conn: AsyncConnection[Any], vendor_id: int, period: date, har
     """``units`` more on the meter: the meter's new value, or None. One unit is refused only past
     ``hard``; a block unless ``SPREAD`` times its size remain (this process's reading may be old)."""
     room = units * SPREAD if units > 1 else 1
-    params = {"v": vendor_id, "period": period, "hard": hard, "n": units, "room": room}
+    params = Reserve(vendor_id=vendor_id, period=period, units=units, room=room, hard_limit=hard)
     async with conn.pipeline(), conn.cursor(row_factory=dict_row) as cursor:
         await conn.execute(_NO_FLUSH_WAIT)
-        await cursor.execute(_RESERVE, params, prepare=True)
+        await cursor.execute(_RESERVE, bound(params), prepare=True)
         await conn.commit()
         row = await cursor.fetchone()
     return None if row is None else int(row["used"])
@@ -151,5 +177,5 @@ async def _reserve(conn: AsyncConnection[Any], vendor_id: int, period: date, har
 async def _release(conn: AsyncConnection[Any], vendor_id: int, period: date, units: int) -> None:
     async with conn.pipeline():
         await conn.execute(_NO_FLUSH_WAIT)
-        await conn.execute(_RELEASE, {"v": vendor_id, "period": period, "n": units}, prepare=True)
+        await conn.execute(_RELEASE, bound(Release(vendor_id=vendor_id, period=period, units=units)), prepare=True)
         await conn.commit()

@@ -13,11 +13,8 @@ redemption as it was at the verify, whatever changes the row or the branch later
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
-
 from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import event_ctes, event_params
+from loyalty_core.events.recording import event_ctes
 
 NAME = "used_event"
 
@@ -58,9 +55,8 @@ USED_CTES = event_ctes(
     data=USED_DATA,
     customer="m.customer_id",
     vendor="m.vendor_id",
+    at="%(now)s",
+    kind=f"'{EventType.REDEMPTION_USED}'",
 )
-"""The event's CTEs, after the verify's ``moved``: an event only when the code moved."""
-
-
-def used_params(now: datetime) -> dict[str, Any]:
-    return event_params(None, EventType.REDEMPTION_USED, None, now, name=NAME)
+"""The event's CTEs, after the verify's ``moved``: an event only when the code moved. Its one
+parameter of its own is the event's id, ``used_event_id``."""
