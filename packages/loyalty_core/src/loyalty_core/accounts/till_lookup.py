@@ -3,10 +3,11 @@
 The plan starts from a unique index whatever the table statistics say: the identifier (or the
 external id) is found first through ``uq_customer_identifiers_vendor_value`` (or
 ``uq_customers_vendor_external_id``) in a MATERIALIZED step, so PostgreSQL cannot choose to walk the
-vendor's customers instead (it did, right after a bulk registration, before autovacuum analysed the
-tables). An identifier left on a merged account answers the account that stays, in the same
-statement. It rides on the token check's statement (``CompanionRead``), in autocommit on the
-request's connection: no BEGIN, no COMMIT, one round trip for the whole request.
+vendor's customers instead (as it may when statistics lag behind the tables, right after a bulk
+registration, before autovacuum has analysed them). An identifier left on a merged account answers
+the account that stays, in the same statement. It rides on the token check's statement
+(``CompanionRead``), in autocommit on the request's connection: no BEGIN, no COMMIT, one round trip
+for the whole request.
 """
 
 from __future__ import annotations

@@ -6,12 +6,12 @@ The statement stores a snapshot, not the resource: a JSON array without key name
 request's values, the branch's label, the rules it scored) as nested arrays in one
 ``msgspec.json.encode``; the statement keeps that text as one JSON string, unparsed, and puts the
 ids it draws in front with one ``jsonb_build_array``. The resource's JSON (the keys of every line
-and rule, each instant formatted, the ids patched in by position) cost the purchase a quarter of
-its WAL and the building of a 1.4 kB dict in Python; the same values as nested jsonb arrays would
-still cost a header and a numeric per element (648 bytes where the string takes 400, the bench's
-purchase). The resource is made from the snapshot when the event is read or sent
-(:func:`created_event_data`, through ``Transaction``, the shape the POST answers with), so the
-event still shows the purchase as it was written, whatever changes the row later (its returns).
+and rule, each instant formatted, the ids patched in by position) would weigh on the purchase's WAL
+and cost Python a dict per line and rule; nested jsonb arrays would still cost a header and a
+numeric per element, where the string is stored as it is. The resource is made from the snapshot
+when the event is read or sent (:func:`created_event_data`, through ``Transaction``, the shape the
+POST answers with), so the event still shows the purchase as it was written, whatever changes the
+row later (its returns).
 """
 
 from __future__ import annotations

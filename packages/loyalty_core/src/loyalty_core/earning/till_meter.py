@@ -1,24 +1,22 @@
 """The plan's transaction meter, reserved ahead of the purchase (EARN-9, EARN-15, EARN-17).
 
-The purchase used to move the meter inside its own write, so the vendor's one meter row stayed
-locked until that transaction's commit had reached the disk: every metered purchase of a vendor
-waited for the one before it to be flushed (bench/results/pg-cost-findings.md). Now a purchase
-first takes one unit of the allowance in a transaction of its own whose commit does not wait for
-the flush (``synchronous_commit`` off for it alone), so the row is held only while the statement
-runs. A reservation is never lost while its purchase stands: the purchase's own commit is flushed,
-and the WAL is flushed in order, so the reservation's commit with it. A purchase that then writes
-nothing (a replay, a refusal, an error) gives its unit back.
+A meter moved inside the purchase's write would keep the vendor's one meter row locked until that
+transaction's commit reached the disk, so every metered purchase of a vendor would wait for the one
+before it to be flushed. So a purchase first takes one unit of the allowance in a transaction of
+its own whose commit does not wait for the flush (``synchronous_commit`` off for it alone), and the
+row is held only while the statement runs. A reservation is never lost while its purchase stands:
+the purchase's own commit is flushed, and the WAL is flushed in order, so the reservation's commit
+with it. A purchase that then writes nothing (a replay, a refusal, an error) gives its unit back.
 
-That reservation was a round trip and a transaction of its own on every metered purchase, about
-0.4 ms of a process's CPU (bench/results/meter-blocks.md). While much of the allowance remains, a
+A reservation is a round trip and a transaction of its own. While much of the allowance remains, a
 process therefore reserves a block of units at once and hands them to its next purchases of that
-vendor; the block shrinks as the allowance runs out (at most the remaining units over
-:data:`SPREAD`), so that what processes hold stays a small share of what remains, and from
-``2 * SPREAD`` units before the hard limit the units go one at a time, as before.
+vendor, which skip that round trip; the block shrinks as the allowance runs out (at most the
+remaining units over :data:`SPREAD`), so that what processes hold stays a small share of what
+remains, and from ``2 * SPREAD`` units before the hard limit the units go one at a time.
 
-At the limit the reservation is refused and the purchase takes the old path: the meter is moved
-inside its write, which refuses it there, so a replay still answers and the last unit still goes
-to exactly one of many racing purchases. The meter's row counts the purchases written and the units
+At the limit the reservation is refused and the purchase moves the meter inside its write, which
+refuses it there, so a replay still answers and the last unit still goes to exactly one of many
+racing purchases. The meter's row counts the purchases written and the units
 the processes hold; a process gives its units back when it stops. One that dies first leaves
 what it held counted though unused (at most ``BLOCK - 1`` per vendor: the meter errs towards
 refusing, never past the hard limit), which is why the usage report reads the purchases written

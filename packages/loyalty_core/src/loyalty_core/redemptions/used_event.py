@@ -5,8 +5,8 @@ A verify is one statement, riding on the token check (``till_verify``): the rede
 known only inside it, so the event is recorded there. The statement stores a snapshot, not the
 resource: the moved row's plain columns and its branch's label as a JSON array (:data:`SNAPSHOT`
 names the positions), which costs PostgreSQL next to nothing, where building the resource's JSON
-(nested objects, each instant formatted) cost a sixth of the verify. The resource is made from the
-snapshot when the event is read or sent, by the one shape the API answers with
+(nested objects, each instant formatted) would be a large share of the verify's work. The resource
+is made from the snapshot when the event is read or sent, by the one shape the API answers with
 (``redemptions.resources.used_event_data``, ``RedemptionBody``): the event still shows the
 redemption as it was at the verify, whatever changes the row or the branch later.
 """
