@@ -3,10 +3,11 @@ its change, no change without its event.
 
 One statement writes the event and a ``pending`` delivery for each of the shop's enabled endpoints
 that listens to its type, so a crash after the commit loses nothing: the worker finds the pending
-rows. It exists in two forms from one text: :func:`record_event` for an ORM session, and
-:data:`EVENT_CTE` for a till statement written with psycopg, which embeds it as CTEs
-(``WITH <EVENT_CTE>, ... <its own statement>``) and adds :func:`event_params` to its parameters.
-PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
+rows. It exists in two forms from one text (:func:`event_ctes`): :func:`record_event` for an ORM
+session, and CTEs a till statement written with psycopg embeds (``WITH <event's CTEs>, ... <its own
+statement>``), its vendor, instant and type given as the statement's own SQL and the event's id and
+data as fields of the statement's parameters (``<name>_id``, ``<name>_data``). PostgreSQL runs a
+data-modifying CTE whether or not the statement reads it.
 """
 
 from __future__ import annotations
@@ -148,15 +149,6 @@ def event_params(
         f"{name}_customer_id": customer_id,
         f"{name}_data": None if data is None else dumps(data),
     }
-
-
-def no_event_params(name: str) -> dict[str, Any]:
-    """The parameters of an event ``name`` that its statement does not record this time (its
-    ``source`` finds no row): nothing is drawn or encoded for it."""
-    return dict.fromkeys((f"{name}_{field}" for field in _FIELDS), None)
-
-
-_FIELDS = ("vendor_id", "id", "type", "at", "customer_id", "data")
 
 
 def dumps(data: Mapping[str, Any]) -> str:
