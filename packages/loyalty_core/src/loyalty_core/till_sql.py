@@ -11,8 +11,9 @@ deliberate change.
 
 A statement's parameters are one :class:`Params` struct whose fields are its placeholders, named in
 words, built once per request; :func:`bound` hands it to psycopg, which takes named placeholders
-from a mapping only. ``msgspec.structs.asdict`` builds that dict in C from the struct's slots: as
-cheap as the dict literal it replaces, and psycopg reads a plain ``dict`` on its fastest path.
+from a mapping only. ``msgspec.structs.asdict`` builds that dict in C from the struct's slots, the
+cheapest way from a struct to a mapping (a struct that were itself a ``Mapping`` would cost psycopg a
+Python call per value), and psycopg reads a plain ``dict`` on its fastest path.
 """
 
 from __future__ import annotations
