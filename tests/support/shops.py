@@ -76,6 +76,13 @@ async def open_shop(engine: AsyncEngine, *, rule: EarnRuleData | None = EURO, **
         return Shop(vendor.id, caller, rule_id)
 
 
+async def metered_shop(engine: AsyncEngine, limit: int, *, overage: int = 0) -> tuple[Shop, Member]:
+    """A shop whose plan meters ``limit`` purchases a month (and ``overage`` percent more), with one
+    customer."""
+    shop = await open_shop(engine, max_transactions=limit, overage_percent=overage)
+    return shop, await enrol(engine, shop, "metered@example.com")
+
+
 async def change_rule(engine: AsyncEngine, shop: Shop, **changes: Any) -> None:
     """The shop's earn rule edited as the admin API edits it (the vendor's terms version moves)."""
     assert shop.rule_id is not None

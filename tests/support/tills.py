@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.db import give_back_idle, make_driver_pool
 from loyalty_core.earning.till_purchase import PurchaseRequest, Purchases, Submitted
+from loyalty_core.errors import DomainError
 from loyalty_core.tenancy.access import VendorContext
 
 
@@ -53,3 +54,13 @@ async def running_till(engine: AsyncEngine, *, connections: int = 2) -> AsyncIte
         yield Till(pool, Purchases())
     finally:
         await pool.close()
+
+
+def outcome(answer: Submitted | BaseException) -> str:
+    """A racing purchase's answer (``asyncio.gather(..., return_exceptions=True)``) in a word:
+    ``created``, ``replayed`` or a refusal's code; anything else is raised again."""
+    if isinstance(answer, Submitted):
+        return "created" if answer.created else "replayed"
+    if isinstance(answer, DomainError):
+        return answer.code
+    raise answer

@@ -4,7 +4,6 @@ separate connections (EARN-6, EARN-14)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -28,12 +27,6 @@ async def shop(engine: AsyncEngine) -> Shop:
 @pytest.fixture
 async def ann(engine: AsyncEngine, shop: Shop) -> Member:
     return await enrol(engine, shop, "ann@example.com")
-
-
-@pytest.fixture
-async def till(engine: AsyncEngine) -> AsyncIterator[Till]:
-    async with running_till(engine) as running:
-        yield running
 
 
 async def test_a_replay_answers_the_original_transaction_and_writes_nothing(
