@@ -99,8 +99,9 @@ async def test_a_purchase_that_writes_nothing_gives_its_unit_back(engine: AsyncE
         await till.submit(shop.caller, PurchaseRequest("no-such-card", 100), key="nobody", now=NOW)
     assert (unknown.value.code, unknown.value.details) == ("CUSTOMER_NOT_FOUND", {})
     assert (await written(engine, shop)).meter == {MARCH: 1}
-    with pytest.raises(IdempotencyKeyConflict):
+    with pytest.raises(IdempotencyKeyConflict) as conflict:
         await till.submit(shop.caller, PurchaseRequest(ann.email, 999), key="kept", now=NOW)
+    assert (conflict.value.code, conflict.value.details) == ("IDEMPOTENCY_KEY_CONFLICT", {"idempotency_key": "kept"})
     assert (await written(engine, shop)).meter == {MARCH: 1}
     assert not (await till.submit(shop.caller, PurchaseRequest(ann.email, 100), key="kept", now=NOW)).created
     assert (await written(engine, shop)).meter == {MARCH: 1}
