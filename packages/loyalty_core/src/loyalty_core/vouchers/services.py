@@ -18,7 +18,7 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
-from loyalty_core.random_text import UPPER_ALNUM, random_text
+from loyalty_core.random_text import READABLE, random_text
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.models import Branch
@@ -28,7 +28,7 @@ from loyalty_core.vouchers.resources import VoucherBody
 
 
 def new_code() -> str:
-    return "BON-" + random_text(UPPER_ALNUM, 8)
+    return "BON-" + random_text(READABLE, 8)
 
 
 class VoucherService:
