@@ -15,6 +15,13 @@ import msgspec
 
 from loyalty_core.accounts.customer_rows import customer_rows
 from loyalty_core.accounts.enrolment import Enrolment
+from loyalty_core.accounts.payloads import (
+    SCRUBBED_PAYLOADS,
+    CustomerAnonymized,
+    CustomerCreated,
+    CustomerPayload,
+    CustomerUpdated,
+)
 from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.customers import errors as ce
 from loyalty_core.customers.consent import Provenance
@@ -24,7 +31,6 @@ from loyalty_core.customers.services.status import StatusWrites
 from loyalty_core.customers.services.updates import ProfileWrites
 from loyalty_core.customers.views import CardView, CustomerView, view_of
 from loyalty_core.events.feed import scrub_customer_events
-from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
 
 _C = Customer.__table__.c
@@ -36,10 +42,8 @@ def customer_data(view: CustomerView) -> dict[str, Any]:
 
 
 class CustomerEvents(CustomerReads, Enrolment, ProfileWrites, StatusWrites):
-    async def _record(self, event_type: EventType, view: CustomerView) -> None:
-        await record_event(
-            self._session, self._clock, view.vendor_id, event_type, customer_data(view), customer_id=view.id
-        )
+    async def _record(self, payload: type[CustomerPayload], view: CustomerView) -> None:
+        await record_event(self._session, self._clock, view.vendor_id, payload.of(view), customer_id=view.id)
 
     async def _before(self, vendor_id: int, customer_id: int | None) -> CustomerView | None:
         if customer_id is None:
@@ -51,12 +55,12 @@ class CustomerEvents(CustomerReads, Enrolment, ProfileWrites, StatusWrites):
 
     async def _updated(self, before: CustomerView | None, after: CustomerView) -> CustomerView:
         if before is None or customer_data(before) != customer_data(after):
-            await self._record(EventType.CUSTOMER_UPDATED, after)
+            await self._record(CustomerUpdated, after)
         return after
 
     async def _enrolled(self, views: Sequence[CustomerView]) -> None:
         for view in views:
-            await self._record(EventType.CUSTOMER_CREATED, view)
+            await self._record(CustomerCreated, view)
 
     async def update_by_external_id(
         self, vendor_id: int, external_id: str, changes: Mapping[str, Any], *, provenance: Provenance
@@ -136,5 +140,6 @@ class CustomerEvents(CustomerReads, Enrolment, ProfileWrites, StatusWrites):
             .one()
         )
         view = view_of(row)
-        await self._record(EventType.CUSTOMER_ANONYMIZED, view)
-        await scrub_customer_events(self._session, vendor_id, customer_id, customer_data(view))
+        await self._record(CustomerAnonymized, view)
+        anonymized = [payload.of(view) for payload in SCRUBBED_PAYLOADS]
+        await scrub_customer_events(self._session, vendor_id, customer_id, anonymized)

@@ -10,13 +10,12 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
-from loyalty_core.accounts.customer_events import customer_data
+from loyalty_core.accounts.payloads import CustomerMerged
 from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.customers import cards
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
 from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.models import EntryType, PointLot
@@ -87,14 +86,7 @@ class MergeService(Posting):
         )
         # EVENT-6: the closed account as the API shows it; the points moved above record no points.*
         closed = await CustomerReads(self._session, self._clock).get(vendor_id, closing.id)
-        await record_event(
-            self._session,
-            self._clock,
-            vendor_id,
-            EventType.CUSTOMER_MERGED,
-            customer_data(closed),
-            customer_id=closed.id,
-        )
+        await record_event(self._session, self._clock, vendor_id, CustomerMerged.of(closed), customer_id=closed.id)
         return closing, kept
 
     async def _lock_both(self, vendor_id: int, closing_id: int, into_id: int) -> tuple[Customer, Customer]:

@@ -39,11 +39,11 @@ from psycopg.types.json import Jsonb
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning import returns
 from loyalty_core.earning.errors import TransactionNotFound
+from loyalty_core.earning.payloads import TransactionReturned
 from loyalty_core.earning.resources import Return, Transaction
 from loyalty_core.earning.return_reads import ReturnView, return_by_id
 from loyalty_core.earning.till_purchase_reads import TRANSACTION_BY_ID, view_of
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
-from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import deliveries_of, event_ctes, event_params
 from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
@@ -276,11 +276,10 @@ async def _attempt(
             returned_amount=before.returned_amount + request.amount,
             points_reversed=before.points_reversed + split.points_reversed,
         )
-        data = {**msgspec.to_builtins(Transaction.of(after)), "return": msgspec.to_builtins(Return.of(view))}
+        data = TransactionReturned.of_return(Transaction.of(after), Return.of(view))
         params.update(
             event_params(
                 vendor.vendor_id,
-                EventType.TRANSACTION_RETURNED,
                 data,
                 now,
                 customer_id=before.customer_id,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+import msgspec
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,6 +21,7 @@ from loyalty_core.errors import ValidationFailed
 from loyalty_core.events import errors as e
 from loyalty_core.events.addresses import Resolver, check_url
 from loyalty_core.events.models import PING, DeliveryStatus, WebhookDelivery, WebhookEndpoint, events
+from loyalty_core.events.payloads import Payload
 from loyalty_core.events.recording import RECORDED, new_event_id
 from loyalty_core.random_text import ALNUM, random_text
 from loyalty_core.tenancy.ceilings import lock_vendor
@@ -27,6 +29,15 @@ from loyalty_core.tenancy.ceilings import lock_vendor
 MAX_ENDPOINTS = 10
 SECRET_PREFIX = "whsec_"
 ROTATION_OVERLAP = timedelta(hours=24)
+
+
+class Ping(msgspec.Struct, Payload):
+    """The test event's payload: which endpoint it was sent to."""
+
+    event_type = PING
+    version = 1
+    endpoint_id: int
+    url: str
 
 
 class Sealer(Protocol):
@@ -161,9 +172,16 @@ class WebhookEndpoints:
             )
         now = self._clock.now()
         event_id = new_event_id(now)
-        data = {"endpoint_id": endpoint.id, "url": endpoint.url}
+        ping = Ping(endpoint_id=endpoint.id, url=endpoint.url)
         await self._session.execute(
-            insert(events).values(vendor_id=vendor_id, id=event_id, type=PING, created_at=now, data=data)
+            insert(events).values(
+                vendor_id=vendor_id,
+                id=event_id,
+                type=Ping.event_type,
+                payload_version=Ping.version,
+                created_at=now,
+                data=msgspec.to_builtins(ping),
+            )
         )
         self._session.add(
             WebhookDelivery(

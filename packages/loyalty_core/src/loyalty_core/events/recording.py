@@ -1,19 +1,19 @@
 """Recording an event in the transaction of the change it describes (an outbox): no event without
 its change, no change without its event.
 
-One statement writes the event and a ``pending`` delivery for each of the shop's enabled endpoints
-that listens to its type, so a crash after the commit loses nothing: the worker finds the pending
-rows. It exists in two forms from one text: :func:`record_event` for an ORM session, and
-:data:`EVENT_CTE` for a till statement written with psycopg, which embeds it as CTEs
-(``WITH <EVENT_CTE>, ... <its own statement>``) and adds :func:`event_params` to its parameters.
-PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
+The event's ``data`` is its payload struct's JSON, stored with the struct's version
+(``events.payloads``). One statement writes the event and a ``pending`` delivery for each of the
+shop's enabled endpoints that listens to its type, so a crash after the commit loses nothing: the
+worker finds the pending rows. It exists in two forms from one text: :func:`record_event` for an
+ORM session, and :data:`EVENT_CTE` for a till statement written with psycopg, which embeds it as
+CTEs (``WITH <EVENT_CTE>, ... <its own statement>``) and adds :func:`event_params` to its
+parameters. PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
 """
 
 from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.events.models import DeliveryStatus
+from loyalty_core.events.payloads import Payload
 from loyalty_core.random_text import ALNUM, random_text
 
 ID_PREFIX = "evt_"
@@ -53,10 +54,10 @@ def event_ctes(
 
     rows = f"\n    FROM {source}" if source else ""
     return f"""{name}_recorded AS (
-    INSERT INTO events (vendor_id, id, type, created_at, customer_id, data)
+    INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
     SELECT {vendor or f"CAST({p('vendor_id')} AS bigint)"}, CAST({p("id")} AS text), CAST({p("type")} AS text),
-           CAST({p("at")} AS timestamptz), {customer or f"CAST({p('customer_id')} AS bigint)"},
-           {data or f"CAST({p('data')} AS jsonb)"}{rows}
+           CAST({p("version")} AS smallint), CAST({p("at")} AS timestamptz),
+           {customer or f"CAST({p('customer_id')} AS bigint)"}, {data or f"CAST({p('data')} AS jsonb)"}{rows}
     RETURNING vendor_id, id, type, created_at
 ), {name}_deliveries AS (
     INSERT INTO webhook_deliveries
@@ -124,24 +125,26 @@ def _instant(at: datetime, *, after: bool = False) -> str:
 
 def event_params(
     vendor_id: int | None,
-    event_type: str | None,
-    data: Mapping[str, Any] | None,
+    payload: Payload | type[Payload],
     at: datetime,
     *,
     customer_id: int | None = None,
     name: str = "event",
 ) -> dict[str, Any]:
-    """The named parameters :func:`event_ctes` reads for the event ``name``. ``data``: JSON values
-    (the resource as the API shows it); ``customer_id``: the customer it concerns, for scrubbing on
-    anonymization. A statement whose ``source`` may skip the event passes None for what it does
-    not know then."""
+    """The named parameters :func:`event_ctes` reads for the event ``name``: its type and payload
+    version are ``payload``'s. ``payload``: the struct, stored as its JSON; or its class, when the
+    statement writes the data itself (its ``data`` SQL, a snapshot of what it drew).
+    ``customer_id``: the customer it concerns, for scrubbing on anonymization. A statement whose
+    ``source`` may skip the event passes None for the vendor when it does not know it then."""
+    kind = payload if isinstance(payload, type) else type(payload)
     return {
         f"{name}_vendor_id": vendor_id,
         f"{name}_id": new_event_id(at),
-        f"{name}_type": None if event_type is None else str(event_type),
+        f"{name}_type": str(kind.event_type),
+        f"{name}_version": kind.version,
         f"{name}_at": at,
         f"{name}_customer_id": customer_id,
-        f"{name}_data": None if data is None else dumps(data),
+        f"{name}_data": None if isinstance(payload, type) else dumps(payload),
     }
 
 
@@ -151,11 +154,11 @@ def no_event_params(name: str) -> dict[str, Any]:
     return dict.fromkeys((f"{name}_{field}" for field in _FIELDS), None)
 
 
-_FIELDS = ("vendor_id", "id", "type", "at", "customer_id", "data")
+_FIELDS = ("vendor_id", "id", "type", "version", "at", "customer_id", "data")
 
 
-def dumps(data: Mapping[str, Any]) -> str:
-    """An event's ``data`` as the statement's JSON parameter."""
+def dumps(data: object) -> str:
+    """An event's ``data`` (its payload struct) as the statement's JSON parameter."""
     return msgspec.json.encode(data).decode()
 
 
@@ -163,13 +166,13 @@ async def record_event(
     session: AsyncSession,
     clock: Clock,
     vendor_id: int,
-    event_type: str,
-    data: Mapping[str, Any],
+    payload: Payload,
     *,
     customer_id: int | None = None,
 ) -> str:
-    """Record an event in the session's transaction; its id."""
-    params = event_params(vendor_id, event_type, data, clock.now(), customer_id=customer_id)
+    """Record the event of ``payload`` (its class names the type and version) in the session's
+    transaction; its id."""
+    params = event_params(vendor_id, payload, clock.now(), customer_id=customer_id)
     await session.execute(_ORM_TEXT, params)
     session.info[RECORDED] = True
     return str(params["event_id"])

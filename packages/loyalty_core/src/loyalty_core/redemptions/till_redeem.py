@@ -35,13 +35,12 @@ from psycopg.types.json import Jsonb
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import deliveries_of, event_ctes, event_params
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions import rules
 from loyalty_core.redemptions.codes import new_code
 from loyalty_core.redemptions.models import StoredStatus
-from loyalty_core.redemptions.resources import redemption_data
+from loyalty_core.redemptions.payloads import RedemptionCreated
 from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem_state import STATE, WALLET_LOCK, LockedRow, RewardRow, StateRow
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, read_view
@@ -246,8 +245,7 @@ async def _attempt(
         params.update(
             event_params(
                 vendor_id,
-                EventType.REDEMPTION_CREATED,
-                redemption_data(view, now),
+                RedemptionCreated.of(view, now),
                 now,
                 customer_id=customer_id,
                 name="redeem_event",

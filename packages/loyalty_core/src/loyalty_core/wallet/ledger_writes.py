@@ -33,14 +33,13 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-import msgspec
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import deliveries_of, event_ctes, event_params, no_event_params
 from loyalty_core.wallet.ledger import Take
 from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.payloads import EntryPayload, PointsExpired
 from loyalty_core.wallet.resources import LedgerEntry
 
 EXPIRED_REASON = "expired"
@@ -128,7 +127,7 @@ def entry_params(
     opened: Iterable[tuple[int, datetime | None]] = (),
     taken: Sequence[Take] = (),
     expired: Sequence[Take] = (),
-    event: EventType | None = None,
+    event: type[EntryPayload] | None = None,
 ) -> dict[str, Any]:
     """The parameters of the posting in :func:`posting_statement`: a credit names the lots it opens
     (points, end), a debit the points it takes from each lot and the lots past their end it expires
@@ -141,12 +140,14 @@ def entry_params(
     # an event the statement will not record draws no id and encodes nothing (the till's hot path)
     gone = no_event_params(LEDGER_EVENTS[0])
     if expired_points:
-        shown = _shown(wallet_id, EntryType.EXPIRE, -expired_points, EXPIRED_REASON, CauserType.SYSTEM, None, now)
-        gone = event_params(vendor_id, EventType.POINTS_EXPIRED, shown, now, name=LEDGER_EVENTS[0])
+        shown = _shown(
+            PointsExpired, wallet_id, EntryType.EXPIRE, -expired_points, EXPIRED_REASON, CauserType.SYSTEM, None, now
+        )
+        gone = event_params(vendor_id, shown, now, name=LEDGER_EVENTS[0])
     own = no_event_params(LEDGER_EVENTS[1])
     if event is not None:
-        shown = _shown(wallet_id, kind, amount, reason, causer_type, causer_id, now)
-        own = event_params(vendor_id, event, shown, now, name=LEDGER_EVENTS[1])
+        shown = _shown(event, wallet_id, kind, amount, reason, causer_type, causer_id, now)
+        own = event_params(vendor_id, shown, now, name=LEDGER_EVENTS[1])
     return {
         **gone,
         **own,
@@ -168,6 +169,7 @@ def entry_params(
 
 
 def _shown(
+    event: type[EntryPayload],
     wallet_id: int | None,
     kind: str,
     amount: int,
@@ -175,11 +177,9 @@ def _shown(
     causer_type: str,
     causer_id: str | None,
     at: datetime,
-) -> dict[str, Any]:
+) -> EntryPayload:
     """The entry as the API shows it, but for the id and running balance the statement draws."""
-    row = LedgerEntry(0, wallet_id or 0, str(kind), amount, 0, reason, str(causer_type), causer_id, at)
-    shown: dict[str, Any] = msgspec.to_builtins(row)
-    return shown
+    return event(0, wallet_id or 0, str(kind), amount, 0, reason, str(causer_type), causer_id, at)
 
 
 _POST = posting_statement(select=f"{ENTRY_COLUMNS}, {deliveries_of(*LEDGER_EVENTS)} AS deliveries FROM ledger_entry")

@@ -23,12 +23,12 @@ from psycopg.rows import class_row, dict_row
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.events.models import EventType
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.ledger_writes import ENTRY_COLUMNS, entry_params, write_entry
 from loyalty_core.wallet.models import EntryType
+from loyalty_core.wallet.payloads import PointsAdjusted
 from loyalty_core.wallet.resources import LedgerEntry
 
 
@@ -159,7 +159,7 @@ async def till_adjust(
                 opened=[(amount, ledger.lot_expiry(now, expire_after_days))] if amount > 0 else [],
                 taken=takes,
                 expired=expired,
-                event=EventType.POINTS_ADJUSTED,
+                event=PointsAdjusted,
             ),
         )
         return Adjusted(written, created=True, deliveries=deliveries)

@@ -155,7 +155,7 @@ async def attempt(ctx: Mapping[str, Any], vendor_id: int, delivery_id: int) -> s
             await deliveries.settle(claimed, Outcome(False, None, 0, "The event no longer exists."))
             return "failed"
         now = clock.now()
-        data = shown_data(event["type"], event["data"], event["created_at"])
+        data = shown_data(event["type"], event["payload_version"], event["data"], event["created_at"])
         body = msgspec.json.encode(
             {"id": event["id"], "type": event["type"], "created_at": event["created_at"], "data": data}
         )

@@ -23,13 +23,13 @@ from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.db import driver_connection
-from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import RECORDED
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.causers import SYSTEM, Causer
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.ledger_writes import EXPIRED_REASON, entry_params, write_entry
 from loyalty_core.wallet.models import EntryType, PointLot, Wallet, due_points
+from loyalty_core.wallet.payloads import EntryPayload, PointsExpired
 from loyalty_core.wallet.resources import LedgerEntry
 
 
@@ -70,7 +70,7 @@ class Posting:
         key: str | None = None,
         expire_after_days: int | None = None,
         lots: list[tuple[int, datetime | None]] | None = None,
-        event: EventType | None = None,
+        event: type[EntryPayload] | None = None,
     ) -> tuple[LedgerEntry, list[ledger.Take]]:
         """Write one entry on a wallet the caller has locked, through the ledger's one writer. A
         positive amount opens one lot ending ``expire_after_days`` after now, or the given ``lots``
@@ -143,7 +143,7 @@ class Posting:
             kind=EntryType.EXPIRE,
             causer=SYSTEM,
             reason=EXPIRED_REASON,
-            event=EventType.POINTS_EXPIRED,
+            event=PointsExpired,
         )
         return entry
 
