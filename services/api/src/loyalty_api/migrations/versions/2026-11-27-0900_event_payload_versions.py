@@ -1,5 +1,5 @@
 """event payload versions: every event row says which version of its type's payload struct wrote
-its data
+its data (EVENT-13)
 
 Every event stored before this revision was written as version 1 of its type, and reads as such.
 A constant default is kept in the catalogue, not written into each row, so the column is added
