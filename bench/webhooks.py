@@ -76,9 +76,9 @@ def _free_port() -> int:
 
 
 async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, float, float, dict[str, int]]]:
+    from loyalty_api.adapters.webhook_sealer import WebhookSealer
+    from loyalty_api.adapters.webhook_sender import Sender
     from loyalty_api.jobs.webhook_deliveries import webhook_deliveries
-    from loyalty_api.webhook_delivery import Sender
-    from loyalty_api.webhook_secrets import WebhookSealer
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
     from loyalty_core.events.addresses import system_resolver

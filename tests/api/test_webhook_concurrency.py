@@ -14,11 +14,11 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from loyalty_api.adapters.webhook_sealer import WebhookSealer
+from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.app import create_app
 from loyalty_api.jobs.webhook_deliveries import Gates, webhook_deliveries
 from loyalty_api.settings import Settings
-from loyalty_api.webhook_delivery import Sender
-from loyalty_api.webhook_secrets import WebhookSealer
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.events.addresses import system_resolver

@@ -18,10 +18,10 @@ from litestar.testing import AsyncTestClient
 from saq import Queue
 from sqlalchemy import text
 
+from loyalty_api.adapters.mail_sender import SmtpMailer
+from loyalty_api.adapters.pass_platforms import WalletPasses, wallet_passes
 from loyalty_api.app import create_app
 from loyalty_api.jobs.card_mails import SWEEP_SECONDS, card_mails
-from loyalty_api.mail_delivery import SmtpMailer
-from loyalty_api.passes import WalletPasses, wallet_passes
 from loyalty_api.settings import Settings
 from loyalty_api.worker import CRON_TIMEOUT_SECONDS, make_worker
 from loyalty_core.clock import SystemClock

@@ -17,6 +17,7 @@ from saq import Queue, Worker
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from loyalty_api.adapters.pass_platforms import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.jobs import SCHEDULED, JobFunction
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
 from loyalty_api.jobs.card_mails import job_options
@@ -24,7 +25,6 @@ from loyalty_api.jobs.customer_imports import JOB as IMPORT_JOB
 from loyalty_api.jobs.customer_imports import job_options as import_job_options
 from loyalty_api.jobs.webhook_deliveries import JOB as WEBHOOK_JOB
 from loyalty_api.jobs.webhook_deliveries import job_options as webhook_job_options
-from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.portal_mount import portal_mount
 from loyalty_api.settings import Settings, SettingsError
 from loyalty_api.worker import drain, job_services, make_queue, make_worker, within

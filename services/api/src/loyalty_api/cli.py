@@ -145,8 +145,8 @@ def _metrics_dir(home: Path, port: int) -> Path:
 
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
+    from loyalty_api.adapters.pass_platforms import issuer_key, local_platform, wallet_passes
     from loyalty_api.logs import configure_logging
-    from loyalty_api.passes import issuer_key, local_platform, wallet_passes
     from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker

@@ -13,12 +13,12 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from saq import CronJob, Queue, Worker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from loyalty_api.adapters.mail_sender import mailer_for
+from loyalty_api.adapters.webhook_sealer import WebhookSealer
+from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.jobs import QUEUED, SCHEDULED
 from loyalty_api.jobs.webhook_deliveries import Gates
-from loyalty_api.mail_delivery import mailer_for
 from loyalty_api.settings import Settings, libpq_url
-from loyalty_api.webhook_delivery import Sender
-from loyalty_api.webhook_secrets import WebhookSealer
 from loyalty_core.clock import Clock
 from loyalty_core.events.addresses import Resolver, system_resolver
 from loyalty_core.passes.ports import PassMaker

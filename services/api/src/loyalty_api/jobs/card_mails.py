@@ -18,8 +18,8 @@ from typing import Any
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from loyalty_api.card_mail import compose
-from loyalty_api.mail_delivery import Mailer, MailRejected
+from loyalty_api.adapters.card_message import compose
+from loyalty_api.adapters.mail_sender import Mailer, MailRejected
 from loyalty_core.clock import Clock
 from loyalty_core.errors import DomainError
 from loyalty_core.passes.cards import PassCards

@@ -27,8 +27,8 @@ import msgspec
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from loyalty_api.adapters.webhook_sender import Sender, signature
 from loyalty_api.jobs.pruning import prune_in_batches
-from loyalty_api.webhook_delivery import Sender, signature
 from loyalty_core.clock import Clock
 from loyalty_core.events.deliveries import Deliveries, Outcome
 from loyalty_core.events.endpoints import Sealer, signing_secrets
