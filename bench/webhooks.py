@@ -78,6 +78,7 @@ def _free_port() -> int:
 async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, float, float, dict[str, int]]]:
     from loyalty_api.adapters.webhook_sealer import WebhookSealer
     from loyalty_api.adapters.webhook_sender import Sender
+    from loyalty_api.jobs.context import JobContext
     from loyalty_api.jobs.webhook_deliveries import webhook_deliveries
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
@@ -105,7 +106,7 @@ async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, fl
         await WebhookEndpoints(db, clock, sealer, system_resolver, test_mode=True).create(
             vendor_id, url=f"http://127.0.0.1:{port}/hook", events=["*"], description="bench", enabled=True
         )
-    ctx = {"sessionmaker": sessionmaker, "clock": clock, "webhook_sealer": sealer, "webhook_sender": sender}
+    ctx = JobContext(sessionmaker=sessionmaker, clock=clock, webhook_sealer=sealer, webhook_sender=sender)
     at = dt.datetime(2026, 11, 26, 10, tzinfo=dt.UTC)
     rounds = []
     try:

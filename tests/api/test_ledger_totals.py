@@ -17,6 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_api.jobs import SCHEDULED
+from loyalty_api.jobs.context import JobContext
 from loyalty_api.settings import Settings
 from loyalty_api.worker import make_queue, make_worker
 from loyalty_core.clock import FixedClock, SystemClock
@@ -103,7 +104,7 @@ async def run(client: AsyncTestClient[Litestar]) -> dict[str, int]:
 async def test_the_fold_is_scheduled_every_minute(settings: Settings) -> None:
     """TOTALS-1: the worker runs it every minute."""
     engine = make_engine(settings.database_url or "")
-    worker = make_worker(make_queue(settings), make_sessionmaker(engine), SystemClock())
+    worker = make_worker(make_queue(settings), JobContext(sessionmaker=make_sessionmaker(engine), clock=SystemClock()))
     crons = {job.function.__name__: job.cron for job in worker.cron_jobs}
     await engine.dispose()
     assert crons["ledger_totals"] == "* * * * *"
