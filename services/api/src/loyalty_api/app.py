@@ -111,11 +111,11 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
 
 
 async def settle_heap(_: Litestar) -> None:
-    """Move what start-up built (modules, routes, pools: about 240,000 objects) out of the cyclic
-    garbage collector's reach. Left in its oldest generation, every full collection walked them all
-    while requests waited: 100 to 150 ms pauses every few seconds under load, the served lookup's
-    p99 (``bench/results/gc-pauses.md``). Frozen objects are still freed by reference counting; only
-    a cycle among them would outlive its use, and start-up's objects live as long as the process."""
+    """Move what start-up built (modules, routes, pools: a large heap of long-lived objects) out of
+    the cyclic garbage collector's reach. Left in its oldest generation, every full collection walks
+    them all while requests wait, which sets the served lookup's tail latency under load
+    (``bench/results/gc-pauses.md``). Frozen objects are still freed by reference counting; only a
+    cycle among them would outlive its use, and start-up's objects live as long as the process."""
     gc.collect()
     gc.freeze()
 
@@ -267,8 +267,8 @@ class Lifespan:
 
 
 async def _ask_missing_identities(passes: WalletPasses, sessionmaker: Any, clock: Clock) -> None:
-    """Shops that existed before identities were kept get theirs asked for at start-up, one
-    transaction per shop so one shop's failure does not hold the others back."""
+    """Shops without a wallet identity get theirs asked for at start-up, one transaction per shop so
+    one shop's failure does not hold the others back."""
     try:
         async with sessionmaker() as session:
             vendor_ids = await IdentityRows(session, clock).vendors_without_identity()
@@ -308,9 +308,9 @@ async def fill_pool(engine: AsyncEngine, size: int) -> None:
 
 def leave_interrupt() -> None:
     """A terminal's Ctrl-C signals every process of the group. granian's main process answers it by
-    stopping its workers; a worker that also handled the SIGINT itself sometimes never finished
-    serving and was killed after 30 seconds. So a worker leaves SIGINT to the main process (it still
-    stops on the SIGTERM the main process sends)."""
+    stopping its workers; a worker that also handles the SIGINT itself may never finish serving, and
+    is killed after 30 seconds. So a worker leaves SIGINT to the main process (it still stops on the
+    SIGTERM the main process sends)."""
     asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 

@@ -31,8 +31,8 @@ JOB_GRACE_SECONDS = 20
 """How long a stopping worker lets the jobs in hand finish before cancelling them."""
 STOP_SECONDS = 5
 CRON_TIMEOUT_SECONDS = 60
-"""SAQ's timeout for a scheduled job (its default is 10 s, which cut the card-mails sweep short
-every time it had more than a few mails). Not much longer either: a job whose worker was killed keeps
+"""SAQ's timeout for a scheduled job: its default, 10 s, would cut short a card-mails sweep with more
+than a few mails to send. Not much longer either: a job whose worker was killed keeps
 its unique key, and so keeps the next runs from starting, until SAQ finds it past this timeout. A
 delivery in hand when the timeout cancels a sweep still finishes (jobs/card_mails.py)."""
 
@@ -44,8 +44,8 @@ OUTAGE_POLL_SECONDS = 1.0
 
 
 class QueueOutage:
-    """One warning when the queue's store stops answering, one line when it answers again: SAQ
-    logged a full traceback every second for as long as Redis was away."""
+    """One warning when the queue's store stops answering, one line when it answers again, where SAQ
+    on its own logs a full traceback every second for as long as the store is away."""
 
     def __init__(self) -> None:
         self.down = False

@@ -12,8 +12,8 @@ de-duplicate by event id).
 A worker (EVENT-9) sends up to ``LOYALTY_WEBHOOK_CONCURRENCY`` attempts at once, at most
 ``LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY`` of them to one endpoint, so a receiver that answers slowly
 (or not at all, until the 10-second cut) holds only its own share of the slots and the other shops'
-deliveries go on beside it (``webhook_gates``). A run keeps its slots filled: it reads what is due again as attempts
-finish, rather than waiting for a whole batch.
+deliveries go on beside it (``webhook_gates``). A run keeps its slots filled: it reads what is due
+again as attempts finish, rather than waiting for a whole batch.
 """
 
 from __future__ import annotations
