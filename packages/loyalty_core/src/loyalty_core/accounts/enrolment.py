@@ -24,8 +24,7 @@ from loyalty_core.customers.services.identifiers import IdentifierWrites
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.tenancy import ceilings
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import Wallet
+from loyalty_core.wallet.models import Causer, Wallet
 
 IMPORT_LOCK_SCOPE = 0x4C494D50
 """The first key of the per-vendor advisory lock an attested import holds (the vendor id is the second)."""

@@ -25,8 +25,7 @@ from loyalty_core.accounts.import_file import ImportRow, rows_of
 from loyalty_core.accounts.models import CustomerImport, ImportState
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import ExternalIdDuplicate, IdentifierDuplicate
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.models import Causer, CauserType
 
 CHUNK = 100
 """Rows a transaction. Each row's savepoint costs in proportion to what the session holds, so a

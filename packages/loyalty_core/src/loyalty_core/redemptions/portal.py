@@ -27,8 +27,7 @@ from loyalty_core.redemptions.rules import check_available
 from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.models import Reward
 from loyalty_core.tenancy.models import Branch
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import EntryType
+from loyalty_core.wallet.models import Causer, EntryType
 from loyalty_core.wallet.services.posting import Posting
 
 CANCEL_REASON = "redemption_cancelled"

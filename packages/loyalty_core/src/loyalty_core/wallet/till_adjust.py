@@ -24,10 +24,9 @@ from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.wallet import ledger
-from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.ledger_writes import ENTRY_COLUMNS, entry_params, write_entry
-from loyalty_core.wallet.models import EntryType
+from loyalty_core.wallet.models import Causer, EntryType
 from loyalty_core.wallet.payloads import PointsAdjusted
 from loyalty_core.wallet.resources import LedgerEntry
 

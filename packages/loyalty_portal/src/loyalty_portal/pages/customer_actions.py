@@ -14,8 +14,7 @@ from loyalty_core.customers import consent
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.passes.sending import CardSends
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form

@@ -14,9 +14,8 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
 from loyalty_core.earning.till_purchase_reads import customer_transactions
 from loyalty_core.errors import DomainError
-from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.errors import WalletNotFound
-from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_core.wallet.services import WalletService
 from loyalty_core.wallet.services.reads import LedgerFilter
 from loyalty_portal import reads
@@ -76,7 +75,7 @@ class CustomersController(Controller):
                 form.problems.setdefault("amount", []).append("An adjustment moves at least one point.")
             form.check()
             async with db.begin_nested():
-                await WalletService(db, config.clock).adjust(
+                await WalletService(db, config.clock).adjustments.adjust(
                     visitor.vendor_id,
                     number,
                     amount=amount or 0,
@@ -128,9 +127,9 @@ async def page(
     customer = await CustomerService(db, config.clock).get(visitor.vendor_id, customer_id)
     wallets = WalletService(db, config.clock)
     try:
-        wallet = await wallets.read(visitor.vendor_id, customer_id)
+        wallet = await wallets.reads.read(visitor.vendor_id, customer_id)
         expiring = wallet.expiring_soon
-        entries, _ = await wallets.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
+        entries, _ = await wallets.reads.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
     except WalletNotFound:
         expiring, entries = 0, []
     raw: Any = await (await db.connection()).get_raw_connection()

@@ -17,8 +17,7 @@ from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, Re
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.staff.sessions import Visitor
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import Causer
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
