@@ -29,6 +29,7 @@ class MergeService:
     def __init__(self, session: AsyncSession, clock: Clock) -> None:
         self._session, self._clock = session, clock
         self._posting = Posting(session, clock)
+        self._customers = CustomerReads(session, clock)
 
     async def merge(
         self, vendor_id: int, closing_id: int, into_id: int, *, causer: Causer
@@ -90,7 +91,7 @@ class MergeService:
             .values(merged_into_id=kept.id)
         )
         # EVENT-6: the closed account as the API shows it; the points moved above record no points.*
-        closed = await CustomerReads(self._session, self._clock).get(vendor_id, closing.id)
+        closed = await self._customers.get(vendor_id, closing.id)
         await record_event(self._session, self._clock, vendor_id, CustomerMerged.of(closed), customer_id=closed.id)
         return closing, kept
 

@@ -67,8 +67,8 @@ async def customer_of(db: Db, config: Cfg, vendor_id: int, given: str) -> Custom
     if not value:
         raise CustomerNotFound("Enter a customer id or a card code.")
     if value.isdigit() and len(value) <= 18:
-        return await customers.get(vendor_id, int(value))
-    return await customers.lookup(vendor_id, identifier=value)
+        return await customers.reads.get(vendor_id, int(value))
+    return await customers.reads.lookup(vendor_id, identifier=value)
 
 
 def _problems(refused: DomainError) -> dict[str, list[str]]:
