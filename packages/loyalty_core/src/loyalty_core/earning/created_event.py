@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -27,7 +27,6 @@ from loyalty_core.earning.resources import LineAwardShown, RuleApplied, Transact
 from loyalty_core.earning.rules import RuleResult
 from loyalty_core.earning.till_purchase_reads import Item
 from loyalty_core.events.models import EventType
-from loyalty_core.events.payloads import Payload
 from loyalty_core.events.recording import event_params
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.resources import BranchShown
@@ -70,14 +69,14 @@ class _Known(msgspec.Struct, array_like=True):
     items: list[_Line]
 
 
-class CreatedSnapshot(msgspec.Struct, Payload, array_like=True):
+class CreatedSnapshot(msgspec.Struct, array_like=True):
     """The stored payload of ``transaction.created``, version 1: the purchase statement writes it
     (:data:`CREATED_DATA`), :func:`created_event_data` reads it. A field Python adds to the snapshot
     goes at the end of ``_Known`` with a default, so that older arrays still decode, and takes the
     next version, whose reader says what older events show for it."""
 
-    event_type = EventType.TRANSACTION_CREATED
-    version = 1
+    event_type: ClassVar[str] = EventType.TRANSACTION_CREATED
+    version: ClassVar[int] = 1
     id: int
     item_ids: list[int] | None
     """None for a purchase without lines (``array_agg`` over no rows)."""

@@ -15,25 +15,24 @@ redemption as it was at the verify, whatever changes the row or the branch later
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
 from loyalty_core.events.models import EventType
-from loyalty_core.events.payloads import Payload
 from loyalty_core.events.recording import event_ctes, event_params
 
 NAME = "used_event"
 
 
-class UsedSnapshot(msgspec.Struct, Payload, array_like=True):
+class UsedSnapshot(msgspec.Struct, array_like=True):
     """The stored payload of the verify's ``redemption.used``, version 1: the moved row's columns as
     ``till_verify`` reads them (the branch's label by the names of its read), instants as PostgreSQL
     writes a ``timestamptz`` in JSON. ``RedemptionUsed``, the same event recorded by the portal as
     the resource, shares this version: a change of either takes the next one for both."""
 
-    event_type = EventType.REDEMPTION_USED
-    version = 1
+    event_type: ClassVar[str] = EventType.REDEMPTION_USED
+    version: ClassVar[int] = 1
     id: int
     confirmation_code: str
     status: str
