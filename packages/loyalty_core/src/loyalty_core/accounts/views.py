@@ -7,12 +7,13 @@ shape (``customers.views``).
 from __future__ import annotations
 
 from psycopg.rows import dict_row
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.customer_rows import customer_rows
 from loyalty_core.accounts.till_lookup import customer_found, lookup_read
+from loyalty_core.clock import Clock
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.customers.services.base import CustomerWrites
 from loyalty_core.customers.views import CustomerView, view_of
 from loyalty_core.db import driver_connection
 from loyalty_core.till_sql import bound
@@ -20,7 +21,13 @@ from loyalty_core.till_sql import bound
 _C = Customer.__table__.c
 
 
-class CustomerReads(CustomerWrites):
+class CustomerReads:
+    """The customer read the API answers with; the customer writes are given it as their read part
+    (``customers.services.ports.CustomerRead``)."""
+
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
     async def get(self, vendor_id: int, customer_id: int) -> CustomerView:
         row = (
             (

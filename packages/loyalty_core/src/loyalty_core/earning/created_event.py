@@ -2,7 +2,8 @@
 purchase's own statement.
 
 The statement stores a snapshot, not the resource: a JSON array without key names,
-``[id, line ids, "what Python knows"]``. Python encodes what it knows before the write (the
+``[id, line ids, "what Python knows"]`` (:class:`CreatedSnapshot`, the event's payload struct,
+stored with its version like every payload). Python encodes what it knows before the write (the
 request's values, the branch's label, the rules it scored) as nested arrays in one
 ``msgspec.json.encode``; the statement keeps that text as one JSON string, unparsed, and puts the
 ids it draws in front with one ``jsonb_build_array``. The resource's JSON (the keys of every line
@@ -18,13 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
 from loyalty_core.earning.resources import LineAwardShown, RuleApplied, Transaction
 from loyalty_core.earning.rules import RuleResult
 from loyalty_core.earning.till_purchase_reads import Item
+from loyalty_core.events.models import EventType
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.resources import BranchShown
 
@@ -66,7 +68,14 @@ class _Known(msgspec.Struct, array_like=True):
     items: list[_Line]
 
 
-class _Stored(msgspec.Struct, array_like=True):
+class CreatedSnapshot(msgspec.Struct, array_like=True):
+    """The stored payload of ``transaction.created``, version 1: the purchase statement writes it
+    (:data:`CREATED_DATA`), :func:`created_event_data` reads it. A field Python adds to the snapshot
+    goes at the end of ``_Known`` with a default, so that older arrays still decode, and takes the
+    next version, whose reader says what older events show for it."""
+
+    event_type: ClassVar[str] = EventType.TRANSACTION_CREATED
+    version: ClassVar[int] = 1
     id: int
     item_ids: list[int] | None
     """None for a purchase without lines (``array_agg`` over no rows)."""
@@ -125,10 +134,10 @@ def _rule_applied(values: tuple[Any, ...]) -> RuleApplied:
     return RuleApplied(**shown)
 
 
-def created_event_data(snapshot: Sequence[Any], at: datetime) -> dict[str, Any]:
-    """The data of a ``transaction.created`` event from the snapshot its purchase stored: the
-    transaction as the POST answered it; ``at``, the event's instant, is the transaction's."""
-    stored = msgspec.convert(snapshot, _Stored)
+def created_event_data(snapshot: Any, at: datetime) -> dict[str, Any]:
+    """The data of a ``transaction.created`` event from the snapshot (version 1) its purchase stored:
+    the transaction as the POST answered it; ``at``, the event's instant, is the transaction's."""
+    stored = msgspec.convert(snapshot, CreatedSnapshot)
     known = msgspec.json.decode(stored.known, type=_Known)
     items = [
         Item(

@@ -16,11 +16,10 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from loyalty_core.earning.created_event import CREATED_DATA, NAME, created_data
+from loyalty_core.earning.created_event import CREATED_DATA, NAME, CreatedSnapshot, created_data
 from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.rules import Scoring
-from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import deliveries_of, event_ctes, new_event_id
+from loyalty_core.events.recording import deliveries_of, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet import ledger
@@ -111,7 +110,7 @@ _WRITE = SQL(
                 customer="CAST(%(customer_id)s AS bigint)",
                 vendor="%(vendor_id)s",
                 at="%(now)s",
-                kind=f"'{EventType.TRANSACTION_CREATED}'",
+                **payload_sql(CreatedSnapshot),
             ),
         ),
         select=f"""t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids,

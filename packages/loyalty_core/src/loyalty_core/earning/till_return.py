@@ -36,12 +36,12 @@ from psycopg.types.json import Jsonb
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning import returns
 from loyalty_core.earning.errors import TransactionNotFound
+from loyalty_core.earning.payloads import TransactionReturned
 from loyalty_core.earning.resources import Return, Transaction
 from loyalty_core.earning.return_reads import ReturnView, return_by_id
 from loyalty_core.earning.till_purchase_reads import TRANSACTION_BY_ID, TransactionById, view_of
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
-from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id
+from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.till_sql import bound, statements_of
@@ -190,7 +190,7 @@ _WRITE = SQL(
                 customer="CAST(%(purchase_customer_id)s AS bigint)",
                 vendor="%(vendor_id)s",
                 at="%(now)s",
-                kind=f"'{EventType.TRANSACTION_RETURNED}'",
+                **payload_sql(TransactionReturned),
             ),
         ),
         select=f"id, {deliveries_of('return_event', *LEDGER_EVENTS)} AS deliveries FROM ret",
@@ -294,7 +294,7 @@ async def _attempt(
             returned_amount=before.returned_amount + request.amount,
             points_reversed=before.points_reversed + split.points_reversed,
         )
-        data = {**msgspec.to_builtins(Transaction.of(after)), "return": msgspec.to_builtins(Return.of(view))}
+        data = TransactionReturned.of_return(Transaction.of(after), Return.of(view))
         posting = entry_params(
             vendor_id=vendor.vendor_id,
             wallet_id=locked["wallet_id"],

@@ -16,18 +16,22 @@ from sqlalchemy import select, update
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import Redemption, StoredStatus, shown_status
-from loyalty_core.redemptions.resources import redemption_data, row_view
+from loyalty_core.redemptions.payloads import (
+    RedemptionCancelled,
+    RedemptionCreated,
+    RedemptionPayload,
+    RedemptionUsed,
+)
+from loyalty_core.redemptions.resources import row_view
 from loyalty_core.redemptions.rules import check_available
 from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.models import Reward
 from loyalty_core.tenancy.models import Branch
-from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.errors import WalletNotFound
-from loyalty_core.wallet.models import EntryType, Wallet
+from loyalty_core.wallet.models import Causer, EntryType, Wallet
 from loyalty_core.wallet.services.posting import Posting
 from loyalty_core.wallet.till_protocol import till_write
 
@@ -75,7 +79,7 @@ class PortalRedemptions(RedemptionService):
         await self._session.flush()
         branch = await self._session.get(Branch, redemption.branch_id) if redemption.branch_id else None
         # EVENT-5: the cancel's event, in its transaction (the points it gives back record none of their own)
-        await self._event(EventType.REDEMPTION_CANCELLED, redemption, branch, now)
+        await self._event(RedemptionCancelled, redemption, branch, now)
         return redemption, branch
 
     async def give(self, vendor_id: int, reward_id: int, customer_id: int, *, causer: Causer) -> Redemption:
@@ -120,15 +124,15 @@ class PortalRedemptions(RedemptionService):
         self._session.add(redemption)
         await self._session.flush()
         # EVENT-5: given at the counter, the redemption is created and used at once
-        await self._event(EventType.REDEMPTION_CREATED, redemption, None, now)
-        await self._event(EventType.REDEMPTION_USED, redemption, None, now)
+        await self._event(RedemptionCreated, redemption, None, now)
+        await self._event(RedemptionUsed, redemption, None, now)
         return redemption
 
-    async def _event(self, event_type: EventType, redemption: Redemption, branch: Branch | None, now: datetime) -> None:
-        data = redemption_data(row_view(redemption, branch), now)
-        await record_event(
-            self._session, self._clock, redemption.vendor_id, event_type, data, customer_id=redemption.customer_id
-        )
+    async def _event(
+        self, payload: type[RedemptionPayload], redemption: Redemption, branch: Branch | None, now: datetime
+    ) -> None:
+        data = payload.of(row_view(redemption, branch), now)
+        await record_event(self._session, self._clock, redemption.vendor_id, data, customer_id=redemption.customer_id)
 
 
 def _when(raw: str | None) -> datetime | None:

@@ -35,13 +35,12 @@ from psycopg.types.json import Jsonb
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id
+from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions import rules
 from loyalty_core.redemptions.codes import new_code
 from loyalty_core.redemptions.models import StoredStatus
-from loyalty_core.redemptions.resources import redemption_data
+from loyalty_core.redemptions.payloads import RedemptionCreated
 from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem_state import LOCKS, STATE, LockedRow, RedeemRead, RewardRow, StateRow
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, read_view
@@ -118,7 +117,7 @@ _WRITE = SQL(
                 customer="CAST(%(customer_id)s AS bigint)",
                 vendor="%(vendor_id)s",
                 at="%(now)s",
-                kind=f"'{EventType.REDEMPTION_CREATED}'",
+                **payload_sql(RedemptionCreated),
             ),
         ),
         select=f"(SELECT ok FROM go), (SELECT id FROM made), {deliveries_of('redeem_event', *LEDGER_EVENTS)}",
@@ -260,7 +259,7 @@ async def _attempt(
             payment_amount=reward.payment_amount,
             expires_at=until,
             redeem_event_id=new_event_id(now),
-            redeem_event_data=dumps(redemption_data(view, now)),
+            redeem_event_data=dumps(RedemptionCreated.of(view, now)),
         )
         written = await conn.execute(_WRITE, bound(to_write), prepare=True)
         await pipeline.sync()

@@ -38,8 +38,8 @@ WITH moved AS (
               r.customer_id, r.points_deducted, r.branch_id, r.vendor_id, r.redeemed_at, r.expires_at,
               r.cancelled_at, r.discount_type, r.discount_value, r.product_reference, r.payment_amount
 ), used_event_recorded AS (
-    INSERT INTO events (vendor_id, id, type, created_at, customer_id, data)
-    SELECT m.vendor_id, CAST(%(used_event_id)s AS text), 'redemption.used',
+    INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
+    SELECT m.vendor_id, CAST(%(used_event_id)s AS text), 'redemption.used', 1,
            %(now)s, m.customer_id,
            jsonb_build_array(m.id, m.confirmation_code, m.status, m.reward_id, m.reward_name, m.reward_type, m.customer_id, m.points_deducted, m.redeemed_at, m.expires_at, m.used_at, m.cancelled_at, m.discount_type, m.discount_value, m.product_reference, m.payment_amount, ub.external_id, ub.name, ub.type)
     FROM moved m LEFT JOIN branches ub ON ub.vendor_id = m.vendor_id AND ub.id = m.branch_id
@@ -87,8 +87,8 @@ WITH moved AS (
               r.customer_id, r.points_deducted, r.branch_id, r.vendor_id, r.redeemed_at, r.expires_at,
               r.cancelled_at, r.discount_type, r.discount_value, r.product_reference, r.payment_amount
 ), used_event_recorded AS (
-    INSERT INTO events (vendor_id, id, type, created_at, customer_id, data)
-    SELECT m.vendor_id, CAST(%(used_event_id)s AS text), 'redemption.used',
+    INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
+    SELECT m.vendor_id, CAST(%(used_event_id)s AS text), 'redemption.used', 1,
            %(now)s, m.customer_id,
            jsonb_build_array(m.id, m.confirmation_code, m.status, m.reward_id, m.reward_name, m.reward_type, m.customer_id, m.points_deducted, m.redeemed_at, m.expires_at, m.used_at, m.cancelled_at, m.discount_type, m.discount_value, m.product_reference, m.payment_amount, ub.external_id, ub.name, ub.type)
     FROM moved m LEFT JOIN branches ub ON ub.vendor_id = m.vendor_id AND ub.id = m.branch_id

@@ -34,15 +34,14 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-import msgspec
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id
+from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.till_sql import Params, bound, statements_of
 from loyalty_core.wallet.ledger import Take
 from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.payloads import EntryPayload, PointsExpired
 from loyalty_core.wallet.resources import LedgerEntry
 
 SQL = statements_of(__name__)
@@ -59,7 +58,7 @@ LEDGER_EVENTS = ("ledger_expired_event", "ledger_entry_event")
 _DRAWN = "CAST(%({name}_data)s AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)"
 
 
-def _entry_event(name: str, entry: str, kind: str, gate: str = "") -> str:
+def _entry_event(name: str, entry: str, *, kind: str, version: str, gate: str = "") -> str:
     return event_ctes(
         name,
         source=f"{entry} x CROSS JOIN ledger_balance b{gate}",
@@ -68,6 +67,7 @@ def _entry_event(name: str, entry: str, kind: str, gate: str = "") -> str:
         vendor="%(vendor_id)s",
         at="%(now)s",
         kind=kind,
+        version=version,
     )
 
 
@@ -95,6 +95,7 @@ class PostingParams(Params, frozen=True):
     ledger_entry_event_id: str | None
     ledger_entry_event_type: str | None
     """None: the entry records no event of its own."""
+    ledger_entry_event_version: int | None
     ledger_entry_event_data: str | None
 
 
@@ -134,12 +135,13 @@ def _posting_ctes(*, gate: str) -> str:
     UPDATE point_lots p SET remaining = p.remaining - t.points, updated_at = %(now)s
     FROM ledger_entry e, unnest(%(take_ids)s::bigint[], %(take_points)s::bigint[]) AS t(id, points)
     WHERE p.vendor_id = %(vendor_id)s AND p.id = t.id AND p.wallet_id = %(wallet_id)s
-), {_entry_event(LEDGER_EVENTS[0], "ledger_expired", f"'{EventType.POINTS_EXPIRED}'")}, {
+), {_entry_event(LEDGER_EVENTS[0], "ledger_expired", **payload_sql(PointsExpired))}, {
         _entry_event(
             LEDGER_EVENTS[1],
             "ledger_entry",
-            f"CAST(%({LEDGER_EVENTS[1]}_type)s AS text)",
-            f" WHERE CAST(%({LEDGER_EVENTS[1]}_type)s AS text) IS NOT NULL",
+            kind=f"CAST(%({LEDGER_EVENTS[1]}_type)s AS text)",
+            version=f"CAST(%({LEDGER_EVENTS[1]}_version)s AS smallint)",
+            gate=f" WHERE CAST(%({LEDGER_EVENTS[1]}_type)s AS text) IS NOT NULL",
         )
     }"""
 
@@ -168,7 +170,7 @@ def entry_params(
     opened: Iterable[tuple[int, datetime | None]] = (),
     taken: Sequence[Take] = (),
     expired: Sequence[Take] = (),
-    event: EventType | None = None,
+    event: type[EntryPayload] | None = None,
 ) -> PostingParams:
     """The posting's parameters (a caller's own statement takes them into its struct, which extends
     :class:`PostingParams`, as ``**bound(...)``): a credit names the lots it opens (points, end), a
@@ -180,15 +182,24 @@ def entry_params(
         ends.append(end)
     expired_points = sum(t.points for t in expired)
     # an event the statement will not record draws no id and encodes nothing (the till's hot path)
-    gone_id = gone_data = own_id = own_type = own_data = None
+    gone_id = gone_data = own_id = own_type = own_version = own_data = None
     if expired_points:
         gone_id = new_event_id(now)
         gone_data = dumps(
-            _shown(wallet_id, EntryType.EXPIRE, -expired_points, EXPIRED_REASON, CauserType.SYSTEM, None, now)
+            _shown(
+                PointsExpired,
+                wallet_id,
+                EntryType.EXPIRE,
+                -expired_points,
+                EXPIRED_REASON,
+                CauserType.SYSTEM,
+                None,
+                now,
+            )
         )
     if event is not None:
-        own_id, own_type = new_event_id(now), str(event)
-        own_data = dumps(_shown(wallet_id, kind, amount, reason, causer_type, causer_id, now))
+        own_id, own_type, own_version = new_event_id(now), str(event.event_type), event.version
+        own_data = dumps(_shown(event, wallet_id, kind, amount, reason, causer_type, causer_id, now))
     return PostingParams(
         vendor_id=vendor_id,
         wallet_id=wallet_id,
@@ -208,11 +219,13 @@ def entry_params(
         ledger_expired_event_data=gone_data,
         ledger_entry_event_id=own_id,
         ledger_entry_event_type=own_type,
+        ledger_entry_event_version=own_version,
         ledger_entry_event_data=own_data,
     )
 
 
 def _shown(
+    event: type[EntryPayload],
     wallet_id: int | None,
     kind: str,
     amount: int,
@@ -220,11 +233,9 @@ def _shown(
     causer_type: str,
     causer_id: str | None,
     at: datetime,
-) -> dict[str, Any]:
+) -> EntryPayload:
     """The entry as the API shows it, but for the id and running balance the statement draws."""
-    row = LedgerEntry(0, wallet_id or 0, str(kind), amount, 0, reason, str(causer_type), causer_id, at)
-    shown: dict[str, Any] = msgspec.to_builtins(row)
-    return shown
+    return event(0, wallet_id or 0, str(kind), amount, 0, reason, str(causer_type), causer_id, at)
 
 
 _POST = SQL(

@@ -31,8 +31,8 @@ WITH ledger_balance AS (
     FROM ledger_entry e, unnest(%(take_ids)s::bigint[], %(take_points)s::bigint[]) AS t(id, points)
     WHERE p.vendor_id = %(vendor_id)s AND p.id = t.id AND p.wallet_id = %(wallet_id)s
 ), ledger_expired_event_recorded AS (
-    INSERT INTO events (vendor_id, id, type, created_at, customer_id, data)
-    SELECT %(vendor_id)s, CAST(%(ledger_expired_event_id)s AS text), 'points.expired',
+    INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
+    SELECT %(vendor_id)s, CAST(%(ledger_expired_event_id)s AS text), 'points.expired', 1,
            %(now)s, b.customer_id,
            CAST(%(ledger_expired_event_data)s AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)
     FROM ledger_expired x CROSS JOIN ledger_balance b
@@ -47,8 +47,8 @@ WITH ledger_balance AS (
     WHERE w.enabled AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
     RETURNING 1
 ), ledger_entry_event_recorded AS (
-    INSERT INTO events (vendor_id, id, type, created_at, customer_id, data)
-    SELECT %(vendor_id)s, CAST(%(ledger_entry_event_id)s AS text), CAST(%(ledger_entry_event_type)s AS text),
+    INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
+    SELECT %(vendor_id)s, CAST(%(ledger_entry_event_id)s AS text), CAST(%(ledger_entry_event_type)s AS text), CAST(%(ledger_entry_event_version)s AS smallint),
            %(now)s, b.customer_id,
            CAST(%(ledger_entry_event_data)s AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)
     FROM ledger_entry x CROSS JOIN ledger_balance b WHERE CAST(%(ledger_entry_event_type)s AS text) IS NOT NULL

@@ -24,13 +24,12 @@ from psycopg.rows import class_row, dict_row
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.events.models import EventType
 from loyalty_core.till_sql import Params, bound, statements_of
 from loyalty_core.wallet import ledger
-from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.errors import InsufficientBalance, WalletNotFound
 from loyalty_core.wallet.ledger_writes import ENTRY_COLUMNS, entry_params, write_entry
-from loyalty_core.wallet.models import EntryType
+from loyalty_core.wallet.models import Causer, EntryType
+from loyalty_core.wallet.payloads import PointsAdjusted
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.till_protocol import Locks, till_write
 
@@ -203,7 +202,7 @@ async def _attempt(
                 opened=[(amount, ledger.lot_expiry(now, expire_after_days))] if amount > 0 else [],
                 taken=takes,
                 expired=expired,
-                event=EventType.POINTS_ADJUSTED,
+                event=PointsAdjusted,
             ),
         )
         return Adjusted(written, created=True, deliveries=deliveries)

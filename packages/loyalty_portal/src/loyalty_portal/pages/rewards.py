@@ -17,8 +17,7 @@ from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, Re
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.staff.sessions import Visitor
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import Causer
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
@@ -68,8 +67,8 @@ async def customer_of(db: Db, config: Cfg, vendor_id: int, given: str) -> Custom
     if not value:
         raise CustomerNotFound("Enter a customer id or a card code.")
     if value.isdigit() and len(value) <= 18:
-        return await customers.get(vendor_id, int(value))
-    return await customers.lookup(vendor_id, identifier=value)
+        return await customers.reads.get(vendor_id, int(value))
+    return await customers.reads.lookup(vendor_id, identifier=value)
 
 
 def _problems(refused: DomainError) -> dict[str, list[str]]:
