@@ -76,17 +76,18 @@ def _free_port() -> int:
 
 
 async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, float, float, dict[str, int]]]:
+    from loyalty_api.adapters.webhook_sealer import WebhookSealer
+    from loyalty_api.adapters.webhook_sender import Sender
+    from loyalty_api.jobs.context import JobContext
     from loyalty_api.jobs.webhook_deliveries import webhook_deliveries
-    from loyalty_api.webhook_delivery import Sender
-    from loyalty_api.webhook_secrets import WebhookSealer
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
     from loyalty_core.events.addresses import system_resolver
     from loyalty_core.events.endpoints import WebhookEndpoints
-    from loyalty_core.events.models import EventType
     from loyalty_core.events.recording import record_event
     from loyalty_core.models import metadata
     from loyalty_core.tenancy.models import Plan, Vendor
+    from loyalty_core.wallet.payloads import PointsAdjusted
 
     engine = make_engine(scratch_database(scratch_name("loyalty_bench_webhooks")), pool_size=10)
     async with engine.begin() as conn:
@@ -105,25 +106,15 @@ async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, fl
         await WebhookEndpoints(db, clock, sealer, system_resolver, test_mode=True).create(
             vendor_id, url=f"http://127.0.0.1:{port}/hook", events=["*"], description="bench", enabled=True
         )
-    ctx = {"sessionmaker": sessionmaker, "clock": clock, "webhook_sealer": sealer, "webhook_sender": sender}
-    # a ledger entry's shape, as points.adjusted carries it
-    data = {
-        "id": 1,
-        "wallet_id": 1,
-        "type": "adjust",
-        "amount": 10,
-        "running_balance": 10,
-        "reason": "bench",
-        "causer_type": "api_client",
-        "causer_id": "cl_bench",
-        "created_at": "2026-11-26T10:00:00Z",
-    }
+    ctx = JobContext(sessionmaker=sessionmaker, clock=clock, webhook_sealer=sealer, webhook_sender=sender)
+    at = dt.datetime(2026, 11, 26, 10, tzinfo=dt.UTC)
     rounds = []
     try:
         for _ in range(options.rounds):
             async with sessionmaker.begin() as db:
                 for n in range(options.events):
-                    await record_event(db, clock, vendor_id, EventType.POINTS_ADJUSTED, {**data, "id": n})
+                    entry = PointsAdjusted(n, 1, "adjust", 10, 10, "bench", "api_client", "cl_bench", at)
+                    await record_event(db, clock, vendor_id, entry)
             started, cpu = time.perf_counter(), time.process_time()
             outcomes = await webhook_deliveries(ctx, budget=600)
             took, cpu = time.perf_counter() - started, time.process_time() - cpu

@@ -157,26 +157,46 @@ def enum_source(name: str, schema: Mapping[str, Any]) -> str:
 def struct_of(name: str, schema: Mapping[str, Any], types: Types, *, request: bool) -> Struct:
     """One msgspec struct. A request's optional fields default to UNSET, so what the caller leaves
     out is left out of the body (on PATCH, ``None`` clears a field); an ``idempotency_key`` is
-    optional because the client makes one when the caller gives none."""
+    optional because the client makes one when the caller gives none. A camelCase wire name is a
+    snake_case attribute that keeps its wire name (``attribute_of``)."""
     doc = " ".join(str(schema.get("description", "")).split())
     required = set(schema.get("required", ()))
     fields = []
     properties: Mapping[str, Any] = schema.get("properties", {})
+    attributes = {prop: attribute_of(name, prop) for prop in properties}
+    if len(set(attributes.values())) < len(attributes):
+        raise ValueError(f"{name}: two wire names make one attribute: {sorted(attributes)}")
     for prop, sub in properties.items():
-        if keyword.iskeyword(prop) or not prop.isidentifier():
-            raise ValueError(f"{name}.{prop} is no Python name: give the struct field a wire name")
-        kind = types.of(sub)
+        attribute, kind = attributes[prop], types.of(sub)
         if request and (prop == "idempotency_key" or prop not in required):
-            line = f"{prop}: {unset_or(kind)} = msgspec.UNSET"
+            kind, default = unset_or(kind), "msgspec.UNSET"
         elif prop in required:
-            line = f"{prop}: {kind}"
+            default = None
         else:
-            default = sub.get("default")
-            if default is None and not kind.endswith("| None"):
+            value = sub.get("default")
+            if value is None and not kind.endswith("| None"):
                 kind += " | None"
-            line = f"{prop}: {kind} = {default!r}" if not isinstance(default, (dict, list)) else f"{prop}: {kind}"
-        fields.append(line)
+            default = None if isinstance(value, (dict, list)) else repr(value)
+        fields.append(field_line(attribute, kind, default, None if attribute == prop else prop))
     return Struct(class_name(name), doc_literal(doc) if doc else "", fields)
+
+
+def attribute_of(struct: str, prop: str) -> str:
+    """The attribute of a wire name: the name itself, or its snake_case (``marketingConsent`` is
+    ``marketing_consent``), so every attribute reads like the rest of the client."""
+    attribute = snake(prop)
+    if keyword.iskeyword(attribute) or not attribute.isidentifier():
+        raise ValueError(f"{struct}.{prop} is no Python name: give the struct field a wire name")
+    return attribute
+
+
+def field_line(attribute: str, kind: str, default: str | None, wire: str | None) -> str:
+    """``attribute: kind``, with its default, and ``msgspec.field(name=...)`` where the wire name
+    differs: msgspec reads and writes the wire name, so the JSON is the document's both ways."""
+    if wire is None:
+        return f"{attribute}: {kind}" if default is None else f"{attribute}: {kind} = {default}"
+    given = f"default={default}, " if default is not None else ""
+    return f'{attribute}: {kind} = msgspec.field({given}name="{wire}")'
 
 
 def unset_or(kind: str) -> str:

@@ -10,6 +10,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import select, update
 
 from loyalty_api.jobs import SCHEDULED
+from loyalty_api.jobs.context import JobContext
 from loyalty_api.jobs.customer_moments import customer_moments
 from loyalty_core.clock import SettableClock
 from loyalty_core.customers.models import Customer
@@ -82,7 +83,7 @@ async def test_due_moments_are_recorded_once_each(database_url: str) -> None:
     clock.freeze(datetime(2035, 5, 6, 9, 0, tzinfo=UTC))
     engine = make_engine(database_url)
     try:
-        ctx = {"sessionmaker": make_sessionmaker(engine), "clock": clock}
+        ctx = JobContext(sessionmaker=make_sessionmaker(engine), clock=clock)
         first = await customer_moments(ctx)
         assert first["failed"] == 0
         assert first["recorded"] >= 4
@@ -111,7 +112,7 @@ async def test_a_plan_without_customer_moments_records_nothing(database_url: str
     clock.freeze(datetime(2035, 5, 6, 9, 0, tzinfo=UTC))
     engine = make_engine(database_url)
     try:
-        await customer_moments({"sessionmaker": make_sessionmaker(engine), "clock": clock})
+        await customer_moments(JobContext(sessionmaker=make_sessionmaker(engine), clock=clock))
     finally:
         await engine.dispose()
     assert await _recorded(database_url, vendor_id) == []

@@ -1,17 +1,30 @@
 """The expire-points job: scheduled daily, runnable from test mode, idempotent for one moment
-(LEDGER-4, OPS-4)."""
+(LEDGER-4, OPS-4); and every job's run logged by one hook (OPS-7)."""
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
+import msgspec
+import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from saq import Status
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
+from structlog.testing import capture_logs
 
 from loyalty_api.jobs import SCHEDULED
+from loyalty_api.jobs.context import JobContext
+from loyalty_api.jobs.customer_imports import JOB as IMPORT_JOB
+from loyalty_api.jobs.expire_points import expire_points
+from loyalty_api.jobs.hook import run_now
 from loyalty_api.settings import Settings
-from loyalty_api.worker import make_queue, make_worker
+from loyalty_api.worker import drain, make_queue, make_worker
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.wallet.models import LedgerEntry
@@ -24,7 +37,8 @@ EARNED = datetime(2032, 1, 10, 8, 0, tzinfo=UTC)
 
 async def test_expire_points_is_scheduled_daily(settings: Settings) -> None:
     worker = make_worker(
-        make_queue(settings), make_sessionmaker(make_engine(settings.database_url or "")), SystemClock()
+        make_queue(settings),
+        JobContext(sessionmaker=make_sessionmaker(make_engine(settings.database_url or "")), clock=SystemClock()),
     )
     crons = {job.function.__name__: job.cron for job in worker.cron_jobs}
     assert crons["expire_points"] == "5 0 * * *"
@@ -70,7 +84,6 @@ async def test_a_locked_wallet_does_not_stop_the_run(database_url: str) -> None:
     locked, left to the next run, while every other wallet expires."""
     from sqlalchemy import text
 
-    from loyalty_api.jobs.expire_points import expire_points
     from loyalty_core.clock import SettableClock
     from loyalty_core.wallet.models import Wallet
 
@@ -83,7 +96,7 @@ async def test_a_locked_wallet_does_not_stop_the_run(database_url: str) -> None:
             await earn(engine, vendor_id, customer, 7, at=EARNED, days=30)
         clock = SettableClock()
         clock.freeze(datetime(2032, 2, 9, 8, 0, tzinfo=UTC))
-        ctx = {"sessionmaker": make_sessionmaker(engine), "clock": clock}
+        ctx = JobContext(sessionmaker=make_sessionmaker(engine), clock=clock)
         async with engine.connect() as holder:
             await holder.execute(
                 text("SELECT id FROM wallets WHERE vendor_id = :v AND customer_id = :c FOR UPDATE"),
@@ -139,3 +152,78 @@ async def test_prune_tokens_deletes_only_tokens_ended_a_day_ago(
     finally:
         await client.delete("/admin/v1/test-clock", headers=ADMIN)
         await engine.dispose()
+
+
+def job_lines(lines: Sequence[Mapping[str, Any]], job: str) -> list[tuple[Any, ...]]:
+    """The hook's lines of one job: event, level, name, outcome."""
+    return [(e["event"], e["log_level"], e["job"], e.get("outcome")) for e in lines if e.get("job") == job]
+
+
+async def test_a_job_the_worker_runs_is_logged_with_its_name_id_duration_and_outcome(settings: Settings) -> None:
+    """OPS-7: the worker runs a queued job through the hook: a debug line as it starts, an info line
+    as it ends, both with the job's name and its id, the second with how long it ran and ``ok``."""
+    own = msgspec.structs.replace(settings, redis_prefix=f"jobs-hook-{uuid.uuid4().hex[:8]}")
+    queue = make_queue(own)
+    engine = make_engine(settings.database_url or "")
+    worker = make_worker(queue, JobContext(sessionmaker=make_sessionmaker(engine), clock=SystemClock()))
+    worker.cron_jobs = []  # only the job queued here runs
+    key = f"hook-{uuid.uuid4().hex}"
+    running: asyncio.Task[None] | None = None
+    await queue.connect()
+    try:
+        with capture_logs() as lines:
+            running = asyncio.create_task(worker.start())
+            await queue.enqueue(IMPORT_JOB, key=key, job_id=2_000_000_002)  # an import that does not exist
+            for _ in range(200):
+                done = await queue.job(key)
+                if done is not None and done.status == Status.COMPLETE:
+                    break
+                await asyncio.sleep(0.05)
+            await drain(worker)
+    finally:
+        if running is not None:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+        await queue.disconnect()
+        await engine.dispose()
+    assert done is not None
+    assert done.result == {"state": "not due"}
+    ours = [e for e in lines if e.get("job_id") == key]
+    assert job_lines(ours, "run_customer_import") == [
+        ("job started", "debug", "run_customer_import", None),
+        ("job finished", "info", "run_customer_import", "ok"),
+    ]
+    assert isinstance(ours[1]["ms"], float)
+    assert 0 <= ours[1]["ms"] < 10_000
+
+
+async def test_a_job_run_by_name_is_logged_and_the_fold_says_what_it_folded_at_debug(
+    client: AsyncTestClient[Litestar],
+) -> None:
+    """OPS-7: a run by name (test mode) goes through the same hook, with an id of its own; the
+    ledger-totals job's own line (TOTALS-1) is a debug line, since the hook's says it ran."""
+    with capture_logs() as lines:
+        ran = await client.post("/admin/v1/jobs/ledger-totals/run", headers=ADMIN)
+    assert ran.status_code == 200
+    by_name = [e for e in lines if e.get("job") == "ledger_totals" and not str(e["job_id"]).startswith("cron:")]
+    assert job_lines(by_name, "ledger_totals") == [
+        ("job started", "debug", "ledger_totals", None),
+        ("job finished", "info", "ledger_totals", "ok"),
+    ]
+    assert by_name[0]["job_id"] == by_name[1]["job_id"]
+    assert {e["log_level"] for e in lines if e["event"] == "ledger folded"} == {"debug"}
+
+
+async def test_a_failed_job_is_logged_with_the_class_of_its_error() -> None:
+    """OPS-7: a job that raises ends with a warning naming the error's class, and the error goes on
+    to whoever ran the job (SAQ retries or fails it)."""
+    engine = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/nothing")  # nothing listens there
+    try:
+        with capture_logs() as lines, pytest.raises(OperationalError):
+            await run_now(expire_points, JobContext(sessionmaker=make_sessionmaker(engine), clock=SystemClock()))
+    finally:
+        await engine.dispose()
+    assert job_lines(lines, "expire_points") == [
+        ("job started", "debug", "expire_points", None),
+        ("job finished", "warning", "expire_points", "OperationalError"),
+    ]

@@ -16,6 +16,7 @@ import msgspec
 import pytest
 from structlog.testing import capture_logs
 
+from loyalty_api.jobs.context import JobContext
 from loyalty_api.settings import Settings
 from loyalty_api.worker import QueueWorker, make_queue, make_worker
 from loyalty_core.clock import SystemClock
@@ -107,5 +108,5 @@ async def test_a_redis_outage_is_one_warning_and_one_line_when_it_is_back(
 
 def test_the_service_runs_the_quiet_worker(settings: Settings) -> None:
     engine = make_engine(settings.database_url or "")
-    worker = make_worker(make_queue(settings), make_sessionmaker(engine), SystemClock())
+    worker = make_worker(make_queue(settings), JobContext(sessionmaker=make_sessionmaker(engine), clock=SystemClock()))
     assert isinstance(worker, QueueWorker)

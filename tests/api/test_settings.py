@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loyalty_api.home_files import stored_once
+from loyalty_api.adapters.home_files import stored_once
 from loyalty_api.settings import MIN_SECRET_BYTES, Settings, SettingsError
 
 ADMIN = "a" * MIN_SECRET_BYTES

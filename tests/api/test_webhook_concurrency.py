@@ -7,18 +7,19 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from loyalty_api.adapters.webhook_sealer import WebhookSealer
+from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.app import create_app
-from loyalty_api.jobs.webhook_deliveries import Gates, webhook_deliveries
+from loyalty_api.jobs.context import JobContext
+from loyalty_api.jobs.webhook_deliveries import webhook_deliveries
+from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_api.settings import Settings
-from loyalty_api.webhook_delivery import Sender
-from loyalty_api.webhook_secrets import WebhookSealer
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.events.addresses import system_resolver
@@ -37,17 +38,17 @@ async def outside(settings: Settings) -> AsyncIterator[AsyncTestClient[Litestar]
 
 
 @asynccontextmanager
-async def job_context(settings: Settings, gates: Gates) -> AsyncIterator[dict[str, Any]]:
+async def job_context(settings: Settings, gates: Gates) -> AsyncIterator[JobContext]:
     engine = make_engine(settings.database_url or "")
     sender = Sender(system_resolver, test_mode=True)
     try:
-        yield {
-            "sessionmaker": make_sessionmaker(engine),
-            "clock": SystemClock(),
-            "webhook_sealer": WebhookSealer(settings.encryption_key or ""),
-            "webhook_sender": sender,
-            "webhook_gates": gates,
-        }
+        yield JobContext(
+            sessionmaker=make_sessionmaker(engine),
+            clock=SystemClock(),
+            webhook_sealer=WebhookSealer(settings.encryption_key or ""),
+            webhook_sender=sender,
+            webhook_gates=gates,
+        )
     finally:
         await sender.aclose()
         await engine.dispose()

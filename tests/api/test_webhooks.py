@@ -17,9 +17,9 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
-from loyalty_api.webhook_delivery import Sender
 from loyalty_core.events.deliveries import LEASE
 from tests.support.receiver import Received, receiver
 from tests.support.service import ADMIN

@@ -8,9 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from loyalty_core.customers import cards
 from loyalty_core.events.recording import new_event_id
-from loyalty_core.random_text import ALNUM, UPPER_ALNUM, random_text
+from loyalty_core.random_text import ALNUM, LOOK_ALIKES, READABLE, READABLE_LETTERS, random_text
 from loyalty_core.redemptions.codes import new_code
+from loyalty_core.tenancy.prefixes import prefix_for
+from loyalty_core.vouchers.services import new_code as new_voucher_code
 
 
 @pytest.mark.parametrize(
@@ -35,5 +38,33 @@ def test_ids_and_codes_keep_their_shapes() -> None:
     assert set(event_id[4:]) <= set(ALNUM)
     code = new_code("ABCD")
     assert (code[:5], len(code)) == ("ABCD-", 13)
-    assert set(code[5:]) <= set(UPPER_ALNUM)
+    assert set(code[5:]) <= set(READABLE)
     assert len({random_text(ALNUM, 24) for _ in range(1000)}) == 1000
+
+
+def test_the_readable_alphabet_is_a_to_z_and_0_to_9_without_look_alikes() -> None:
+    """CUSTOMER-5, REDEEM-2: codes people type hold no ``0 O 1 I L``, and are still A-Z 0-9."""
+    assert set("0O1IL") == LOOK_ALIKES
+    assert set(READABLE) == set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") - LOOK_ALIKES
+    assert set(READABLE_LETTERS) == set(READABLE) - set("23456789")
+
+
+def test_every_code_a_person_types_is_drawn_without_look_alikes() -> None:
+    """CUSTOMER-5, REDEEM-2, VOUCHER-1: card codes, confirmation codes, voucher codes and random
+    prefixes: a cashier cannot misread a code the service issued."""
+    drawn = "".join(cards.new_codes(3000))
+    drawn += "".join(new_code("ABCD")[5:] for _ in range(1000))
+    drawn += "".join(new_voucher_code()[4:] for _ in range(1000))
+    drawn += "".join(prefix_for("") for _ in range(1000))
+    assert set(drawn) == set(READABLE)
+
+
+@pytest.mark.parametrize(("name", "prefix"), [("Bakery Jansen", "BAKE"), ("Lotus Oil Co", "TUSC"), ("Oil", None)])
+def test_a_prefix_takes_the_names_readable_letters(name: str, prefix: str | None) -> None:
+    """REDEEM-2: the prefix is the name's first four letters that are not look-alikes; a name with
+    fewer gives four random readable letters."""
+    made = prefix_for(name)
+    assert len(made) == 4
+    assert set(made) <= set(READABLE_LETTERS)
+    if prefix is not None:
+        assert made == prefix

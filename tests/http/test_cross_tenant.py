@@ -29,6 +29,7 @@ from loyalty_core.models import metadata
 from tests.support.app import ADMIN
 from tests.support.customers import CUSTOMERS, card_batch, portal, register
 from tests.support.envelope import error_of
+from tests.support.payloads import stand_in
 from tests.support.products import PRODUCTS, create
 from tests.support.routes import endpoints
 from tests.support.tenants import Tenant, add_client, admin, make_tenant
@@ -648,7 +649,7 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) ->
     endpoint = await make_endpoint(client, hooks, description=SECRET)
     async with AsyncSession(engine) as session, session.begin():
         event_id = await record_event(
-            session, SystemClock(), owner.vendor_id, "customer.updated", {"first_name": SECRET}, customer_id=made["id"]
+            session, SystemClock(), owner.vendor_id, stand_in("customer.updated", note=SECRET), customer_id=made["id"]
         )
     return {
         "owner": owner,

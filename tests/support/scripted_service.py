@@ -1,6 +1,7 @@
 """A scripted service for the client's tests: ``/oauth/token`` hands out numbered tokens; every
-other request gets the next queued answer (or 200 ``{"data": {}}`` when none is queued). Every
-request is recorded, and so is every wait the client asks its injected sleep for."""
+other request gets the next queued answer (or 200 ``{"data": {}}`` when none is queued); a queued
+``httpx.TransportError`` is raised instead, as a network that gives no answer. Every request is
+recorded, and so is every wait the client asks its injected sleep for."""
 
 from __future__ import annotations
 
@@ -61,14 +62,14 @@ class Clock:
 
 @dataclass
 class Scripted:
-    answers: deque[httpx.Response] = field(default_factory=deque)
+    answers: deque[httpx.Response | httpx.TransportError] = field(default_factory=deque)
     requests: list[httpx.Request] = field(default_factory=list)
     slept: list[float] = field(default_factory=list)
     tokens_issued: int = 0
     expires_in: int = 3600
     clock: Clock = field(default_factory=Clock)
 
-    def queue(self, *answers: httpx.Response) -> None:
+    def queue(self, *answers: httpx.Response | httpx.TransportError) -> None:
         self.answers.extend(answers)
 
     def handle(self, request: httpx.Request) -> httpx.Response:
@@ -81,7 +82,10 @@ class Scripted:
                 "expires_in": self.expires_in,
             }
             return httpx.Response(200, json=token)
-        return self.answers.popleft() if self.answers else data({})
+        answer = self.answers.popleft() if self.answers else data({})
+        if isinstance(answer, httpx.TransportError):
+            raise answer
+        return answer
 
     def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)

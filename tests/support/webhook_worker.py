@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 import sys
 
+from loyalty_api.adapters.webhook_sealer import WebhookSealer
+from loyalty_api.adapters.webhook_sender import Sender
+from loyalty_api.jobs.context import JobContext
 from loyalty_api.jobs.webhook_deliveries import webhook_deliveries
-from loyalty_api.webhook_delivery import Sender
-from loyalty_api.webhook_secrets import WebhookSealer
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.events.addresses import system_resolver
@@ -17,12 +18,12 @@ from loyalty_core.events.addresses import system_resolver
 
 async def main(database_url: str, encryption_key: str) -> None:
     engine = make_engine(database_url)
-    ctx = {
-        "sessionmaker": make_sessionmaker(engine),
-        "clock": SystemClock(),
-        "webhook_sealer": WebhookSealer(encryption_key),
-        "webhook_sender": Sender(system_resolver, test_mode=True),
-    }
+    ctx = JobContext(
+        sessionmaker=make_sessionmaker(engine),
+        clock=SystemClock(),
+        webhook_sealer=WebhookSealer(encryption_key),
+        webhook_sender=Sender(system_resolver, test_mode=True),
+    )
     print(await webhook_deliveries(ctx), flush=True)
     await engine.dispose()
 

@@ -68,6 +68,7 @@ async def test_every_operation_answers_through_the_client(client: AsyncTestClien
     customer = await loyalty.register_customer(CustomerCreate(first_name="Ada", email="ada@example.com"))
     card = customer.loyalty_card_code
     assert card is not None
+    assert (customer.marketing_consent, customer.marketing_consent_statement_version) == (False, None)
     assert (await loyalty.lookup_customer(identifier=card)).id == customer.id
     linked = await loyalty.link_external_id(LinkExternalId(external_id="crm-1", customer_id=customer.id))
     assert linked.external_id == "crm-1"

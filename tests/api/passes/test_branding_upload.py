@@ -15,8 +15,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from loyalty_api.adapters.pass_platforms import WalletPasses, wallet_passes
 from loyalty_api.app import create_app
-from loyalty_api.passes import WalletPasses, wallet_passes
 from loyalty_api.settings import Settings
 from loyalty_wallet_pass.identity import new_rsa_key, private_key_pem
 from loyalty_wallet_pass.images import encode_png

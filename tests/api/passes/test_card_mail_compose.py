@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 
-from loyalty_api.card_mail import compose, qr_png
+from loyalty_api.adapters.card_message import compose, qr_png
 from loyalty_core.passes.ports import BrandingFacts, CardFacts
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

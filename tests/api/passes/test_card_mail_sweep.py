@@ -9,7 +9,6 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
@@ -18,10 +17,11 @@ from litestar.testing import AsyncTestClient
 from saq import Queue
 from sqlalchemy import text
 
+from loyalty_api.adapters.mail_sender import SmtpMailer
+from loyalty_api.adapters.pass_platforms import WalletPasses, wallet_passes
 from loyalty_api.app import create_app
 from loyalty_api.jobs.card_mails import SWEEP_SECONDS, card_mails
-from loyalty_api.mail_delivery import SmtpMailer
-from loyalty_api.passes import WalletPasses, wallet_passes
+from loyalty_api.jobs.context import JobContext
 from loyalty_api.settings import Settings
 from loyalty_api.worker import CRON_TIMEOUT_SECONDS, make_worker
 from loyalty_core.clock import SystemClock
@@ -58,18 +58,16 @@ async def client(settings: Settings, passes: WalletPasses, tmp_path: Path) -> As
 
 
 @pytest.fixture
-async def job_context(
-    database_url: str, passes: WalletPasses, smtp: tuple[Inbox, int]
-) -> AsyncIterator[dict[str, Any]]:
+async def job_context(database_url: str, passes: WalletPasses, smtp: tuple[Inbox, int]) -> AsyncIterator[JobContext]:
     engine = make_engine(database_url)
     try:
-        yield {
-            "sessionmaker": make_sessionmaker(engine),
-            "clock": SystemClock(),
-            "passes": passes,
-            "mailer": SmtpMailer("127.0.0.1", smtp[1]),
-            "mail_from": "cards@shop.example",
-        }
+        yield JobContext(
+            sessionmaker=make_sessionmaker(engine),
+            clock=SystemClock(),
+            passes=passes,
+            mailer=SmtpMailer("127.0.0.1", smtp[1]),
+            mail_from="cards@shop.example",
+        )
     finally:
         await engine.dispose()
 
@@ -95,7 +93,7 @@ async def _statuses(database_url: str, addresses: list[str]) -> list[str]:
 
 
 async def test_a_sweep_cancelled_mid_smtp_records_the_mail_it_handed_over(
-    client: Client, job_context: dict[str, Any], smtp: tuple[Inbox, int], database_url: str
+    client: Client, job_context: JobContext, smtp: tuple[Inbox, int], database_url: str
 ) -> None:
     """The server holds the mail unanswered when the sweep's job is cancelled: the delivery runs on to
     its commit, the row ends ``sent``, and the next sweep sends nothing again."""
@@ -120,7 +118,7 @@ async def test_a_sweep_cancelled_mid_smtp_records_the_mail_it_handed_over(
 
 
 async def test_a_sweep_past_its_budget_leaves_the_rest_to_the_next(
-    client: Client, job_context: dict[str, Any], smtp: tuple[Inbox, int], database_url: str
+    client: Client, job_context: JobContext, smtp: tuple[Inbox, int], database_url: str
 ) -> None:
     """A sweep starts no delivery once its budget is spent; the next sweep delivers the rest, each
     mail once."""
@@ -139,6 +137,8 @@ def test_scheduled_jobs_outlast_the_sweep_budget(settings: Settings, database_ur
     """Every scheduled job gets the worker's timeout, past the sweep's budget (a delivery that runs
     over it finishes anyway, as the first test shows)."""
     queue = Queue.from_url("redis://127.0.0.1:1")  # never connected: only the worker's jobs are read
-    worker = make_worker(queue, make_sessionmaker(make_engine(database_url)), SystemClock())
+    worker = make_worker(
+        queue, JobContext(sessionmaker=make_sessionmaker(make_engine(database_url)), clock=SystemClock())
+    )
     assert {job.timeout for job in worker.cron_jobs} == {CRON_TIMEOUT_SECONDS}
     assert SWEEP_SECONDS < CRON_TIMEOUT_SECONDS

@@ -13,8 +13,8 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
+from loyalty_api.adapters.pass_platforms import WalletPasses, wallet_passes
 from loyalty_api.app import create_app
-from loyalty_api.passes import WalletPasses, wallet_passes
 from loyalty_api.settings import Settings
 from loyalty_core.db import make_engine
 from loyalty_wallet_pass.authority import CertificateAuthority

@@ -16,8 +16,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from loyalty_api.adapters.pass_platforms import WalletPasses, shop_id, wallet_passes
 from loyalty_api.app import create_app
-from loyalty_api.passes import WalletPasses, shop_id, wallet_passes
 from loyalty_api.settings import Settings
 from loyalty_wallet_pass.google import read_save_link
 from loyalty_wallet_pass.identity import new_rsa_key, private_key_pem

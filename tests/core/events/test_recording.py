@@ -7,6 +7,7 @@ import re
 import string
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,7 +16,7 @@ from loyalty_core.db import driver_connection
 from loyalty_core.events.deliveries import ATTEMPTS, DISABLED_REASON, Deliveries, Outcome
 from loyalty_core.events.endpoints import WebhookEndpoints, signing_secrets
 from loyalty_core.events.feed import one_event, page_of_events, prune_events, scrub_customer_events
-from loyalty_core.events.models import WebhookDelivery
+from loyalty_core.events.models import EventType, WebhookDelivery
 from loyalty_core.events.recording import (
     EVENT_CTE,
     RECORDED,
@@ -24,8 +25,14 @@ from loyalty_core.events.recording import (
     new_event_id,
     record_event,
 )
+from tests.support.payloads import StandIn, stand_in
 from tests.support.sealing import HmacSealer
 from tests.support.vendors import make_vendor
+
+
+def _anonymized() -> list[StandIn]:
+    """An anonymized payload for each `customer.*` type, ``n`` its place in ``EventType``."""
+    return [stand_in(t, n) for n, t in enumerate(t for t in EventType if t.startswith("customer."))]
 
 
 async def _public(host: str, port: int) -> list[str]:
@@ -55,12 +62,17 @@ async def test_an_event_gets_a_pending_delivery_per_listening_endpoint(db: Async
     await endpoints.create(vendor.id, url="https://c.example/", events=["voucher.used"], description=None, enabled=True)
     await endpoints.create(vendor.id, url="https://d.example/", events=["*"], description=None, enabled=False)
 
-    event_id = await record_event(db, clock, vendor.id, "customer.created", {"id": 7}, customer_id=7)
+    event_id = await record_event(db, clock, vendor.id, stand_in("customer.created", 7), customer_id=7)
 
     assert re.fullmatch(r"evt_[A-Za-z0-9]{24}", event_id)
     assert db.info[RECORDED] is True
     event = await one_event(db, vendor.id, event_id)
-    assert (event["type"], event["data"], event["created_at"]) == ("customer.created", {"id": 7}, clock.now())
+    assert (event["type"], event["payload_version"], event["data"], event["created_at"]) == (
+        "customer.created",
+        1,
+        {"n": 7},
+        clock.now(),
+    )
     pending = await _pending(db, vendor.id)
     assert sorted(d.endpoint_id for d in pending) == sorted([every.id, customers.endpoint.id])
     assert {(d.event_id, d.attempt, d.status, d.next_attempt_at) for d in pending} == {
@@ -98,7 +110,7 @@ def test_instants_outside_the_ids_range_sort_at_its_ends() -> None:
 
 async def test_another_vendors_events_are_not_in_the_feed(db: AsyncSession, clock: FixedClock) -> None:
     a, b = await make_vendor(db), await make_vendor(db)
-    await record_event(db, clock, a.id, "customer.created", {"id": 1})
+    await record_event(db, clock, a.id, stand_in("customer.created", 1))
     rows, total = await page_of_events(db, b.id, event_type=None, created_after=None, page=1, per_page=15)
     assert (rows, total) == ([], 0)
 
@@ -110,7 +122,7 @@ async def test_failures_follow_the_schedule_then_fail_for_good(db: AsyncSession,
             vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
         )
     ).endpoint
-    await record_event(db, clock, vendor.id, "voucher.used", {"code": "X"})
+    await record_event(db, clock, vendor.id, stand_in("voucher.used"))
     deliveries = Deliveries(db, clock)
     start = clock.now()
     waits = []
@@ -142,7 +154,7 @@ async def test_an_endpoint_failing_for_three_days_is_disabled(db: AsyncSession, 
     ).endpoint
     deliveries = Deliveries(db, clock)
     for day in range(4):
-        await record_event(db, clock, vendor.id, "voucher.used", {"day": day})
+        await record_event(db, clock, vendor.id, stand_in("voucher.used", day))
         for due in await deliveries.due():
             claimed = await deliveries.claim(*due[:2])
             if claimed is None:  # the endpoint was disabled by an earlier failure of this round
@@ -164,7 +176,7 @@ async def test_a_success_resets_the_failing_time(db: AsyncSession, clock: FixedC
         )
     ).endpoint
     deliveries = Deliveries(db, clock)
-    await record_event(db, clock, vendor.id, "voucher.used", {})
+    await record_event(db, clock, vendor.id, stand_in("voucher.used"))
     claimed = await deliveries.claim(*(await deliveries.due())[0][:2])
     assert claimed is not None
     await deliveries.settle(claimed, Outcome(False, 503, 5, "HTTP 503"))
@@ -194,9 +206,9 @@ async def test_rotation_signs_with_both_secrets_for_a_day(db: AsyncSession, cloc
 
 async def test_scrub_and_prune(db: AsyncSession, clock: FixedClock) -> None:
     vendor = await make_vendor(db)
-    kept = await record_event(db, clock, vendor.id, "customer.updated", {"email": "a@b.c"}, customer_id=5)
-    await scrub_customer_events(db, vendor.id, 5, {"email": None})
-    assert (await one_event(db, vendor.id, kept))["data"] == {"email": None}
+    kept = await record_event(db, clock, vendor.id, stand_in("customer.updated", note="a@b.c"), customer_id=5)
+    await scrub_customer_events(db, vendor.id, 5, _anonymized())
+    assert (await one_event(db, vendor.id, kept))["data"] == {"n": 1}
     clock.set(clock.now() + timedelta(days=30, seconds=1))
     assert await prune_events(db, clock.now()) >= 1
     _, total = await page_of_events(db, vendor.id, event_type=None, created_after=None, page=1, per_page=15)
@@ -205,15 +217,29 @@ async def test_scrub_and_prune(db: AsyncSession, clock: FixedClock) -> None:
 
 async def test_scrub_touches_only_the_customers_own_events(db: AsyncSession, clock: FixedClock) -> None:
     """EVENT-10: anonymizing rewrites the customer's `customer.*` events (the partial index holds only
-    those); the same customer's purchase event keeps its data."""
+    those), each as its own type's payload of the anonymized customer (EVENT-13); the same
+    customer's purchase event keeps its data."""
     vendor = await make_vendor(db)
-    own = await record_event(db, clock, vendor.id, "customer.updated", {"email": "a@b.c"}, customer_id=7)
-    bought = await record_event(db, clock, vendor.id, "transaction.created", {"id": "t1"}, customer_id=7)
-    other = await record_event(db, clock, vendor.id, "customer.updated", {"email": "x@y.z"}, customer_id=8)
-    await scrub_customer_events(db, vendor.id, 7, {"email": None})
-    assert (await one_event(db, vendor.id, own))["data"] == {"email": None}
-    assert (await one_event(db, vendor.id, bought))["data"] == {"id": "t1"}
-    assert (await one_event(db, vendor.id, other))["data"] == {"email": "x@y.z"}
+    own = await record_event(db, clock, vendor.id, stand_in("customer.updated", note="a@b.c"), customer_id=7)
+    made = await record_event(db, clock, vendor.id, stand_in("customer.created", note="a@b.c"), customer_id=7)
+    bought = await record_event(db, clock, vendor.id, stand_in("transaction.created", note="t1"), customer_id=7)
+    other = await record_event(db, clock, vendor.id, stand_in("customer.updated", note="x@y.z"), customer_id=8)
+    await scrub_customer_events(db, vendor.id, 7, _anonymized())
+    assert (await one_event(db, vendor.id, own))["data"] == {"n": 1}
+    assert (await one_event(db, vendor.id, made))["data"] == {"n": 0}
+    assert (await one_event(db, vendor.id, bought))["data"] == {"n": 0, "note": "t1"}
+    assert (await one_event(db, vendor.id, other))["data"] == {"n": 0, "note": "x@y.z"}
+
+
+async def test_a_scrub_without_a_payload_for_every_customer_type_refuses(db: AsyncSession, clock: FixedClock) -> None:
+    """EVENT-13: anonymizing must rewrite every `customer.*` event; given no anonymized payload for
+    one of those types, the scrub refuses and changes nothing."""
+    vendor = await make_vendor(db)
+    own = await record_event(db, clock, vendor.id, stand_in("customer.merged", note="a@b.c"), customer_id=7)
+    partial = [p for p in _anonymized() if type(p).event_type != "customer.merged"]
+    with pytest.raises(ValueError, match=r"customer\.merged"):
+        await scrub_customer_events(db, vendor.id, 7, partial)
+    assert (await one_event(db, vendor.id, own))["data"] == {"n": 0, "note": "a@b.c"}
 
 
 async def test_an_event_insert_pays_one_b_tree_beyond_its_key(db: AsyncSession) -> None:
@@ -241,10 +267,15 @@ async def test_a_till_statement_embeds_the_event_as_ctes(db: AsyncSession, clock
         )
     ).endpoint
     conn = await driver_connection(db)
-    params = event_params(vendor.id, "points.adjusted", {"amount": 5}, clock.now(), customer_id=3)
+    params = event_params(vendor.id, stand_in("points.adjusted", 5), clock.now(), customer_id=3)
     cursor = await conn.execute("WITH " + EVENT_CTE + " SELECT %(answer)s::int", {**params, "answer": 42}, prepare=True)
     assert await cursor.fetchall() == [(42,)]
     event = await one_event(db, vendor.id, params["event_id"])
-    assert (event["type"], event["data"], event["customer_id"]) == ("points.adjusted", {"amount": 5}, 3)
+    assert (event["type"], event["payload_version"], event["data"], event["customer_id"]) == (
+        "points.adjusted",
+        1,
+        {"n": 5},
+        3,
+    )
     (pending,) = await _pending(db, vendor.id)
     assert (pending.endpoint_id, pending.event_id, pending.status) == (endpoint.id, params["event_id"], "pending")

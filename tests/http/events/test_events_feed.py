@@ -14,6 +14,7 @@ from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
 from loyalty_http.events.schemas import TypeName
 from tests.support.envelope import error_of
+from tests.support.payloads import stand_in
 from tests.support.webhooks import EVENTS, webhook_tenant
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
@@ -21,7 +22,7 @@ T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 
 async def _record(engine: AsyncEngine, vendor_id: int, event_type: str, at: datetime, n: int) -> str:
     async with AsyncSession(engine) as session, session.begin():
-        return await record_event(session, FixedClock(at), vendor_id, event_type, {"n": n})
+        return await record_event(session, FixedClock(at), vendor_id, stand_in(event_type, n))
 
 
 async def test_newest_first_with_filters(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:

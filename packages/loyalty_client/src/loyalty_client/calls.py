@@ -1,6 +1,6 @@
 """What both clients do around a call, without doing I/O: the URL, query, headers and body of a
-request with its idempotency key, the result or the error its answer holds, whether and when to
-repeat it (``Attempts``), and which page a list reads next."""
+request with its idempotency key, the result or the error its answer holds (or the error of getting
+none), whether and when to repeat it (``Attempts``), and which page a list reads next."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import httpx
 import msgspec
 
 from loyalty_client.error_codes import ERRORS_BY_CODE
-from loyalty_client.errors import LoyaltyError
+from loyalty_client.errors import APIConnectionError, LoyaltyError
 from loyalty_client.operation import Operation, PathValues, QueryValues, RequestBody
 from loyalty_client.retries import retry_delay
 from loyalty_client.tokens import TokenCache
@@ -90,7 +90,8 @@ def renews_token(op: Operation, error: LoyaltyError) -> bool:
 @dataclass
 class Attempts:
     """One call across its attempts: a 401 UNAUTHENTICATED drops the token once for a repeat with a
-    fresh one (CLIENT-2), a 429 or 503 is repeated as ``retry_delay`` says (CLIENT-1)."""
+    fresh one (CLIENT-2), a 429 or 503 or no answer at all is repeated as ``retry_delay`` says
+    (CLIENT-1)."""
 
     op: Operation
     tokens: TokenCache
@@ -106,12 +107,24 @@ class Attempts:
             self.renewed = True
             self.tokens.drop()
             return None
+        return self.wait_before_repeating(error)
+
+    def wait_before_repeating(self, error: LoyaltyError) -> float:
+        """Seconds to wait before repeating the call ``error`` ends; raises ``error`` when the call
+        is not repeated."""
         delay = retry_delay(self.op, error, self.attempt, self.waited)
         if delay is None:
             raise error
         self.waited += delay
         self.attempt += 1
         return delay
+
+
+def connection_error(op: Operation, failure: httpx.TransportError) -> APIConnectionError:
+    """The error of an attempt that got no answer, naming the operation's documented path rather
+    than the URL: a path or query value may be a customer's card code or email address."""
+    reason = f"{type(failure).__name__}: {failure}" if str(failure) else type(failure).__name__
+    return APIConnectionError(f"no answer to {op.method} {op.path} ({reason})")
 
 
 def result_of(op: Operation, response: httpx.Response) -> Any:

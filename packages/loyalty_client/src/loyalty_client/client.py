@@ -2,8 +2,10 @@
 
 Both fetch a token with the client credentials and renew it before it expires; on a 401
 UNAUTHENTICATED (a token revoked or expired early) they fetch one fresh token and repeat the call
-once. Retries follow ``loyalty_client.retries``. ``sleep`` and ``clock`` (monotonic seconds) are
-injectable so tests wait for nothing; ``transport`` or ``http_client`` replaces the network."""
+once. Retries follow ``loyalty_client.retries``; an attempt that gets no answer (every
+``httpx.TransportError``, its token request's included) raises ``APIConnectionError`` once the call
+is not repeated. ``sleep`` and ``clock`` (monotonic seconds) are injectable so tests wait for
+nothing; ``transport`` or ``http_client`` replaces the network."""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ import httpx
 
 from loyalty_client.awaitable import AsyncOperations
 from loyalty_client.blocking import Operations
-from loyalty_client.calls import Attempts, Request, first_page, headers_of, next_page, result_of
+from loyalty_client.calls import Attempts, Request, connection_error, first_page, headers_of, next_page, result_of
+from loyalty_client.errors import APIConnectionError
 from loyalty_client.models import TokenResponse
 from loyalty_client.operation import Operation, PathValues, QueryValues, RequestBody
 from loyalty_client.operations.oauth import ISSUE_TOKEN
@@ -66,15 +69,27 @@ class LoyaltyClient(Operations):
         request = Request.of(self.base_url, op, path, query, body)
         attempts = Attempts(op, self._tokens)
         while True:
-            headers = headers_of(self._token() if op.auth else None)
-            response = self._http.request(
-                op.method, request.url, params=request.params, content=request.content, headers=headers
-            )
+            try:
+                response = self._send(op, request)
+            except APIConnectionError as error:
+                self._sleep(attempts.wait_before_repeating(error))
+                continue
             if response.is_success:
                 return result_of(op, response)
             delay = attempts.wait_after(response)
             if delay is not None:
                 self._sleep(delay)
+
+    def _send(self, op: Operation, request: Request) -> httpx.Response:
+        """One attempt, with the token fetched first where the call needs one: a token request that
+        gets no answer is an attempt of this call that got none."""
+        headers = headers_of(self._token() if op.auth else None)
+        try:
+            return self._http.request(
+                op.method, request.url, params=request.params, content=request.content, headers=headers
+            )
+        except httpx.TransportError as failure:
+            raise connection_error(op, failure) from failure
 
     def _token(self) -> str:
         with self._token_lock:
@@ -132,15 +147,27 @@ class AsyncLoyaltyClient(AsyncOperations):
         request = Request.of(self.base_url, op, path, query, body)
         attempts = Attempts(op, self._tokens)
         while True:
-            headers = headers_of(await self._token() if op.auth else None)
-            response = await self._http.request(
-                op.method, request.url, params=request.params, content=request.content, headers=headers
-            )
+            try:
+                response = await self._send(op, request)
+            except APIConnectionError as error:
+                await self._sleep(attempts.wait_before_repeating(error))
+                continue
             if response.is_success:
                 return result_of(op, response)
             delay = attempts.wait_after(response)
             if delay is not None:
                 await self._sleep(delay)
+
+    async def _send(self, op: Operation, request: Request) -> httpx.Response:
+        """One attempt, with the token fetched first where the call needs one (as the blocking
+        client's)."""
+        headers = headers_of(await self._token() if op.auth else None)
+        try:
+            return await self._http.request(
+                op.method, request.url, params=request.params, content=request.content, headers=headers
+            )
+        except httpx.TransportError as failure:
+            raise connection_error(op, failure) from failure
 
     async def _token(self) -> str:
         # made here, not in __init__, so the lock belongs to the loop that uses the client

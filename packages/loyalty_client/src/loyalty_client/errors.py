@@ -1,5 +1,6 @@
 """The error every failed call raises. ``error_codes`` holds one subclass per error code the
-service answers with; a code the client does not know raises ``LoyaltyError`` itself."""
+service answers with; a code the client does not know raises ``LoyaltyError`` itself, and a call
+that got no answer at all raises ``APIConnectionError``."""
 
 from __future__ import annotations
 
@@ -33,3 +34,12 @@ class LoyaltyError(Exception):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, status={self.status}, request_id={self.request_id!r})"
+
+
+class APIConnectionError(LoyaltyError):
+    """A call that got no answer: the connection failed or timed out, or the answer broke off. The
+    ``httpx.TransportError`` is chained as ``__cause__``. With no answer there is no code, status
+    (0) or request id; a call that is safe to repeat has been repeated before this is raised."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status=0)

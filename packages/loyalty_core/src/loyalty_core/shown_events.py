@@ -1,10 +1,15 @@
-"""An event's ``data`` as the feed shows it and a delivery sends it.
+"""The one registry of event types: each type's current payload struct, and how every version of it
+stored so far is shown (``events.payloads``). The feed and the deliveries read events through it.
 
-Most events store their resource as the API showed it. A till statement that must stay cheap stores
-a snapshot of the row it moved instead (a JSON array, never an object), taken in the same statement
-as the change; it becomes the resource here, through the area's own response shape, each time the
-event is read or sent, so the snapshot, not the row as it is now, is what the event shows. This sits
-above every area because it reads their shapes.
+Most events store their payload as the API shows it, and are shown as stored. A till statement that
+must stay cheap stores a compact snapshot of the row it moved instead (a JSON array, never an
+object), taken in the same statement as the change; its reader makes the resource from it, through
+the area's own response shape, each time the event is read or sent, so the snapshot, not the row as
+it is now, is what the event shows. This sits above every area because it names their payloads.
+
+A struct that changes takes the next version, and this registry an ``older`` line for the version
+before: ``older(VoucherUsed, 1)`` reads those rows into the new struct, a field added since at its
+default; ``older(VoucherUsed, 1, read=...)`` reads them by a function of their own.
 """
 
 from __future__ import annotations
@@ -12,17 +17,36 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from loyalty_core.earning.created_event import created_event_data
-from loyalty_core.events.models import EventType
+from loyalty_core.accounts.payloads import CustomerAnonymized, CustomerCreated, CustomerMerged, CustomerUpdated
+from loyalty_core.earning.created_event import CreatedSnapshot, created_event_data
+from loyalty_core.earning.payloads import TransactionReturned
+from loyalty_core.events.endpoints import Ping
+from loyalty_core.events.payloads import Registry, current, snapshot_or_stored
+from loyalty_core.redemptions.payloads import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
+from loyalty_core.vouchers.payloads import VoucherUsed
+from loyalty_core.wallet.payloads import PointsAdjusted, PointsExpired
+
+EVENTS = Registry(
+    current(CustomerCreated),
+    current(CustomerUpdated),
+    current(CustomerMerged),
+    current(CustomerAnonymized),
+    # the purchase's snapshot; an object is an event stored as the resource before there was one
+    current(CreatedSnapshot, read=snapshot_or_stored(created_event_data)),
+    current(TransactionReturned),
+    current(PointsAdjusted),
+    current(PointsExpired),
+    current(RedemptionCreated),
+    # the verify's snapshot, or the resource as the portal's give records it
+    current(RedemptionUsed, read=snapshot_or_stored(used_event_data)),
+    current(RedemptionCancelled),
+    current(VoucherUsed),
+    current(Ping),
+)
 
 
-def shown_data(event_type: str, data: Any, at: datetime) -> dict[str, Any]:
-    """``data`` as stored for an event of ``event_type`` recorded at ``at``, as the API shows it."""
-    if isinstance(data, list):
-        if event_type == EventType.REDEMPTION_USED:
-            return used_event_data(data, at)
-        if event_type == EventType.TRANSACTION_CREATED:
-            return created_event_data(data, at)
-    shown: dict[str, Any] = data
-    return shown
+def shown_data(event_type: str, version: int, data: Any, at: datetime) -> dict[str, Any]:
+    """``data`` as stored for an event of ``event_type`` in payload ``version``, recorded at ``at``,
+    as the API shows it."""
+    return EVENTS.shown(event_type, version, data, at)

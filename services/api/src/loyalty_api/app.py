@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import gc
 import signal
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -17,17 +17,19 @@ from saq import Queue, Worker
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from loyalty_api.jobs import SCHEDULED, JobFunction
+from loyalty_api.adapters.pass_platforms import WalletPasses, issuer_key, local_platform, wallet_passes
+from loyalty_api.jobs import SCHEDULED
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
 from loyalty_api.jobs.card_mails import job_options
+from loyalty_api.jobs.context import JobContext
 from loyalty_api.jobs.customer_imports import JOB as IMPORT_JOB
 from loyalty_api.jobs.customer_imports import job_options as import_job_options
+from loyalty_api.jobs.hook import run_now
 from loyalty_api.jobs.webhook_deliveries import JOB as WEBHOOK_JOB
 from loyalty_api.jobs.webhook_deliveries import job_options as webhook_job_options
-from loyalty_api.passes import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.portal_mount import portal_mount
 from loyalty_api.settings import Settings, SettingsError
-from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
+from loyalty_api.worker import drain, make_job_context, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker, split_pool
 from loyalty_core.passes.identities import IdentityRows
@@ -51,8 +53,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
     clock: Clock = test_clock or SystemClock()
     redis_client = _redis(settings)
     queue = JobQueue(make_queue(settings))
-    services = job_services(settings, passes)
-    job_context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock, "queue": queue.queue, **services}
+    jobs = make_job_context(settings, sessionmaker, clock, passes)
     http = LoyaltyHttp(
         HttpConfig(
             sessionmaker=sessionmaker,
@@ -68,10 +69,10 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             redis_prefix=settings.redis_namespace(),
             trusted_proxies=settings.trusted_proxies,
             test_clock=test_clock,
-            jobs=scheduled_jobs(job_context),
+            jobs=scheduled_jobs(jobs),
             passes=passes,
             enqueue_card_mail=queue.enqueue_card_mail,
-            webhook_sealer=services["webhook_sealer"],
+            webhook_sealer=jobs.webhook_sealer,
             enqueue_webhooks=queue.enqueue_webhooks,
             mail_domain=mail_domain(settings.mail_from),
             queue_stats=queue.stats,
@@ -87,7 +88,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         sessionmaker=sessionmaker,
         clock=clock,
         queue=queue,
-        services=services,
+        jobs=jobs,
         passes=passes,
         redis_client=redis_client,
     )
@@ -110,11 +111,11 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
 
 
 async def settle_heap(_: Litestar) -> None:
-    """Move what start-up built (modules, routes, pools: about 240,000 objects) out of the cyclic
-    garbage collector's reach. Left in its oldest generation, every full collection walked them all
-    while requests waited: 100 to 150 ms pauses every few seconds under load, the served lookup's
-    p99 (``bench/results/gc-pauses.md``). Frozen objects are still freed by reference counting; only
-    a cycle among them would outlive its use, and start-up's objects live as long as the process."""
+    """Move what start-up built (modules, routes, pools: a large heap of long-lived objects) out of
+    the cyclic garbage collector's reach. Left in its oldest generation, every full collection walks
+    them all while requests wait, which sets the served lookup's tail latency under load
+    (``bench/results/gc-pauses.md``). Frozen objects are still freed by reference counting; only a
+    cycle among them would outlive its use, and start-up's objects live as long as the process."""
     gc.collect()
     gc.freeze()
 
@@ -214,13 +215,9 @@ class ReadinessProbe:
         return "ok"
 
 
-def scheduled_jobs(job_context: Mapping[str, Any]) -> dict[str, Job]:
-    """Each scheduled job by name, run on demand (test mode) with a copy of the worker's context."""
-    return {name: partial(_run_job, fn, job_context) for name, (fn, _) in SCHEDULED.items()}
-
-
-async def _run_job(fn: JobFunction, job_context: Mapping[str, Any]) -> Mapping[str, Any]:
-    return await fn(dict(job_context))
+def scheduled_jobs(jobs: JobContext) -> dict[str, Job]:
+    """Each scheduled job by name, run on demand (test mode) with the worker's context."""
+    return {name: partial(run_now, fn, jobs) for name, (fn, _) in SCHEDULED.items()}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -235,7 +232,7 @@ class Lifespan:
     sessionmaker: async_sessionmaker[AsyncSession]
     clock: Clock
     queue: JobQueue
-    services: Mapping[str, Any]
+    jobs: JobContext
     passes: WalletPasses
     redis_client: Any
 
@@ -266,12 +263,12 @@ class Lifespan:
         if not self.in_process_worker:
             return None
         await self.queue.connect()
-        return make_worker(self.queue.queue, self.sessionmaker, self.clock, **self.services)
+        return make_worker(self.queue.queue, self.jobs)
 
 
 async def _ask_missing_identities(passes: WalletPasses, sessionmaker: Any, clock: Clock) -> None:
-    """Shops that existed before identities were kept get theirs asked for at start-up, one
-    transaction per shop so one shop's failure does not hold the others back."""
+    """Shops without a wallet identity get theirs asked for at start-up, one transaction per shop so
+    one shop's failure does not hold the others back."""
     try:
         async with sessionmaker() as session:
             vendor_ids = await IdentityRows(session, clock).vendors_without_identity()
@@ -311,9 +308,9 @@ async def fill_pool(engine: AsyncEngine, size: int) -> None:
 
 def leave_interrupt() -> None:
     """A terminal's Ctrl-C signals every process of the group. granian's main process answers it by
-    stopping its workers; a worker that also handled the SIGINT itself sometimes never finished
-    serving and was killed after 30 seconds. So a worker leaves SIGINT to the main process (it still
-    stops on the SIGTERM the main process sends)."""
+    stopping its workers; a worker that also handles the SIGINT itself may never finish serving, and
+    is killed after 30 seconds. So a worker leaves SIGINT to the main process (it still stops on the
+    SIGTERM the main process sends)."""
     asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 

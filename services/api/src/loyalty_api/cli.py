@@ -145,9 +145,9 @@ def _metrics_dir(home: Path, port: int) -> Path:
 
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
+    from loyalty_api.adapters.pass_platforms import issuer_key, local_platform, wallet_passes
     from loyalty_api.logs import configure_logging
-    from loyalty_api.passes import issuer_key, local_platform, wallet_passes
-    from loyalty_api.worker import drain, job_services, make_queue, make_worker, within
+    from loyalty_api.worker import drain, make_job_context, make_queue, make_worker, within
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
 
@@ -165,7 +165,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
                 issuer_key(filled.wallet_issuer_key, filled.home),
                 local_platform(filled.home),
             )
-            worker = make_worker(queue, make_sessionmaker(engine), SystemClock(), **job_services(filled, passes))
+            worker = make_worker(queue, make_job_context(filled, make_sessionmaker(engine), SystemClock(), passes))
             stopping = asyncio.Event()
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):

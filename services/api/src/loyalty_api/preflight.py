@@ -114,8 +114,8 @@ def connections_per_process(settings: Settings) -> int:
 
 
 def check_room(settings: Settings) -> None:
-    """Every server process fills its pools at start; a database that cannot give them all made
-    each worker wait 30 seconds and die. The connections are opened here, together, then closed."""
+    """Every server process fills its pools at start; a database that cannot give them all would
+    make each worker wait 30 seconds and die. The connections are opened here, together, then closed."""
     url = settings.database_url
     assert url is not None, "the database URL is resolved before the start is checked"
     per_process = connections_per_process(settings)

@@ -13,7 +13,7 @@ from urllib.parse import unquote
 
 import msgspec
 
-from loyalty_api.home_files import stored_once
+from loyalty_api.adapters.home_files import stored_once
 
 
 class SettingsError(ValueError):

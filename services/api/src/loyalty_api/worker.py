@@ -13,12 +13,14 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from saq import CronJob, Queue, Worker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from loyalty_api.adapters.mail_sender import mailer_for
+from loyalty_api.adapters.webhook_sealer import WebhookSealer
+from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.jobs import QUEUED, SCHEDULED
-from loyalty_api.jobs.webhook_deliveries import Gates
-from loyalty_api.mail_delivery import mailer_for
+from loyalty_api.jobs.context import JobContext, keep
+from loyalty_api.jobs.hook import for_saq
+from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_api.settings import Settings, libpq_url
-from loyalty_api.webhook_delivery import Sender
-from loyalty_api.webhook_secrets import WebhookSealer
 from loyalty_core.clock import Clock
 from loyalty_core.events.addresses import Resolver, system_resolver
 from loyalty_core.passes.ports import PassMaker
@@ -29,8 +31,8 @@ JOB_GRACE_SECONDS = 20
 """How long a stopping worker lets the jobs in hand finish before cancelling them."""
 STOP_SECONDS = 5
 CRON_TIMEOUT_SECONDS = 60
-"""SAQ's timeout for a scheduled job (its default is 10 s, which cut the card-mails sweep short
-every time it had more than a few mails). Not much longer either: a job whose worker was killed keeps
+"""SAQ's timeout for a scheduled job: its default, 10 s, would cut short a card-mails sweep with more
+than a few mails to send. Not much longer either: a job whose worker was killed keeps
 its unique key, and so keeps the next runs from starting, until SAQ finds it past this timeout. A
 delivery in hand when the timeout cancels a sweep still finishes (jobs/card_mails.py)."""
 
@@ -42,8 +44,8 @@ OUTAGE_POLL_SECONDS = 1.0
 
 
 class QueueOutage:
-    """One warning when the queue's store stops answering, one line when it answers again: SAQ
-    logged a full traceback every second for as long as Redis was away."""
+    """One warning when the queue's store stops answering, one line when it answers again, where SAQ
+    on its own logs a full traceback every second for as long as the store is away."""
 
     def __init__(self) -> None:
         self.down = False
@@ -109,31 +111,35 @@ def make_queue(settings: Settings) -> Queue:
     return Queue.from_url(libpq_url(settings.database_url), name=name)
 
 
-def job_services(settings: Settings, passes: PassMaker, resolver: Resolver = system_resolver) -> dict[str, Any]:
-    """What the card-mail and webhook jobs need besides the database and the clock, from the settings."""
+def make_job_context(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    clock: Clock,
+    passes: PassMaker,
+    resolver: Resolver = system_resolver,
+) -> JobContext:
+    """Every part the jobs use, the sending ones built from the settings."""
     assert settings.encryption_key is not None, "the secrets are filled before the jobs are composed"
-    return {
-        "passes": passes,
-        "mailer": mailer_for(settings.smtp_host, settings.smtp_port, settings.home),
-        "mail_from": settings.mail_from,
-        "webhook_sealer": WebhookSealer(settings.encryption_key),
-        "webhook_sender": Sender(resolver, test_mode=settings.test_mode),
-        "webhook_gates": Gates(settings.webhook_concurrency, settings.webhook_endpoint_concurrency),
-    }
+    return JobContext(
+        sessionmaker=sessionmaker,
+        clock=clock,
+        passes=passes,
+        mailer=mailer_for(settings.smtp_host, settings.smtp_port, settings.home),
+        mail_from=settings.mail_from,
+        webhook_sealer=WebhookSealer(settings.encryption_key),
+        webhook_sender=Sender(resolver, test_mode=settings.test_mode),
+        webhook_gates=Gates(settings.webhook_concurrency, settings.webhook_endpoint_concurrency),
+    )
 
 
-def make_worker(
-    queue: Queue, sessionmaker: async_sessionmaker[AsyncSession], clock: Clock, **services: Any
-) -> Worker[Any]:
-    """``services``: what jobs use beyond the database and the clock (the pass maker and the mailer
-    for card mails)."""
-    context: dict[str, Any] = {"sessionmaker": sessionmaker, "clock": clock, **services}
+def make_worker(queue: Queue, context: JobContext) -> Worker[Any]:
+    """A worker running every job, each through the logging hook (``jobs.hook``) with ``context``."""
 
     async def startup(ctx: dict[str, Any]) -> None:
-        ctx.update(context)
+        keep(ctx, context)
 
-    functions = [*(fn for fn, _ in SCHEDULED.values()), *QUEUED]
-    crons = [CronJob(fn, cron=cron, timeout=CRON_TIMEOUT_SECONDS) for fn, cron in SCHEDULED.values()]
+    crons = [CronJob(for_saq(fn), cron=cron, timeout=CRON_TIMEOUT_SECONDS) for fn, cron in SCHEDULED.values()]
+    functions = [for_saq(fn) for fn in QUEUED]  # SAQ registers the crons' functions itself
     worker = QueueWorker(
         queue, functions=functions, cron_jobs=crons, startup=startup, concurrency=4, cancellation_hard_deadline_s=2
     )

@@ -24,8 +24,8 @@ class Customer(msgspec.Struct, kw_only=True):
     external_id: str | None
     locale: str
     status: str
-    marketingConsent: bool
-    marketingConsentStatementVersion: str | None
+    marketing_consent: bool = msgspec.field(name="marketingConsent")
+    marketing_consent_statement_version: str | None = msgspec.field(name="marketingConsentStatementVersion")
     loyalty_card_code: str | None
     identifiers: list[Identifier]
     is_deactivated: bool

@@ -1,7 +1,8 @@
 """Loyalty card codes and identifier values (CUSTOMER-5, CUSTOMER-6).
 
-A code is 8 characters A-Z and 0-9. Issued codes come from ``secrets``: 36^8 (about 2.8e12)
-possibilities, so a code cannot be guessed from the ones a vendor has seen.
+A code is 8 characters A-Z and 0-9. Issued codes come from ``secrets`` over the readable alphabet
+(no ``0 O 1 I L``): 31^8 (about 8.5e11) possibilities, so a code cannot be guessed from the ones a
+vendor has seen, nor misread off a card. Codes scanned or imported may hold any of A-Z 0-9.
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 import re
 
 from loyalty_core.customers.models import IdentifierType
-from loyalty_core.random_text import UPPER_ALNUM, random_text
+from loyalty_core.random_text import READABLE, random_text
 
 CODE_LENGTH = 8
 MAX_CARDS_PER_CUSTOMER = 5
-ALPHABET = UPPER_ALNUM
+ALPHABET = READABLE
 
 LOYALTY_CARD = IdentifierType.LOYALTY_CARD
 EMAIL = IdentifierType.EMAIL

@@ -6,7 +6,7 @@ while the writes take the snake_case names: the public API has always answered s
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
 
@@ -51,7 +51,7 @@ class Customer(CustomerProfile, frozen=True, omit_defaults=True):
     merged_into_id: int | None = None
 
     @classmethod
-    def of(cls, c: CustomerView) -> Customer:
+    def of(cls, c: CustomerView) -> Self:
         return cls(**resource_fields(c))
 
 

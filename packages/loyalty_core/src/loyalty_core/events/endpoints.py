@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
+import msgspec
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,6 +28,15 @@ from loyalty_core.tenancy.ceilings import lock_vendor
 MAX_ENDPOINTS = 10
 SECRET_PREFIX = "whsec_"
 ROTATION_OVERLAP = timedelta(hours=24)
+
+
+class Ping(msgspec.Struct):
+    """The test event's payload: which endpoint it was sent to."""
+
+    event_type: ClassVar[str] = PING
+    version: ClassVar[int] = 1
+    endpoint_id: int
+    url: str
 
 
 class Sealer(Protocol):
@@ -161,9 +171,16 @@ class WebhookEndpoints:
             )
         now = self._clock.now()
         event_id = new_event_id(now)
-        data = {"endpoint_id": endpoint.id, "url": endpoint.url}
+        ping = Ping(endpoint_id=endpoint.id, url=endpoint.url)
         await self._session.execute(
-            insert(events).values(vendor_id=vendor_id, id=event_id, type=PING, created_at=now, data=data)
+            insert(events).values(
+                vendor_id=vendor_id,
+                id=event_id,
+                type=Ping.event_type,
+                payload_version=Ping.version,
+                created_at=now,
+                data=msgspec.to_builtins(ping),
+            )
         )
         self._session.add(
             WebhookDelivery(

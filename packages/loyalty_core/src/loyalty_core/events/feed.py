@@ -3,16 +3,18 @@ an anonymized customer's events."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
-from sqlalchemy import delete, func, literal_column, select, update
+import msgspec
+from sqlalchemy import case, delete, func, literal, literal_column, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.events import errors as e
-from loyalty_core.events.models import PING, SCRUBBED, events
+from loyalty_core.events.models import PING, SCRUBBED, EventType, events
+from loyalty_core.events.payloads import Payload
 from loyalty_core.events.recording import first_id_after
 
 KEPT = timedelta(days=30)
@@ -62,13 +64,23 @@ async def event_body(session: AsyncSession, vendor_id: int, event_id: str) -> Ro
 
 
 async def scrub_customer_events(
-    session: AsyncSession, vendor_id: int, customer_id: int, anonymized: Mapping[str, Any]
+    session: AsyncSession, vendor_id: int, customer_id: int, anonymized: Sequence[Payload]
 ) -> None:
-    """After anonymization the customer's events hold the customer as it now reads: no personal data."""
+    """After anonymization the customer's events hold the customer as it now reads: no personal data.
+    ``anonymized``: the anonymized customer as the current payload of each ``customer.*`` type; each
+    event takes its own type's, in that payload's version."""
+    scrubbed = {type(p).event_type: p for p in anonymized}
+    missing = {t for t in EventType if t.startswith(SCRUBBED.rstrip("%"))} - scrubbed.keys()
+    if missing:
+        raise ValueError(f"no anonymized payload for {sorted(missing)}: their events would keep personal data")
+    # no ELSE: an event of a type not given would get a NULL and fail the statement, not keep its data
     await session.execute(
         update(events)
         .where(_E.vendor_id == vendor_id, _E.customer_id == customer_id, _E.type.like(literal_column(f"'{SCRUBBED}'")))
-        .values(data=dict(anonymized))
+        .values(
+            data=case({t: literal(msgspec.to_builtins(p), JSONB) for t, p in scrubbed.items()}, value=_E.type),
+            payload_version=case({t: type(p).version for t, p in scrubbed.items()}, value=_E.type),
+        )
     )
 
 

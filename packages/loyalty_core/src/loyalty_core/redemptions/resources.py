@@ -5,16 +5,15 @@ left after the deduction is shown on the creation (and its replay) only."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, view_of
-from loyalty_core.redemptions.used_event import SNAPSHOT
+from loyalty_core.redemptions.used_event import UsedSnapshot
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.tenancy.resources import BranchShown
 
@@ -51,7 +50,7 @@ class RedemptionBody(msgspec.Struct, omit_defaults=True):
     """Creation (and its replay) only."""
 
     @classmethod
-    def of(cls, r: RedemptionView, now: datetime, *, remaining_balance: int | UnsetType = UNSET) -> RedemptionBody:
+    def of(cls, r: RedemptionView, now: datetime, *, remaining_balance: int | UnsetType = UNSET) -> Self:
         """``remaining_balance`` is given on creation and its replay only."""
         return cls(
             redemption_id=r.id,
@@ -81,17 +80,12 @@ def redemption_data(view: RedemptionView, now: datetime) -> dict[str, Any]:
     return data
 
 
-_INSTANTS = ("redeemed_at", "expires_at", "used_at", "cancelled_at")
-
-
-def used_event_data(snapshot: Sequence[Any], at: datetime) -> dict[str, Any]:
-    """The data of a ``redemption.used`` event from the snapshot its verify stored (``used_event``):
-    the redemption as ``GET /redemptions/{code}`` showed it at ``at``, the event's instant."""
-    row = dict(zip(SNAPSHOT, snapshot, strict=True))
-    for name in _INSTANTS:
-        if row[name] is not None:
-            row[name] = datetime.fromisoformat(row[name])
-    return redemption_data(view_of(row), at)
+def used_event_data(snapshot: Any, at: datetime) -> dict[str, Any]:
+    """The data of a ``redemption.used`` event from the snapshot its verify stored (``UsedSnapshot``,
+    version 1): the redemption as ``GET /redemptions/{code}`` showed it at ``at``, the event's
+    instant."""
+    stored = msgspec.convert(snapshot, UsedSnapshot)
+    return redemption_data(view_of(msgspec.structs.asdict(stored)), at)
 
 
 def row_view(r: Redemption, branch: Branch | None) -> RedemptionView:

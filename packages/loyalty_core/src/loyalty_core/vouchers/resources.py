@@ -4,6 +4,7 @@ read and verify, and the ``voucher.used`` event's data."""
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Self
 
 import msgspec
 
@@ -24,7 +25,7 @@ class VoucherBody(msgspec.Struct):
     used_at: datetime | None
 
     @classmethod
-    def of(cls, v: Voucher, branches: list[Branch] | None, today: date) -> VoucherBody:
+    def of(cls, v: Voucher, branches: list[Branch] | None, today: date) -> Self:
         return cls(
             code=v.code,
             customer_id=v.customer_id,

@@ -9,26 +9,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date
 
-import msgspec
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.events.models import EventType
 from loyalty_core.events.recording import record_event
-from loyalty_core.random_text import UPPER_ALNUM, random_text
+from loyalty_core.random_text import READABLE, random_text
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.vouchers import errors as e
 from loyalty_core.vouchers.models import Voucher, VoucherBranch, VoucherStatus, shown_status
-from loyalty_core.vouchers.resources import VoucherBody
+from loyalty_core.vouchers.payloads import VoucherUsed
 
 
 def new_code() -> str:
-    return "BON-" + random_text(UPPER_ALNUM, 8)
+    return "BON-" + random_text(READABLE, 8)
 
 
 class VoucherService:
@@ -153,8 +151,6 @@ class VoucherService:
             if shown_status(voucher, today) == "expired":
                 raise e.VoucherExpired("The voucher is past its valid_until date.", code=voucher.code)
             raise e.VoucherAlreadyUsed("The voucher was already spent.", code=voucher.code)
-        data = msgspec.to_builtins(VoucherBody.of(voucher, branches, today))
-        await record_event(
-            self._session, self._clock, vendor_id, EventType.VOUCHER_USED, data, customer_id=voucher.customer_id
-        )
+        data = VoucherUsed.of(voucher, branches, today)
+        await record_event(self._session, self._clock, vendor_id, data, customer_id=voucher.customer_id)
         return voucher, branches

@@ -56,7 +56,7 @@ class Event(msgspec.Struct):
 
     @classmethod
     def of(cls, row: RowMapping) -> Event:
-        data = shown_data(row["type"], row["data"], row["created_at"])
+        data = shown_data(row["type"], row["payload_version"], row["data"], row["created_at"])
         return cls(id=row["id"], type=row["type"], created_at=row["created_at"], data=data)
 
 

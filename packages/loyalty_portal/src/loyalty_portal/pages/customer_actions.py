@@ -17,8 +17,7 @@ from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.passes.sending import CardSends
 from loyalty_core.redemptions.reads import customer_redemptions
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.pages.customers import CURRENT, customer_id_of, page
@@ -53,7 +52,7 @@ class CustomerActionsController(Controller):
         try:
             form.check()
             async with db.begin_nested():
-                await CustomerService(db, config.clock).record_consent(
+                await CustomerService(db, config.clock).consent.record(
                     visitor.vendor_id, number, granted, version, provenance=recorder
                 )
         except DomainError as refused:
@@ -103,7 +102,7 @@ class CustomerActionsController(Controller):
 
 async def _pair(db: Db, config: Cfg, vendor_id: int, closing_id: int, keep: str) -> tuple[CustomerView, CustomerView]:
     """The customer closing and the one kept (named by id or card code); never the same one."""
-    closing = await CustomerService(db, config.clock).get(vendor_id, closing_id)
+    closing = await CustomerService(db, config.clock).reads.get(vendor_id, closing_id)
     kept = await customer_of(db, config, vendor_id, keep)
     if kept.id == closing.id:
         raise ValidationFailed(

@@ -18,9 +18,8 @@ from loyalty_core.earning.reads import latest_purchases
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.reads import customer_redemptions
-from loyalty_core.wallet.causers import Causer
 from loyalty_core.wallet.errors import WalletNotFound
-from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_core.wallet.services import WalletService
 from loyalty_core.wallet.services.reads import LedgerFilter
 from loyalty_portal.access import Cfg, Db, Me
@@ -80,7 +79,7 @@ class CustomersController(Controller):
                 form.problems.setdefault("amount", []).append("An adjustment moves at least one point.")
             form.check()
             async with db.begin_nested():
-                await WalletService(db, config.clock).adjust(
+                await WalletService(db, config.clock).adjustments.adjust(
                     visitor.vendor_id,
                     number,
                     amount=amount or 0,
@@ -101,7 +100,7 @@ class CustomersController(Controller):
             raise CustomerNotFound("There is no such card action.")
         try:
             async with db.begin_nested():
-                await CustomerService(db, config.clock).set_identifier_active(
+                await CustomerService(db, config.clock).identifiers.set_identifier_active(
                     visitor.vendor_id, number, code, action == "unblock"
                 )
         except DomainError as refused:
@@ -111,17 +110,17 @@ class CustomersController(Controller):
     @post("/{customer_id:str}/deactivate")
     async def deactivate(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Any:
         number = customer_id_of(customer_id)
-        await CustomerService(db, config.clock).deactivate(visitor.vendor_id, number)
+        await CustomerService(db, config.clock).status.deactivate(visitor.vendor_id, number)
         return see_other(f"{MOUNT_PATH}/customers/{number}?done=deactivated")
 
     @get("/{customer_id:str}/anonymize")
     async def confirm_anonymize(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
-        customer = await CustomerService(db, config.clock).get(visitor.vendor_id, customer_id_of(customer_id))
+        customer = await CustomerService(db, config.clock).reads.get(visitor.vendor_id, customer_id_of(customer_id))
         return render("customer_anonymize.html", visitor=visitor, current=CURRENT, c=customer)
 
     @post("/{customer_id:str}/anonymize")
     async def anonymize(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Any:
-        await CustomerService(db, config.clock).anonymize(visitor.vendor_id, customer_id_of(customer_id))
+        await CustomerService(db, config.clock).status.anonymize(visitor.vendor_id, customer_id_of(customer_id))
         return see_other(f"{MOUNT_PATH}/customers?done=anonymized")
 
 
@@ -129,12 +128,12 @@ async def page(
     db: Db, config: Cfg, visitor: Me, customer_id: int, *, status: int = 200, **context: Any
 ) -> Response[str]:
     """The customer's page: who they are, their cards, balance, ledger, purchases and redemptions."""
-    customer = await CustomerService(db, config.clock).get(visitor.vendor_id, customer_id)
+    customer = await CustomerService(db, config.clock).reads.get(visitor.vendor_id, customer_id)
     wallets = WalletService(db, config.clock)
     try:
-        wallet = await wallets.read(visitor.vendor_id, customer_id)
+        wallet = await wallets.reads.read(visitor.vendor_id, customer_id)
         expiring = wallet.expiring_soon
-        entries, _ = await wallets.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
+        entries, _ = await wallets.reads.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
     except WalletNotFound:
         expiring, entries = 0, []
     cards = [i for i in customer.identifiers if i.type != IdentifierType.EMAIL]

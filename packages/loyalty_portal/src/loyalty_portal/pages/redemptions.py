@@ -12,8 +12,7 @@ from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.models import shown_status
 from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.redemptions.reads import redemption
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import Causer
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 

@@ -21,8 +21,7 @@ from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, Re
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.staff.sessions import Visitor
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import Causer
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.web import MOUNT_PATH, render, see_other
@@ -72,8 +71,8 @@ async def customer_of(db: Db, config: Cfg, vendor_id: int, given: str) -> Custom
         raise CustomerNotFound("Enter a customer id or a card code.")
     customer_id = row_id_of(value)
     if customer_id is not None:
-        return await customers.get(vendor_id, customer_id)
-    return await customers.lookup(vendor_id, identifier=value)
+        return await customers.reads.get(vendor_id, customer_id)
+    return await customers.reads.lookup(vendor_id, identifier=value)
 
 
 def _problems(refused: DomainError) -> dict[str, list[str]]:

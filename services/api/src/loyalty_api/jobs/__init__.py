@@ -1,4 +1,5 @@
-"""Scheduled and queued jobs: plain functions over core, each opening its own transactions."""
+"""Scheduled and queued jobs: plain functions over core, each opening its own transactions. Each takes
+the worker's ``JobContext`` (``jobs.context``) first; ``jobs.hook`` runs and logs every one of them."""
 
 from __future__ import annotations
 

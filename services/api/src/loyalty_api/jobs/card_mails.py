@@ -12,20 +12,19 @@ commit, so a mail the server took is recorded as sent.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from typing import Any
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_api.card_mail import compose
-from loyalty_api.mail_delivery import Mailer, MailRejected
+from loyalty_api.adapters.card_message import compose
+from loyalty_api.adapters.mail_sender import MailRejected
+from loyalty_api.jobs.context import JobContext, needed
 from loyalty_core.clock import Clock
 from loyalty_core.errors import DomainError
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.errors import PlatformAWalletUnavailable
 from loyalty_core.passes.outbox import Outbox
-from loyalty_core.passes.ports import PassMaker
 
 log = structlog.get_logger("loyalty.jobs.card_mails")
 
@@ -54,15 +53,13 @@ def job_options(card_mail_id: int) -> dict[str, Any]:
     }
 
 
-async def send_card_mail(ctx: Mapping[str, Any], *, card_mail_id: int) -> dict[str, str]:
+async def send_card_mail(ctx: JobContext, *, card_mail_id: int) -> dict[str, str]:
     return {"outcome": await deliver(ctx, card_mail_id)}
 
 
-async def card_mails(ctx: Mapping[str, Any], *, budget: float = SWEEP_SECONDS) -> dict[str, int]:
-    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
-    clock: Clock = ctx["clock"]
-    async with sessionmaker() as session:
-        due = await Outbox(session, clock).due()
+async def card_mails(ctx: JobContext, *, budget: float = SWEEP_SECONDS) -> dict[str, int]:
+    async with ctx.sessionmaker() as session:
+        due = await Outbox(session, ctx.clock).due()
     outcomes: dict[str, int] = {}
     loop = asyncio.get_running_loop()
     stop_at = loop.time() + budget
@@ -83,7 +80,7 @@ _in_hand: set[asyncio.Future[str]] = set()
 """Deliveries whose job was cancelled, kept referenced until they finish."""
 
 
-async def deliver(ctx: Mapping[str, Any], mail_id: int) -> str:
+async def deliver(ctx: JobContext, mail_id: int) -> str:
     """Deliver one queued mail: ``sent`` or ``written``; ``waiting`` for the shop's identity;
     ``failed`` when the customer can no longer get it, the SMTP server refused it for good, or it
     could not be built or sent after its attempts; ``skipped`` when it is delivered already or
@@ -104,9 +101,8 @@ def _finished(attempt: asyncio.Future[str]) -> None:
         attempt.exception()  # read here too: a caller cancelled meanwhile never reads it (it was postponed)
 
 
-async def _attempt(ctx: Mapping[str, Any], mail_id: int) -> str:
-    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
-    clock: Clock = ctx["clock"]
+async def _attempt(ctx: JobContext, mail_id: int) -> str:
+    sessionmaker, clock = ctx.sessionmaker, ctx.clock
     try:
         async with sessionmaker() as session, session.begin():
             return await _deliver_locked(ctx, session, clock, mail_id)
@@ -120,16 +116,16 @@ async def _attempt(ctx: Mapping[str, Any], mail_id: int) -> str:
         return "failed"
 
 
-async def _deliver_locked(ctx: Mapping[str, Any], session: AsyncSession, clock: Clock, mail_id: int) -> str:
-    passes: PassMaker = ctx["passes"]
-    mailer: Mailer = ctx["mailer"]
+async def _deliver_locked(ctx: JobContext, session: AsyncSession, clock: Clock, mail_id: int) -> str:
+    passes = needed(ctx.passes, "the pass maker")
+    mailer = needed(ctx.mailer, "a mailer")
     outbox = Outbox(session, clock)
     mail = await outbox.claim(mail_id)
     if mail is None:
         return "skipped"
     cards = PassCards(session, clock)
     try:
-        card = await cards.facts_of(await cards.get(mail.vendor_id, mail.customer_id))
+        _, card = await cards.for_pass(mail.vendor_id, mail.customer_id)
     except DomainError as gone:  # anonymized, merged, or without a card since the 202
         log.info("card mail dropped", card_mail_id=mail_id, reason=gone.code)
         await outbox.mark_failed(mail)
@@ -145,7 +141,7 @@ async def _deliver_locked(ctx: Mapping[str, Any], session: AsyncSession, clock: 
     composed = compose(
         card,
         to=mail.to_address,
-        sender=ctx["mail_from"],
+        sender=needed(ctx.mail_from, "the mails' From address"),
         message_id=mail.message_id,
         save_url=passes.save_url(card, now),
         pkpass=pkpass,

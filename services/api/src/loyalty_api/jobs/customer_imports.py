@@ -6,13 +6,10 @@ transaction per chunk of rows, the job's progress written with each."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
+from loyalty_api.jobs.context import JobContext
 from loyalty_core.accounts.import_jobs import ImportJobs, run_import
-from loyalty_core.clock import Clock
 
 CRON = "* * * * *"
 JOB = "run_customer_import"
@@ -23,13 +20,12 @@ def job_options(job_id: int) -> dict[str, Any]:
     return {"job_id": job_id, "key": f"customer-import:{job_id}", "timeout": 3600}
 
 
-async def run_customer_import(ctx: Mapping[str, Any], *, job_id: int) -> dict[str, str]:
-    return {"state": await run_import(ctx["sessionmaker"], ctx["clock"], job_id)}
+async def run_customer_import(ctx: JobContext, *, job_id: int) -> dict[str, str]:
+    return {"state": await run_import(ctx.sessionmaker, ctx.clock, job_id)}
 
 
-async def customer_imports(ctx: Mapping[str, Any]) -> dict[str, int]:
-    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
-    clock: Clock = ctx["clock"]
+async def customer_imports(ctx: JobContext) -> dict[str, int]:
+    sessionmaker, clock = ctx.sessionmaker, ctx.clock
     async with sessionmaker() as session:
         due = await ImportJobs(session, clock).due()
     outcomes: dict[str, int] = {}

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from loyalty_core.clock import Clock
+from loyalty_api.jobs.context import JobContext
 from loyalty_core.earning.moments_due import moment_vendors, record_due
 
 log = structlog.get_logger("loyalty.jobs.customer_moments")
@@ -17,12 +13,11 @@ CRON = "15 0 * * *"
 """Daily, a quarter past midnight UTC: a birthday is due from its first minute."""
 
 
-async def customer_moments(ctx: Mapping[str, Any]) -> dict[str, int]:
+async def customer_moments(ctx: JobContext) -> dict[str, int]:
     """Each vendor in its own transaction, so one vendor's trouble leaves the others recorded; a
     second run for the same day records nothing new."""
-    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
-    clock: Clock = ctx["clock"]
-    now = clock.now()
+    sessionmaker = ctx.sessionmaker
+    now = ctx.clock.now()
     async with sessionmaker() as session:
         vendors = await moment_vendors(session, now.date())
     recorded = failed = 0

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any
 
 import structlog
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from loyalty_core.clock import Clock
+from loyalty_api.jobs.context import JobContext
 from loyalty_core.wallet.services import WalletService
 
 log = structlog.get_logger("loyalty.jobs.expire_points")
@@ -25,16 +22,15 @@ LOCK_TIMEOUT = "1s"
 holding the whole run behind one lock."""
 
 
-async def expire_points(ctx: Mapping[str, Any]) -> dict[str, int]:
+async def expire_points(ctx: JobContext) -> dict[str, int]:
     """Each wallet in its own transaction, so one wallet's trouble (a lock held elsewhere, a deadlock)
     leaves the others expired; the wallets that failed are retried after the rest, and those still
     failing are logged and left to the next run. A second run for the same moment finds nothing left
     and writes nothing."""
-    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
-    clock: Clock = ctx["clock"]
+    sessionmaker, clock = ctx.sessionmaker, ctx.clock
     now = clock.now()
     async with sessionmaker() as session:
-        pending = list(await WalletService(session, clock).wallets_with_expired_points(now))
+        pending = list(await WalletService(session, clock).expiry.wallets_with_expired_points(now))
     entries = points = 0
     for attempt in range(1, ATTEMPTS + 1):
         failed: list[tuple[int, int]] = []
@@ -42,7 +38,7 @@ async def expire_points(ctx: Mapping[str, Any]) -> dict[str, int]:
             try:
                 async with sessionmaker.begin() as session:
                     await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
-                    entry = await WalletService(session, clock).expire_wallet(vendor_id, wallet_id, now)
+                    entry = await WalletService(session, clock).expiry.expire_wallet(vendor_id, wallet_id, now)
             except Exception as exc:  # this wallet waits for a later attempt; the rest go on
                 log.warning(
                     "wallet not expired yet",

@@ -3,11 +3,9 @@ that ended more than a day ago are deleted, batch by batch, each batch its own t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import structlog
 
+from loyalty_api.jobs.context import JobContext
 from loyalty_api.jobs.pruning import prune_in_batches
 from loyalty_core.tenancy.tokens import BATCH, prune_expired_tokens
 
@@ -17,7 +15,7 @@ CRON = "35 0 * * *"
 """Daily, half an hour after the points expire."""
 
 
-async def prune_tokens(ctx: Mapping[str, Any]) -> dict[str, int]:
+async def prune_tokens(ctx: JobContext) -> dict[str, int]:
     deleted, now = await prune_in_batches(ctx, prune_expired_tokens, BATCH)
     log.info("expired tokens pruned", tokens=deleted, at=now.isoformat())
     return {"tokens": deleted}

@@ -12,26 +12,23 @@ de-duplicate by event id).
 A worker (EVENT-9) sends up to ``LOYALTY_WEBHOOK_CONCURRENCY`` attempts at once, at most
 ``LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY`` of them to one endpoint, so a receiver that answers slowly
 (or not at all, until the 10-second cut) holds only its own share of the slots and the other shops'
-deliveries go on beside it. A run keeps its slots filled: it reads what is due again as attempts
-finish, rather than waiting for a whole batch.
+deliveries go on beside it (``webhook_gates``). A run keeps its slots filled: it reads what is due
+again as attempts finish, rather than waiting for a whole batch.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
 from typing import Any
 
 import msgspec
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from loyalty_api.adapters.webhook_sender import signature
+from loyalty_api.jobs.context import JobContext, needed
 from loyalty_api.jobs.pruning import prune_in_batches
-from loyalty_api.webhook_delivery import Sender, signature
-from loyalty_core.clock import Clock
 from loyalty_core.events.deliveries import Deliveries, Outcome
-from loyalty_core.events.endpoints import Sealer, signing_secrets
+from loyalty_core.events.endpoints import signing_secrets
 from loyalty_core.events.feed import PRUNE_BATCH, event_body, prune_events
 from loyalty_core.shown_events import shown_data
 
@@ -41,10 +38,6 @@ CRON = "* * * * *"
 """Every minute: retries whose time has come, and deliveries whose wake-up was lost."""
 PRUNE_CRON = "50 0 * * *"
 JOB = "deliver_webhooks"
-CONCURRENCY = 32
-"""Attempts in flight at once in a worker process (``LOYALTY_WEBHOOK_CONCURRENCY``)."""
-ENDPOINT_CONCURRENCY = 8
-"""Of those, at most this many to one endpoint (``LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY``)."""
 REFILL_SECONDS = 0.1
 """A run reads what is due at most this often while attempts are in flight."""
 PER_ENDPOINT_READ = 100
@@ -59,46 +52,12 @@ def job_options() -> dict[str, Any]:
     return {"key": "webhook-deliveries", "timeout": 120}
 
 
-async def deliver_webhooks(ctx: Mapping[str, Any]) -> dict[str, int]:
+async def deliver_webhooks(ctx: JobContext) -> dict[str, int]:
     return await webhook_deliveries(ctx)
 
 
-class Gates:
-    """The bounds on a worker's attempts in flight: all together, and to each endpoint. Shared by
-    every run of the jobs in one worker process (``webhook_gates`` in the job context), so the
-    minute's sweep and a wake-up running at the same moment share one set of slots."""
-
-    def __init__(self, total: int = CONCURRENCY, per_endpoint: int = ENDPOINT_CONCURRENCY) -> None:
-        self.total, self.per_endpoint, self.busy = total, per_endpoint, 0
-        self._all = asyncio.Semaphore(total)
-        self._endpoints: dict[tuple[int, int], tuple[asyncio.Semaphore, int]] = {}
-
-    @asynccontextmanager
-    async def slot(self, vendor_id: int, endpoint_id: int) -> AsyncIterator[None]:
-        """Hold one of the endpoint's slots, then one of the worker's: an attempt waiting on a busy
-        endpoint takes none of the slots the other endpoints could use."""
-        key = (vendor_id, endpoint_id)
-        gate, users = self._endpoints.get(key, (asyncio.Semaphore(self.per_endpoint), 0))
-        self._endpoints[key] = (gate, users + 1)
-        try:
-            async with gate, self._all:
-                self.busy += 1
-                try:
-                    yield
-                finally:
-                    self.busy -= 1
-        finally:
-            gate, users = self._endpoints[key]
-            if users == 1:  # nobody waits on it: forget it, so the map does not grow with every endpoint
-                del self._endpoints[key]
-            else:
-                self._endpoints[key] = (gate, users - 1)
-
-
-async def webhook_deliveries(ctx: Mapping[str, Any], *, budget: float = SWEEP_SECONDS) -> dict[str, int]:
-    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
-    clock: Clock = ctx["clock"]
-    gates: Gates = ctx.get("webhook_gates") or Gates()
+async def webhook_deliveries(ctx: JobContext, *, budget: float = SWEEP_SECONDS) -> dict[str, int]:
+    sessionmaker, clock, gates = ctx.sessionmaker, ctx.clock, ctx.webhook_gates
     outcomes: dict[str, int] = {}
     loop = asyncio.get_running_loop()
     stop_at = loop.time() + budget
@@ -138,13 +97,12 @@ async def webhook_deliveries(ctx: Mapping[str, Any], *, budget: float = SWEEP_SE
     return outcomes
 
 
-async def attempt(ctx: Mapping[str, Any], vendor_id: int, delivery_id: int) -> str:
+async def attempt(ctx: JobContext, vendor_id: int, delivery_id: int) -> str:
     """Make one attempt: ``succeeded``, ``failed`` or ``skipped`` (made already, or held elsewhere).
     The claim and the outcome are two short transactions; the send happens between them."""
-    sessionmaker: async_sessionmaker[AsyncSession] = ctx["sessionmaker"]
-    clock: Clock = ctx["clock"]
-    sealer: Sealer = ctx["webhook_sealer"]
-    sender: Sender = ctx["webhook_sender"]
+    sessionmaker, clock = ctx.sessionmaker, ctx.clock
+    sealer = needed(ctx.webhook_sealer, "the webhook sealer")
+    sender = needed(ctx.webhook_sender, "the webhook sender")
     async with sessionmaker() as session, session.begin():
         deliveries = Deliveries(session, clock)
         claimed = await deliveries.claim(vendor_id, delivery_id)
@@ -155,7 +113,7 @@ async def attempt(ctx: Mapping[str, Any], vendor_id: int, delivery_id: int) -> s
             await deliveries.settle(claimed, Outcome(False, None, 0, "The event no longer exists."))
             return "failed"
         now = clock.now()
-        data = shown_data(event["type"], event["data"], event["created_at"])
+        data = shown_data(event["type"], event["payload_version"], event["data"], event["created_at"])
         body = msgspec.json.encode(
             {"id": event["id"], "type": event["type"], "created_at": event["created_at"], "data": data}
         )
@@ -176,7 +134,7 @@ async def attempt(ctx: Mapping[str, Any], vendor_id: int, delivery_id: int) -> s
     return result
 
 
-async def prune_old_events(ctx: Mapping[str, Any]) -> dict[str, int]:
+async def prune_old_events(ctx: JobContext) -> dict[str, int]:
     deleted, now = await prune_in_batches(ctx, prune_events, PRUNE_BATCH)
     log.info("old events pruned", events=deleted, at=now.isoformat())
     return {"events": deleted}

@@ -67,7 +67,7 @@ class FileMailer:
 
     def _write(self, message: EmailMessage) -> None:
         # the mails hold card codes and passes: readable by the service's user only, whatever the
-        # umask, and a folder made more open by an earlier version is closed again
+        # umask, and a folder found more open is closed again
         self.directory.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
         if stat.S_IMODE(self.directory.stat().st_mode) != PRIVATE_FOLDER:
             self.directory.chmod(PRIVATE_FOLDER)

@@ -17,7 +17,7 @@ import structlog
 from cryptography import x509
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_api.home_files import stored_once
+from loyalty_api.adapters.home_files import stored_once
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.identities import IdentityRows, unavailable
