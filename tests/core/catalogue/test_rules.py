@@ -8,9 +8,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loyalty_core.catalogue.batch import later_duplicates
-from loyalty_core.catalogue.metadata import MAX_METADATA_BYTES, compact_json, fits
-from loyalty_core.catalogue.sorting import NAME_SORT_MAX, contains_pattern, fold, sort_key
+from loyalty_core.catalogue.rules.batch import later_duplicates
+from loyalty_core.catalogue.rules.metadata import MAX_METADATA_BYTES, compact_json, fits
+from loyalty_core.catalogue.rules.sorting import NAME_SORT_MAX, contains_pattern, fold, sort_key
 
 
 def test_case_and_accents_do_not_move_a_name() -> None:

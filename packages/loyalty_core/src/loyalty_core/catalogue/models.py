@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.catalogue.metadata import MAX_METADATA_BYTES
+from loyalty_core.catalogue.rules.metadata import MAX_METADATA_BYTES
 from loyalty_core.db import Base, VendorRow, one_of, vendor_key
 
 

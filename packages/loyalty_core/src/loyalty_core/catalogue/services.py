@@ -12,10 +12,10 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.catalogue import errors as e
-from loyalty_core.catalogue.batch import check_size
-from loyalty_core.catalogue.metadata import TOO_LARGE, compact_json, fits
 from loyalty_core.catalogue.models import PRODUCT_STATUSES, Product, ProductCount, ProductStatus
-from loyalty_core.catalogue.sorting import contains_pattern, sort_key
+from loyalty_core.catalogue.rules.batch import check_size
+from loyalty_core.catalogue.rules.metadata import TOO_LARGE, compact_json, fits
+from loyalty_core.catalogue.rules.sorting import contains_pattern, sort_key
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 

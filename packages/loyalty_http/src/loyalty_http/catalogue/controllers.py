@@ -10,7 +10,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 from msgspec import UnsetType
 
-from loyalty_core.catalogue.batch import check_size, duplicate_message, later_duplicates
+from loyalty_core.catalogue.rules.batch import check_size, duplicate_message, later_duplicates
 from loyalty_core.catalogue.services import ProductData
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_http.catalogue import schemas as s

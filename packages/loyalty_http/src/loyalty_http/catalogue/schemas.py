@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from loyalty_core.catalogue.metadata import TOO_LARGE, compact_json, fits
 from loyalty_core.catalogue.models import Product as ProductModel
 from loyalty_core.catalogue.models import ProductStatus
+from loyalty_core.catalogue.rules.metadata import TOO_LARGE, compact_json, fits
 from loyalty_core.catalogue.services import ProductData
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS
 from loyalty_core.rewards.models import Reward as RewardModel

@@ -1,0 +1,2 @@
+"""The catalogue's pure rules: batch sizes and duplicates, metadata as compact JSON, the names'
+phone-book order."""
