@@ -13,7 +13,7 @@ from loyalty_api import migrate
 from loyalty_core.earning.created_event import created_data
 from loyalty_core.events.recording import dumps, new_event_id
 from loyalty_core.shown_events import shown_data
-from loyalty_core.tenancy.access import BranchRef
+from loyalty_core.tenancy.rules.access import BranchRef
 from tests.support.database import database_name, fresh_database
 
 _BEFORE = "3b7e91c4d2f6"

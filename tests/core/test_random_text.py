@@ -12,7 +12,7 @@ from loyalty_core.customers import cards
 from loyalty_core.events.recording import new_event_id
 from loyalty_core.random_text import ALNUM, LOOK_ALIKES, READABLE, READABLE_LETTERS, random_text
 from loyalty_core.redemptions.codes import new_code
-from loyalty_core.tenancy.prefixes import prefix_for
+from loyalty_core.tenancy.rules.prefixes import prefix_for
 from loyalty_core.vouchers.services import new_code as new_voucher_code
 
 

@@ -14,7 +14,7 @@ from loyalty_core.earning.resources import Transaction
 from loyalty_core.earning.till_purchase_reads import Item, TransactionView
 from loyalty_core.redemptions.resources import RedemptionBody
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView
-from loyalty_core.tenancy.access import BranchRef
+from loyalty_core.tenancy.rules.access import BranchRef
 
 AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

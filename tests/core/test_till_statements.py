@@ -36,7 +36,7 @@ TILL_MODULES = {
     "loyalty_core.redemptions.till_redeem",
     "loyalty_core.redemptions.till_redeem_state",
     "loyalty_core.redemptions.till_verify",
-    "loyalty_core.tenancy.token_check",
+    "loyalty_core.tenancy.till_token_check",
     "loyalty_core.wallet.ledger_writes",
     "loyalty_core.wallet.till_adjust",
 }

@@ -15,7 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.errors import NotFound
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, Page, PerPage, page_number, paginate

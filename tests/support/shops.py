@@ -18,8 +18,8 @@ from loyalty_core.customers.models import CustomerIdentifier
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.earning.services import EarnRuleService
 from loyalty_core.earning.terms import EarnRuleData
-from loyalty_core.tenancy.access import BranchRef, PlanLimits, VendorContext
 from loyalty_core.tenancy.models import Plan
+from loyalty_core.tenancy.rules.access import BranchRef, PlanLimits, VendorContext
 from tests.support.vendors import make_branch, make_vendor
 from tests.support.wallets import make_customer
 

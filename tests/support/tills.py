@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.db import give_back_idle, make_driver_pool
 from loyalty_core.earning.till_purchase import PurchaseRequest, Purchases, Submitted
 from loyalty_core.errors import DomainError
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.rules.access import VendorContext
 
 
 class Till:

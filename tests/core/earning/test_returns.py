@@ -18,8 +18,8 @@ from loyalty_core.db import driver_connection
 from loyalty_core.earning import returns
 from loyalty_core.earning.purchases import Transaction
 from loyalty_core.earning.till_return import ReturnRequest, till_return
-from loyalty_core.tenancy.access import PlanLimits, VendorContext
 from loyalty_core.tenancy.models import Vendor
+from loyalty_core.tenancy.rules.access import PlanLimits, VendorContext
 from loyalty_core.wallet.services import WalletService
 from tests.support.invariants import ledger_violations
 from tests.support.vendors import make_vendor

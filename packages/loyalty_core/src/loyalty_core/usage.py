@@ -20,9 +20,9 @@ from loyalty_core.earning.models import Campaign
 from loyalty_core.earning.purchases import Transaction, meters
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.rewards.models import Reward, RewardStatus
-from loyalty_core.tenancy.ceilings import lock_vendor
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.models import Branch, Plan, Vendor
+from loyalty_core.tenancy.services.ceilings import lock_vendor
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,9 +46,9 @@ from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.rewards.listing import RewardReads
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
-from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.reads import TenancyReads
+from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_core.usage import UsageReads
 from loyalty_core.vouchers.listing import VoucherList

@@ -13,7 +13,7 @@ from litestar.plugins import InitPluginProtocol
 
 from loyalty_core.earning.till_meter import Allowance
 from loyalty_core.earning.till_purchase import Purchases
-from loyalty_core.tenancy.token_check import vendor_state
+from loyalty_core.tenancy.till_token_check import vendor_state
 from loyalty_http.access.auth import admin_authenticator, nobody, vendor_authenticator
 from loyalty_http.access.connection import DriverPools, one_connection_per_request, request_connection
 from loyalty_http.access.rate_limit import MemoryBackend, RateLimiter, RedisBackend

@@ -26,7 +26,7 @@ from loyalty_core.customers.services.ports import CustomerChanges, CustomerRead
 from loyalty_core.customers.services.rows import check_birth_date, flush_customer
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.tenancy import ceilings
+from loyalty_core.tenancy.services import ceilings
 from loyalty_core.wallet.models import Causer, Wallet
 
 IMPORT_LOCK_SCOPE = 0x4C494D50

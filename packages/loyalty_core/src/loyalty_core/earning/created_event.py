@@ -27,8 +27,8 @@ from loyalty_core.earning.resources import LineAwardShown, RuleApplied, Transact
 from loyalty_core.earning.rules import RuleResult
 from loyalty_core.earning.till_purchase_reads import Item
 from loyalty_core.events.models import EventType
-from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.resources import BranchShown
+from loyalty_core.tenancy.rules.access import BranchRef
 
 NAME = "purchase_event"
 

@@ -11,7 +11,7 @@ from loyalty_core.db import driver_connection
 from loyalty_core.earning.rules import Scoring, score
 from loyalty_core.earning.terms import CustomerFacts, Purchase
 from loyalty_core.earning.till_terms import fetch_terms, paying
-from loyalty_core.tenancy import ceilings
+from loyalty_core.tenancy.services import ceilings
 
 
 async def score_example(session: AsyncSession, vendor_id: int, purchase: Purchase, now: datetime) -> Scoring:

@@ -12,7 +12,7 @@ from psycopg.rows import dict_row
 
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.errors import TransactionNotFound
-from loyalty_core.tenancy.access import BranchRef
+from loyalty_core.tenancy.rules.access import BranchRef
 from loyalty_core.till_sql import Params, bound, statements_of
 
 SQL = statements_of(__name__)

@@ -19,9 +19,9 @@ from loyalty_core.earning import validation
 from loyalty_core.earning.models import Campaign, EarnRule
 from loyalty_core.earning.terms import CampaignData, CampaignTerms, EarnRuleData, Family
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import BranchNotFound
 from loyalty_core.tenancy.models import Branch, Plan, Vendor
+from loyalty_core.tenancy.services import ceilings
 
 T = TypeVar("T", EarnRule, Campaign)
 FEATURE_OF_FAMILY: dict[str, str] = {

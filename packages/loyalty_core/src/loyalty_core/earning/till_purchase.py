@@ -39,8 +39,8 @@ from loyalty_core.earning.till_purchase_reads import (
 from loyalty_core.earning.till_purchase_write import purchase_write, write
 from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
+from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.till_protocol import till_write

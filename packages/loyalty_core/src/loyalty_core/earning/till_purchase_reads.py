@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 from loyalty_core.clock import midnight_utc
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.tenancy.access import BranchRef
+from loyalty_core.tenancy.rules.access import BranchRef
 from loyalty_core.till_sql import Params, bound, statements_of
 
 SQL = statements_of(__name__)

@@ -23,7 +23,7 @@ from loyalty_core.events.addresses import Resolver, check_url
 from loyalty_core.events.models import PING, DeliveryStatus, WebhookDelivery, WebhookEndpoint, events
 from loyalty_core.events.recording import RECORDED, new_event_id
 from loyalty_core.random_text import ALNUM, random_text
-from loyalty_core.tenancy.ceilings import lock_vendor
+from loyalty_core.tenancy.services.ceilings import lock_vendor
 
 MAX_ENDPOINTS = 10
 SECRET_PREFIX = "whsec_"

@@ -45,8 +45,8 @@ from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem_state import LOCKS, STATE, LockedRow, RedeemRead, RewardRow, StateRow
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, read_view
 from loyalty_core.rewards.errors import RewardNotFound
-from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
+from loyalty_core.tenancy.rules.access import BranchRef
 from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, NoWallet

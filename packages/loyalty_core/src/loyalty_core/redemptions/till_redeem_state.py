@@ -15,7 +15,7 @@ from datetime import date, datetime
 
 from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.tenancy.access import BranchRef
+from loyalty_core.tenancy.rules.access import BranchRef
 from loyalty_core.till_sql import statements_of
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.till_protocol import Locks, key_lock

@@ -31,8 +31,8 @@ from loyalty_core.events.recording import deliveries_of, new_event_id
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus, status_at
 from loyalty_core.redemptions.used_event import MOVED_COLUMNS, NAME, USED_CTES
-from loyalty_core.tenancy.access import WRITE_ADMITTED
-from loyalty_core.tenancy.token_check import CompanionRead, TokenCheck, riding
+from loyalty_core.tenancy.rules.access import WRITE_ADMITTED
+from loyalty_core.tenancy.till_token_check import CompanionRead, TokenCheck, riding
 from loyalty_core.till_sql import Params, bound, statements_of
 
 SQL = statements_of(__name__)

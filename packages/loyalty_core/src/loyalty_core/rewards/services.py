@@ -13,9 +13,9 @@ from loyalty_core.clock import Clock
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
 from loyalty_core.rewards import errors as e
 from loyalty_core.rewards.models import Reward, RewardStatus
-from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.models import Vendor
+from loyalty_core.tenancy.services import ceilings
 
 
 @dataclass(frozen=True, slots=True)

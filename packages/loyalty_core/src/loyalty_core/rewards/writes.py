@@ -13,9 +13,9 @@ from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.rewards import errors as e
 from loyalty_core.rewards.models import Reward, RewardBranch, RewardStatus, RewardType
-from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy.errors import BranchNotFound
 from loyalty_core.tenancy.models import Branch
+from loyalty_core.tenancy.services import ceilings
 
 FIELDS = (
     "type",

@@ -19,7 +19,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
 from loyalty_core.db import Base, one_of, vendor_reference
-from loyalty_core.tenancy.prefixes import PATTERN, default_prefix
+from loyalty_core.tenancy.rules.prefixes import PATTERN, default_prefix
 
 
 class VendorStatus(StrEnum):

@@ -17,9 +17,9 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.events.recording import record_event
 from loyalty_core.random_text import READABLE, random_text
-from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.models import Branch
+from loyalty_core.tenancy.rules.access import BranchRef
 from loyalty_core.vouchers import errors as e
 from loyalty_core.vouchers.models import Voucher, VoucherBranch, VoucherStatus, shown_status
 from loyalty_core.vouchers.payloads import VoucherUsed

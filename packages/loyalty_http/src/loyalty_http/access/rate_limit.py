@@ -34,7 +34,7 @@ import structlog
 from litestar import Request
 
 from loyalty_core.clock import Clock
-from loyalty_core.tenancy.access import VendorState, vendor_usable
+from loyalty_core.tenancy.rules.access import VendorState, vendor_usable
 from loyalty_http.access.auth import bearer_token
 from loyalty_http.access.tokens import TokenCodec, request_claims
 from loyalty_http.wire import metrics

@@ -12,7 +12,7 @@ from msgspec import UnsetType
 
 from loyalty_core.catalogue.rules.batch import check_size, duplicate_message, later_duplicates
 from loyalty_core.catalogue.services import ProductData
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.catalogue import schemas as s
 from loyalty_http.params import Products, Rewards, given
 from loyalty_http.route_options import reads

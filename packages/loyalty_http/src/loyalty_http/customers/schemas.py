@@ -19,7 +19,7 @@ from loyalty_core.customers.profiles import IdentifierInput, Profile
 from loyalty_core.customers.resources import Customer as Customer
 from loyalty_core.customers.resources import Identifier as Identifier
 from loyalty_core.customers.resources import resource_fields as resource_fields
-from loyalty_core.tenancy.token_check import CompanionRead
+from loyalty_core.tenancy.till_token_check import CompanionRead
 from loyalty_core.text import MAX_EMAIL_LENGTH, SURROGATE, is_email
 from loyalty_http.params import given, present
 from loyalty_http.wire.validation import NUL_MESSAGE, UTF8_MESSAGE

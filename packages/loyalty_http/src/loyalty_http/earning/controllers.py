@@ -15,8 +15,8 @@ from loyalty_core.earning.errors import PlanLimitExceeded
 from loyalty_core.earning.till_purchase import Purchases
 from loyalty_core.earning.till_purchase_reads import customer_transactions
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
+from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.earning import purchase_schemas as s
 from loyalty_http.params import Clk, Config, Reader, Writer, customer_id_of, wake_deliveries
 from loyalty_http.route_options import reads

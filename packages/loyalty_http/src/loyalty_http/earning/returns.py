@@ -16,8 +16,8 @@ from loyalty_core.earning.return_reads import transaction_returns
 from loyalty_core.earning.till_purchase_reads import transaction_shown
 from loyalty_core.earning.till_return import till_return
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
+from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.earning import purchase_schemas
 from loyalty_http.earning import return_schemas as s
 from loyalty_http.params import Clk, Config, Reader, Writer, wake_deliveries

@@ -19,7 +19,7 @@ from loyalty_core.passes.errors import (
     CustomerHasNoEmail,
     PlatformAWalletUnavailable,
 )
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.config import HttpConfig
 from loyalty_http.params import Cards, Config, Sends, after_commit, customer_id_of, pass_maker_of
 from loyalty_http.passes import schemas as s

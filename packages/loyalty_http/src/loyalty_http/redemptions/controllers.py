@@ -12,8 +12,8 @@ from litestar.params import FromPath
 from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.redemptions.till_verify import read_code, verify_answer, verify_riding
-from loyalty_core.tenancy.access import VendorContext
-from loyalty_core.tenancy.token_check import CompanionRead
+from loyalty_core.tenancy.rules.access import VendorContext
+from loyalty_core.tenancy.till_token_check import CompanionRead
 from loyalty_http.params import Clk, Companion, Config, Reader, Writer, given, wake_deliveries
 from loyalty_http.redemptions import schemas as s
 from loyalty_http.route_options import reads

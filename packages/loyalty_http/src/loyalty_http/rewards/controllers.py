@@ -12,7 +12,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.redemptions.offers import list_offers
 from loyalty_core.rewards.models import RewardStatus
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.params import given
 from loyalty_http.rewards import schemas as s
 from loyalty_http.route_options import reads

@@ -10,7 +10,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.params import Clk, KnownVendor, VoucherListDep, Vouchers, given
 from loyalty_http.route_options import reads
 from loyalty_http.vouchers import schemas as s

@@ -8,7 +8,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from loyalty_core.tenancy.access import VendorContext
+from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_core.wallet.services import LedgerFilter
 from loyalty_core.wallet.till_adjust import Adjustment, till_adjust

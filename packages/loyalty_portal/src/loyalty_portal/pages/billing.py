@@ -11,7 +11,7 @@ from litestar.params import FromQuery
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.numbers import row_id_of
-from loyalty_core.tenancy.ceilings import plan_of
+from loyalty_core.tenancy.services.ceilings import plan_of
 from loyalty_core.usage import PlanChoice, Usage
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form

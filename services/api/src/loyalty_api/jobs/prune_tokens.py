@@ -7,7 +7,7 @@ import structlog
 
 from loyalty_api.jobs.context import JobContext
 from loyalty_api.jobs.pruning import prune_in_batches
-from loyalty_core.tenancy.tokens import BATCH, prune_expired_tokens
+from loyalty_core.tenancy.jobs import BATCH, prune_expired_tokens
 
 log = structlog.get_logger("loyalty.jobs.prune_tokens")
 

@@ -1,4 +1,5 @@
-"""Tenancy services: plans, vendors, branches, clients, tokens, and resolving a token to its vendor."""
+"""Tenancy services: plans, vendors, branches, clients, tokens, and resolving a token to its vendor;
+``ceilings`` holds the one helper every plan ceiling uses."""
 
 from __future__ import annotations
 
@@ -16,12 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.tenancy import ceilings
 from loyalty_core.tenancy import errors as e
-from loyalty_core.tenancy.access import (
-    CLIENT_CREDENTIALS,
-)
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
+from loyalty_core.tenancy.rules.access import CLIENT_CREDENTIALS
+from loyalty_core.tenancy.services import ceilings
 
 
 def hash_secret(secret: str) -> str:

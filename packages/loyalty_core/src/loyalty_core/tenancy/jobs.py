@@ -1,4 +1,5 @@
-"""Issued access tokens past their end: nothing reads them any more, so they are deleted in batches."""
+"""The ``prune-tokens`` job's work: issued access tokens past their end, which nothing reads any
+more, deleted in batches."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from loyalty_core.tenancy import errors as e
-from loyalty_core.tenancy.access import (
+from loyalty_core.tenancy.rules.access import (
     CLIENT_CREDENTIALS,
     BranchRef,
     PlanLimits,
@@ -104,7 +104,7 @@ def _access_row(row: Any) -> AccessRow:
 @dataclass(frozen=True, slots=True)
 class CompanionRead:
     """A statement that rides on the token check's round trip: a read, or a write (``ctes``) whose
-    WHERE holds :data:`~loyalty_core.tenancy.access.WRITE_ADMITTED`.
+    WHERE holds :data:`~loyalty_core.tenancy.rules.access.WRITE_ADMITTED`.
 
     ``sql`` selects at most one row of the caller's vendor, named ``%(vendor_id)s`` (the token's
     claimed vendor: the check refuses the request unless the token's client belongs to it), with a
@@ -117,7 +117,7 @@ class CompanionRead:
     params: Params
     ctes: str = ""
     """Common table expressions the statement starts with: a data-modifying one (which PostgreSQL
-    takes only at the top), whose WHERE holds :data:`~loyalty_core.tenancy.access.WRITE_ADMITTED`,
+    takes only at the top), whose WHERE holds :data:`~loyalty_core.tenancy.rules.access.WRITE_ADMITTED`,
     and ``sql`` reads its result."""
 
 
