@@ -27,7 +27,7 @@ async def _measure() -> tuple[str, str, tuple[float, float], float]:
     from loyalty_core.accounts.customers import CustomerService
     from loyalty_core.accounts.till_lookup import BY_IDENTIFIER
     from loyalty_core.clock import SystemClock
-    from loyalty_core.customers import cards
+    from loyalty_core.customers.rules import cards
     from loyalty_core.db import make_engine, make_sessionmaker
     from loyalty_core.models import metadata
 

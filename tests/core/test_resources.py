@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 
+from loyalty_core.customers.reads.customer import CustomerView, IdentifierView
 from loyalty_core.customers.resources import Customer
-from loyalty_core.customers.views import CustomerView, IdentifierView
 from loyalty_core.earning.resources import Transaction
 from loyalty_core.earning.till_purchase_reads import Item, TransactionView
 from loyalty_core.redemptions.resources import RedemptionBody

@@ -26,7 +26,7 @@ REFRESH = "after a deliberate change, rewrite them with `uv run --frozen just ti
 
 TILL_MODULES = {
     "loyalty_core.accounts.till_lookup",
-    "loyalty_core.customers.finding",
+    "loyalty_core.customers.till_holder",
     "loyalty_core.earning.till_meter",
     "loyalty_core.earning.till_purchase_find",
     "loyalty_core.earning.till_purchase_reads",

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from loyalty_core.customers import cards
+from loyalty_core.customers.rules import cards
 
 
 def test_new_codes_are_eight_characters_a_to_z_and_0_to_9() -> None:

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from loyalty_core.customers import consent
+from loyalty_core.customers.rules import consent
 
 KEY = b"k" * 32
 

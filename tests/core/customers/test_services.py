@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers import errors as ce
-from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier
-from loyalty_core.customers.profiles import IdentifierInput, Profile
+from loyalty_core.customers.rules.consent import Provenance
+from loyalty_core.customers.services.profiles import IdentifierInput, Profile
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_core.wallet.models import Wallet

@@ -32,8 +32,8 @@ from loyalty_core.accounts.merge import MergeService
 from loyalty_core.accounts.search import CustomerSearch
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
-from loyalty_core.customers.card_list import CardList
 from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.customers.reads.cards import CardList
 from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.earning.till_purchase import Purchases
 from loyalty_core.events.transaction import request_transaction

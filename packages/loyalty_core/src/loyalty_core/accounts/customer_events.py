@@ -25,8 +25,8 @@ from loyalty_core.accounts.payloads import (
 )
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer
+from loyalty_core.customers.reads.customer import CustomerView, view_of
 from loyalty_core.customers.resources import Customer as CustomerResource
-from loyalty_core.customers.views import CustomerView, view_of
 from loyalty_core.events.feed import scrub_customer_events
 from loyalty_core.events.recording import record_event
 

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Select, and_, cast, func, select
 
 from loyalty_core.customers.models import Customer
-from loyalty_core.customers.views import IDENTIFIER_LIST
+from loyalty_core.customers.reads.customer import IDENTIFIER_LIST
 from loyalty_core.wallet.models import Wallet, due_points
 
 _C = Customer.__table__.c

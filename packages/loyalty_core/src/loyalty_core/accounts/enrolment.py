@@ -16,15 +16,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.opening_balances import IMPORTED, OpeningBalances
 from loyalty_core.clock import Clock
-from loyalty_core.customers import cards, consent
-from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.customers.profiles import IdentifierInput, Profile
+from loyalty_core.customers.reads.customer import CustomerView
+from loyalty_core.customers.rules import cards, consent
+from loyalty_core.customers.rules.consent import Provenance
 from loyalty_core.customers.services import identifier_rows
 from loyalty_core.customers.services.consent import apply_decision, event_of, refuse_under_age
 from loyalty_core.customers.services.ports import CustomerChanges, CustomerRead
+from loyalty_core.customers.services.profiles import IdentifierInput, Profile
 from loyalty_core.customers.services.rows import check_birth_date, flush_customer
-from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.tenancy.services import ceilings
 from loyalty_core.wallet.models import Causer, Wallet

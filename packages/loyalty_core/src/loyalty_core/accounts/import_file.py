@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TextIO
 
-from loyalty_core.customers import cards
-from loyalty_core.customers.profiles import IdentifierInput, Profile
+from loyalty_core.customers.rules import cards
+from loyalty_core.customers.services.profiles import IdentifierInput, Profile
 
 COLUMNS = ("external_id", "card", "email", "first_name", "last_name", "phone", "date_of_birth", "opening_points")
 MAX_POINTS = 2_147_483_647

@@ -14,9 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.payloads import CustomerMerged
 from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.clock import Clock
-from loyalty_core.customers import cards
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.rules import cards
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.events.recording import record_event
 from loyalty_core.wallet.models import Causer, EntryType, PointLot

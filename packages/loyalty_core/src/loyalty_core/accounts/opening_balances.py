@@ -13,7 +13,7 @@ import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.customers.views import CustomerView
+from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_core.wallet.services.adjustment import UNKNOWN, Adjustments, Unknown
 

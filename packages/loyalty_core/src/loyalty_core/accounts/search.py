@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.customer_rows import customer_rows
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
-from loyalty_core.customers.views import CustomerView, view_of
+from loyalty_core.customers.reads.customer import CustomerView, view_of
 from loyalty_core.listing import Listed, count_of, offset_of
 from loyalty_core.text import fold, folded, like_part
 

@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import Any
 
 from loyalty_core.customers import errors as e
-from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.customers.views import CustomerView, view_of
+from loyalty_core.customers.reads.customer import CustomerView, view_of
+from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER
 from loyalty_core.tenancy.till_token_check import CompanionRead, TokenCheck, VendorScope, riding
 from loyalty_core.till_sql import Params, statements_of
 

@@ -1,7 +1,7 @@
 """The customer read with its balance: one statement for profile, balance and identifiers.
 
 It sits above customers and wallet because it joins both; the customers area only knows the
-shape (``customers.views``).
+shape (``customers.reads.customer``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from loyalty_core.accounts.till_lookup import customer_found, lookup_read
 from loyalty_core.clock import Clock
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.customers.views import CustomerView, view_of
+from loyalty_core.customers.reads.customer import CustomerView, view_of
 from loyalty_core.db import driver_connection
 from loyalty_core.till_sql import bound
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Self
 import msgspec
 
 if TYPE_CHECKING:  # the view extends this module's CustomerProfile
-    from loyalty_core.customers.views import CustomerView
+    from loyalty_core.customers.reads.customer import CustomerView
 
 
 class Identifier(msgspec.Struct):

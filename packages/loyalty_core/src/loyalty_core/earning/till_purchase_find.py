@@ -16,8 +16,8 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.customers.models import CustomerStatus
+from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.terms import CustomerFacts, MomentKey
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated
-from loyalty_core.customers.views import CustomerView
+from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.models import PassBrandingRow
 from loyalty_core.passes.ports import BrandingFacts, CardFacts

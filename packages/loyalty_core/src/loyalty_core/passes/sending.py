@@ -19,7 +19,7 @@ from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers import errors as ce
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.customers.views import CustomerView
+from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.errors import CardSendThrottled, CustomerEmailSuppressed, CustomerHasNoEmail
 from loyalty_core.passes.models import CardMail, CardSendCooldown, EmailSuppression, MailStatus, SuppressionRelease

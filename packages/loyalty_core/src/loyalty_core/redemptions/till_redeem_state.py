@@ -2,7 +2,7 @@
 key's, then the wallet's), and the one read (taken after those locks were granted) of everything
 the checks need, as named rows.
 
-The customer is found through the identifier's unique index (``customers.finding``); the same read
+The customer is found through the identifier's unique index (``customers.till_holder``); the same read
 brings the reward with its branches, the branch, the key's earlier redemption, the customer's count
 for the reward's limit (all but the redemptions that do not count), the wallet's open lots and the
 vendor's code prefix.
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.customers.models import CustomerStatus
+from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.tenancy.rules.access import BranchRef
 from loyalty_core.till_sql import statements_of
 from loyalty_core.wallet import ledger

@@ -12,7 +12,7 @@ from litestar.params import FromPath
 
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.enrolment import ImportOutcome
-from loyalty_core.customers import consent
+from loyalty_core.customers.rules import consent
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.customers import admin_schemas as s
 from loyalty_http.customers.controllers import unsubscribe_path

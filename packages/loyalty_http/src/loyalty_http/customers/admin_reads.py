@@ -10,7 +10,7 @@ from litestar.di import NamedDependency
 from msgspec import UNSET, UnsetType
 
 from loyalty_core import bounds
-from loyalty_core.customers.card_list import CardListed, CardState
+from loyalty_core.customers.reads.cards import CardListed, CardState
 from loyalty_http.customers.schemas import Customer
 from loyalty_http.params import CardListDep, CustomerSearchDep, KnownVendor, given
 from loyalty_http.route_options import reads

@@ -11,10 +11,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from loyalty_core import bounds
-from loyalty_core.customers import cards
 from loyalty_core.customers.models import ConsentEvent as ConsentEventModel
-from loyalty_core.customers.profiles import Profile
-from loyalty_core.customers.views import CardView, CustomerView
+from loyalty_core.customers.reads.customer import CardView, CustomerView
+from loyalty_core.customers.rules import cards
+from loyalty_core.customers.services.profiles import Profile
 from loyalty_http.customers.schemas import (
     Customer,
     IdentifierIn,

@@ -8,8 +8,8 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.accounts.till_lookup import customer_found
-from loyalty_core.customers import consent
 from loyalty_core.customers import errors as ce
+from loyalty_core.customers.rules import consent
 from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.config import HttpConfig
 from loyalty_http.customers import schemas as s

@@ -13,12 +13,12 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core import bounds
 from loyalty_core.accounts import till_lookup
-from loyalty_core.customers import cards
 from loyalty_core.customers.models import Locale
-from loyalty_core.customers.profiles import IdentifierInput, Profile
 from loyalty_core.customers.resources import Customer as Customer
 from loyalty_core.customers.resources import Identifier as Identifier
 from loyalty_core.customers.resources import resource_fields as resource_fields
+from loyalty_core.customers.rules import cards
+from loyalty_core.customers.services.profiles import IdentifierInput, Profile
 from loyalty_core.tenancy.till_token_check import CompanionRead
 from loyalty_core.text import MAX_EMAIL_LENGTH, SURROGATE, is_email
 from loyalty_http.params import given, present

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound, ExternalIdNotFound
-from loyalty_core.customers.views import CustomerView
+from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.passes.errors import (
     CardSendThrottled,
     CustomerEmailSuppressed,

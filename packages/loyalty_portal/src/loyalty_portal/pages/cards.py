@@ -14,8 +14,8 @@ from litestar.params import FromPath
 from litestar.response import Stream
 
 from loyalty_core.bounds import CARD_BATCH_COUNT, MAX_BATCH
-from loyalty_core.customers.card_batches import CardBatches
 from loyalty_core.customers.errors import CardBatchNotFound
+from loyalty_core.customers.services.card_batches import CardBatches
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.reads import user_emails

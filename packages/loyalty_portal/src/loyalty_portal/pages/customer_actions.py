@@ -11,8 +11,8 @@ from litestar.params import FromPath
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.merge import MergeService
 from loyalty_core.bounds import STATEMENT_VERSION
-from loyalty_core.customers import consent
-from loyalty_core.customers.views import CustomerView
+from loyalty_core.customers.reads.customer import CustomerView
+from loyalty_core.customers.rules import consent
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.passes.sending import CardSends

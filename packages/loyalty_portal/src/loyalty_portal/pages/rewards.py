@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.bounds import COUNT, POSITIVE, REWARD_DESCRIPTION, REWARD_NAME
 from loyalty_core.customers.errors import CustomerNotFound
-from loyalty_core.customers.views import CustomerView
+from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.numbers import row_id_of

@@ -12,13 +12,13 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.customers import consent
 from loyalty_core.customers import errors as e
-from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import ConsentEvent, Customer
+from loyalty_core.customers.reads.customer import CustomerView
+from loyalty_core.customers.rules import consent
+from loyalty_core.customers.rules.consent import Provenance
 from loyalty_core.customers.services.ports import CustomerChanges, CustomerRead
 from loyalty_core.customers.services.rows import locked_customer
-from loyalty_core.customers.views import CustomerView
 
 
 def apply_decision(

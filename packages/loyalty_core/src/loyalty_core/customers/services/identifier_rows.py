@@ -11,10 +11,10 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.customers import cards
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.models import CustomerIdentifier
-from loyalty_core.customers.profiles import IdentifierInput
+from loyalty_core.customers.rules import cards
+from loyalty_core.customers.services.profiles import IdentifierInput
 
 ISSUE_ATTEMPTS = 8
 """A fresh random code collides with an existing one about once in millions of issues; retrying a

@@ -12,14 +12,14 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.customers import cards
 from loyalty_core.customers import errors as e
-from loyalty_core.customers.card_batches import CardBatches
 from loyalty_core.customers.models import CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.reads.customer import CardView, CustomerView
+from loyalty_core.customers.rules import cards
 from loyalty_core.customers.services import identifier_rows
+from loyalty_core.customers.services.card_batches import CardBatches
 from loyalty_core.customers.services.ports import CustomerChanges, CustomerRead
 from loyalty_core.customers.services.rows import locked_customer
-from loyalty_core.customers.views import CardView, CustomerView
 from loyalty_core.errors import ValidationFailed
 
 

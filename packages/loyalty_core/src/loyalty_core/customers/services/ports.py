@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from loyalty_core.customers.views import CustomerView
+from loyalty_core.customers.reads.customer import CustomerView
 
 
 class CustomerRead(Protocol):

@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import DEFAULT_LOCALE, ConsentEvent, CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.customers.services.ports import CustomerChanges, CustomerRead
 from loyalty_core.customers.services.rows import locked_customer
-from loyalty_core.customers.views import CustomerView
 
 
 class StatusWrites:

@@ -14,15 +14,15 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.customers import cards
 from loyalty_core.customers import errors as e
-from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import DEFAULT_LOCALE, Customer, CustomerIdentifier, CustomerStatus
+from loyalty_core.customers.reads.customer import CustomerView
+from loyalty_core.customers.rules import cards
+from loyalty_core.customers.rules.consent import Provenance
 from loyalty_core.customers.services.consent import decide, refuse_under_age
 from loyalty_core.customers.services.identifier_rows import add_identifier
 from loyalty_core.customers.services.ports import CustomerChanges, CustomerRead
 from loyalty_core.customers.services.rows import check_birth_date, flush_customer, locked_customer
-from loyalty_core.customers.views import CustomerView
 
 _PROFILE_FIELDS = ("first_name", "last_name", "phone", "date_of_birth", "customer_since", "locale")
 

@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import func, literal_column, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
-from loyalty_core.customers import cards
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
 from loyalty_core.customers.resources import CustomerProfile
+from loyalty_core.customers.rules import cards
 
 
 @dataclass(frozen=True, slots=True)

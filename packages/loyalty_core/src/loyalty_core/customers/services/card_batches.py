@@ -18,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.bounds import MAX_BATCH as MAX_BATCH
 from loyalty_core.clock import Clock
-from loyalty_core.customers import cards
 from loyalty_core.customers.errors import CardBatchNotFound
 from loyalty_core.customers.models import CardBatch, CustomerIdentifier
+from loyalty_core.customers.rules import cards
 from loyalty_core.errors import ValidationFailed
 
 PAGE = 1_000

@@ -9,8 +9,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.customers import cards
 from loyalty_core.customers.models import CustomerIdentifier
+from loyalty_core.customers.rules import cards
 from loyalty_core.listing import Listed, rows_of
 
 

@@ -1,0 +1,2 @@
+"""The customers area's pure rules: loyalty card codes and identifier values (``cards``), marketing
+consent (``consent``)."""
