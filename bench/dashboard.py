@@ -73,7 +73,7 @@ async def _fill(database_url: str, vendor_id: int) -> None:
     import psycopg
 
     from loyalty_core.db import make_engine, make_sessionmaker
-    from loyalty_core.wallet.folding import fold_ledger
+    from loyalty_core.wallet.jobs import fold_ledger
 
     dsn = database_url.replace("postgresql+psycopg://", "postgresql://")
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:

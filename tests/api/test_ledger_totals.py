@@ -22,10 +22,10 @@ from loyalty_api.settings import Settings
 from loyalty_api.worker import make_queue, make_worker
 from loyalty_core.clock import FixedClock, SystemClock
 from loyalty_core.db import driver_connection, make_engine, make_sessionmaker
-from loyalty_core.wallet.folding import fold_ledger
+from loyalty_core.wallet.jobs import fold_ledger
 from loyalty_core.wallet.models import Causer
+from loyalty_core.wallet.reads import points_by_kind
 from loyalty_core.wallet.services import WalletService
-from loyalty_core.wallet.totals import points_by_kind
 from tests.support.service import ADMIN
 from tests.support.vendors import make_vendor
 from tests.support.wallets import earn, new_customer

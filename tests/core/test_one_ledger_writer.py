@@ -1,5 +1,5 @@
 """One writer of ledger entries: the SQL that writes an entry, its lots or a wallet's balance lives in
-``loyalty_core/wallet/ledger_writes.py`` only, and no module builds ``LedgerEntry`` or ``PointLot``
+``loyalty_core/wallet/till_posting.py`` only, and no module builds ``LedgerEntry`` or ``PointLot``
 rows through the ORM. A second writer would be a second copy of the ledger's invariant. Nor does any
 other module compose the posting's CTEs into a statement of its own: ``posting_statement`` does, with
 the caller's CTEs before and after them."""
@@ -10,10 +10,10 @@ import ast
 import re
 from pathlib import Path
 
-from loyalty_core.wallet.ledger_writes import posting_statement
+from loyalty_core.wallet.till_posting import posting_statement
 
 ROOT = Path(__file__).resolve().parents[2]
-WRITER = ROOT / "packages/loyalty_core/src/loyalty_core/wallet/ledger_writes.py"
+WRITER = ROOT / "packages/loyalty_core/src/loyalty_core/wallet/till_posting.py"
 MODELS = "loyalty_core.wallet.models"
 ROWS = frozenset({"LedgerEntry", "PointLot"})
 
@@ -133,17 +133,17 @@ def test_the_writer_holds_the_posting() -> None:
 
 def test_the_posting_scan_sees_every_spelling() -> None:
     code = (
-        "from loyalty_core.wallet.ledger_writes import _posting_ctes as p\n"
-        "from loyalty_core.wallet import ledger_writes\n"
-        "ledger_writes._posting_ctes(gate='true')\n"
-        "getattr(ledger_writes, '_posting_ctes')\n"
+        "from loyalty_core.wallet.till_posting import _posting_ctes as p\n"
+        "from loyalty_core.wallet import till_posting\n"
+        "till_posting._posting_ctes(gate='true')\n"
+        "getattr(till_posting, '_posting_ctes')\n"
         "posting_ctes()\n"
         "SQL = 'WITH ledger_entry  as\\n(INSERT ...)'\n"
         "OTHER = 'SELECT id FROM ledger_entry'\n"
     )
     assert posting_builds(ast.parse(code)) == [
         "import _posting_ctes at line 1",
-        "ledger_writes._posting_ctes at line 3",
+        "till_posting._posting_ctes at line 3",
         "'_posting_ctes' at line 4",
         "posting_ctes at line 5",
         "'ledger_entry  as\\n(' at line 6",

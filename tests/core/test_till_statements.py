@@ -37,7 +37,7 @@ TILL_MODULES = {
     "loyalty_core.redemptions.till_redeem_state",
     "loyalty_core.redemptions.till_verify",
     "loyalty_core.tenancy.till_token_check",
-    "loyalty_core.wallet.ledger_writes",
+    "loyalty_core.wallet.till_posting",
     "loyalty_core.wallet.till_adjust",
 }
 """The modules that send the till's statements: lookup, adjustment (and give, through the posting),

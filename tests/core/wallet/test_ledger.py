@@ -1,4 +1,4 @@
-"""The lot arithmetic of wallet/ledger.py (FIFO lots; LEDGER-2:
+"""The lot arithmetic of wallet/rules.py (FIFO lots; LEDGER-2:
 added points expire like earned points; deducted points come out of the points that expire first)."""
 
 from __future__ import annotations
@@ -9,15 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loyalty_core.wallet.ledger import (
-    Lot,
-    NotEnoughPoints,
-    Take,
-    consumption_order,
-    lot_expiry,
-    remaining_after,
-    take,
-)
+from loyalty_core.wallet.rules import Lot, NotEnoughPoints, Take, consumption_order, lot_expiry, remaining_after, take
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -23,8 +23,7 @@ from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.staff.models import PortalSession, SignInFailure, User
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
-from loyalty_core.wallet.models import Wallet
-from loyalty_core.wallet.rollups import ledger_totals, ledger_totals_overall, ledger_totals_watermark
+from loyalty_core.wallet.models import Wallet, ledger_totals, ledger_totals_overall, ledger_totals_watermark
 
 __all__ = [
     "RECENT_PURCHASES",

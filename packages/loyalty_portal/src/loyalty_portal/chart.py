@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from loyalty_core.wallet.daily_totals import DayPoints
+from loyalty_core.wallet.reads import DayPoints
 
 WIDTH, HEIGHT = 760, 260
 LEFT, RIGHT, TOP, BOTTOM = 56, 8, 12, 28

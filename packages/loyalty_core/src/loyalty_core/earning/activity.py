@@ -1,7 +1,7 @@
 """Who shops: the customers of a vendor with a purchase in the last 90 days (DASHBOARD-2).
 
 Counting them from the purchases themselves reads every purchase of those 90 days; so the
-``ledger-totals`` fold (``wallet/folding.py``) keeps each customer's latest purchase in
+``ledger-totals`` fold (``wallet/jobs.py``) keeps each customer's latest purchase in
 ``customer_activity``, and the count reads that (one row per customer) plus the purchases not
 folded yet, the same watermark's way as the ledger's totals (TOTALS-3).
 """

@@ -3,7 +3,7 @@ meter when the purchase reserved no unit ahead (a conditional upsert: racing pur
 the hard limit), credits the wallet, writes the entry, its lot, the transaction, its lines, the
 moments it paid and its ``transaction.created`` event (EVENT-1, EVENT-11: a snapshot,
 ``created_event``), each step only when the meter admitted it, so the meter's row is held only for
-the commit. ``ledger_writes.posting_statement`` builds it: the meter before the posting, gating it,
+the commit. ``till_posting.posting_statement`` builds it: the meter before the posting, gating it,
 the transaction's rows after it.
 """
 
@@ -22,9 +22,9 @@ from loyalty_core.earning.rules import Scoring
 from loyalty_core.events.recording import deliveries_of, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.till_sql import bound, statements_of
-from loyalty_core.wallet import ledger
-from loyalty_core.wallet.ledger_writes import PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.rules import lot_expiry
+from loyalty_core.wallet.till_posting import PostingParams, entry_params, posting_statement
 
 SQL = statements_of(__name__)
 
@@ -150,7 +150,7 @@ def purchase_write(
         causer_id=vendor.client_id,
         now=now,
         key=key,
-        opened=[(points, ledger.lot_expiry(now, vendor.point_expiry_days))],
+        opened=[(points, lot_expiry(now, vendor.point_expiry_days))],
     )
     moments = sorted(scoring.moments_paid, key=lambda m: (m.moment, m.since))
     return PurchaseWrite(

@@ -15,7 +15,7 @@ Two round trips for a new return:
    totals and records ``transaction.returned`` (EVENT-2: the purchase, read in round trip 1 under
    its lock, with its new totals and the return under ``return``); with ``COMMIT`` (each attempt
    is one ``transaction()``, a savepoint inside a caller's). The ledger's one writer builds that
-   statement (``ledger_writes.posting_statement``), the return's rows after its posting.
+   statement (``till_posting.posting_statement``), the return's rows after its posting.
 Refusals raise before step 2, which writes nothing. Returns are not metered. Lots whose end has
 passed are expired first by the same statement (LEDGER-9) and never taken back, so a return takes
 only what the customer could still spend.
@@ -45,10 +45,10 @@ from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.till_sql import bound, statements_of
-from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import WalletNotFound
-from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.rules import Lot, split_due, take
+from loyalty_core.wallet.till_posting import LEDGER_EVENTS, PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.till_protocol import Locks, key_lock, same_wallet, till_write
 
 SQL = statements_of(__name__)
@@ -269,7 +269,7 @@ async def _attempt(
         same_wallet(locked["wallet_id"], found["wallet_id"])
         ids, ends, left_in = found["lot_ids"] or (), found["lot_ends"] or (), found["lot_left"] or ()
         # points past their end are expired first, in this statement, and never taken back (LEDGER-9)
-        expired, lots = ledger.split_due([ledger.Lot(*lot) for lot in zip(ids, ends, left_in, strict=True)], now)
+        expired, lots = split_due([Lot(*lot) for lot in zip(ids, ends, left_in, strict=True)], now)
         due = returns.due_now(
             bought["points_earned"], bought["total_amount"], bought["returned_amount"], request.amount
         )
@@ -305,7 +305,7 @@ async def _attempt(
             now=now,
             reason=RETURN_REASON,
             key=key,
-            taken=ledger.take(lots, split.points_reversed) if split.points_reversed else (),
+            taken=take(lots, split.points_reversed) if split.points_reversed else (),
             expired=expired,
         )
         to_write = ReturnWrite(

@@ -11,7 +11,7 @@ from typing import Protocol
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus
 from loyalty_core.rewards.models import RewardStatus
-from loyalty_core.wallet.ledger import Take
+from loyalty_core.wallet.rules import Take
 
 NOT_COUNTED = StoredStatus.CANCELLED
 """A cancelled redemption gave its points and stock back: it no longer counts towards the

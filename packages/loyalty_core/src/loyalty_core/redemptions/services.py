@@ -24,8 +24,8 @@ from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import Reward
 from loyalty_core.tenancy.models import Branch, Vendor
-from loyalty_core.wallet import ledger
 from loyalty_core.wallet.models import PointLot
+from loyalty_core.wallet.rules import Take
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +106,7 @@ class RedemptionService:
             updated_at=now,
         )
 
-    async def _lots_of(self, takes: list[ledger.Take]) -> list[list[object]]:
+    async def _lots_of(self, takes: list[Take]) -> list[list[object]]:
         ends = {
             lot.id: lot.expires_at
             for lot in (

@@ -16,7 +16,7 @@ Two round trips for a new redemption, on the request's one connection:
    writes the ``redeem`` entry, the lots it consumes (soonest-ending first), the balance, the
    redemption and its ``redemption.created`` event (EVENT-5). A new code that collides with an
    existing one (ON CONFLICT) undoes the attempt, which then runs again with another code. The
-   ledger's one writer builds that statement (``ledger_writes.posting_statement``): the stock take
+   ledger's one writer builds that statement (``till_posting.posting_statement``): the stock take
    goes before its posting and gates it, the redemption's rows after it.
 A refusal rolls back before step 2 and writes nothing, leaving its key free.
 """
@@ -48,10 +48,10 @@ from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef
 from loyalty_core.till_sql import bound, statements_of
-from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, NoWallet
-from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.rules import split_due, take
+from loyalty_core.wallet.till_posting import LEDGER_EVENTS, PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.till_protocol import RunAgain, same_wallet, till_write
 
 SQL = statements_of(__name__)
@@ -200,13 +200,13 @@ async def _attempt(
         rules.check_stock(reward.id, reward.total_stock, reward.remaining_stock)
         lots = state.lots()
         # points past their end are never spent: the write expires them first, in its statement
-        expired, live = ledger.split_due(lots, now)
+        expired, live = split_due(lots, now)
         balance -= sum(t.points for t in expired)
         if balance < reward.point_cost:
             raise InsufficientBalance(
                 "The balance is too low for this deduction.", balance=balance, amount=-reward.point_cost
             )
-        takes = ledger.take(live, reward.point_cost)
+        takes = take(live, reward.point_cost)
         ends = {lot.id: lot.expires_at for lot in lots}
         code = new_code(state.code_prefix or "CODE")
         until = rules.code_expiry(now, reward.code_valid_for_hours)

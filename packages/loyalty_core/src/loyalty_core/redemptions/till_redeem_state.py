@@ -17,7 +17,7 @@ from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.tenancy.rules.access import BranchRef
 from loyalty_core.till_sql import statements_of
-from loyalty_core.wallet import ledger
+from loyalty_core.wallet.rules import Lot
 from loyalty_core.wallet.till_protocol import Locks, key_lock
 
 SQL = statements_of(__name__)
@@ -178,8 +178,8 @@ class StateRow:
             bool(self.branch_active),
         )
 
-    def lots(self) -> list[ledger.Lot]:
+    def lots(self) -> list[Lot]:
         return [
-            ledger.Lot(i, end, left)
+            Lot(i, end, left)
             for i, end, left in zip(self.lot_ids or (), self.lot_ends or (), self.lot_remaining or (), strict=True)
         ]

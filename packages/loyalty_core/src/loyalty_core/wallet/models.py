@@ -1,5 +1,12 @@
 """The wallet a customer gets at registration (CUSTOMER-1: a wallet is created with
-each new customer and starts at 0 points). The ledger, lots and their rules build on it."""
+each new customer and starts at 0 points), its ledger and expiry lots, and the ledger's totals.
+
+The totals per vendor, UTC day and entry type are kept by the ``ledger-totals`` job (TOTALS-1), so
+the operator's metrics and the portal's dashboard read a few rows and the entries not folded yet
+instead of the whole ledger. No till write touches them: every entry is written once, by the
+ledger's one writer, and the job folds it later (``wallet/jobs.py``). A total holds what came in and
+what went out apart (``points_in``, ``points_out``; ``points`` is their difference), so both
+directions of an adjustment stay readable."""
 
 from __future__ import annotations
 
@@ -10,12 +17,19 @@ from typing import Any
 
 from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
+    ARRAY,
     BigInteger,
     CheckConstraint,
+    Column,
+    Date,
     ForeignKey,
     Index,
+    PrimaryKeyConstraint,
     Select,
+    SmallInteger,
     String,
+    Table,
+    Text,
     UniqueConstraint,
     func,
     select,
@@ -94,7 +108,7 @@ class LedgerEntry(VendorRow, Base):
             unique=True,
             postgresql_where=text(f"type = '{EntryType.ADJUST}' AND idempotency_key IS NOT NULL"),
         ),
-        # the ledger-totals fold (TOTALS-1, ``wallet/folding.py``) reads the entries not folded yet over
+        # the ledger-totals fold (TOTALS-1, ``wallet/jobs.py``) reads the entries not folded yet over
         # all vendors as ``id > folded_through``: ids grow with the heap, so a BRIN index finds those
         # pages for a few index pages and costs the till's inserts next to nothing (a b-tree on the id
         # alone would be a second index on every write)
@@ -149,3 +163,54 @@ def due_points(vendor_id: Any, wallet_id: Any, now: datetime) -> Select[tuple[in
     return select(func.coalesce(func.sum(lots.remaining), 0)).where(
         lots.vendor_id == vendor_id, lots.wallet_id == wallet_id, lots.remaining > 0, lots.expires_at <= now
     )
+
+
+_BALANCED = "points = points_in - points_out AND points_in >= 0 AND points_out >= 0 AND entries >= 1"
+
+ledger_totals = Table(
+    "ledger_totals",
+    Base.metadata,
+    Column("vendor_id", BigInteger, ForeignKey("vendors.id"), nullable=False),
+    Column("day", Date, nullable=False),
+    Column("type", String(8), nullable=False),
+    Column("points", BigInteger, nullable=False),
+    Column("points_in", BigInteger, nullable=False),
+    Column("points_out", BigInteger, nullable=False),
+    Column("entries", BigInteger, nullable=False),
+    PrimaryKeyConstraint("vendor_id", "day", "type", name="pk_ledger_totals"),
+    CheckConstraint(_BALANCED, name="balanced"),
+)
+"""One vendor's entries of one type on one UTC day (of their ``created_at``), folded."""
+
+ledger_totals_overall = Table(
+    "ledger_totals_overall",
+    Base.metadata,
+    Column("type", String(8), nullable=False),
+    Column("points", BigInteger, nullable=False),
+    Column("points_in", BigInteger, nullable=False),
+    Column("points_out", BigInteger, nullable=False),
+    Column("entries", BigInteger, nullable=False),
+    PrimaryKeyConstraint("type", name="pk_ledger_totals_overall"),
+    CheckConstraint(_BALANCED, name="balanced"),
+)
+"""Every vendor's entries of one type, folded: what ``GET /metrics`` reads, a handful of rows
+whatever the number of vendors and days."""
+
+ledger_totals_watermark = Table(
+    "ledger_totals_watermark",
+    Base.metadata,
+    Column("id", SmallInteger, nullable=False),
+    Column("folded_through", BigInteger, nullable=False, server_default="0"),
+    Column("pending_through", BigInteger, nullable=True),
+    Column("purchases_folded_through", BigInteger, nullable=False, server_default="0"),
+    Column("purchases_pending_through", BigInteger, nullable=True),
+    Column("pending_transactions", ARRAY(Text), nullable=False, server_default="{}"),
+    PrimaryKeyConstraint("id", name="pk_ledger_totals_watermark"),
+    CheckConstraint("id = 1", name="one_row"),
+)
+"""The fold's one row: every entry with an id up to ``folded_through`` is in the totals and none
+above it (and every purchase up to ``purchases_folded_through`` in ``customer_activity``).
+``pending_through`` (``purchases_pending_through``) is the next bound, safe to fold once none of
+the ``pending_transactions`` (virtual transaction ids) still runs."""
+
+WATERMARK_ID = 1

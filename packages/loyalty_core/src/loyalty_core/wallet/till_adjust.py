@@ -5,7 +5,7 @@ It follows the till's write protocol (``wallet/till_protocol.py``): lock the wal
 key up under that lock (a concurrent duplicate waits, then answers the replay; the key belongs to
 the customer's merge family, so the wallet's lock orders its duplicates and no key lock is taken),
 refuse before writing, then write the entry, its lot (or the lots it takes from) and the balance in
-one statement, the ledger's one writer (``loyalty_core.wallet.ledger_writes``). Ids come from the
+one statement, the ledger's one writer (``loyalty_core.wallet.till_posting``). Ids come from the
 tables' sequences, as the ORM draws them. Each step is a fixed statement prepared on the connection,
 whose plan starts from a primary or unique key, sent as a plain round trip (a pipeline costs the
 served worker more Python than the round trips it spares, ``bench/results/adjust-round-trips.md``):
@@ -25,12 +25,12 @@ from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.till_sql import Params, bound, statements_of
-from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletNotFound
-from loyalty_core.wallet.ledger_writes import ENTRY_COLUMNS, entry_params, write_entry
 from loyalty_core.wallet.models import Causer, EntryType
 from loyalty_core.wallet.payloads import PointsAdjusted
 from loyalty_core.wallet.resources import LedgerEntry
+from loyalty_core.wallet.rules import Lot, Take, lot_expiry, split_due, take
+from loyalty_core.wallet.till_posting import ENTRY_COLUMNS, entry_params, write_entry
 from loyalty_core.wallet.till_protocol import Locks, till_write
 
 SQL = statements_of(__name__)
@@ -174,18 +174,18 @@ async def _attempt(
             raise CustomerDeactivated(
                 "The account was merged into another and takes no new adjustments.", merged_into_id=merged_into
             )
-        takes: list[ledger.Take] = []
-        expired: list[ledger.Take] = []
+        takes: list[Take] = []
+        expired: list[Take] = []
         if amount < 0:
-            async with conn.cursor(row_factory=class_row(ledger.Lot)) as lots:
+            async with conn.cursor(row_factory=class_row(Lot)) as lots:
                 await lots.execute(_OPEN_LOTS, bound(OpenLots(wallet_id=wallet_id)), prepare=True)
                 open_lots = await lots.fetchall()
             # points past their end are never spent: the write expires them first, in its statement
-            expired, live = ledger.split_due(open_lots, now)
+            expired, live = split_due(open_lots, now)
             balance -= sum(t.points for t in expired)
             if balance + amount < 0:
                 raise InsufficientBalance("The balance is too low for this deduction.", balance=balance, amount=amount)
-            takes = ledger.take(live, -amount)
+            takes = take(live, -amount)
         # EVENT-3: points.adjusted, with the entry, in the entry's statement
         written, deliveries = await write_entry(
             conn,
@@ -199,7 +199,7 @@ async def _attempt(
                 now=now,
                 reason=asked.reason,
                 key=key,
-                opened=[(amount, ledger.lot_expiry(now, expire_after_days))] if amount > 0 else [],
+                opened=[(amount, lot_expiry(now, expire_after_days))] if amount > 0 else [],
                 taken=takes,
                 expired=expired,
                 event=PointsAdjusted,

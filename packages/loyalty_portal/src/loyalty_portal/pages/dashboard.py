@@ -11,7 +11,7 @@ from litestar import Controller, Response, get
 
 from loyalty_core.earning.activity import active_customers
 from loyalty_core.usage import UsageReads
-from loyalty_core.wallet.daily_totals import points_by_day, points_outstanding
+from loyalty_core.wallet.reads import points_by_day, points_outstanding
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.chart import bar_chart
 from loyalty_portal.web import render

@@ -5,7 +5,7 @@ from __future__ import annotations
 import structlog
 
 from loyalty_api.jobs.context import JobContext
-from loyalty_core.wallet.folding import fold_ledger
+from loyalty_core.wallet.jobs import fold_ledger
 
 log = structlog.get_logger("loyalty.jobs.ledger_totals")
 

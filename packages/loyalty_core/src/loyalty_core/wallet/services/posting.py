@@ -1,6 +1,6 @@
 """The wallet writes of every caller that holds an ORM session (the portal's and the admin API's
 actions, the expiry job): ``Posting.post`` runs the ledger's one writer
-(``loyalty_core.wallet.ledger_writes``) on the session's connection.
+(``loyalty_core.wallet.till_posting``) on the session's connection.
 
 Writes follow docs/architecture.md "Money-like writes": the wallet row is locked first (``SELECT ...
 FOR UPDATE``; a merge locks both wallets in id order, so no two writers wait on each other in a
@@ -24,12 +24,12 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.db import driver_connection
 from loyalty_core.events.recording import RECORDED
-from loyalty_core.wallet import ledger
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import EXPIRED_REASON, entry_params, write_entry
 from loyalty_core.wallet.models import SYSTEM, Causer, EntryType, PointLot, Wallet, due_points
 from loyalty_core.wallet.payloads import EntryPayload, PointsExpired
 from loyalty_core.wallet.resources import LedgerEntry
+from loyalty_core.wallet.rules import Lot, Take, lot_expiry, split_due, take
+from loyalty_core.wallet.till_posting import EXPIRED_REASON, entry_params, write_entry
 
 
 class Posting:
@@ -70,21 +70,21 @@ class Posting:
         expire_after_days: int | None = None,
         lots: list[tuple[int, datetime | None]] | None = None,
         event: type[EntryPayload] | None = None,
-    ) -> tuple[LedgerEntry, list[ledger.Take]]:
+    ) -> tuple[LedgerEntry, list[Take]]:
         """Write one entry on a wallet the caller has locked, through the ledger's one writer. A
         positive amount opens one lot ending ``expire_after_days`` after now, or the given ``lots``
         (points, end) when they carry their own end dates (a merge, a cancel); a negative one takes
         points soonest-ending first. ``event``: the entry's own event, if it has one (an expiry
         written first always records ``points.expired``, EVENT-4)."""
         now = self._clock.now()
-        takes: list[ledger.Take] = []
-        expired: list[ledger.Take] = []
+        takes: list[Take] = []
+        expired: list[Take] = []
         opened: list[tuple[int, datetime | None]] = []
         if amount > 0:
-            opened = lots or [(amount, ledger.lot_expiry(now, expire_after_days))]
+            opened = lots or [(amount, lot_expiry(now, expire_after_days))]
         else:
             open_lots = [
-                ledger.Lot(i, x, r)
+                Lot(i, x, r)
                 for i, x, r in await self._session.execute(
                     select(PointLot.id, PointLot.expires_at, PointLot.remaining).where(
                         PointLot.vendor_id == wallet.vendor_id, PointLot.wallet_id == wallet.id, PointLot.remaining > 0
@@ -93,13 +93,13 @@ class Posting:
             ]
             # a deduction never spends points past their end: they expire in the same statement, first
             if kind != EntryType.EXPIRE:
-                expired, open_lots = ledger.split_due(open_lots, now)
+                expired, open_lots = split_due(open_lots, now)
             spendable = wallet.balance - sum(t.points for t in expired)
             if spendable + amount < 0:
                 raise InsufficientBalance(
                     "The balance is too low for this deduction.", balance=spendable, amount=amount
                 )
-            takes = ledger.take(open_lots, -amount)
+            takes = take(open_lots, -amount)
         # what the session still holds unwritten goes first, then the entry on the same connection
         await self._session.flush()
         entry, deliveries = await write_entry(

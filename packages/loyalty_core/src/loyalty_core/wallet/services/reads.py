@@ -9,8 +9,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock, midnight_utc
-from loyalty_core.wallet import ledger
 from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet
+from loyalty_core.wallet.rules import EXPIRING_SOON
 from loyalty_core.wallet.services.posting import Posting
 
 
@@ -48,7 +48,7 @@ class WalletReads:
                 ).where(
                     PointLot.wallet_id == wallet.id,
                     PointLot.remaining > 0,
-                    PointLot.expires_at <= now + ledger.EXPIRING_SOON,
+                    PointLot.expires_at <= now + EXPIRING_SOON,
                 )
             )
         ).one()

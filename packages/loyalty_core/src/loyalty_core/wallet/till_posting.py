@@ -5,7 +5,7 @@ ledger amounts = the last entry's running balance >= 0, and the open lots hold t
 
 :func:`posting_statement` builds every statement that posts an entry, and is the only thing that
 can: the posting's CTEs (private here) move the balance, write the entry, open its lots (credit) and
-take points from the lots it names (debit, as ``ledger.take`` chose them, soonest-ending first). A
+take points from the lots it names (debit, as ``rules.take`` chose them, soonest-ending first). A
 caller's own rows ride in the same statement, as CTEs before the posting (those its gate reads: a
 redemption's stock take, a purchase's plan meter) and after it (a purchase's transaction and lines,
 a redemption's row, pointing at the entry), and the statement's final ``SELECT`` is the caller's.
@@ -39,10 +39,10 @@ from psycopg.rows import dict_row
 
 from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.till_sql import Params, bound, statements_of
-from loyalty_core.wallet.ledger import Take
 from loyalty_core.wallet.models import CauserType, EntryType
 from loyalty_core.wallet.payloads import EntryPayload, PointsExpired
 from loyalty_core.wallet.resources import LedgerEntry
+from loyalty_core.wallet.rules import Take
 
 SQL = statements_of(__name__)
 
@@ -175,7 +175,7 @@ def entry_params(
     """The posting's parameters (a caller's own statement takes them into its struct, which extends
     :class:`PostingParams`, as ``**bound(...)``): a credit names the lots it opens (points, end), a
     debit the points it takes from each lot and the lots past their end it expires first
-    (``ledger.due``); ``event``: the event of the entry itself, if it has one."""
+    (``rules.split_due``); ``event``: the event of the entry itself, if it has one."""
     points, ends = [], []
     for p, end in opened:
         points.append(p)

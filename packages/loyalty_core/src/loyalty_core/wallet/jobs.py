@@ -8,7 +8,7 @@ that moment; any entry at or below the bound was drawn by one of those transacti
 had ended. A later run folds up to that bound only once none of them still runs, so every entry at
 or below it is committed (or rolled back) by then; and records the next bound. Entries above the
 watermark are the *tail*: the reads add them to the totals, so every figure is exact at any moment
-(``wallet/totals.py``, ``wallet/daily_totals.py``). Purchases are folded the same way, under the
+(``wallet/reads.py``, ``wallet/reads.py``). Purchases are folded the same way, under the
 same bound's moment and transactions, into each customer's latest purchase
 (``earning/activity.py``).
 
