@@ -82,9 +82,9 @@ async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, fl
     from loyalty_api.jobs.webhook_deliveries import webhook_deliveries
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
-    from loyalty_core.events.addresses import system_resolver
-    from loyalty_core.events.endpoints import WebhookEndpoints
-    from loyalty_core.events.recording import record_event
+    from loyalty_core.events.rules.addresses import system_resolver
+    from loyalty_core.events.services.endpoints import WebhookEndpoints
+    from loyalty_core.events.services.recording import record_event
     from loyalty_core.models import metadata
     from loyalty_core.tenancy.models import Plan, Vendor
     from loyalty_core.wallet.payloads import PointsAdjusted

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from sqlalchemy import create_engine, text
 
 from loyalty_api import migrate
-from loyalty_core.events.recording import new_event_id
+from loyalty_core.events.services.recording import new_event_id
 from tests.support.database import database_name, fresh_database
 
 _BEFORE = "8c4f2a6d1e03"

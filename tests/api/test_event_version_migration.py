@@ -11,7 +11,7 @@ from sqlalchemy import create_engine, text
 
 from loyalty_api import migrate
 from loyalty_core.earning.created_event import created_data
-from loyalty_core.events.recording import dumps, new_event_id
+from loyalty_core.events.services.recording import dumps, new_event_id
 from loyalty_core.shown_events import shown_data
 from loyalty_core.tenancy.rules.access import BranchRef
 from tests.support.database import database_name, fresh_database

@@ -22,7 +22,7 @@ from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_api.settings import Settings
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
-from loyalty_core.events.addresses import system_resolver
+from loyalty_core.events.rules.addresses import system_resolver
 from tests.support.receiver import Receiver, receiver
 from tests.support.service import ADMIN
 from tests.support.service_webhooks import hooks_tenant

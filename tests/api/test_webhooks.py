@@ -20,7 +20,7 @@ from litestar.testing import AsyncTestClient
 from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
-from loyalty_core.events.deliveries import LEASE
+from loyalty_core.events.jobs import LEASE
 from tests.support.receiver import Received, receiver
 from tests.support.service import ADMIN
 from tests.support.service_webhooks import (

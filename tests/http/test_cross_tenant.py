@@ -24,7 +24,7 @@ from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from loyalty_core.clock import SystemClock
-from loyalty_core.events.recording import record_event
+from loyalty_core.events.services.recording import record_event
 from loyalty_core.models import metadata
 from tests.support.app import ADMIN
 from tests.support.customers import CUSTOMERS, card_batch, portal, register

@@ -13,7 +13,7 @@ from loyalty_api.jobs.context import JobContext
 from loyalty_api.jobs.webhook_deliveries import webhook_deliveries
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
-from loyalty_core.events.addresses import system_resolver
+from loyalty_core.events.rules.addresses import system_resolver
 
 
 async def main(database_url: str, encryption_key: str) -> None:

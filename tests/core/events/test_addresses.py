@@ -8,7 +8,7 @@ import ipaddress
 import pytest
 
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.events.addresses import Resolver, carried, check_url, is_allowed
+from loyalty_core.events.rules.addresses import Resolver, carried, check_url, is_allowed
 
 
 def _resolving_to(*found: str) -> Resolver:

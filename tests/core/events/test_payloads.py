@@ -11,10 +11,10 @@ from msgspec.structs import asdict
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
-from loyalty_core.events.feed import one_event
 from loyalty_core.events.models import PING, EventType
-from loyalty_core.events.payloads import Registry, UnreadablePayload, current, older
-from loyalty_core.events.recording import record_event
+from loyalty_core.events.reads import one_event
+from loyalty_core.events.rules.payloads import Registry, UnreadablePayload, current, older
+from loyalty_core.events.services.recording import record_event
 from loyalty_core.shown_events import EVENTS
 from loyalty_core.tenancy.resources import BranchShown
 from loyalty_core.vouchers.payloads import VoucherUsed

@@ -13,11 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
 from loyalty_core.db import driver_connection
-from loyalty_core.events.deliveries import ATTEMPTS, DISABLED_REASON, Deliveries, Outcome
-from loyalty_core.events.endpoints import WebhookEndpoints, signing_secrets
-from loyalty_core.events.feed import one_event, page_of_events, prune_events, scrub_customer_events
+from loyalty_core.events.jobs import ATTEMPTS, DISABLED_REASON, Deliveries, Outcome, prune_events
 from loyalty_core.events.models import EventType, WebhookDelivery
-from loyalty_core.events.recording import (
+from loyalty_core.events.reads import one_event, page_of_events
+from loyalty_core.events.services.endpoints import WebhookEndpoints, signing_secrets
+from loyalty_core.events.services.recording import (
     EVENT_CTE,
     RECORDED,
     event_params,
@@ -25,6 +25,7 @@ from loyalty_core.events.recording import (
     new_event_id,
     record_event,
 )
+from loyalty_core.events.services.scrubbing import scrub_customer_events
 from tests.support.payloads import StandIn, stand_in
 from tests.support.sealing import HmacSealer
 from tests.support.vendors import make_vendor

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from loyalty_core.clock import FixedClock
 from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import record_event
+from loyalty_core.events.services.recording import record_event
 from loyalty_http.events.schemas import TypeName
 from tests.support.envelope import error_of
 from tests.support.payloads import stand_in

@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.accounts.payloads import CustomerCreated
 from loyalty_core.earning.created_event import CreatedSnapshot
 from loyalty_core.earning.payloads import TransactionReturned
-from loyalty_core.events.payloads import Payload
-from loyalty_core.events.recording import payload_sql
+from loyalty_core.events.rules.payloads import Payload
+from loyalty_core.events.services.recording import payload_sql
 from loyalty_core.redemptions.payloads import RedemptionCreated
 from loyalty_core.redemptions.used_event import UsedSnapshot
 from loyalty_core.till_sql import registered

@@ -10,7 +10,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from loyalty_core.events.recording import dumps
+from loyalty_core.events.services.recording import dumps
 from tests.support.merges import register
 from tests.support.purchases import TRANSACTIONS, buy, campaign, earn_rule
 from tests.support.tenants import admin

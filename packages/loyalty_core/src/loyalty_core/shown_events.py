@@ -1,5 +1,5 @@
 """The one registry of event types: each type's current payload struct, and how every version of it
-stored so far is shown (``events.payloads``). The feed and the deliveries read events through it.
+stored so far is shown (``events.rules.payloads``). The feed and the deliveries read events through it.
 
 Most events store their payload as the API shows it, and are shown as stored. A till statement that
 must stay cheap stores a compact snapshot of the row it moved instead (a JSON array, never an
@@ -20,8 +20,8 @@ from typing import Any
 from loyalty_core.accounts.payloads import CustomerAnonymized, CustomerCreated, CustomerMerged, CustomerUpdated
 from loyalty_core.earning.created_event import CreatedSnapshot, created_event_data
 from loyalty_core.earning.payloads import TransactionReturned
-from loyalty_core.events.endpoints import Ping
-from loyalty_core.events.payloads import Registry, current, snapshot_or_stored
+from loyalty_core.events.rules.payloads import Registry, current, snapshot_or_stored
+from loyalty_core.events.services.endpoints import Ping
 from loyalty_core.redemptions.payloads import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
 from loyalty_core.vouchers.payloads import VoucherUsed

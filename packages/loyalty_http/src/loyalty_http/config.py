@@ -14,8 +14,8 @@ import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock, SettableClock
-from loyalty_core.events.addresses import Resolver, system_resolver
-from loyalty_core.events.endpoints import Sealer
+from loyalty_core.events.rules.addresses import Resolver, system_resolver
+from loyalty_core.events.services.endpoints import Sealer
 from loyalty_core.passes.ports import PassMaker
 from loyalty_http.wire.metrics import QueueStats
 

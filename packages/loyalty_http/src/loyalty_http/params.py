@@ -36,7 +36,7 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.reads.cards import CardList
 from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.earning.till_purchase import Purchases
-from loyalty_core.events.transaction import request_transaction
+from loyalty_core.events.services.transaction import request_transaction
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.outbox import Outbox
 from loyalty_core.passes.ports import PassMaker

@@ -16,7 +16,7 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.types import ASGIApp, Guard, Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.events.transaction import request_transaction
+from loyalty_core.events.services.transaction import request_transaction
 from loyalty_core.staff.models import Role
 from loyalty_core.staff.sessions import PortalSessions, Visitor, csrf_matches
 from loyalty_portal.config import PortalConfig

@@ -27,8 +27,8 @@ from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer
 from loyalty_core.customers.reads.customer import CustomerView, view_of
 from loyalty_core.customers.resources import Customer as CustomerResource
-from loyalty_core.events.feed import scrub_customer_events
-from loyalty_core.events.recording import record_event
+from loyalty_core.events.services.recording import record_event
+from loyalty_core.events.services.scrubbing import scrub_customer_events
 
 _C = Customer.__table__.c
 

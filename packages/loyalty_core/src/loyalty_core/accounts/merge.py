@@ -18,7 +18,7 @@ from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
 from loyalty_core.customers.rules import cards
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.events.recording import record_event
+from loyalty_core.events.services.recording import record_event
 from loyalty_core.wallet.models import Causer, EntryType, PointLot
 from loyalty_core.wallet.services.posting import Posting, locked
 

@@ -40,4 +40,4 @@ SCRUBBED_PAYLOADS: tuple[type[CustomerPayload], ...] = (
     CustomerAnonymized,
 )
 """Every ``customer.*`` payload: anonymizing rewrites each such event as its own type's payload of
-the anonymized customer (``events.feed.scrub_customer_events`` refuses to leave one out)."""
+the anonymized customer (``events.services.scrubbing.scrub_customer_events`` refuses to leave one out)."""

@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 from loyalty_core.earning.created_event import CREATED_DATA, NAME, CreatedSnapshot, created_data
 from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.rules import Scoring
-from loyalty_core.events.recording import deliveries_of, event_ctes, new_event_id, payload_sql
+from loyalty_core.events.services.recording import deliveries_of, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet.models import CauserType, EntryType

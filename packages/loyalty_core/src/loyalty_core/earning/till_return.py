@@ -41,7 +41,7 @@ from loyalty_core.earning.resources import Return, Transaction
 from loyalty_core.earning.return_reads import ReturnView, return_by_id
 from loyalty_core.earning.till_purchase_reads import TRANSACTION_BY_ID, TransactionById, view_of
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
-from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
+from loyalty_core.events.services.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.till_sql import bound, statements_of

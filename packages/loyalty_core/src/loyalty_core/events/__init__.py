@@ -1,3 +1,4 @@
 """Events and webhooks: every change a shop's other systems care about, recorded in the transaction
-that makes it (``recording``), the endpoints that receive them (``endpoints``), the delivery log
-and its schedule (``deliveries``), and which addresses a webhook may reach (``addresses``)."""
+that makes it (``services.recording``), the endpoints that receive them (``services.endpoints``), the
+delivery log and its schedule (``jobs``), and which addresses a webhook may reach
+(``rules.addresses``)."""

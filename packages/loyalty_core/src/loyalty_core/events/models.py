@@ -70,7 +70,7 @@ events = Table(
     # "C": ids sort byte by byte, as their instants do (EVENT-12), whatever the database's locale
     Column("id", String(28, collation="C"), nullable=False),
     Column("type", String(32), nullable=False),
-    # The version of the payload struct that wrote ``data`` (``events.payloads``). Every writer of this
+    # The version of the payload struct that wrote ``data`` (``events.rules.payloads``). Every writer of this
     # release names it; the default is for the release before, whose processes still write during a
     # rolling upgrade and wrote only version 1, and it let the column be added without a rewrite.
     Column("payload_version", SmallInteger, nullable=False, server_default=text("1")),
@@ -87,7 +87,7 @@ events = Table(
     Index("ix_events_created", "created_at", postgresql_using="brin", postgresql_with={"autosummarize": "on"}),
 )
 """``customer_id``: the customer the event is about, so anonymizing can find the events to scrub.
-``data``: the payload as stored in ``payload_version`` (``events.payloads``)."""
+``data``: the payload as stored in ``payload_version`` (``events.rules.payloads``)."""
 
 
 class WebhookEndpoint(VendorRow, Base):

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.events.recording import record_event
+from loyalty_core.events.services.recording import record_event
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import Redemption, StoredStatus, shown_status
 from loyalty_core.redemptions.payloads import (

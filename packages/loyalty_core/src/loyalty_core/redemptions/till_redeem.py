@@ -35,7 +35,7 @@ from psycopg.types.json import Jsonb
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
+from loyalty_core.events.services.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions import rules
 from loyalty_core.redemptions.codes import new_code

@@ -27,7 +27,7 @@ from psycopg.rows import dict_row
 
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import RuleViolation
-from loyalty_core.events.recording import deliveries_of, new_event_id
+from loyalty_core.events.services.recording import deliveries_of, new_event_id
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus, status_at
 from loyalty_core.redemptions.used_event import MOVED_COLUMNS, NAME, USED_CTES

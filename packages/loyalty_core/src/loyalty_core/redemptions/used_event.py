@@ -20,7 +20,7 @@ from typing import ClassVar
 import msgspec
 
 from loyalty_core.events.models import EventType
-from loyalty_core.events.recording import event_ctes, payload_sql
+from loyalty_core.events.services.recording import event_ctes, payload_sql
 
 NAME = "used_event"
 

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.events.recording import record_event
+from loyalty_core.events.services.recording import record_event
 from loyalty_core.random_text import READABLE, random_text
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.models import Branch

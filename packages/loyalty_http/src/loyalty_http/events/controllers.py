@@ -12,8 +12,8 @@ from litestar.params import FromPath
 
 from loyalty_core.clock import midnight_utc
 from loyalty_core.events import errors as ee
-from loyalty_core.events.endpoints import WebhookEndpoints
-from loyalty_core.events.feed import one_event, page_of_events
+from loyalty_core.events.reads import one_event, page_of_events
+from loyalty_core.events.services.endpoints import WebhookEndpoints
 from loyalty_core.tenancy.errors import Forbidden
 from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.events import schemas as s

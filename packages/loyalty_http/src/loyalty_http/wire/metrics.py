@@ -24,7 +24,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import event
 
-from loyalty_core.events.totals import WebhookTotals
+from loyalty_core.events.reads import WebhookTotals
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 UNMATCHED: Final = "unmatched"

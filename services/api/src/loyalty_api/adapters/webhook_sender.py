@@ -1,6 +1,6 @@
 """Sending one webhook: the signature, and a POST that can only reach the address just checked.
 
-The URL is checked again before every attempt (``loyalty_core.events.addresses``) and the request
+The URL is checked again before every attempt (``loyalty_core.events.rules.addresses``) and the request
 connects to the checked address itself, so a DNS answer that changed since registration cannot
 send it into the service's own network. TLS is still verified against the URL's host name (it is
 the SNI and the name the certificate must carry). Redirects are not followed, no proxy is taken
@@ -22,8 +22,8 @@ from datetime import datetime
 import httpx
 
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.events.addresses import Resolver, check_url
-from loyalty_core.events.deliveries import Outcome
+from loyalty_core.events.jobs import Outcome
+from loyalty_core.events.rules.addresses import Resolver, check_url
 
 TIMEOUT_SECONDS = 10.0
 MAX_ANSWER_BYTES = 65_536

@@ -18,7 +18,7 @@ from loyalty_api.adapters.mail_sender import Mailer
 from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_core.clock import Clock
-from loyalty_core.events.endpoints import Sealer
+from loyalty_core.events.services.endpoints import Sealer
 from loyalty_core.passes.ports import PassMaker
 
 CONTEXT_KEY = "loyalty"

@@ -3,7 +3,7 @@
 whose time has come, so a crash between the commit and the enqueue, or a worker killed mid-send,
 loses nothing; ``prune-events`` (daily) deletes events older than 30 days.
 
-Each attempt is claimed by a lease (``loyalty_core.events.deliveries``), so two workers never send
+Each attempt is claimed by a lease (``loyalty_core.events.jobs``), so two workers never send
 one attempt at the same time and no database connection waits on a receiver. A worker killed after
 the receiver took the request and before the outcome was recorded leaves the row pending: it is sent
 again, with the same event id, once the lease ends (delivery is at least once; receivers
@@ -27,9 +27,9 @@ import structlog
 from loyalty_api.adapters.webhook_sender import signature
 from loyalty_api.jobs.context import JobContext, needed
 from loyalty_api.jobs.pruning import prune_in_batches
-from loyalty_core.events.deliveries import Deliveries, Outcome
-from loyalty_core.events.endpoints import signing_secrets
-from loyalty_core.events.feed import PRUNE_BATCH, event_body, prune_events
+from loyalty_core.events.jobs import PRUNE_BATCH, Deliveries, Outcome, prune_events
+from loyalty_core.events.reads import event_body
+from loyalty_core.events.services.endpoints import signing_secrets
 from loyalty_core.shown_events import shown_data
 
 log = structlog.get_logger("loyalty.jobs.webhooks")

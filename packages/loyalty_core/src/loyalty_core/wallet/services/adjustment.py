@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.db import driver_connection
-from loyalty_core.events.recording import RECORDED
+from loyalty_core.events.services.recording import RECORDED
 from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.wallet.models import Causer, Wallet
 from loyalty_core.wallet.till_adjust import Adjusted, Adjustment, till_adjust

@@ -23,7 +23,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.db import driver_connection
-from loyalty_core.events.recording import RECORDED
+from loyalty_core.events.services.recording import RECORDED
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.models import SYSTEM, Causer, EntryType, PointLot, Wallet, due_points
 from loyalty_core.wallet.payloads import EntryPayload, PointsExpired

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.events.recording import RECORDED
+from loyalty_core.events.services.recording import RECORDED
 
 Wake = Callable[[], Awaitable[None]]
 

@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.events import errors as e
-from loyalty_core.events.addresses import Resolver, check_url
 from loyalty_core.events.models import PING, DeliveryStatus, WebhookDelivery, WebhookEndpoint, events
-from loyalty_core.events.recording import RECORDED, new_event_id
+from loyalty_core.events.rules.addresses import Resolver, check_url
+from loyalty_core.events.services.recording import RECORDED, new_event_id
 from loyalty_core.random_text import ALNUM, random_text
 from loyalty_core.tenancy.services.ceilings import lock_vendor
 

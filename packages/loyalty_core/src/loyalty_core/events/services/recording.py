@@ -2,7 +2,7 @@
 its change, no change without its event.
 
 The event's ``data`` is its payload struct's JSON, stored with the struct's version
-(``events.payloads``). One statement writes the event and a ``pending`` delivery for each of the
+(``events.rules.payloads``). One statement writes the event and a ``pending`` delivery for each of the
 shop's enabled endpoints that listens to its type, so a crash after the commit loses nothing: the
 worker finds the pending rows. It exists in two forms from one text (:func:`event_ctes`):
 :func:`record_event` for an ORM session, and CTEs a till statement written with psycopg embeds
@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.events.models import DeliveryStatus
-from loyalty_core.events.payloads import Payload
+from loyalty_core.events.rules.payloads import Payload
 from loyalty_core.random_text import ALNUM, random_text
 
 ID_PREFIX = "evt_"

@@ -1,4 +1,5 @@
-"""The delivery schedule: what is due, claiming one delivery, and recording an attempt's outcome.
+"""The work of the events' jobs: the delivery schedule (what is due, claiming one delivery, and
+recording an attempt's outcome) and the 30-day pruning of events.
 
 An attempt that does not succeed is tried again after 1, 5 and 30 minutes, then 1, 2, 6 and 12
 hours; the eighth failure is final. An endpoint whose attempts have all failed for 3 days is
@@ -18,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.events.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
+from loyalty_core.events.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, events
 
 RETRY_AFTER = (
     timedelta(minutes=1),
@@ -195,3 +196,15 @@ class Deliveries:
             endpoint.updated_at = now
         await self._session.flush()
         return True
+
+
+KEPT = timedelta(days=30)
+PRUNE_BATCH = 5000
+_E = events.c
+
+
+async def prune_events(session: AsyncSession, now: datetime) -> int:
+    """Delete one batch of events older than 30 days (their deliveries go with them); how many."""
+    oldest = select(_E.vendor_id, _E.id).where(_E.created_at < now - KEPT).limit(PRUNE_BATCH)
+    result = await session.execute(delete(events).where(func.row(_E.vendor_id, _E.id).in_(oldest)))
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -1,0 +1,83 @@
+"""The events' reads: the feed (a shop's events newest first, one event, an event as a delivery
+sends it) and, for the operator's metrics, the webhook deliveries by outcome (over the events kept,
+30 days) and how long the longest-waiting due delivery has waited, at the service's clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+from sqlalchemy import func, select
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.events import errors as e
+from loyalty_core.events.models import PING, DeliveryStatus, events
+from loyalty_core.events.services.recording import first_id_after
+
+_E = events.c
+
+
+async def page_of_events(
+    session: AsyncSession,
+    vendor_id: int,
+    *,
+    event_type: str | None,
+    created_after: datetime | None,
+    page: int,
+    per_page: int,
+) -> tuple[list[RowMapping], int]:
+    """One page, newest first, and the total: read backwards through the key, whose ids sort as
+    their instants (EVENT-12); ``created_after`` is a range of that key."""
+    where = [_E.vendor_id == vendor_id, _E.type != PING]
+    if event_type is not None:
+        where.append(_E.type == event_type)
+    if created_after is not None:
+        where.append(_E.id >= first_id_after(created_after))
+    total = await session.scalar(select(func.count()).select_from(events).where(*where))
+    rows = await session.execute(
+        select(events).where(*where).order_by(_E.id.desc()).offset((page - 1) * per_page).limit(per_page)
+    )
+    return list(rows.mappings()), total or 0
+
+
+async def one_event(session: AsyncSession, vendor_id: int, event_id: str) -> RowMapping:
+    row = (
+        (await session.execute(select(events).where(_E.vendor_id == vendor_id, _E.id == event_id, _E.type != PING)))
+        .mappings()
+        .first()
+    )
+    if row is None:
+        raise e.EventNotFound("No event of the shop has this id.", id=event_id)
+    return row
+
+
+async def event_body(session: AsyncSession, vendor_id: int, event_id: str) -> RowMapping | None:
+    """An event as a delivery sends it, pings included."""
+    return (
+        (await session.execute(select(events).where(_E.vendor_id == vendor_id, _E.id == event_id))).mappings().first()
+    )
+
+
+_BY_STATUS = "SELECT status, count(*) FROM webhook_deliveries GROUP BY 1"
+_OLDEST_DUE = f"""
+SELECT min(next_attempt_at) FROM webhook_deliveries
+WHERE status = '{DeliveryStatus.PENDING}' AND next_attempt_at <= %(now)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookTotals:
+    by_status: dict[str, int]
+    queue_age_seconds: float
+
+
+async def webhook_totals(conn: AsyncConnection[Any], now: datetime) -> WebhookTotals:
+    counts = {str(s): 0 for s in DeliveryStatus}
+    for status, count in await (await conn.execute(_BY_STATUS, prepare=True)).fetchall():
+        counts[status] = int(count)
+    row = await (await conn.execute(_OLDEST_DUE, {"now": now}, prepare=True)).fetchone()
+    (oldest,) = row if row is not None else (None,)
+    return WebhookTotals(counts, max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0)
