@@ -24,7 +24,7 @@ DATABASE = scratch_name("loyalty_bench_customers")
 async def _measure() -> tuple[str, str, tuple[float, float], float]:
     from sqlalchemy import text
 
-    from loyalty_core.accounts.customers import CustomerService
+    from loyalty_core.accounts.services import CustomerService
     from loyalty_core.accounts.till_lookup import BY_IDENTIFIER
     from loyalty_core.clock import SystemClock
     from loyalty_core.customers.rules import cards

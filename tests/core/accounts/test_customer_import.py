@@ -12,9 +12,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from loyalty_core.accounts import import_jobs
-from loyalty_core.accounts.import_file import COLUMNS, ImportFileRefused
-from loyalty_core.accounts.import_jobs import ImportJobs, dry_run, run_import
+from loyalty_core.accounts.jobs.import_file import COLUMNS, ImportFileRefused
+from loyalty_core.accounts.jobs.imports import STALLED, ImportJobs, dry_run, run_import
 from loyalty_core.accounts.models import CustomerImport
 from loyalty_core.clock import FixedClock
 from loyalty_core.db import make_sessionmaker
@@ -168,7 +167,7 @@ async def test_a_stopped_run_is_taken_up_at_the_first_row_not_done(
                 "UPDATE customer_imports SET state = 'running', rows_done = 4, rows_created = 4, "
                 "updated_at = :long_ago WHERE id = :j"
             ),
-            {"j": job_id, "long_ago": clock.now() - import_jobs.STALLED * 2},
+            {"j": job_id, "long_ago": clock.now() - STALLED * 2},
         )
         await session.commit()
         assert await ImportJobs(session, clock).due() == [job_id]

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.merge import MergeService
+from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.errors import CustomerDeactivated
 from loyalty_core.customers.models import CustomerIdentifier

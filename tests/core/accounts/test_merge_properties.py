@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from loyalty_core.accounts.merge import MergeService
+from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.models import Customer
 from loyalty_core.db import driver_connection

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.reads import search
+from loyalty_core.accounts.reads.search import search
 from loyalty_core.customers.models import CustomerIdentifier, CustomerStatus, IdentifierType
 from loyalty_core.staff.models import User
 from loyalty_core.staff.reads import user_emails

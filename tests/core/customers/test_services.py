@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.accounts.services import CustomerService
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers import errors as ce
 from loyalty_core.customers.models import ConsentEvent, Customer, CustomerIdentifier

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.merge import MergeService
+from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.redemptions.portal import PortalRedemptions

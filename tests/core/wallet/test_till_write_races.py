@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from loyalty_core.accounts.merge import MergeService
+from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.earning import till_purchase_find, till_return

@@ -15,7 +15,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from loyalty_core.accounts.payloads import CustomerCreated
+from loyalty_core.accounts.events import CustomerCreated
 from loyalty_core.earning.created_event import CreatedSnapshot
 from loyalty_core.earning.payloads import TransactionReturned
 from loyalty_core.events.rules.payloads import Payload

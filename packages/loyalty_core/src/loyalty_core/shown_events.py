@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from loyalty_core.accounts.payloads import CustomerAnonymized, CustomerCreated, CustomerMerged, CustomerUpdated
+from loyalty_core.accounts.events import CustomerAnonymized, CustomerCreated, CustomerMerged, CustomerUpdated
 from loyalty_core.earning.created_event import CreatedSnapshot, created_event_data
 from loyalty_core.earning.payloads import TransactionReturned
 from loyalty_core.events.rules.payloads import Registry, current, snapshot_or_stored

@@ -27,9 +27,9 @@ from msgspec import UNSET
 from psycopg import AsyncConnection as DriverConnection
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.customers import CustomerService
-from loyalty_core.accounts.merge import MergeService
-from loyalty_core.accounts.search import CustomerSearch
+from loyalty_core.accounts.reads.search import CustomerSearch
+from loyalty_core.accounts.services import CustomerService
+from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.catalogue.services import ProductService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound

@@ -1,6 +1,6 @@
 """The shop's CSV exports: its customers, and its ledger over a range of days, streamed.
 
-Rows come from core's reads (``accounts.reads.customer_rows``, ``wallet.reads.ledger_rows``) a chunk
+Rows come from core's reads (``accounts.reads.export.customer_rows``, ``wallet.reads.ledger_rows``) a chunk
 at a time and leave as CSV text chunk by chunk, so an export of any size holds one chunk in memory.
 A text cell a spreadsheet would read as a formula (starting with ``=``, ``+``, ``-`` or ``@``, or a
 tab or carriage return that hides one) is prefixed with ``'``; numbers and dates are written by the

@@ -1,4 +1,4 @@
-"""The rows of the portal's customer imports (CUSTOMER-15); ``import_jobs`` checks, queues and runs them."""
+"""The rows of the portal's customer imports (CUSTOMER-15); ``jobs.imports`` checks, queues and runs them."""
 
 from __future__ import annotations
 

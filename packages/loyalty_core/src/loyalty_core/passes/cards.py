@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.views import CustomerReads
+from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated
 from loyalty_core.customers.reads.customer import CustomerView

@@ -15,7 +15,7 @@ from sqlalchemy import and_, exists, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.views import CustomerReads
+from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers import errors as ce
 from loyalty_core.customers.models import CustomerStatus

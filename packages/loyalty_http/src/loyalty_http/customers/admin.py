@@ -10,8 +10,8 @@ from litestar import Controller, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from loyalty_core.accounts.customers import CustomerService
-from loyalty_core.accounts.enrolment import ImportOutcome
+from loyalty_core.accounts.services import CustomerService
+from loyalty_core.accounts.services.enrolment import ImportOutcome
 from loyalty_core.customers.rules import consent
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.customers import admin_schemas as s

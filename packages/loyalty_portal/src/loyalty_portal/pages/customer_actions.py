@@ -8,8 +8,8 @@ from typing import Any
 from litestar import Controller, Request, Response, post
 from litestar.params import FromPath
 
-from loyalty_core.accounts.customers import CustomerService
-from loyalty_core.accounts.merge import MergeService
+from loyalty_core.accounts.services import CustomerService
+from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.bounds import STATEMENT_VERSION
 from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.customers.rules import consent

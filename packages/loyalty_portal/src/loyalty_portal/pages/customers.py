@@ -9,8 +9,8 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
-from loyalty_core.accounts import reads as customer_reads
-from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.accounts.reads import search as customer_search
+from loyalty_core.accounts.services import CustomerService
 from loyalty_core.bounds import ADJUST_KEY, ADJUST_REASON, CUSTOMER_SEARCH
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
@@ -50,7 +50,7 @@ class CustomersController(Controller):
     async def search(
         self, visitor: Me, db: Db, q: FromQuery[str] = "", done: FromQuery[str | None] = None
     ) -> Response[Any]:
-        found = await customer_reads.search(db, visitor.vendor_id, q[: CUSTOMER_SEARCH.max_length])
+        found = await customer_search.search(db, visitor.vendor_id, q[: CUSTOMER_SEARCH.max_length])
         message = "The customer is anonymized." if done == "anonymized" else None
         return render("customers.html", visitor=visitor, current=CURRENT, customers=found, q=q, done=message)
 

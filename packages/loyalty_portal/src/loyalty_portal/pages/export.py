@@ -8,7 +8,7 @@ from typing import Any
 from litestar import Controller, Request, Response, get
 from litestar.response import Stream
 
-from loyalty_core.accounts.reads import CUSTOMER_COLUMNS, customer_rows
+from loyalty_core.accounts.reads.export import CUSTOMER_COLUMNS, customer_rows
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.wallet.reads import LEDGER_COLUMNS, ledger_rows
 from loyalty_portal import exports

@@ -12,8 +12,8 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath
 
-from loyalty_core.accounts.import_file import COLUMNS, ImportFileRefused
-from loyalty_core.accounts.import_jobs import ImportJobs, progress
+from loyalty_core.accounts.jobs.import_file import COLUMNS, ImportFileRefused
+from loyalty_core.accounts.jobs.imports import ImportJobs, progress
 from loyalty_core.accounts.models import CustomerImport, ImportState
 from loyalty_core.errors import NotFound
 from loyalty_portal.access import CSRF_IN_STREAM, OWNER_ONLY, Cfg, Db, Me

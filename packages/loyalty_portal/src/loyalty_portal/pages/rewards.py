@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
-from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.accounts.services import CustomerService
 from loyalty_core.bounds import COUNT, POSITIVE, REWARD_DESCRIPTION, REWARD_NAME
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.reads.customer import CustomerView

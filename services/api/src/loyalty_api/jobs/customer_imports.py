@@ -1,7 +1,7 @@
 """Customer imports of the portal: ``run_customer_import`` (queued when an owner chooses Import)
 and ``customer-imports`` (every minute, and by name in test mode), which runs every queued import
 and takes up one whose worker went away, so a lost hand-over or a crash loses nothing
-(CUSTOMER-15). The work itself is ``loyalty_core.accounts.import_jobs.run_import``: one
+(CUSTOMER-15). The work itself is ``loyalty_core.accounts.jobs.imports.run_import``: one
 transaction per chunk of rows, the job's progress written with each."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from loyalty_api.jobs.context import JobContext
-from loyalty_core.accounts.import_jobs import ImportJobs, run_import
+from loyalty_core.accounts.jobs.imports import ImportJobs, run_import
 
 CRON = "* * * * *"
 JOB = "run_customer_import"

@@ -1,7 +1,7 @@
 """The customer read model: the customer resource and how one row becomes it.
 
 The balance shown beside the profile lives in the wallet area; the statement that joins it is
-built in ``loyalty_core.accounts.views``, so this area never imports the wallet.
+built in ``loyalty_core.accounts.reads.customer``, so this area never imports the wallet.
 """
 
 from __future__ import annotations

@@ -15,14 +15,14 @@ from typing import Any
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.customer_rows import customer_rows
-from loyalty_core.accounts.payloads import (
+from loyalty_core.accounts.events import (
     SCRUBBED_PAYLOADS,
     CustomerAnonymized,
     CustomerCreated,
     CustomerPayload,
     CustomerUpdated,
 )
+from loyalty_core.accounts.reads.customer import customer_rows
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer
 from loyalty_core.customers.reads.customer import CustomerView, view_of

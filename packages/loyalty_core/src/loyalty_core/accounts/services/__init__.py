@@ -1,8 +1,8 @@
 """``CustomerService``: the customer rules, one part per concern, over one session and clock.
 
-Each part is a plain class in its own module (``customers.services.*``, ``accounts.enrolment``);
-the parts share the read that shows the balance (``accounts.views``) and the recorder of the
-``customer.*`` events (``accounts.customer_events``), which each write calls where it changes the
+Each part is a plain class in its own module (``customers.services.*``, ``accounts.services.enrolment``);
+the parts share the read that shows the balance (``accounts.reads.customer``) and the recorder of the
+``customer.*`` events (``accounts.services.customer_events``), which each write calls where it changes the
 customer.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.customer_events import CustomerEvents
-from loyalty_core.accounts.enrolment import Enrolment, ImportOutcome
-from loyalty_core.accounts.views import CustomerReads
+from loyalty_core.accounts.reads.customer import CustomerReads
+from loyalty_core.accounts.services.customer_events import CustomerEvents
+from loyalty_core.accounts.services.enrolment import Enrolment, ImportOutcome
 from loyalty_core.clock import Clock
 from loyalty_core.customers.services.consent import ConsentWrites
 from loyalty_core.customers.services.identifiers import IdentifierWrites

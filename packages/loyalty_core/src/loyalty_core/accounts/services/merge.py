@@ -11,8 +11,8 @@ from datetime import timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.payloads import CustomerMerged
-from loyalty_core.accounts.views import CustomerReads
+from loyalty_core.accounts.events import CustomerMerged
+from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus

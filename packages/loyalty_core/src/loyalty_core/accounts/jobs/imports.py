@@ -20,9 +20,9 @@ from typing import Any
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from loyalty_core.accounts.customers import CustomerService
-from loyalty_core.accounts.import_file import ImportRow, rows_of
+from loyalty_core.accounts.jobs.import_file import ImportRow, rows_of
 from loyalty_core.accounts.models import CustomerImport, ImportState
+from loyalty_core.accounts.services import CustomerService
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import ExternalIdDuplicate, IdentifierDuplicate
 from loyalty_core.wallet.models import Causer, CauserType

@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.opening_balances import IMPORTED, OpeningBalances
+from loyalty_core.accounts.services.opening_balances import IMPORTED, OpeningBalances
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.reads.customer import CustomerView

@@ -1,5 +1,4 @@
-"""The back office's reads of a shop's customers for the portal's pages: the search (the admin API's
-``q``, by the same condition, newest first) and the customers' export with their cards and balance."""
+"""The customers' export for the portal: every customer with their cards and balance."""
 
 from __future__ import annotations
 
@@ -10,13 +9,9 @@ from sqlalchemy import Select, and_, func, literal, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from loyalty_core.accounts.search import matching
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus, IdentifierType
 from loyalty_core.listing import stream_rows
 from loyalty_core.wallet.models import Wallet
-
-FOUND = 50
-"""The customers a search shows, newest first."""
 
 CUSTOMER_COLUMNS: Final = (
     "id",
@@ -32,15 +27,6 @@ CUSTOMER_COLUMNS: Final = (
     "created_at",
 )
 """The columns of :func:`customer_rows`, in order: an export's header row."""
-
-
-async def search(session: AsyncSession, vendor_id: int, q: str) -> Sequence[Customer]:
-    """The shop's customers whose card code, email or external id is ``q`` or whose name holds it
-    (``accounts.search.matching``); without ``q`` the newest. Anonymized customers never appear."""
-    found = await session.scalars(
-        select(Customer).where(matching(vendor_id, q)).order_by(Customer.id.desc()).limit(FOUND)
-    )
-    return found.all()
 
 
 def _export(vendor_id: int) -> Select[Any]:
