@@ -15,9 +15,9 @@ from loyalty_api.jobs.customer_moments import customer_moments
 from loyalty_core.clock import SettableClock
 from loyalty_core.customers.models import Customer
 from loyalty_core.db import make_engine, make_sessionmaker
-from loyalty_core.earning.purchases import CustomerMoment
+from loyalty_core.earning.models import CustomerMoment
+from loyalty_core.earning.rules.terms import CampaignData
 from loyalty_core.earning.services import CampaignService
-from loyalty_core.earning.terms import CampaignData
 from loyalty_core.tenancy.models import Plan
 from tests.support.service import ADMIN
 from tests.support.vendors import make_vendor

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import create_engine, text
 
 from loyalty_api import migrate
-from loyalty_core.earning.created_event import created_data
+from loyalty_core.earning.events import created_data
 from loyalty_core.events.services.recording import dumps, new_event_id
 from loyalty_core.shown_events import shown_data
 from loyalty_core.tenancy.rules.access import BranchRef

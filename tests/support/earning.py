@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from loyalty_core.earning.rules import score
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, Purchase
+from loyalty_core.earning.rules.engine import score
+from loyalty_core.earning.rules.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, Purchase
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 EURO = EarnRuleTerms("Euro", points_per_unit=1, unit_amount=100, id=1)

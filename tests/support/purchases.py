@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_sessionmaker
+from loyalty_core.earning.rules.terms import CampaignData, EarnRuleData
 from loyalty_core.earning.services import CampaignService, EarnRuleService
-from loyalty_core.earning.terms import CampaignData, EarnRuleData
 from tests.support.tenants import Tenant
 
 TRANSACTIONS = "/api/v1/transactions"

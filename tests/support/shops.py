@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.clock import SystemClock
 from loyalty_core.customers.models import CustomerIdentifier
 from loyalty_core.db import make_sessionmaker
+from loyalty_core.earning.rules.terms import EarnRuleData
 from loyalty_core.earning.services import EarnRuleService
-from loyalty_core.earning.terms import EarnRuleData
 from loyalty_core.tenancy.models import Plan
 from loyalty_core.tenancy.rules.access import BranchRef, PlanLimits, VendorContext
 from tests.support.vendors import make_branch, make_vendor

@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from loyalty_core.earning.rules import score
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, MomentKey, Purchase
+from loyalty_core.earning.rules.engine import score
+from loyalty_core.earning.rules.terms import CampaignTerms, CustomerFacts, MomentKey, Purchase
 from tests.support.earning import BORN, NOBODY, NOW, fixed, moment
 
 MOMENT_CASES = [

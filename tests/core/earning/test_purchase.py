@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from loyalty_core.earning.terms import EarnRuleData
+from loyalty_core.earning.rules.terms import EarnRuleData
 from loyalty_core.earning.till_purchase import Line, PurchaseRequest
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from tests.support.earning import NOW

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.models import Customer
 from loyalty_core.db import driver_connection
-from loyalty_core.earning import returns
-from loyalty_core.earning.purchases import Transaction
+from loyalty_core.earning.models import Transaction
+from loyalty_core.earning.rules import returns
 from loyalty_core.earning.till_return import ReturnRequest, till_return
 from loyalty_core.tenancy.models import Vendor
 from loyalty_core.tenancy.rules.access import PlanLimits, VendorContext

@@ -9,8 +9,8 @@ from datetime import date
 
 import pytest
 
-from loyalty_core.earning.rules import SUPPRESSED, LineAward, score
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, LineItem, MomentKey, Purchase
+from loyalty_core.earning.rules.engine import SUPPRESSED, LineAward, score
+from loyalty_core.earning.rules.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, LineItem, MomentKey, Purchase
 from tests.support.earning import BORN, EURO, NOBODY, NOW, fixed, moment, outcome, per_sku, times
 
 BASE_CASES = [

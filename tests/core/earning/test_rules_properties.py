@@ -11,8 +11,8 @@ from random import Random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loyalty_core.earning.rules import SUPPRESSED, Scoring, score
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, LineItem, Purchase
+from loyalty_core.earning.rules.engine import SUPPRESSED, Scoring, score
+from loyalty_core.earning.rules.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, LineItem, Purchase
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 SKUS = st.sampled_from([None, "A", "B", "C"])

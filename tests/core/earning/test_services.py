@@ -14,9 +14,9 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.db import driver_connection
 from loyalty_core.earning.errors import CampaignNotFound, EarnRuleNotFound, PlanFeatureUnavailable
 from loyalty_core.earning.models import Campaign
-from loyalty_core.earning.rules import score
+from loyalty_core.earning.rules.engine import score
+from loyalty_core.earning.rules.terms import CampaignData, CustomerFacts, EarnRuleData, Purchase
 from loyalty_core.earning.services import CampaignService, EarnRuleService
-from loyalty_core.earning.terms import CampaignData, CustomerFacts, EarnRuleData, Purchase
 from loyalty_core.earning.till_terms import fetch_terms, paying
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy.errors import BranchNotFound, VendorNotFound

@@ -10,9 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
 from loyalty_core.earning.errors import VersionConflict
-from loyalty_core.earning.example_basket import score_example
+from loyalty_core.earning.reads import score_example
+from loyalty_core.earning.rules.terms import CampaignData, EarnRuleData, LineItem, Purchase
 from loyalty_core.earning.services import CampaignService, EarnRuleService
-from loyalty_core.earning.terms import CampaignData, EarnRuleData, LineItem, Purchase
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.models import Plan, Vendor
 from tests.support.vendors import make_vendor

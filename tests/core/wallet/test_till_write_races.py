@@ -20,8 +20,8 @@ from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.earning import till_purchase_find, till_return
+from loyalty_core.earning.rules.terms import EarnRuleData
 from loyalty_core.earning.services import EarnRuleService
-from loyalty_core.earning.terms import EarnRuleData
 from loyalty_core.earning.till_purchase import PurchaseRequest, Purchases
 from loyalty_core.redemptions import till_redeem_state
 from loyalty_core.redemptions.services import RedeemRequest

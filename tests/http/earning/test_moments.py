@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
 from loyalty_core.db import make_sessionmaker
-from loyalty_core.earning.moments_due import record_due
+from loyalty_core.earning.jobs import record_due
 from tests.support.customers import register
 from tests.support.purchases import buy, campaign, earn_rule, scalar
 from tests.support.tenants import Tenant, admin, make_tenant, token_for

@@ -16,8 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.accounts.events import CustomerCreated
-from loyalty_core.earning.created_event import CreatedSnapshot
-from loyalty_core.earning.payloads import TransactionReturned
+from loyalty_core.earning.events import CreatedSnapshot, TransactionReturned
 from loyalty_core.events.rules.payloads import Payload
 from loyalty_core.events.services.recording import payload_sql
 from loyalty_core.redemptions.payloads import RedemptionCreated

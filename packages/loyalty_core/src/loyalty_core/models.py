@@ -6,9 +6,17 @@ from loyalty_core.accounts.models import CustomerImport
 from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import CardBatch, ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
-from loyalty_core.earning.activity import RECENT_PURCHASES, customer_activity
-from loyalty_core.earning.models import Campaign, EarnRule
-from loyalty_core.earning.purchases import CustomerMoment, Transaction, TransactionItem, TransactionReturn, meters
+from loyalty_core.earning.models import (
+    RECENT_PURCHASES,
+    Campaign,
+    CustomerMoment,
+    EarnRule,
+    Transaction,
+    TransactionItem,
+    TransactionReturn,
+    customer_activity,
+    meters,
+)
 from loyalty_core.events.models import WebhookDelivery, WebhookEndpoint, events
 from loyalty_core.passes.models import (
     CardMail,

@@ -18,8 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from loyalty_core.accounts.events import CustomerAnonymized, CustomerCreated, CustomerMerged, CustomerUpdated
-from loyalty_core.earning.created_event import CreatedSnapshot, created_event_data
-from loyalty_core.earning.payloads import TransactionReturned
+from loyalty_core.earning.events import CreatedSnapshot, TransactionReturned, created_event_data
 from loyalty_core.events.rules.payloads import Registry, current, snapshot_or_stored
 from loyalty_core.events.services.endpoints import Ping
 from loyalty_core.redemptions.payloads import RedemptionCancelled, RedemptionCreated, RedemptionUsed

@@ -16,8 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.earning.models import Campaign
-from loyalty_core.earning.purchases import Transaction, meters
+from loyalty_core.earning.models import Campaign, Transaction, meters
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.rewards.models import Reward, RewardStatus
 from loyalty_core.tenancy.errors import VendorNotFound

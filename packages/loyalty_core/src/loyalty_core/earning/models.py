@@ -1,32 +1,43 @@
-"""Earn rules and campaigns as a vendor keeps them (EARN-1 to EARN-5; the admin
-bounds of EARN-13).
+"""Earning as stored: the earn rules and campaigns a vendor keeps (EARN-1 to EARN-5; the admin
+bounds of EARN-13), and the purchases (the transaction, its lines, its returns, the plan's meter,
+the moments paid and each customer's latest purchase; EARN-6, EARN-9, EARN-10, DASHBOARD-2).
 
 Every bound is also a CHECK, so a row the engine reads is always one it can score. ``version``
 starts at 1 and rises with each update: a transaction's entries name the version scored, and a
-cache of a vendor's terms can be keyed by it.
-"""
+cache of a vendor's terms can be keyed by it. The till's write path (``earning/till_purchase.py``)
+reaches the purchases' tables with prepared statements; the models give the schema, its constraints
+and the reads outside the hot path."""
 
 from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Final
+from enum import StrEnum
+from typing import Any, Final
 
+from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
+    Column,
     Date,
     ForeignKey,
+    Index,
     Integer,
     Numeric,
+    PrimaryKeyConstraint,
     String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of, vendor_key
-from loyalty_core.earning.terms import Family, Kind, Moment
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
+from loyalty_core.earning.rules.terms import Family, Kind, Moment
 
 MAX_SKUS: Final = 100
 MULTIPLIER_PLACES: Final = 4
@@ -106,3 +117,157 @@ class Campaign(VendorRow, Base):
     """Branch ``external_id``s (immutable once made, so safe to keep by value); NULL = every branch."""
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     version: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class Transaction(VendorRow, Base):
+    """One purchase. ``rules_applied`` and ``points_earned`` are what the first call scored, so a
+    replay answers them unchanged whatever the rules are now (EARN-6)."""
+
+    __tablename__ = "transactions"
+    __table_args__ = (
+        vendor_key("transactions"),
+        # keys are per vendor (TENANCY-4): two vendors' keys never meet
+        UniqueConstraint("vendor_id", "idempotency_key", name="uq_transactions_vendor_key"),
+        vendor_reference("customer_id", "customers", "fk_transactions_customer"),
+        vendor_reference("branch_id", "branches", "fk_transactions_branch"),
+        CheckConstraint("total_amount >= 1", name="total_positive"),
+        CheckConstraint("points_earned >= 0", name="points_not_negative"),
+        CheckConstraint("returned_amount >= 0 AND returned_amount <= total_amount", name="returned_within_total"),
+        CheckConstraint("points_reversed >= 0 AND points_reversed <= points_earned", name="reversed_within_earned"),
+        Index("ix_transactions_customer_newest", "vendor_id", "customer_id", text("created_at DESC"), text("id DESC")),
+    )
+
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the customer's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    """The account the identifier found when the purchase was made (a merged account's purchases
+    stay on it and are listed under the account that kept the family)."""
+    idempotency_key: Mapped[str] = mapped_column(String(255))
+    total_amount: Mapped[int] = mapped_column(BigInteger)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    external_reference: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    branch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    points_earned: Mapped[int] = mapped_column(BigInteger)
+    rules_applied: Mapped[list[Any]] = mapped_column(JSONB)
+    ledger_entry_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """The ``earn`` entry; NULL when the purchase earned nothing (no entry is written then)."""
+    returned_amount: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    """Cents returned so far: the sum of the purchase's returns (``earning/rules/returns.py``)."""
+    points_reversed: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    """Points taken back so far: the sum of its returns' ``points_reversed``."""
+
+
+class TransactionItem(VendorRow, Base):
+    __tablename__ = "transaction_items"
+    __table_args__ = (
+        vendor_key("transaction_items"),
+        vendor_reference("transaction_id", "transactions", "fk_transaction_items_transaction"),
+        CheckConstraint("quantity >= 1", name="quantity_positive"),
+        Index("ix_transaction_items_transaction", "transaction_id", "position"),
+    )
+
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the transaction's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    transaction_id: Mapped[int] = mapped_column(BigInteger)
+    position: Mapped[int] = mapped_column(Integer)
+    """The line's place in the request, so the answer lists the lines as they were sent."""
+    name: Mapped[str] = mapped_column(String(255))
+    sku: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    quantity: Mapped[int] = mapped_column(Integer)
+    unit_price: Mapped[int] = mapped_column(Integer)
+    line_total: Mapped[int] = mapped_column(BigInteger)
+    category: Mapped[str | None] = mapped_column(String(255), nullable=True)
+
+
+class TransactionReturn(VendorRow, Base):
+    """Goods of a purchase brought back: the cents returned and the points it took back
+    (``earning/rules/returns.py`` holds the rule, ``earning/till_return.py`` the write). The key is per
+    vendor, as a purchase's; ``items`` is recorded as sent and never read."""
+
+    __tablename__ = "transaction_returns"
+    __table_args__ = (
+        vendor_key("transaction_returns"),
+        UniqueConstraint("vendor_id", "idempotency_key", name="uq_transaction_returns_vendor_key"),
+        vendor_reference("transaction_id", "transactions", "fk_transaction_returns_transaction"),
+        vendor_reference("branch_id", "branches", "fk_transaction_returns_branch"),
+        CheckConstraint("amount >= 1", name="amount_positive"),
+        CheckConstraint("points_reversed >= 0", name="reversed_not_negative"),
+        CheckConstraint("points_unrecovered >= 0", name="unrecovered_not_negative"),
+        Index("ix_transaction_returns_transaction", "vendor_id", "transaction_id", "id"),
+    )
+
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the transaction's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    transaction_id: Mapped[int] = mapped_column(BigInteger)
+    idempotency_key: Mapped[str] = mapped_column(String(255))
+    amount: Mapped[int] = mapped_column(BigInteger)
+    items: Mapped[list[Any] | None] = mapped_column(JSONB, nullable=True)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    branch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    points_reversed: Mapped[int] = mapped_column(BigInteger)
+    points_unrecovered: Mapped[int] = mapped_column(BigInteger)
+    ledger_entry_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """The ``return`` entry; NULL when the return took no points."""
+
+
+class MomentState(StrEnum):
+    DUE = "due"
+    """Recorded by the ``customer-moments`` job: the occurrence has begun and nothing paid it yet."""
+    PAID = "paid"
+
+
+class CustomerMoment(VendorRow, Base):
+    """One occurrence of a customer moment (a birthday of one year, one lapse): recorded due by the
+    job, paid by the first purchase that scores it, so it pays once (EARN-10)."""
+
+    __tablename__ = "customer_moments"
+    __table_args__ = (
+        vendor_key("customer_moments"),
+        vendor_reference("customer_id", "customers", "fk_customer_moments_customer"),
+        UniqueConstraint("vendor_id", "customer_id", "moment", "since", name="uq_customer_moments_occurrence"),
+        CheckConstraint(one_of("moment", Moment), name="moment_known"),
+        CheckConstraint(one_of("state", MomentState), name="state_known"),
+    )
+
+    # no key to vendors, whose one row every concurrent insert would share-lock:
+    # the customer's key implies the vendor (TENANCY-5)
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    moment: Mapped[str] = mapped_column(String(16))
+    since: Mapped[date] = mapped_column(Date)
+    state: Mapped[str] = mapped_column(String(8))
+    transaction_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+meters = Table(
+    "transaction_meters",
+    Base.metadata,
+    Column("vendor_id", BigInteger, ForeignKey("vendors.id"), nullable=False),
+    Column("period", Date, nullable=False),
+    Column("used", Integer, nullable=False),
+    PrimaryKeyConstraint("vendor_id", "period", name="pk_transaction_meters"),
+    CheckConstraint("used >= 0", name="used_not_negative"),
+)
+"""The plan's transaction meter: purchases admitted per vendor and calendar month (UTC), moved by
+one conditional update, so racing purchases never pass the hard limit (EARN-9)."""
+
+
+customer_activity = Table(
+    "customer_activity",
+    Base.metadata,
+    Column("vendor_id", BigInteger, ForeignKey("vendors.id"), nullable=False),
+    Column("customer_id", BigInteger, nullable=False),
+    Column("last_purchase_at", DateTimeUTC(timezone=True), nullable=False),
+    PrimaryKeyConstraint("vendor_id", "customer_id", name="pk_customer_activity"),
+    Index("ix_customer_activity_recent", "vendor_id", "last_purchase_at", "customer_id"),
+)
+"""The latest purchase of each customer that bought, as far as the fold has read the purchases."""
+
+# The vendor's purchases of a period as one index range, read without the table: this month's count
+# of the plan's usage and a first fold lean on it.
+RECENT_PURCHASES = Index(
+    "ix_transactions_vendor_recent", Transaction.vendor_id, Transaction.created_at, Transaction.customer_id
+)

@@ -1,12 +1,27 @@
-"""The back office's reads of a customer's purchases for the portal's pages, through the same
-statement the API's transaction list runs (``till_purchase_reads``)."""
+"""The back office's reads of earning for the portal's pages: a customer's latest purchases, through
+the same statement the API's transaction list runs (``till_purchase_reads``); who shops (the
+customers of a vendor with a purchase in the last 90 days, DASHBOARD-2); and an example basket
+scored by the engine the till's preview uses (EARN-11), for a shop trying out its earn rules and
+campaigns before a customer buys: no customer, so no moment campaign pays.
+
+Counting who shops from the purchases themselves would read every purchase of those 90 days; so the
+``ledger-totals`` fold (``wallet/jobs.py``) keeps each customer's latest purchase in
+``customer_activity``, and the count reads that (one row per customer) plus the purchases not
+folded yet, the same watermark's way as the ledger's totals (TOTALS-3)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.db import driver_connection
+from loyalty_core.earning.rules.engine import Scoring, score
+from loyalty_core.earning.rules.terms import CustomerFacts, Purchase
 from loyalty_core.earning.till_purchase_reads import TransactionView, customer_transactions
+from loyalty_core.earning.till_terms import fetch_terms, paying
+from loyalty_core.tenancy.services import ceilings
 
 
 async def latest_purchases(
@@ -24,3 +39,36 @@ async def latest_purchases(
         limit=limit,
     )
     return purchases
+
+
+ACTIVE_WINDOW = timedelta(days=90)
+
+_WATERMARK = "SELECT purchases_folded_through FROM ledger_totals_watermark WHERE id = 1"
+# Customers whose folded latest purchase is recent, plus those whose only recent purchases are not
+# folded yet: a count over an index range and over the short tail, no set of customers built. The
+# tail is bounded by the watermark of the statement's snapshot and by the one read before it (a
+# plain value, so the plan starts from the vendor's newest purchases).
+_ACTIVE = """
+SELECT (SELECT count(*) FROM customer_activity WHERE vendor_id = :vendor_id AND last_purchase_at >= :since)
+     + (SELECT count(DISTINCT t.customer_id) FROM transactions t
+        WHERE t.vendor_id = :vendor_id AND t.id > :after AND t.created_at >= :since
+          AND t.id > coalesce((SELECT purchases_folded_through FROM ledger_totals_watermark WHERE id = 1), 0)
+          AND NOT EXISTS (SELECT 1 FROM customer_activity a WHERE a.vendor_id = :vendor_id
+                          AND a.customer_id = t.customer_id AND a.last_purchase_at >= :since))
+"""
+
+
+async def active_customers(session: AsyncSession, vendor_id: int, now: datetime) -> int:
+    """Distinct customers with a purchase since ``now`` minus 90 days. A purchase stays on the
+    account that made it, so a customer merged since counts under the account that bought."""
+    after = (await session.execute(text(_WATERMARK))).scalar_one_or_none() or 0
+    found = await session.execute(text(_ACTIVE), {"vendor_id": vendor_id, "since": now - ACTIVE_WINDOW, "after": after})
+    return int(found.scalar_one())
+
+
+async def score_example(session: AsyncSession, vendor_id: int, purchase: Purchase, now: datetime) -> Scoring:
+    """The points ``purchase`` would earn now under the vendor's active terms and plan; writes nothing."""
+    plan = await ceilings.plan_of(session, vendor_id)
+    terms = await fetch_terms(await driver_connection(session), vendor_id, 0)
+    campaigns = paying(terms.campaigns, transaction=plan.feature_campaigns, moments=plan.feature_customer_moments)
+    return score(purchase, CustomerFacts(), terms.earn_rules, campaigns, now)

@@ -1,6 +1,6 @@
 """A purchase (transaction) as the public API shows it, with its lines and the rules that earned
 its points, built from the statements' read (``till_purchase_reads.TransactionView``); and a return
-of one (``return_reads.ReturnView``)."""
+of one (``till_return_reads.ReturnView``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import datetime
 
 import msgspec
 
-from loyalty_core.earning.return_reads import ReturnView
 from loyalty_core.earning.till_purchase_reads import Item, Purchase, TransactionView
+from loyalty_core.earning.till_return_reads import ReturnView
 from loyalty_core.tenancy.resources import BranchShown
 
 

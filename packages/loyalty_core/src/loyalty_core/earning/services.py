@@ -15,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.earning import errors as e
-from loyalty_core.earning import validation
 from loyalty_core.earning.models import Campaign, EarnRule
-from loyalty_core.earning.terms import CampaignData, CampaignTerms, EarnRuleData, Family
+from loyalty_core.earning.rules import validation
+from loyalty_core.earning.rules.terms import CampaignData, CampaignTerms, EarnRuleData, Family
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.tenancy.errors import BranchNotFound
 from loyalty_core.tenancy.models import Branch, Plan, Vendor

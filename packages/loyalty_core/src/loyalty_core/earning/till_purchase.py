@@ -28,8 +28,8 @@ from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning import till_meter
 from loyalty_core.earning.errors import PlanLimitExceeded
-from loyalty_core.earning.rules import Scoring, score
-from loyalty_core.earning.terms import CampaignTerms, Family, LineItem, Purchase
+from loyalty_core.earning.rules.engine import Scoring, score
+from loyalty_core.earning.rules.terms import CampaignTerms, Family, LineItem, Purchase
 from loyalty_core.earning.till_purchase_find import Found, PurchaseFind, find, same_family
 from loyalty_core.earning.till_purchase_reads import (
     Item,

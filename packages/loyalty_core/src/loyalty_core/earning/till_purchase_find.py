@@ -18,8 +18,8 @@ from psycopg.rows import dict_row
 
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
-from loyalty_core.earning.purchases import MomentState
-from loyalty_core.earning.terms import CustomerFacts, MomentKey
+from loyalty_core.earning.models import MomentState
+from loyalty_core.earning.rules.terms import CustomerFacts, MomentKey
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.till_sql import Params, bound, statements_of
 from loyalty_core.wallet.till_protocol import Locks, key_lock, same_wallet

@@ -2,7 +2,7 @@
 meter when the purchase reserved no unit ahead (a conditional upsert: racing purchases never pass
 the hard limit), credits the wallet, writes the entry, its lot, the transaction, its lines, the
 moments it paid and its ``transaction.created`` event (EVENT-1, EVENT-11: a snapshot,
-``created_event``), each step only when the meter admitted it, so the meter's row is held only for
+``earning.events``), each step only when the meter admitted it, so the meter's row is held only for
 the commit. ``till_posting.posting_statement`` builds it: the meter before the posting, gating it,
 the transaction's rows after it.
 """
@@ -16,9 +16,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from loyalty_core.earning.created_event import CREATED_DATA, NAME, CreatedSnapshot, created_data
-from loyalty_core.earning.purchases import MomentState
-from loyalty_core.earning.rules import Scoring
+from loyalty_core.earning.events import CREATED_DATA, NAME, CreatedSnapshot, created_data
+from loyalty_core.earning.models import MomentState
+from loyalty_core.earning.rules.engine import Scoring
 from loyalty_core.events.services.recording import deliveries_of, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.till_sql import bound, statements_of

@@ -1,5 +1,5 @@
 """A till's return of a purchase as prepared psycopg statements (RETURN-2 and RETURN-4 to RETURN-7):
-the rule of ``earning/returns.py`` written through the ledger's one writer, without the ORM's unit
+the rule of ``earning/rules/returns.py`` written through the ledger's one writer, without the ORM's unit
 of work, in the till's write protocol (``wallet/till_protocol.py``).
 
 Two round trips for a new return:
@@ -34,12 +34,12 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.earning import returns
 from loyalty_core.earning.errors import TransactionNotFound
-from loyalty_core.earning.payloads import TransactionReturned
+from loyalty_core.earning.events import TransactionReturned
 from loyalty_core.earning.resources import Return, Transaction
-from loyalty_core.earning.return_reads import ReturnView, return_by_id
+from loyalty_core.earning.rules import returns
 from loyalty_core.earning.till_purchase_reads import TRANSACTION_BY_ID, TransactionById, view_of
+from loyalty_core.earning.till_return_reads import ReturnView, return_by_id
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
 from loyalty_core.events.services.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound

@@ -16,7 +16,7 @@ from typing import Any, Final
 from psycopg import AsyncConnection
 from psycopg.rows import class_row, dict_row
 
-from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms, Family
+from loyalty_core.earning.rules.terms import CampaignTerms, EarnRuleTerms, Family
 from loyalty_core.till_sql import Params, bound, statements_of
 
 SQL = statements_of(__name__)

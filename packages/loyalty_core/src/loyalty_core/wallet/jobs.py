@@ -10,7 +10,7 @@ or below it is committed (or rolled back) by then; and records the next bound. E
 watermark are the *tail*: the reads add them to the totals, so every figure is exact at any moment
 (``wallet/reads.py``, ``wallet/reads.py``). Purchases are folded the same way, under the
 same bound's moment and transactions, into each customer's latest purchase
-(``earning/activity.py``).
+(``earning/reads.py``).
 
 This holds while the sequence hands its ids out one at a time (``CACHE 1``, the default: a cached
 block would let a later transaction draw an id below the bound) and no two-phase commit writes the
@@ -82,7 +82,7 @@ WITH folded AS (
 )
 SELECT CAST(coalesce(sum(entries), 0) AS bigint) FROM folded
 """
-# each customer's latest purchase (earning/activity.py), folded under the same bound and transactions
+# each customer's latest purchase (earning/reads.py), folded under the same bound and transactions
 _FOLD_PURCHASES = """
 INSERT INTO customer_activity AS a (vendor_id, customer_id, last_purchase_at)
 SELECT vendor_id, customer_id, max(created_at) FROM transactions WHERE id > :after AND id <= :through

@@ -9,8 +9,8 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.earning.errors import CampaignNotFound, EarnRuleNotFound, PlanFeatureUnavailable
+from loyalty_core.earning.rules.terms import CampaignData, EarnRuleData
 from loyalty_core.earning.services import CampaignService, EarnRuleService
-from loyalty_core.earning.terms import CampaignData, EarnRuleData
 from loyalty_core.errors import ValidationFailed
 from loyalty_http.earning import schemas as s
 from loyalty_http.params import KnownVendor, present

@@ -12,9 +12,9 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.earning.errors import TransactionNotFound
-from loyalty_core.earning.return_reads import transaction_returns
 from loyalty_core.earning.till_purchase_reads import transaction_shown
 from loyalty_core.earning.till_return import till_return
+from loyalty_core.earning.till_return_reads import transaction_returns
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import VendorContext

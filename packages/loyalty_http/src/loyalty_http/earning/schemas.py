@@ -1,5 +1,5 @@
 """Wire shapes of earn rules and campaigns (EARN-13). The bodies carry types only: the
-bounds are the core's (``earning.validation``), checked on the whole row as it would be after the
+bounds are the core's (``earning.rules.validation``), checked on the whole row as it would be after the
 write, so each field's sentence comes from one place."""
 
 from __future__ import annotations

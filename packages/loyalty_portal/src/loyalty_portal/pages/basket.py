@@ -9,9 +9,9 @@ from typing import Any
 from litestar import Request
 
 from loyalty_core.bounds import BRANCH_KEY, ITEM_QUANTITY, ITEM_TEXT, TOTAL_AMOUNT
-from loyalty_core.earning.example_basket import score_example
-from loyalty_core.earning.rules import RuleResult
-from loyalty_core.earning.terms import LineItem, Purchase
+from loyalty_core.earning.reads import score_example
+from loyalty_core.earning.rules.engine import RuleResult
+from loyalty_core.earning.rules.terms import LineItem, Purchase
 from loyalty_core.numbers import whole_range
 from loyalty_portal.access import Cfg, Db
 from loyalty_portal.forms import Form

@@ -7,9 +7,9 @@ from typing import Any
 
 from loyalty_core.earning.errors import CampaignNotFound
 from loyalty_core.earning.models import Campaign
+from loyalty_core.earning.rules.terms import FAMILIES, KINDS, MOMENTS, CampaignData
+from loyalty_core.earning.rules.validation import NAME_MAX
 from loyalty_core.earning.services import CampaignService
-from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS, CampaignData
-from loyalty_core.earning.validation import NAME_MAX
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.pages.owner_settings import Kind, OwnerSettingsController
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from litestar import Controller, Response, get
 
-from loyalty_core.earning.activity import active_customers
+from loyalty_core.earning.reads import active_customers
 from loyalty_core.usage import UsageReads
 from loyalty_core.wallet.reads import points_by_day, points_outstanding
 from loyalty_portal.access import Cfg, Db, Me

@@ -6,9 +6,9 @@ from typing import Any
 
 from loyalty_core.earning.errors import EarnRuleNotFound
 from loyalty_core.earning.models import EarnRule
+from loyalty_core.earning.rules.terms import EarnRuleData
+from loyalty_core.earning.rules.validation import NAME_MAX
 from loyalty_core.earning.services import EarnRuleService
-from loyalty_core.earning.terms import EarnRuleData
-from loyalty_core.earning.validation import NAME_MAX
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.pages.owner_settings import Kind, OwnerSettingsController
 

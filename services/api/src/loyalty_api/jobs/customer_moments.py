@@ -5,7 +5,7 @@ from __future__ import annotations
 import structlog
 
 from loyalty_api.jobs.context import JobContext
-from loyalty_core.earning.moments_due import moment_vendors, record_due
+from loyalty_core.earning.jobs import moment_vendors, record_due
 
 log = structlog.get_logger("loyalty.jobs.customer_moments")
 

@@ -1,7 +1,8 @@
-"""The ``transaction.created`` event of a till's purchase (EVENT-1, EVENT-11), recorded by the
-purchase's own statement.
+"""The payloads of a purchase's events: ``transaction.returned`` (the transaction with its new totals
+and the return under the key ``return``) and ``transaction.created`` of a till's purchase (EVENT-1,
+EVENT-11), recorded by the purchase's own statement.
 
-The statement stores a snapshot, not the resource: a JSON array without key names,
+That statement stores a snapshot, not the resource: a JSON array without key names,
 ``[id, line ids, "what Python knows"]`` (:class:`CreatedSnapshot`, the event's payload struct,
 stored with its version like every payload). Python encodes what it knows before the write (the
 request's values, the branch's label, the rules it scored) as nested arrays in one
@@ -12,8 +13,7 @@ and cost Python a dict per line and rule; nested jsonb arrays would still cost a
 numeric per element, where the string is stored as it is. The resource is made from the snapshot
 when the event is read or sent (:func:`created_event_data`, through ``Transaction``, the shape the
 POST answers with), so the event still shows the purchase as it was written, whatever changes the
-row later (its returns).
-"""
+row later (its returns)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,24 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from loyalty_core.earning.resources import LineAwardShown, RuleApplied, Transaction
-from loyalty_core.earning.rules import RuleResult
+from loyalty_core.earning.resources import LineAwardShown, Return, RuleApplied, Transaction
+from loyalty_core.earning.rules.engine import RuleResult
 from loyalty_core.earning.till_purchase_reads import Item
 from loyalty_core.events.models import EventType
 from loyalty_core.tenancy.resources import BranchShown
 from loyalty_core.tenancy.rules.access import BranchRef
+
+
+class TransactionReturned(Transaction, frozen=True):
+    event_type: ClassVar[str] = EventType.TRANSACTION_RETURNED
+    version: ClassVar[int] = 1
+    return_: Return = msgspec.field(name="return")
+    """Its ``id`` is drawn by the return's statement, which writes it into the stored JSON."""
+
+    @classmethod
+    def of_return(cls, transaction: Transaction, made: Return) -> TransactionReturned:
+        return cls(**msgspec.structs.asdict(transaction), return_=made)
+
 
 NAME = "purchase_event"
 

@@ -12,8 +12,16 @@ from datetime import UTC, date, datetime
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Final
 
-from loyalty_core.earning.moments import due
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, EarnRuleTerms, Family, Kind, MomentKey, Purchase
+from loyalty_core.earning.rules.moments import due
+from loyalty_core.earning.rules.terms import (
+    CampaignTerms,
+    CustomerFacts,
+    EarnRuleTerms,
+    Family,
+    Kind,
+    MomentKey,
+    Purchase,
+)
 
 SUPPRESSED: Final = "suppressed_by_stronger_campaign"
 

@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Final
 
 from loyalty_core.earning.models import MAX_SKUS, MULTIPLIER_PLACES
-from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS, Family
+from loyalty_core.earning.rules.terms import FAMILIES, KINDS, MOMENTS, Family
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.numbers import INT32_MAX
 

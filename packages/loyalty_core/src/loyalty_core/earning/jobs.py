@@ -17,11 +17,10 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.earning.models import Campaign
-from loyalty_core.earning.moments import due
-from loyalty_core.earning.purchases import MomentState
+from loyalty_core.earning.models import Campaign, MomentState
+from loyalty_core.earning.rules.moments import due
+from loyalty_core.earning.rules.terms import CampaignTerms, CustomerFacts, Family, MomentKey
 from loyalty_core.earning.services import campaign_terms
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, Family, MomentKey
 
 _VENDORS = text(
     f"""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from calendar import isleap
 from datetime import date
 
-from loyalty_core.earning.terms import CampaignTerms, CustomerFacts, Moment, MomentKey
+from loyalty_core.earning.rules.terms import CampaignTerms, CustomerFacts, Moment, MomentKey
 
 
 def anniversary_in(origin: date, year: int) -> date:
