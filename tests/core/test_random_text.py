@@ -11,7 +11,7 @@ import pytest
 from loyalty_core.customers.rules import cards
 from loyalty_core.events.services.recording import new_event_id
 from loyalty_core.random_text import ALNUM, LOOK_ALIKES, READABLE, READABLE_LETTERS, random_text
-from loyalty_core.redemptions.codes import new_code
+from loyalty_core.redemptions.rules import new_code
 from loyalty_core.tenancy.rules.prefixes import prefix_for
 from loyalty_core.vouchers.services import new_code as new_voucher_code
 

@@ -17,8 +17,7 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.db import driver_connection
 from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.models import Redemption
-from loyalty_core.redemptions.portal import PortalRedemptions
-from loyalty_core.redemptions.services import RedeemRequest
+from loyalty_core.redemptions.services import PortalRedemptions, RedeemRequest
 from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.redemptions.till_verify import verify_code
 from loyalty_core.rewards.models import Reward

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.redemptions.models import Redemption
-from loyalty_core.redemptions.portal import PortalRedemptions
+from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.rewards.models import Reward
 from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.tenancy.models import Vendor

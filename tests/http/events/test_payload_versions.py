@@ -19,8 +19,8 @@ from loyalty_core.accounts.events import CustomerCreated
 from loyalty_core.earning.events import CreatedSnapshot, TransactionReturned
 from loyalty_core.events.rules.payloads import Payload
 from loyalty_core.events.services.recording import payload_sql
-from loyalty_core.redemptions.payloads import RedemptionCreated
-from loyalty_core.redemptions.used_event import UsedSnapshot
+from loyalty_core.redemptions.events import RedemptionCreated
+from loyalty_core.redemptions.till_verify_event import UsedSnapshot
 from loyalty_core.till_sql import registered
 from loyalty_core.wallet.payloads import PointsAdjusted, PointsExpired
 from tests.support.merges import adjust, register

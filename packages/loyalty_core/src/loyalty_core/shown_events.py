@@ -21,7 +21,7 @@ from loyalty_core.accounts.events import CustomerAnonymized, CustomerCreated, Cu
 from loyalty_core.earning.events import CreatedSnapshot, TransactionReturned, created_event_data
 from loyalty_core.events.rules.payloads import Registry, current, snapshot_or_stored
 from loyalty_core.events.services.endpoints import Ping
-from loyalty_core.redemptions.payloads import RedemptionCancelled, RedemptionCreated, RedemptionUsed
+from loyalty_core.redemptions.events import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
 from loyalty_core.vouchers.payloads import VoucherUsed
 from loyalty_core.wallet.payloads import PointsAdjusted, PointsExpired

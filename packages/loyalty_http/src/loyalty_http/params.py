@@ -41,8 +41,8 @@ from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.outbox import Outbox
 from loyalty_core.passes.ports import PassMaker
 from loyalty_core.passes.sending import CardSends
-from loyalty_core.redemptions.listing import RedemptionList
-from loyalty_core.redemptions.portal import PortalRedemptions
+from loyalty_core.redemptions.reads import RedemptionList
+from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.rewards.listing import RewardReads
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites

@@ -13,7 +13,7 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, view_of
-from loyalty_core.redemptions.used_event import UsedSnapshot
+from loyalty_core.redemptions.till_verify_event import UsedSnapshot
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.tenancy.resources import BranchShown
 

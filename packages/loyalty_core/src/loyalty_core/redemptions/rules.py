@@ -1,6 +1,8 @@
 """The redemption rules both paths decide with: the till's prepared statements (``till_redeem``)
-and the portal's give and cancel on the ORM session (``portal``). Values in, a refusal or a value
-out; each path reads the facts its own way, under the wallet's lock."""
+and the portal's give and cancel on the ORM session (``services``). Values in, a refusal or a value
+out; each path reads the facts its own way, under the wallet's lock. And the confirmation codes:
+the vendor's four-letter prefix, a hyphen, 8 readable characters (A-Z 0-9 without look-alikes) from
+a cryptographic source."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Protocol
 
+from loyalty_core.random_text import READABLE as ALPHABET
+from loyalty_core.random_text import random_text
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus
 from loyalty_core.rewards.models import RewardStatus
@@ -71,3 +75,7 @@ def consumed_lots(takes: Iterable[Take], ends: Mapping[int, datetime | None]) ->
 
 def _iso(at: datetime | None) -> str | None:
     return None if at is None else at.astimezone(UTC).isoformat()
+
+
+def new_code(prefix: str) -> str:
+    return prefix + "-" + random_text(ALPHABET, 8)

@@ -38,9 +38,9 @@ from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.events.services.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions import rules
-from loyalty_core.redemptions.codes import new_code
+from loyalty_core.redemptions.events import RedemptionCreated
 from loyalty_core.redemptions.models import StoredStatus
-from loyalty_core.redemptions.payloads import RedemptionCreated
+from loyalty_core.redemptions.rules import new_code
 from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem_state import LOCKS, STATE, LockedRow, RedeemRead, RewardRow, StateRow
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, read_view

@@ -30,7 +30,7 @@ from loyalty_core.errors import RuleViolation
 from loyalty_core.events.services.recording import deliveries_of, new_event_id
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus, status_at
-from loyalty_core.redemptions.used_event import MOVED_COLUMNS, NAME, USED_CTES
+from loyalty_core.redemptions.till_verify_event import MOVED_COLUMNS, NAME, USED_CTES
 from loyalty_core.tenancy.rules.access import WRITE_ADMITTED
 from loyalty_core.tenancy.till_token_check import CompanionRead, TokenCheck, riding
 from loyalty_core.till_sql import Params, bound, statements_of
@@ -232,7 +232,7 @@ def _refusal(seen: RedemptionView, now: datetime) -> RuleViolation:
 
 
 def view_of(row: Mapping[str, Any]) -> RedemptionView:
-    """A redemption read by these statements (or stored by the verify's event, ``used_event``)."""
+    """A redemption read by these statements (or stored by the verify's event, ``till_verify_event``)."""
     key = row["branch_key"]
     return RedemptionView(
         id=row["id"],

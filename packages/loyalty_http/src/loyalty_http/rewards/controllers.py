@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.redemptions.offers import list_offers
+from loyalty_core.redemptions.reads import list_offers
 from loyalty_core.rewards.models import RewardStatus
 from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.params import given

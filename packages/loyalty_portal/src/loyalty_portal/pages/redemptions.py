@@ -10,8 +10,8 @@ from litestar.params import FromPath, FromQuery
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.models import shown_status
-from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.redemptions.reads import redemption
+from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.web import MOUNT_PATH, render, see_other

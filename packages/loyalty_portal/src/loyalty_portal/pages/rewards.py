@@ -14,7 +14,7 @@ from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.numbers import row_id_of
-from loyalty_core.redemptions.portal import PortalRedemptions
+from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.rewards import reads
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, RewardType

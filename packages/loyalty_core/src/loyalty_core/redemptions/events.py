@@ -1,5 +1,5 @@
 """The payloads of a redemption's events: each the redemption as ``GET /redemptions/{code}`` shows
-it. A verify stores ``redemption.used`` as a compact snapshot instead (``used_event``)."""
+it. A verify stores ``redemption.used`` as a compact snapshot instead (``till_verify_event``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from loyalty_core.events.models import EventType
 from loyalty_core.redemptions.resources import RedemptionBody
-from loyalty_core.redemptions.used_event import UsedSnapshot
+from loyalty_core.redemptions.till_verify_event import UsedSnapshot
 
 
 class RedemptionPayload(RedemptionBody):
