@@ -8,7 +8,7 @@ from email import message_from_bytes, policy
 from email.message import EmailMessage
 
 from loyalty_api.adapters.card_message import compose, qr_png
-from loyalty_core.passes.ports import BrandingFacts, CardFacts
+from loyalty_core.passes.services.ports import BrandingFacts, CardFacts
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 SAVE = "https://pay.google.com/gp/v/save/eyJ.test.sig"

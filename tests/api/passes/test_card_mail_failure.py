@@ -22,7 +22,7 @@ from loyalty_api.adapters.pass_platforms import WalletPasses, wallet_passes
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
 from loyalty_core.db import make_engine
-from loyalty_core.passes.outbox import MAX_ATTEMPTS
+from loyalty_core.passes.services.outbox import MAX_ATTEMPTS
 from loyalty_wallet_pass.identity import new_rsa_key, private_key_pem
 from loyalty_wallet_pass.platform import LocalPassPlatform
 from tests.support.app import ADMIN, ADMIN_TOKEN

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
 from loyalty_core.passes.models import CardMail, MailStatus
-from loyalty_core.passes.outbox import IDENTITY_WAIT, Outbox, backoff
+from loyalty_core.passes.services.outbox import IDENTITY_WAIT, Outbox, backoff
 from tests.support.vendors import make_vendor
 
 

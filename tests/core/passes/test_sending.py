@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
 from loyalty_core.passes.errors import CardSendThrottled
-from loyalty_core.passes.sending import CardSends
+from loyalty_core.passes.services.sending import CardSends
 from tests.support.vendors import make_vendor
 from tests.support.wallets import make_customer
 

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from loyalty_core.clock import Clock, SettableClock
 from loyalty_core.events.rules.addresses import Resolver, system_resolver
 from loyalty_core.events.services.endpoints import Sealer
-from loyalty_core.passes.ports import PassMaker
+from loyalty_core.passes.services.ports import PassMaker
 from loyalty_http.wire.metrics import QueueStats
 
 Job = Callable[[], Awaitable[Mapping[str, Any]]]

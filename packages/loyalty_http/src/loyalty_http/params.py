@@ -37,10 +37,10 @@ from loyalty_core.customers.reads.cards import CardList
 from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.earning.till_purchase import Purchases
 from loyalty_core.events.services.transaction import request_transaction
-from loyalty_core.passes.cards import PassCards
-from loyalty_core.passes.outbox import Outbox
-from loyalty_core.passes.ports import PassMaker
-from loyalty_core.passes.sending import CardSends
+from loyalty_core.passes.services.cards import PassCards
+from loyalty_core.passes.services.outbox import Outbox
+from loyalty_core.passes.services.ports import PassMaker
+from loyalty_core.passes.services.sending import CardSends
 from loyalty_core.redemptions.reads import RedemptionList
 from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.rewards.listing import RewardReads

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
-from loyalty_core.passes.ports import PassMaker
+from loyalty_core.passes.services.ports import PassMaker
 from loyalty_core.staff.passwords import DEFAULT, Passwords
 
 

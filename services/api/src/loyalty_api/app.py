@@ -32,7 +32,7 @@ from loyalty_api.settings import Settings, SettingsError
 from loyalty_api.worker import drain, make_job_context, make_queue, make_worker, within
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker, split_pool
-from loyalty_core.passes.identities import IdentityRows
+from loyalty_core.passes.services.identities import IdentityRows
 from loyalty_http.config import HttpConfig, Job, Readiness
 from loyalty_http.plugin import LoyaltyHttp
 from loyalty_http.wire.metrics import QueueStats

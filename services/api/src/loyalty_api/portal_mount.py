@@ -10,7 +10,7 @@ from litestar.types import Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
-from loyalty_core.passes.ports import PassMaker
+from loyalty_core.passes.services.ports import PassMaker
 from loyalty_portal import MOUNT_PATH, PortalConfig, create_portal
 
 

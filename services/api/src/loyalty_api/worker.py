@@ -23,7 +23,7 @@ from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_api.settings import Settings, libpq_url
 from loyalty_core.clock import Clock
 from loyalty_core.events.rules.addresses import Resolver, system_resolver
-from loyalty_core.passes.ports import PassMaker
+from loyalty_core.passes.services.ports import PassMaker
 
 log = structlog.get_logger("loyalty.worker")
 

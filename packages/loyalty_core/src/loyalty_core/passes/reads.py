@@ -1,17 +1,21 @@
-"""The back office's reads of the suppression list for one shop: its own customers' addresses that
-bounced or complained and that the shop has not switched mail on for again. Another shop's
-suppressions are not its to see, so every read joins the shop's customers."""
+"""The back office's reads of the passes area: the suppression list for one shop (its own customers'
+addresses that bounced or complained and that the shop has not switched mail on for again; another
+shop's suppressions are not its to see, so every read joins the shop's customers), and how many card
+mails are in each state now, over all vendors, for the operator's metrics (a ``failed`` count that
+grows says mails are being given up on: refused for good, or not built or sent after their
+attempts)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from psycopg import AsyncConnection
 from sqlalchemy import Select, and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.passes.models import EmailSuppression, SuppressionRelease
+from loyalty_core.passes.models import EmailSuppression, MailStatus, SuppressionRelease
 from loyalty_core.text import mail_key
 
 
@@ -43,3 +47,13 @@ async def suppressed(session: AsyncSession, vendor_id: int) -> Sequence[Any]:
 async def is_suppressed_for(session: AsyncSession, vendor_id: int, email: str) -> bool:
     query = _suppressed(vendor_id).where(EmailSuppression.email == mail_key(email))
     return (await session.execute(query)).first() is not None
+
+
+_BY_STATUS = "SELECT status, count(*) FROM card_mails GROUP BY 1"
+
+
+async def card_mails_by_status(conn: AsyncConnection[Any]) -> dict[str, int]:
+    counts = dict.fromkeys((str(s) for s in MailStatus), 0)
+    for status, count in await (await conn.execute(_BY_STATUS, prepare=True)).fetchall():
+        counts[status] = int(count)
+    return counts

@@ -9,7 +9,7 @@ from litestar import Controller, Request, Response, get
 from sqlalchemy.exc import SQLAlchemyError
 
 from loyalty_core.events.reads import webhook_totals
-from loyalty_core.passes.totals import card_mails_by_status
+from loyalty_core.passes.reads import card_mails_by_status
 from loyalty_core.redemptions.reads import redemptions_by_state
 from loyalty_core.wallet.reads import points_by_kind
 from loyalty_http.access.connection import request_connection

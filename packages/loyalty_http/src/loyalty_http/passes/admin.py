@@ -13,10 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.passes.identities import IdentityRows, unavailable
 from loyalty_core.passes.models import CardMail, IdentityState
-from loyalty_core.passes.outbox import SuppressionNotFound
-from loyalty_core.passes.ports import BrandingFacts
+from loyalty_core.passes.services.identities import IdentityRows, unavailable
+from loyalty_core.passes.services.outbox import SuppressionNotFound
+from loyalty_core.passes.services.ports import BrandingFacts
 from loyalty_http.config import HttpConfig
 from loyalty_http.params import Cards, Clk, Config, Db, KnownVendor, Outboxes, given, pass_maker_of, present
 from loyalty_http.passes import schemas as s

@@ -14,8 +14,8 @@ from litestar.params import FromQuery
 from loyalty_core.bounds import COLOUR, DISPLAY_NAME
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.passes.cards import PassCards
-from loyalty_core.passes.ports import BrandingFacts
+from loyalty_core.passes.services.cards import PassCards
+from loyalty_core.passes.services.ports import BrandingFacts
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.web import MOUNT_PATH, render, see_other

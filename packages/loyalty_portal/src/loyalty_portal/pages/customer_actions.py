@@ -15,7 +15,7 @@ from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.customers.rules import consent
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.passes.sending import CardSends
+from loyalty_core.passes.services.sending import CardSends
 from loyalty_core.redemptions.reads import customer_redemptions
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me

@@ -16,7 +16,7 @@ from email.utils import format_datetime, make_msgid
 
 import segno
 
-from loyalty_core.passes.ports import CardFacts
+from loyalty_core.passes.services.ports import CardFacts
 
 PKPASS_TYPE = ("application", "vnd.apple.pkpass")
 

@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_api.adapters.home_files import stored_once
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.passes.identities import IdentityRows, unavailable
 from loyalty_core.passes.models import IdentityState
-from loyalty_core.passes.ports import CardFacts, PassMaker
+from loyalty_core.passes.services.identities import IdentityRows, unavailable
+from loyalty_core.passes.services.ports import CardFacts, PassMaker
 from loyalty_wallet_pass import sealing
 from loyalty_wallet_pass.apple import build_pkpass
 from loyalty_wallet_pass.authority import CertificateAuthority

@@ -22,9 +22,9 @@ from loyalty_api.adapters.mail_sender import MailRejected
 from loyalty_api.jobs.context import JobContext, needed
 from loyalty_core.clock import Clock
 from loyalty_core.errors import DomainError
-from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.errors import PlatformAWalletUnavailable
-from loyalty_core.passes.outbox import Outbox
+from loyalty_core.passes.services.cards import PassCards
+from loyalty_core.passes.services.outbox import Outbox
 
 log = structlog.get_logger("loyalty.jobs.card_mails")
 

@@ -19,7 +19,7 @@ from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_core.clock import Clock
 from loyalty_core.events.services.endpoints import Sealer
-from loyalty_core.passes.ports import PassMaker
+from loyalty_core.passes.services.ports import PassMaker
 
 CONTEXT_KEY = "loyalty"
 """The one key of SAQ's context that the service uses."""

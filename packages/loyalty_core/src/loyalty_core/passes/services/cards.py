@@ -15,7 +15,7 @@ from loyalty_core.customers.errors import CustomerDeactivated
 from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.models import PassBrandingRow
-from loyalty_core.passes.ports import BrandingFacts, CardFacts
+from loyalty_core.passes.services.ports import BrandingFacts, CardFacts
 from loyalty_core.tenancy.models import Vendor
 
 _B = PassBrandingRow.__table__.c
