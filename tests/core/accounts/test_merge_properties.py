@@ -19,7 +19,7 @@ from loyalty_core.db import driver_connection
 from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.services import PortalRedemptions, RedeemRequest
 from loyalty_core.redemptions.till_redeem import till_redeem
-from loyalty_core.rewards.writes import RewardWrites
+from loyalty_core.rewards.services import RewardWrites
 from loyalty_core.wallet.models import Causer, Wallet
 from loyalty_core.wallet.services import WalletService
 from tests.support.invariants import ledger_violations

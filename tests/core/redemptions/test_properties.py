@@ -21,7 +21,7 @@ from loyalty_core.redemptions.services import PortalRedemptions, RedeemRequest
 from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.redemptions.till_verify import verify_code
 from loyalty_core.rewards.models import Reward
-from loyalty_core.rewards.writes import RewardWrites
+from loyalty_core.rewards.services import RewardWrites
 from loyalty_core.wallet.models import Causer, PointLot
 from loyalty_core.wallet.services import WalletService
 from tests.support.invariants import ledger_violations

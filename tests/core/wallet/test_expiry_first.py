@@ -15,7 +15,7 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.rewards.models import Reward
-from loyalty_core.rewards.writes import RewardWrites
+from loyalty_core.rewards.services import RewardWrites
 from loyalty_core.tenancy.models import Vendor
 from loyalty_core.wallet.errors import InsufficientBalance
 from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet

@@ -26,7 +26,7 @@ from loyalty_core.earning.till_purchase import PurchaseRequest, Purchases
 from loyalty_core.redemptions import till_redeem_state
 from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem import till_redeem
-from loyalty_core.rewards.writes import RewardWrites
+from loyalty_core.rewards.services import RewardWrites
 from loyalty_core.tenancy.rules.access import PlanLimits, VendorContext
 from loyalty_core.wallet import till_adjust
 from loyalty_core.wallet.till_protocol import Locks

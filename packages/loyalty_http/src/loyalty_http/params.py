@@ -43,9 +43,8 @@ from loyalty_core.passes.services.ports import PassMaker
 from loyalty_core.passes.services.sending import CardSends
 from loyalty_core.redemptions.reads import RedemptionList
 from loyalty_core.redemptions.services import PortalRedemptions
-from loyalty_core.rewards.listing import RewardReads
-from loyalty_core.rewards.services import RewardService
-from loyalty_core.rewards.writes import RewardWrites
+from loyalty_core.rewards.reads import RewardReads
+from loyalty_core.rewards.services import RewardService, RewardWrites
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.reads import TenancyReads
 from loyalty_core.tenancy.rules.access import VendorContext

@@ -18,8 +18,7 @@ from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.rewards import reads
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, RewardType
-from loyalty_core.rewards.services import RewardService
-from loyalty_core.rewards.writes import RewardWrites
+from loyalty_core.rewards.services import RewardService, RewardWrites
 from loyalty_core.staff.sessions import Visitor
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
