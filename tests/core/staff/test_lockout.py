@@ -8,7 +8,7 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
-from loyalty_core.staff import lockout
+from loyalty_core.staff.services import lockout
 
 
 async def test_the_tenth_failure_within_the_window_locks_for_fifteen_minutes(

@@ -54,7 +54,7 @@ BRANCH_TYPE: Final = Meta(max_length=32)
 USER_EMAIL: Final = Meta(min_length=3, max_length=MAX_EMAIL_LENGTH, pattern=r"^[^@\s]+@[^@\s]+$")
 PASSWORD: Final = Meta(max_length=1024)
 """Bounded above so a huge body cannot make the hasher work for long; the lower bound is a rule of
-the service (``staff.users``), so its message names the field as every rule's does."""
+the service (``staff.services.users``), so its message names the field as every rule's does."""
 
 # branding of the shop's passes
 DISPLAY_NAME: Final = Meta(min_length=1, max_length=200)

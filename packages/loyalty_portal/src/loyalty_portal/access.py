@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.events.services.transaction import request_transaction
 from loyalty_core.staff.models import Role
-from loyalty_core.staff.sessions import PortalSessions, Visitor, csrf_matches
+from loyalty_core.staff.services.sessions import PortalSessions, Visitor, csrf_matches
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.web import Refused, SignedOut, log
 

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
 from loyalty_core.passes.services.ports import PassMaker
-from loyalty_core.staff.passwords import DEFAULT, Passwords
+from loyalty_core.staff.services.passwords import DEFAULT, Passwords
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import IO, Any
 from litestar import Request
 from multipart import MultipartSegment, ParserError, PushMultipartParser, parse_options_header
 
-from loyalty_core.staff.sessions import Visitor, csrf_matches
+from loyalty_core.staff.services.sessions import Visitor, csrf_matches
 from loyalty_portal.access import EXPIRED
 from loyalty_portal.web import Refused
 

@@ -16,7 +16,7 @@ from litestar.types import Message, Scope
 from loyalty_core import bounds
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
-from loyalty_core.staff.sessions import Visitor
+from loyalty_core.staff.services.sessions import Visitor
 
 MOUNT_PATH = "/portal"
 LOGIN = f"{MOUNT_PATH}/login"

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.staff.errors import UserEmailDuplicate, UserNotFound
-from loyalty_core.staff.users import UserService
+from loyalty_core.staff.services.users import UserService
 from loyalty_http.admin import users_schemas as s
 from loyalty_http.params import KnownVendor, given
 from loyalty_http.route_options import reads

@@ -12,7 +12,7 @@ from litestar.params import FromPath, FromQuery
 from loyalty_core.bounds import ADMIN_NAME, BRANCH_KEY, BRANCH_TYPE
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.staff.sessions import Visitor
+from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.tenancy.reads import TenancyReads
 from loyalty_core.tenancy.services import TenancyService

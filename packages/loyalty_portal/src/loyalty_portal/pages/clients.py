@@ -11,7 +11,7 @@ from litestar.params import FromPath, FromQuery
 from loyalty_core.bounds import ADMIN_NAME, BRANCH_KEY
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.staff.sessions import Visitor
+from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.tenancy.errors import ClientNotFound
 from loyalty_core.tenancy.models import ApiClient, Branch
 from loyalty_core.tenancy.reads import ClientRead, TenancyReads

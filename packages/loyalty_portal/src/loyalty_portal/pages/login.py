@@ -10,7 +10,7 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import Cookie
 
-from loyalty_core.staff.sessions import Outcome, PortalSessions, csrf_matches
+from loyalty_core.staff.services.sessions import Outcome, PortalSessions, csrf_matches
 from loyalty_core.text import MAX_EMAIL_LENGTH
 from loyalty_portal.access import ANY_STATE, COOKIE, CSRF_AT_SIGN_IN, EXPIRED, Cfg, Db, Me, Throttles, sent_csrf
 from loyalty_portal.web import HOME, LOGIN, MOUNT_PATH, Refused, render, see_other

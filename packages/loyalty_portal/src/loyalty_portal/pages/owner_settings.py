@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.clock import Clock
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.staff.sessions import Visitor
+from loyalty_core.staff.services.sessions import Visitor
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.pages.basket import preview_context

@@ -19,7 +19,7 @@ from loyalty_core.rewards import reads
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, RewardType
 from loyalty_core.rewards.services import RewardService, RewardWrites
-from loyalty_core.staff.sessions import Visitor
+from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id

@@ -14,8 +14,8 @@ from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.errors import UserNotFound
 from loyalty_core.staff.models import Role, User
-from loyalty_core.staff.sessions import Visitor
-from loyalty_core.staff.users import UserService
+from loyalty_core.staff.services.sessions import Visitor
+from loyalty_core.staff.services.users import UserService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.web import MOUNT_PATH, render, see_other

@@ -18,10 +18,10 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.staff import lockout
 from loyalty_core.staff.models import PortalSession, User
-from loyalty_core.staff.passwords import DEFAULT, Passwords
-from loyalty_core.staff.users import normal_email
+from loyalty_core.staff.services import lockout
+from loyalty_core.staff.services.passwords import DEFAULT, Passwords
+from loyalty_core.staff.services.users import normal_email
 from loyalty_core.tenancy.models import Vendor, VendorStatus
 
 IDLE = timedelta(hours=12)

@@ -13,7 +13,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.staff.errors import UserEmailDuplicate, UserNotFound
 from loyalty_core.staff.models import PortalSession, Role, User
-from loyalty_core.staff.passwords import DEFAULT, MIN_LENGTH, Passwords
+from loyalty_core.staff.services.passwords import DEFAULT, MIN_LENGTH, Passwords
 
 
 def normal_email(email: str) -> str:
