@@ -17,7 +17,7 @@ from loyalty_core.events.rules.payloads import Registry, UnreadablePayload, curr
 from loyalty_core.events.services.recording import record_event
 from loyalty_core.shown_events import EVENTS
 from loyalty_core.tenancy.resources import BranchShown
-from loyalty_core.vouchers.payloads import VoucherUsed
+from loyalty_core.vouchers.events import VoucherUsed
 from tests.support.vendors import make_vendor
 
 AT = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)

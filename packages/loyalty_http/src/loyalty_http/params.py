@@ -50,7 +50,7 @@ from loyalty_core.tenancy.reads import TenancyReads
 from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_core.usage import UsageReads
-from loyalty_core.vouchers.listing import VoucherList
+from loyalty_core.vouchers.reads import VoucherList
 from loyalty_core.vouchers.services import VoucherService
 from loyalty_core.wallet.services import WalletService
 from loyalty_http.access.connection import request_connection

@@ -21,8 +21,8 @@ from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.tenancy.rules.access import BranchRef
 from loyalty_core.vouchers import errors as e
+from loyalty_core.vouchers.events import VoucherUsed
 from loyalty_core.vouchers.models import Voucher, VoucherBranch, VoucherStatus, shown_status
-from loyalty_core.vouchers.payloads import VoucherUsed
 
 
 def new_code() -> str:
