@@ -87,7 +87,7 @@ async def _measure(options: argparse.Namespace, port: int) -> list[tuple[int, fl
     from loyalty_core.events.services.recording import record_event
     from loyalty_core.models import metadata
     from loyalty_core.tenancy.models import Plan, Vendor
-    from loyalty_core.wallet.payloads import PointsAdjusted
+    from loyalty_core.wallet.events import PointsAdjusted
 
     engine = make_engine(scratch_database(scratch_name("loyalty_bench_webhooks")), pool_size=10)
     async with engine.begin() as conn:

@@ -11,7 +11,7 @@ from sqlalchemy import create_engine, text
 
 from loyalty_core import shown_events
 from loyalty_core.events.rules.payloads import current, older
-from loyalty_core.wallet.payloads import PointsAdjusted
+from loyalty_core.wallet.events import PointsAdjusted
 from tests.support.receiver import receiver
 from tests.support.service_webhooks import hooks_tenant, settled
 from tests.support.webhooks import ENDPOINTS, EVENTS

@@ -22,7 +22,7 @@ from loyalty_core.events.services.recording import payload_sql
 from loyalty_core.redemptions.events import RedemptionCreated
 from loyalty_core.redemptions.till_verify_event import UsedSnapshot
 from loyalty_core.till_sql import registered
-from loyalty_core.wallet.payloads import PointsAdjusted, PointsExpired
+from loyalty_core.wallet.events import PointsAdjusted, PointsExpired
 from tests.support.merges import adjust, register
 from tests.support.purchases import TRANSACTIONS, buy
 from tests.support.redemptions import REDEMPTIONS, redeem, reward

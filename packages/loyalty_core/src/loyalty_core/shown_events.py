@@ -24,7 +24,7 @@ from loyalty_core.events.services.endpoints import Ping
 from loyalty_core.redemptions.events import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
 from loyalty_core.vouchers.events import VoucherUsed
-from loyalty_core.wallet.payloads import PointsAdjusted, PointsExpired
+from loyalty_core.wallet.events import PointsAdjusted, PointsExpired
 
 EVENTS = Registry(
     current(CustomerCreated),

@@ -26,8 +26,8 @@ from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.till_sql import Params, bound, statements_of
 from loyalty_core.wallet.errors import InsufficientBalance, WalletNotFound
+from loyalty_core.wallet.events import PointsAdjusted
 from loyalty_core.wallet.models import Causer, EntryType
-from loyalty_core.wallet.payloads import PointsAdjusted
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.rules import Lot, Take, lot_expiry, split_due, take
 from loyalty_core.wallet.till_posting import ENTRY_COLUMNS, entry_params, write_entry

@@ -39,8 +39,8 @@ from psycopg.rows import dict_row
 
 from loyalty_core.events.services.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.till_sql import Params, bound, statements_of
+from loyalty_core.wallet.events import EntryPayload, PointsExpired
 from loyalty_core.wallet.models import CauserType, EntryType
-from loyalty_core.wallet.payloads import EntryPayload, PointsExpired
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.rules import Take
 

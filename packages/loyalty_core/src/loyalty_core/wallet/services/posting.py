@@ -25,8 +25,8 @@ from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.db import driver_connection
 from loyalty_core.events.services.recording import RECORDED
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
+from loyalty_core.wallet.events import EntryPayload, PointsExpired
 from loyalty_core.wallet.models import SYSTEM, Causer, EntryType, PointLot, Wallet, due_points
-from loyalty_core.wallet.payloads import EntryPayload, PointsExpired
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.rules import Lot, Take, lot_expiry, split_due, take
 from loyalty_core.wallet.till_posting import EXPIRED_REASON, entry_params, write_entry
