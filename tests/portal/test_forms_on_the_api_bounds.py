@@ -14,8 +14,7 @@ from litestar.testing import AsyncTestClient
 from loyalty_core import bounds
 from loyalty_http.admin.tenancy_schemas import BranchCreate, ClientCreate
 from loyalty_http.admin.users_schemas import UserCreate
-from loyalty_http.customers.admin_reads import CustomerSearchQuery
-from loyalty_http.customers.admin_schemas import CardBatchCreate
+from loyalty_http.customers.admin_schemas import CardBatchCreate, CustomerSearchQuery
 from loyalty_http.earning.purchase_schemas import ItemBody, PreviewBody
 from loyalty_http.passes.schemas import BrandingBody
 from loyalty_http.rewards.schemas import RewardCreate

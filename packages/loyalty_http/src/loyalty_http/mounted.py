@@ -7,12 +7,10 @@ from typing import Any
 from loyalty_http.admin.tenancy import AdminTenancyController
 from loyalty_http.admin.users import AdminUsersController
 from loyalty_http.catalogue.controllers import ProductController
-from loyalty_http.customers.admin import AdminCustomersController
-from loyalty_http.customers.admin_reads import AdminCustomerReadsController
+from loyalty_http.customers.admin import AdminCustomerReadsController, AdminCustomersController
 from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
 from loyalty_http.earning.admin import AdminCampaignsController, AdminEarnRulesController
-from loyalty_http.earning.controllers import CustomerTransactionsController, TransactionController
-from loyalty_http.earning.returns import ReturnController
+from loyalty_http.earning.controllers import CustomerTransactionsController, ReturnController, TransactionController
 from loyalty_http.events.controllers import EventController, WebhookEndpointController
 from loyalty_http.health.controllers import HealthController, MetricsController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController

@@ -1,25 +1,30 @@
-"""Admin API for the portal-only customer actions:
-card batches, further cards, blocking cards and identifiers, deactivation, anonymization, the
-consent a vendor user records, and the attested import."""
+"""Admin API for the portal-only customer actions (card batches, further cards, blocking cards and
+identifiers, deactivation, anonymization, the consent a vendor user records, and the attested
+import), and the admin API's customer search and card list."""
 
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
-from litestar import Controller, get, patch, post, put
+from litestar import Controller, Request, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.accounts.services import CustomerService
 from loyalty_core.accounts.services.enrolment import ImportOutcome
+from loyalty_core.customers.reads.cards import CardState
 from loyalty_core.customers.rules import consent
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.customers import admin_schemas as s
 from loyalty_http.customers.controllers import unsubscribe_path
 from loyalty_http.customers.schemas import Customer
-from loyalty_http.params import Config, Customers, KnownVendor, customer_id_of
+from loyalty_http.params import CardListDep, Config, Customers, CustomerSearchDep, KnownVendor, customer_id_of, given
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.pagination import Page, page_number, paginate
+
+AnyRequest = Request[Any, Any, Any]
 
 PORTAL = consent.Provenance(consent.PORTAL, consent.PORTAL_USER)
 
@@ -179,3 +184,36 @@ def _result(index: int, outcome: ImportOutcome) -> s.ImportResult:
     else:
         errors = {_FIELD_OF_CODE.get(error.code, "customer"): [error.message]}
     return s.ImportResult(index=index, status="error", customer=None, code=error.code, errors=errors)
+
+
+class AdminCustomerReadsController(Controller):
+    path = "/admin/v1/vendors/{vendor_id:str}"
+
+    @get("/customers", opt=reads(auth="admin", query=s.CustomerSearchQuery))
+    async def search_customers(
+        self,
+        request: AnyRequest,
+        params: NamedDependency[s.CustomerSearchQuery],
+        known_vendor: KnownVendor,
+        customer_search: CustomerSearchDep,
+    ) -> Envelope[Page[Customer]]:
+        """``q`` finds a card code, email or external id exactly, or a part of a name without regard
+        to case or accents; without it, every customer (anonymized ones are gone)."""
+        page = page_number(request)
+        found = await customer_search.search(known_vendor, given(params.q), page=page, per_page=params.per_page)
+        items = [Customer.of(c) for c in found.items]
+        return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))
+
+    @get("/cards", opt=reads(auth="admin", query=s.CardQuery))
+    async def list_cards(
+        self,
+        request: AnyRequest,
+        params: NamedDependency[s.CardQuery],
+        known_vendor: KnownVendor,
+        card_list: CardListDep,
+    ) -> Envelope[Page[s.CardItem]]:
+        page = page_number(request)
+        status = CardState(params.status) if isinstance(params.status, str) else None
+        found = await card_list.cards(known_vendor, status=status, page=page, per_page=params.per_page)
+        items = [s.CardItem.of(c) for c in found.items]
+        return Envelope(paginate(request, items, total=found.total, page=page, per_page=params.per_page))

@@ -12,6 +12,7 @@ from msgspec import UNSET, UnsetType
 
 from loyalty_core import bounds
 from loyalty_core.customers.models import ConsentEvent as ConsentEventModel
+from loyalty_core.customers.reads.cards import CardListed
 from loyalty_core.customers.reads.customer import CardView, CustomerView
 from loyalty_core.customers.rules import cards
 from loyalty_core.customers.services.profiles import Profile
@@ -25,6 +26,7 @@ from loyalty_http.customers.schemas import (
     resource_fields,
 )
 from loyalty_http.wire.errors import InputInvalid
+from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 from loyalty_http.wire.validation import validate
 
 MAX_IMPORT = 1000
@@ -183,3 +185,23 @@ class ImportResult(msgspec.Struct, omit_defaults=True):
 
 class ImportResults(msgspec.Struct):
     results: list[ImportResult]
+
+
+class CustomerSearchQuery(msgspec.Struct):
+    q: Annotated[str, bounds.CUSTOMER_SEARCH] | UnsetType = UNSET
+    per_page: PerPage = DEFAULT_PER_PAGE
+
+
+class CardQuery(msgspec.Struct):
+    status: Literal["free", "assigned", "blocked"] | UnsetType = UNSET
+    per_page: PerPage = DEFAULT_PER_PAGE
+
+
+class CardItem(msgspec.Struct):
+    code: str
+    status: str
+    customer_id: int | None
+
+    @classmethod
+    def of(cls, c: CardListed) -> CardItem:
+        return cls(code=c.code, status=c.status.value, customer_id=c.customer_id)
