@@ -1,4 +1,4 @@
-"""The lot arithmetic of wallet/rules.py (FIFO lots; LEDGER-2:
+"""The lot arithmetic of ``wallet/rules.py`` (FIFO lots; LEDGER-2:
 added points expire like earned points; deducted points come out of the points that expire first)."""
 
 from __future__ import annotations
