@@ -161,9 +161,9 @@ def cache_long_statements() -> None:
     psycopg turns ``%(name)s`` placeholders into ``$n`` with a regular expression over the whole text
     and keeps the result (an LRU of 128) only for statements of at most 4,096 bytes and 50 parameters,
     its guard against one-off ORM statements. The till's writes are a fixed handful of longer ones
-    (a purchase carries its meter, ledger writes, lines and event in one round trip: about 7 kB), so
-    under that guard every execution parsed its text again: a tenth of a redemption's server CPU in a
-    profile. The LRU stays bounded, so a one-off long statement costs one slot for a while.
+    (a purchase carries its meter, ledger writes, lines and event in one round trip), so under that
+    guard every execution would parse its text again, a cost on every till write. The LRU stays
+    bounded, so a one-off long statement costs one slot for a while.
     """
     queries: Any = psycopg._queries  # the limits are module globals, read at each conversion
     queries.MAX_CACHED_STATEMENT_LENGTH = max(queries.MAX_CACHED_STATEMENT_LENGTH, STATEMENT_CACHE_BYTES)
@@ -178,10 +178,10 @@ def make_driver_pool(engine: AsyncEngine, *, size: int, filled: bool) -> AsyncCo
     borrows one gives it back idle and in autocommit (:func:`give_back_idle`): a pool with a reset
     function hands every returned connection to a worker task, a task switch per request even when
     there is nothing to reset. What is given back in a transaction is still rolled back. Checking a
-    connection out of it costs a tenth of SQLAlchemy's async checkout, which runs through a greenlet
-    each way. ``filled``: every connection opened at start and kept (a served
-    process: a steady load opens no new session); otherwise one, grown on demand (tests and tools,
-    which start many apps). Opened by the caller, in the loop that uses it.
+    connection out of it costs far less than SQLAlchemy's async checkout, which runs through a
+    greenlet each way. ``filled``: every connection opened at start and kept (a served process: a
+    steady load opens no new session); otherwise one, grown on demand (tests and tools, which start
+    many apps). Opened by the caller, in the loop that uses it.
     """
     url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
     lock_timeout = _lock_timeouts.get(engine.sync_engine, LOCK_TIMEOUT_MS)

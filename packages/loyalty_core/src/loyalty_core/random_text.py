@@ -7,8 +7,8 @@ one the service never issues.
 
 One draw per text: ``secrets.randbelow(len(alphabet) ** length)`` written in base ``len(alphabet)``
 is uniform over every text of that length, exactly as a ``secrets.choice`` per character is, but
-reads the system's random source once instead of once per character (an event id drew 24 times, on
-every till write that records one).
+reads the system's random source once instead of once per character (an event id has 24, and
+every till write that records an event draws one).
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ def private_key_pem(key: SigningKey) -> bytes:
 
 def load_private_key(pem: bytes, *, checked_before: bool = False) -> SigningKey:
     """Read a PEM private key. ``checked_before``: the key passed this check when it was stored and
-    comes back from authenticated sealing, so cryptography's RSA consistency check (about 40 ms) is
-    skipped; never for a key from outside."""
+    comes back from authenticated sealing, so cryptography's RSA consistency check (a costly one,
+    on every pass built) is skipped; never for a key from outside."""
     try:
         key = serialization.load_pem_private_key(pem, password=None, unsafe_skip_rsa_key_validation=checked_before)
     except (ValueError, TypeError) as exc:

@@ -113,9 +113,9 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
 async def settle_heap(_: Litestar) -> None:
     """Move what start-up built (modules, routes, pools: a large heap of long-lived objects) out of
     the cyclic garbage collector's reach. Left in its oldest generation, every full collection walks
-    them all while requests wait, which sets the served lookup's tail latency under load
-    (``bench/results/gc-pauses.md``). Frozen objects are still freed by reference counting; only a
-    cycle among them would outlive its use, and start-up's objects live as long as the process."""
+    them all while requests wait, which sets the served lookup's tail latency under load. Frozen
+    objects are still freed by reference counting; only a cycle among them would outlive its use,
+    and start-up's objects live as long as the process."""
     gc.collect()
     gc.freeze()
 

@@ -84,8 +84,9 @@ class ProductCount(VendorRow, Base):
 
     Every write that can create, delete or restore a product locks this row first and moves the
     number by what it did, so the unfiltered list reads its total here instead of counting the
-    catalogue (100,000 products page as fast as 100, bench/catalogue.py). Taking this one row first also
-    puts a vendor's product writes one after the other, so they can never deadlock each other.
+    catalogue, and a page costs the same however many products the vendor holds. Taking this one row
+    first also puts a vendor's product writes one after the other, so they can never deadlock each
+    other.
     """
 
     __tablename__ = "product_counts"

@@ -7,9 +7,9 @@ the customer's merge family, so the wallet's lock orders its duplicates and no k
 refuse before writing, then write the entry, its lot (or the lots it takes from) and the balance in
 one statement, the ledger's one writer (``loyalty_core.wallet.till_posting``). Ids come from the
 tables' sequences, as the ORM draws them. Each step is a fixed statement prepared on the connection,
-whose plan starts from a primary or unique key, sent as a plain round trip (a pipeline costs the
-served worker more Python than the round trips it spares, ``bench/results/adjust-round-trips.md``):
-three for a new credit, four for a deduction, two for a replay, plus BEGIN and COMMIT.
+whose plan starts from a primary or unique key, sent as a plain round trip (pipelined, these few
+statements would cost the served worker more Python than the round trips they spare): three for a
+new credit, four for a deduction, two for a replay, plus BEGIN and COMMIT.
 """
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ class TokenCodec:
 
         A till sends one token for an hour: its verified claims are kept, keyed by the whole token
         (signature included, so no other text finds them), and only its expiry is judged again each
-        time. Verifying the signature and parsing the JSON was a third of the token check's cost.
-        Revocation is not decided here: the token's row is read on every request."""
+        time, since verifying the signature and parsing the JSON would otherwise be much of the
+        token check's cost. Revocation is not decided here: the token's row is read on every request."""
         known = self._verified.get(token)
         if known is not None:
             claims, exp = known

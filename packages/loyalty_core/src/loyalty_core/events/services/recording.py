@@ -114,9 +114,9 @@ def new_event_id(at: datetime) -> str:
     """``evt_``, the event's instant as 9 letters and digits, then 15 random ones (about 89 bits).
 
     Ordered by time, a new id lands at the end of its vendor's part of the events' key, not at a
-    random leaf: random keys made each insert touch a different page of ``pk_events``, so most of
-    a purchase's key insert was a full-page image after every checkpoint, and leaves split half
-    empty. Ordered to the microsecond, the key is also the feed's order (EVENT-12), so no second
+    random leaf: a random key makes each insert touch a different page of ``pk_events``, so a
+    purchase's key insert would mostly be a full-page image after every checkpoint, and leaves would
+    split half empty. Ordered to the microsecond, the key is also the feed's order (EVENT-12), so no second
     index by time is kept for it."""
     return f"{ID_PREFIX}{_instant(at)}{random_text(ALNUM, 24 - _TIME_PLACES)}"
 
