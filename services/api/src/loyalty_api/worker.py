@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -28,8 +30,13 @@ from loyalty_core.passes.ports import PassMaker
 log = structlog.get_logger("loyalty.worker")
 
 JOB_GRACE_SECONDS = 20
-"""How long a stopping worker lets the jobs in hand finish before cancelling them."""
+"""How long a stopping ``loyalty worker`` lets the jobs in hand finish before cancelling them."""
 STOP_SECONDS = 5
+SERVED_JOB_GRACE_SECONDS = 1.0
+"""The same for the worker inside a granian worker of ``loyalty serve``: its whole stop must fit in
+the few seconds the server gives it (``serving.STOP_GRACE_SECONDS``). A job cut short is taken up
+again (docs/deployment.md, "Stopping")."""
+SERVED_STOP_SECONDS = 0.5
 CRON_TIMEOUT_SECONDS = 60
 """SAQ's timeout for a scheduled job: its default, 10 s, would cut short a card-mails sweep with more
 than a few mails to send. Not much longer either: a job whose worker was killed keeps
@@ -141,14 +148,19 @@ def make_worker(queue: Queue, context: JobContext) -> Worker[Any]:
     crons = [CronJob(for_saq(fn), cron=cron, timeout=CRON_TIMEOUT_SECONDS) for fn, cron in SCHEDULED.values()]
     functions = [for_saq(fn) for fn in QUEUED]  # SAQ registers the crons' functions itself
     worker = QueueWorker(
-        queue, functions=functions, cron_jobs=crons, startup=startup, concurrency=4, cancellation_hard_deadline_s=2
+        queue,
+        functions=functions,
+        cron_jobs=crons,
+        startup=startup,
+        concurrency=4,
+        cancellation_hard_deadline_s=2,
     )
     # whoever runs the worker owns SIGINT/SIGTERM and drains it (SAQ's own handler cancels jobs in hand)
     worker.SIGNALS = []
     return worker
 
 
-async def drain(worker: Worker[Any], grace: float = JOB_GRACE_SECONDS) -> None:
+async def drain(worker: Worker[Any], grace: float = JOB_GRACE_SECONDS, stop: float = STOP_SECONDS) -> None:
     """Let the jobs in hand finish (up to ``grace`` seconds), then stop the worker and its upkeep loops.
 
     SAQ's own grace period waits for its never-ending upkeep tasks too, so the wait is done here;
@@ -158,17 +170,73 @@ async def drain(worker: Worker[Any], grace: float = JOB_GRACE_SECONDS) -> None:
     deadline = asyncio.get_running_loop().time() + grace
     while worker.job_task_contexts and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
-    await within(STOP_SECONDS, worker.stop(), "stop the worker")
+    await within(stop, worker.stop(), "stop the worker")
 
 
 async def within(seconds: float, step: Awaitable[Any], what: str) -> None:
     """Run a shutdown step for at most ``seconds``, then move on whatever it is doing.
 
     ``asyncio.wait_for`` would wait for a cancelled step to finish cancelling, which a pool that
-    ignores cancellation never does; ``asyncio.wait`` returns at its timeout regardless.
+    ignores cancellation never does; ``asyncio.wait`` returns at its timeout regardless. A step that
+    fails (a queue whose Redis is away cannot say goodbye to it) is one warning: shutting down goes on.
     """
     task = asyncio.ensure_future(step)
+    task.add_done_callback(_retrieved)
     done, _ = await asyncio.wait({task}, timeout=seconds)
     if not done:
         task.cancel()
         log.warning("shutdown step did not finish in time; moving on", step=what, seconds=seconds)
+    elif not task.cancelled() and (failed := task.exception()) is not None and not isinstance(failed, STORE_DOWN):
+        log.warning("shutdown step failed; moving on", step=what, error=type(failed).__name__)
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Read a shutdown step's outcome, so one that fails after its time was up is not reported by
+    asyncio as an exception nobody retrieved (a traceback in the log)."""
+    if not task.cancelled():
+        task.exception()
+
+
+def run(settings: Settings, parent: int) -> None:
+    """``loyalty worker``: every job, until SIGINT or SIGTERM, which finish the jobs in hand
+    (``drain``); ``settings`` are checked and hold the database URL. It ends with ``parent``, the
+    process that started it (OPS-8), in at most a couple of seconds: a job cut short runs again."""
+    from loyalty_api.adapters.pass_platforms import issuer_key, local_platform, wallet_passes
+    from loyalty_api.lifetimes import die_with_parent, ignore_stop_signals
+    from loyalty_api.logs import configure_logging
+    from loyalty_core.clock import SystemClock
+    from loyalty_core.db import make_engine, make_sessionmaker
+
+    configure_logging(settings.log_level, settings.log_format)
+
+    async def serve_jobs() -> None:
+        engine = make_engine(settings.database_url or "")
+        queue = make_queue(settings)
+        await queue.connect()
+        filled, _ = settings.with_secrets()
+        passes = wallet_passes(
+            filled.encryption_key or "", issuer_key(filled.wallet_issuer_key, filled.home), local_platform(filled.home)
+        )
+        worker = make_worker(queue, make_job_context(filled, make_sessionmaker(engine), SystemClock(), passes))
+        stopping = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stopping.set)
+        die_with_parent(parent, ask_kernel=False)
+        task = asyncio.create_task(worker.start())
+        print(
+            "loyalty: worker running; SIGINT or SIGTERM finishes the jobs in hand and stops",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            await stopping.wait()
+            await drain(worker)
+        finally:
+            task.cancel()
+            await within(STOP_SECONDS, asyncio.gather(task, return_exceptions=True), "stop the worker")
+            await within(STOP_SECONDS, queue.disconnect(), "disconnect the queue")
+            await engine.dispose()
+
+    asyncio.run(serve_jobs())
+    ignore_stop_signals()  # it ran until a stop signal: one more must not cut its last steps short
