@@ -9,10 +9,13 @@ There granian's serve fails the test, so a start that ought to fail cannot go on
 
 from __future__ import annotations
 
+import io
 import os
 import socket
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import psycopg
@@ -273,3 +276,94 @@ def test_serve_without_its_redis_says_so_in_one_line_and_serves(
         "(unset, the queue runs on PostgreSQL); serving meanwhile: rate limits count per process and queued jobs "
         "wait until it answers"
     ) in result.stderr.splitlines()
+
+
+# the back office's verbs call the running service: their checks are the service's answer
+
+SERVICE_VERBS = [["plans", "list"], ["users", "create", "--vendor-id", "1", "--email", "owner@shop.example"]]
+
+
+@pytest.fixture
+def answering() -> Iterator[Callable[[int, bytes], str]]:
+    """A web server on a free port that answers every request with one status and body: its URL."""
+    servers: list[ThreadingHTTPServer] = []
+
+    def serve(status: int, body: bytes) -> str:
+        class Answer(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield serve
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def back_office(command: Command, argv: list[str], url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr("sys.stdin", io.StringIO("a password long enough\n"))  # users create reads it
+    result = command([*argv, "--url", url], serve_environment("", tmp_path))
+    return the_one_line(result, code=2 if "cannot reach" in result.stderr or "not the loyalty" in result.stderr else 1)
+
+
+@pytest.mark.parametrize("argv", SERVICE_VERBS, ids=" ".join)
+def test_a_back_office_verb_with_an_unknown_service_host_is_one_line(
+    command: Command, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"http://{UNKNOWN_HOST}:8000"
+    assert back_office(command, argv, url, tmp_path, monkeypatch) == (
+        f"loyalty: cannot reach the service at {url}: no host is known as '{UNKNOWN_HOST}'; set --url or "
+        "LOYALTY_PUBLIC_URL to its address"
+    )
+
+
+@pytest.mark.parametrize("argv", SERVICE_VERBS, ids=" ".join)
+def test_a_back_office_verb_without_its_service_is_one_line(
+    command: Command, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    assert back_office(command, argv, url, tmp_path, monkeypatch) == (
+        f"loyalty: cannot reach the service at {url} (Connection refused); is `loyalty serve` running? Set --url or "
+        "LOYALTY_PUBLIC_URL to its address"
+    )
+
+
+@pytest.mark.parametrize("argv", SERVICE_VERBS, ids=" ".join)
+def test_a_back_office_verb_with_another_admin_token_is_one_line(
+    command: Command,
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    answering: Callable[[int, bytes], str],
+) -> None:
+    refused = b'{"error": {"code": "UNAUTHORIZED", "message": "Invalid admin token.", "status": 401}}'
+    assert back_office(command, argv, answering(401, refused), tmp_path, monkeypatch) == (
+        "loyalty: 401 UNAUTHORIZED: Invalid admin token.; the admin token (LOYALTY_ADMIN_TOKEN, else the one in "
+        "LOYALTY_HOME) is not the service's"
+    )
+
+
+@pytest.mark.parametrize("argv", SERVICE_VERBS, ids=" ".join)
+def test_a_back_office_verb_answered_by_another_server_is_one_line(
+    command: Command,
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    answering: Callable[[int, bytes], str],
+) -> None:
+    url = answering(200, b"<html>a shop's web site</html>")
+    assert back_office(command, argv, url, tmp_path, monkeypatch) == (
+        f"loyalty: the answer from {url} is not the loyalty service's; set --url or LOYALTY_PUBLIC_URL to its address"
+    )
