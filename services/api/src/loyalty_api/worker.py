@@ -12,7 +12,8 @@ import psycopg
 import structlog
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from saq import CronJob, Queue, Worker
+from saq import CronJob, Job, Queue, Worker
+from saq.queue.redis import PubSubMultiplexer, RedisQueue
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_api.adapters.mail_sender import mailer_for
@@ -108,14 +109,58 @@ class QueueWorker(Worker[Any]):
         return await super().process()
 
 
+class NamespacedJob(Job):
+    """A job of a ``NamespacedQueue``: the marker SAQ sets while aborting it is under the namespace too."""
+
+    @property
+    def abort_id(self) -> str:
+        return f"{self.get_queue().name}:saq:abort:{self.key}"
+
+
+class NamespacedQueue(RedisQueue):
+    """SAQ's Redis queue with every key it writes under the queue's name, the deployment's namespace
+    (``LOYALTY_REDIS_PREFIX``): SAQ's own keys start with ``saq:``, which a Redis ACL that gives each
+    deployment its own key pattern would refuse. SAQ builds every key from ``namespace`` and
+    ``job_id``, except the short-lived abort marker, which a job names itself: so the queue's jobs
+    are ``NamespacedJob``s from the moment they are queued or read back."""
+
+    def __init__(self, redis: Any, name: str) -> None:
+        super().__init__(redis, name=name)
+        self._pubsub = PubSubMultiplexer(redis.pubsub(), prefix=self.job_id(""))
+
+    def namespace(self, key: str) -> str:
+        return f"{self.name}:saq:{key}"
+
+    def job_id(self, job_key: str) -> str:
+        return f"{self.name}:saq:job:{job_key}"
+
+    def job_key_from_id(self, job_id: str) -> str:
+        return job_id[len(self.job_id("")) :]
+
+    def deserialize(self, payload: Any, status: Any = None) -> Job | None:
+        job = super().deserialize(payload, status)
+        if job is not None:
+            job.__class__ = NamespacedJob
+        return job
+
+    async def _enqueue(self, job: Job) -> Job | None:
+        job.__class__ = NamespacedJob
+        return await super()._enqueue(job)
+
+
 def make_queue(settings: Settings) -> Queue:
-    """The queue is named for the deployment (``Settings.redis_namespace``): SAQ's keys on a shared
-    Redis all carry the name, so a worker only ever takes its own deployment's jobs."""
+    """The queue is named for the deployment (``Settings.redis_namespace``): every key of it on a
+    shared Redis starts with the name (``NamespacedQueue``), so a worker only ever takes its own
+    deployment's jobs."""
     assert settings.database_url is not None, "the database URL is resolved before the queue is made"
     name = settings.redis_namespace()
     if settings.redis_url:
-        return Queue.from_url(settings.redis_url, name=name)
-    return Queue.from_url(libpq_url(settings.database_url), name=name)
+        from redis.asyncio import from_url
+
+        queue: Queue = NamespacedQueue(from_url(settings.redis_url), name=name)
+    else:
+        queue = Queue.from_url(libpq_url(settings.database_url), name=name)
+    return queue
 
 
 def make_job_context(
