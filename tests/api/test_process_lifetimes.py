@@ -8,6 +8,7 @@ regular suite; ``just test-stops`` runs each 20 times), each time at another mom
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -18,6 +19,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -25,11 +27,19 @@ from typing import Any
 
 import psutil
 import pytest
+from saq import Status
 
+from loyalty_api.jobs.context import JobContext, keep
+from loyalty_api.jobs.hook import for_saq
 from loyalty_api.serving import STOP_GRACE_SECONDS
+from loyalty_api.settings import Settings
+from loyalty_api.worker import QueueWorker, make_queue
+from loyalty_core.clock import SystemClock
+from loyalty_core.db import make_engine, make_sessionmaker
+from tests.support.database import delete_redis_keys, redis_prefix
 from tests.support.ports import free_port
 from tests.support.served import serve_environment
-from tests.support.service import ADMIN_TOKEN
+from tests.support.service import ADMIN_TOKEN, with_redis
 
 REPEATS = int(os.environ.get("LOYALTY_STOP_REPEATS", "2"))
 ORPHAN_SECONDS = 2.0
@@ -304,3 +314,55 @@ def _command_line(process: psutil.Process) -> list[str]:
         return list(process.cmdline())
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return []
+
+
+async def hold(ctx: JobContext) -> dict[str, str]:
+    """The living worker's ``hold``: it finishes at once (the killed one's never does)."""
+    return {"held": "by the living"}
+
+
+async def test_a_job_held_by_a_killed_worker_is_run_by_a_living_one(settings: Settings, tmp_path: Path) -> None:
+    """OPS-8: a worker killed holding a job gives it up: the living worker's sweep takes it once its
+    heartbeat lapses, and runs it again. While its worker lives, a job running longer than its
+    heartbeat is touched and never taken from it."""
+    namespace = f"{redis_prefix()}:held-{uuid.uuid4().hex[:8]}"
+    on_redis = with_redis(settings, namespace)
+    assert on_redis.redis_url is not None
+    queue = make_queue(on_redis)
+    await queue.connect()
+    holder = Started(
+        [sys.executable, "-m", "tests.support.holding_worker", on_redis.redis_url, namespace],
+        dict(os.environ),
+        tmp_path / "holder.log",
+    )
+    context = JobContext(sessionmaker=make_sessionmaker(make_engine(settings.database_url or "")), clock=SystemClock())
+
+    async def startup(ctx: dict[str, Any]) -> None:
+        keep(ctx, context)
+
+    living_worker = QueueWorker(queue, functions=[for_saq(hold)], startup=startup, timers={"sweep": 1})
+    living_worker.SIGNALS = []
+    running: asyncio.Task[None] | None = None
+    try:
+        await asyncio.to_thread(holder.wait_for, "ready")
+        job = await queue.enqueue("hold", key=f"hold-{uuid.uuid4().hex}", heartbeat=2, retries=2, timeout=600)
+        assert job is not None
+        await asyncio.to_thread(holder.wait_for, "holding")
+        running = asyncio.create_task(living_worker.start())
+        await asyncio.sleep(3 * 2)  # three heartbeats: the holder touches it, no sweep takes it
+        await job.refresh()
+        assert (job.status, job.attempts) == (Status.ACTIVE, 1)
+        holder.process.kill()
+        for _ in range(300):  # its heartbeat, a sweep, the sweep's wait for an answer to its abort
+            await job.refresh()
+            if job.status == Status.COMPLETE:
+                break
+            await asyncio.sleep(0.1)
+        assert (job.status, job.attempts, job.result) == (Status.COMPLETE, 2, {"held": "by the living"})
+    finally:
+        holder.end()
+        if running is not None:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+        await queue.disconnect()
+        delete_redis_keys(on_redis.redis_url, namespace)

@@ -21,6 +21,7 @@ from loyalty_api.adapters.webhook_sealer import WebhookSealer
 from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.jobs import QUEUED, SCHEDULED
 from loyalty_api.jobs.context import JobContext, keep
+from loyalty_api.jobs.holding import HEARTBEAT_SECONDS, SWEEP_SECONDS
 from loyalty_api.jobs.hook import for_saq
 from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_api.settings import Settings, libpq_url
@@ -40,9 +41,10 @@ again (docs/deployment.md, "Stopping")."""
 SERVED_STOP_SECONDS = 0.5
 CRON_TIMEOUT_SECONDS = 60
 """SAQ's timeout for a scheduled job: its default, 10 s, would cut short a card-mails sweep with more
-than a few mails to send. Not much longer either: a job whose worker was killed keeps
-its unique key, and so keeps the next runs from starting, until SAQ finds it past this timeout. A
-delivery in hand when the timeout cancels a sweep still finishes (jobs/card_mails.py)."""
+than a few mails to send. A job whose worker was killed keeps its unique key, and so keeps the next
+runs from starting, until a sweep takes it back: by its heartbeat, well before this timeout
+(``jobs.holding``). A delivery in hand when the timeout cancels a sweep still finishes
+(jobs/card_mails.py)."""
 
 
 STORE_DOWN = (RedisConnectionError, RedisTimeoutError, psycopg.OperationalError, OSError)
@@ -160,7 +162,14 @@ def make_queue(settings: Settings) -> Queue:
         queue: Queue = NamespacedQueue(from_url(settings.redis_url), name=name)
     else:
         queue = Queue.from_url(libpq_url(settings.database_url), name=name)
+    queue.register_before_enqueue(_with_heartbeat)
     return queue
+
+
+async def _with_heartbeat(job: Job) -> None:
+    """Every job is touched while it runs and taken back from a worker that died (``jobs.holding``)."""
+    if not job.heartbeat:
+        job.heartbeat = HEARTBEAT_SECONDS
 
 
 def make_job_context(
@@ -199,6 +208,7 @@ def make_worker(queue: Queue, context: JobContext) -> Worker[Any]:
         startup=startup,
         concurrency=4,
         cancellation_hard_deadline_s=2,
+        timers={"sweep": SWEEP_SECONDS},
     )
     # whoever runs the worker owns SIGINT/SIGTERM and drains it (SAQ's own handler cancels jobs in hand)
     worker.SIGNALS = []
