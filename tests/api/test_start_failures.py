@@ -1,7 +1,10 @@
-"""`loyalty serve` that cannot start ends at once with one line naming the cause and the setting to
-change, and a non-zero exit: a port in use, PostgreSQL unreachable or refusing us, no room for the
-service's connections, a migration that fails. Each cause is made for real (a listening socket, a
-closed port, a database or role with a CONNECTION LIMIT, a conflicting table).
+"""A command that cannot start ends at once with one line naming the cause and the setting to
+change, and a non-zero exit (OPS-10). `loyalty serve`: a port in use, PostgreSQL unreachable or
+refusing us, no room for the service's connections, a migration that fails; `db upgrade` and
+`worker`: the database's host, port, role and name, and for the worker the schema's revision and
+Redis; the back office's verbs: the service's address and the admin token. Each cause is made for
+real (a listening socket, a closed port, a database or role with a CONNECTION LIMIT, a conflicting
+table, a web server that answers something else).
 
 The port case runs the console script's process; the others call its ``main`` in this process (what
 that process runs, and the same settings from the environment), sparing a process start per case.
@@ -181,7 +184,7 @@ UNKNOWN_HOST = "no-such-host.invalid"
 
 @pytest.mark.parametrize("argv", DATABASE_VERBS, ids=" ".join)
 def test_an_unknown_database_host_is_one_line(command: Command, argv: list[str], tmp_path: Path) -> None:
-    """The README's own example, ``postgresql+psycopg://user:password@host:5432/db``, printed a
+    """OPS-10: the README's own example, ``postgresql+psycopg://user:password@host:5432/db``, printed a
     110-line traceback from ``db upgrade``."""
     url = f"postgresql+psycopg://postgres@{UNKNOWN_HOST}:5432/loyalty"
     line = the_one_line(command(argv, serve_environment(url, tmp_path)))
@@ -193,7 +196,7 @@ def test_an_unknown_database_host_is_one_line(command: Command, argv: list[str],
 
 @pytest.mark.parametrize("argv", DATABASE_VERBS, ids=" ".join)
 def test_a_closed_database_port_is_one_line(command: Command, argv: list[str], tmp_path: Path) -> None:
-    """``loyalty worker`` against a closed port printed 30 seconds of pool warnings and a traceback."""
+    """OPS-10: ``loyalty worker`` against a closed port printed 30 seconds of pool warnings and a traceback."""
     port = free_port()
     url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/loyalty"
     line = the_one_line(command(argv, serve_environment(url, tmp_path)))
@@ -204,6 +207,7 @@ def test_a_closed_database_port_is_one_line(command: Command, argv: list[str], t
 
 @pytest.mark.parametrize("argv", DATABASE_VERBS, ids=" ".join)
 def test_a_missing_database_is_one_line(command: Command, argv: list[str], tmp_path: Path) -> None:
+    """OPS-10: a database name nobody created: the server's own words, and the setting."""
     name = database_name("start_missing")
     url = to_sqlalchemy(with_database(server_url(), name))
     line = the_one_line(command(argv, serve_environment(url, tmp_path)))
@@ -213,6 +217,7 @@ def test_a_missing_database_is_one_line(command: Command, argv: list[str], tmp_p
 
 @pytest.mark.parametrize("argv", DATABASE_VERBS, ids=" ".join)
 def test_a_missing_role_is_one_line(command: Command, argv: list[str], database_url: str, tmp_path: Path) -> None:
+    """OPS-10: a role the server does not know: the server's own words, and the setting."""
     role = database_name("no_role")  # never created
     url = database_url.replace("postgresql+psycopg://postgres@", f"postgresql+psycopg://{role}@", 1)
     line = the_one_line(command(argv, serve_environment(url, tmp_path)))
@@ -221,7 +226,7 @@ def test_a_missing_role_is_one_line(command: Command, argv: list[str], database_
 
 
 def test_a_worker_on_a_database_behind_the_release_is_one_line(command: Command, tmp_path: Path) -> None:
-    """The worker migrates nothing: on a database not migrated to its release it stops at once."""
+    """OPS-10: the worker migrates nothing: on a database not migrated to its release it stops at once."""
     name = database_name("start_behind")
     url = fresh_database(name)
     line = the_one_line(command(["worker"], serve_environment(url, tmp_path)))
@@ -233,6 +238,7 @@ def test_a_worker_on_a_database_behind_the_release_is_one_line(command: Command,
 
 
 def test_a_worker_without_its_redis_is_one_line(command: Command, database_url: str, tmp_path: Path) -> None:
+    """OPS-10: the worker takes its jobs from Redis: without it, it does not start."""
     port = free_port()
     env = serve_environment(database_url, tmp_path, REDIS_URL=f"redis://127.0.0.1:{port}/0")
     line = the_one_line(command(["worker"], env))
@@ -243,6 +249,7 @@ def test_a_worker_without_its_redis_is_one_line(command: Command, database_url: 
 
 
 def test_a_worker_with_an_unknown_redis_host_is_one_line(command: Command, database_url: str, tmp_path: Path) -> None:
+    """OPS-10: a Redis host no name server knows."""
     env = serve_environment(database_url, tmp_path, REDIS_URL=f"redis://{UNKNOWN_HOST}:6379/0")
     line = the_one_line(command(["worker"], env))
     assert line == (
@@ -251,7 +258,7 @@ def test_a_worker_with_an_unknown_redis_host_is_one_line(command: Command, datab
 
 
 def test_db_upgrade_needs_no_redis(command: Command, database_url: str, tmp_path: Path) -> None:
-    """``db upgrade`` uses only the database: a Redis that does not answer is no reason to refuse."""
+    """OPS-10: ``db upgrade`` uses only the database: a Redis that does not answer is no reason to refuse."""
     env = serve_environment(database_url, tmp_path, REDIS_URL=f"redis://127.0.0.1:{free_port()}/0")
     result = command(["db", "upgrade"], env)
     assert (result.returncode, result.stderr.strip().splitlines()) == (0, ["loyalty: migrating to head"])
@@ -260,7 +267,7 @@ def test_db_upgrade_needs_no_redis(command: Command, database_url: str, tmp_path
 def test_serve_without_its_redis_says_so_in_one_line_and_serves(
     command: Command, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``serve`` runs degraded without Redis (per-process limits, jobs waiting): it says so and serves."""
+    """OPS-10: ``serve`` runs degraded without Redis (per-process limits, jobs waiting): it says so and serves."""
     from granian import Granian
 
     served: list[bool] = []
@@ -322,6 +329,7 @@ def back_office(command: Command, argv: list[str], url: str, tmp_path: Path, mon
 def test_a_back_office_verb_with_an_unknown_service_host_is_one_line(
     command: Command, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """OPS-10: the back office's verbs call the running service: a host no name server knows."""
     url = f"http://{UNKNOWN_HOST}:8000"
     assert back_office(command, argv, url, tmp_path, monkeypatch) == (
         f"loyalty: cannot reach the service at {url}: no host is known as '{UNKNOWN_HOST}'; set --url or "
@@ -333,6 +341,7 @@ def test_a_back_office_verb_with_an_unknown_service_host_is_one_line(
 def test_a_back_office_verb_without_its_service_is_one_line(
     command: Command, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """OPS-10: nothing listens at the service's address."""
     url = f"http://127.0.0.1:{free_port()}"
     assert back_office(command, argv, url, tmp_path, monkeypatch) == (
         f"loyalty: cannot reach the service at {url} (Connection refused); is `loyalty serve` running? Set --url or "
@@ -348,6 +357,7 @@ def test_a_back_office_verb_with_another_admin_token_is_one_line(
     monkeypatch: pytest.MonkeyPatch,
     answering: Callable[[int, bytes], str],
 ) -> None:
+    """OPS-10: the service refuses this machine's admin token."""
     refused = b'{"error": {"code": "UNAUTHORIZED", "message": "Invalid admin token.", "status": 401}}'
     assert back_office(command, argv, answering(401, refused), tmp_path, monkeypatch) == (
         "loyalty: 401 UNAUTHORIZED: Invalid admin token.; the admin token (LOYALTY_ADMIN_TOKEN, else the one in "
@@ -363,6 +373,7 @@ def test_a_back_office_verb_answered_by_another_server_is_one_line(
     monkeypatch: pytest.MonkeyPatch,
     answering: Callable[[int, bytes], str],
 ) -> None:
+    """OPS-10: another web server answers at that address, with a page instead of the API's JSON."""
     url = answering(200, b"<html>a shop's web site</html>")
     assert back_office(command, argv, url, tmp_path, monkeypatch) == (
         f"loyalty: the answer from {url} is not the loyalty service's; set --url or LOYALTY_PUBLIC_URL to its address"
