@@ -24,8 +24,11 @@ from loyalty_api.settings import Settings, SettingsError
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        settings = Settings.from_env()
-        result: int = args.run(settings, args)
+        # from here on a stop signal is a line, not a traceback (and, for serve and worker, whose
+        # normal end is a stop signal, a success) at whatever step the verb is
+        with StopSignals():
+            settings = Settings.from_env()
+            result: int = args.run(settings, args)
     except SettingsError as exc:
         print(f"loyalty: {exc}", file=sys.stderr)
         return 2
@@ -34,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except Stopped as stopped:
         print(f"loyalty: stopped by {stopped}", file=sys.stderr)
-        return 128 + stopped.signum  # what a shell reports for a command the signal ended
+        # what a shell reports for a command the signal ended, unless stopping is how it ends
+        return 0 if args.run in (_serve, _worker) else 128 + stopped.signum
     return result
 
 
@@ -86,14 +90,11 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from loyalty_api import preflight
     from loyalty_api.embedded import database_for
 
-    try:
-        with StopSignals() as signals, database_for(settings, signals) as settings:
-            preflight.check(settings, at_head=True, redis="needed")
-            from loyalty_api.worker import run
+    with StopSignals() as signals, database_for(settings, signals) as settings:
+        preflight.check(settings, at_head=True, redis="needed")
+        from loyalty_api.worker import run
 
-            run(settings, parent)
-    except Stopped as stopped:  # a stop asked for, as the running worker's own
-        print(f"loyalty: stopped by {stopped} before running jobs", file=sys.stderr)
+        run(settings, parent)
     return 0
 
 

@@ -94,10 +94,15 @@ def _watch(parent: int, grace: float | None) -> None:
         os._exit(1)
 
 
+_stopping: list[bool] = []
+"""Not empty once the process ignores stop signals for good (``ignore_stop_signals``)."""
+
+
 def ignore_stop_signals() -> None:
     """For a command that is ending because it was asked to stop: a further SIGTERM or SIGINT
     (a supervisor's second, a terminal's Ctrl-C) must not cut its last steps short, nor turn its
     clean exit into death by a signal."""
+    _stopping.append(True)
     for signum in STOP_SIGNALS:
         signal.signal(signum, signal.SIG_IGN)
 
@@ -120,7 +125,7 @@ class StopSignals:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.arrived is not None:
+        if self.arrived is not None or _stopping:
             ignore_stop_signals()
             return
         for signum, handler in self._previous.items():
