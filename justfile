@@ -109,6 +109,10 @@ faults *ARGS:
     @echo "== the deployment of deploy/Procfile under faults"
     uv run --frozen --exact --all-packages pytest tests/deployment -p no:cacheprovider {{ARGS}}
 
+# rewrite the till's checked-in statements (loyalty_core's `till_*.sql` files) from what the code composes
+till-sql:
+    uv run --frozen python -m loyalty_core.till_sql
+
 # regenerate docs/openapi-public.json and docs/openapi-admin.json from the routes
 openapi:
     uv run --frozen python -m loyalty_http.openapi.export docs

@@ -42,6 +42,7 @@ async def _measure(redis_url: str | None) -> Figures:
     from loyalty_core.accounts.till_lookup import customer_found, lookup_read
     from loyalty_core.db import make_engine
     from loyalty_core.models import metadata
+    from loyalty_core.till_sql import bound
     from loyalty_http.route_options import reads
 
     held: dict[str, int] = {}
@@ -61,7 +62,7 @@ async def _measure(redis_url: str | None) -> Figures:
         async def bare_lookup(self, reader: Reader) -> Envelope[Customer]:
             read = lookup_read(now=datetime.now(UTC), identifier=str(held["card"]))
             async with reader.cursor(row_factory=_dict_row()) as cursor:
-                await cursor.execute(read.sql, {**read.params, "v": held["vendor"]}, prepare=True)
+                await cursor.execute(read.sql, {**bound(read.params), "vendor_id": held["vendor"]}, prepare=True)
                 return Envelope(Customer.of(customer_found(await cursor.fetchone())))
 
     engine = make_engine(scratch_database(scratch_name("loyalty_bench_auth")))

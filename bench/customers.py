@@ -2,7 +2,7 @@
 
 Loads one vendor with 1,000,000 customers, each with a wallet, an email identifier and a card
 (plus a second vendor, so the index is not one vendor's alone), then shows the query plan of
-the exact statement ``CustomerService.lookup`` runs for a card scanned in lower case, and the
+the exact statement ``CustomerService.reads.lookup`` runs for a card scanned in lower case, and the
 latency of that lookup through the service. The plan must be index-backed: the run fails when
 PostgreSQL reads ``customer_identifiers`` or ``customers`` sequentially.
 """
@@ -102,7 +102,7 @@ async def _measure() -> tuple[str, str, tuple[float, float], float]:
     vendor_cards = [code for (vendor_id, _), code in zip(ids, codes, strict=True) if vendor_id == 1]
     probe = random.Random(7).choice(vendor_cards).lower()
     # the lookup's statement with the probe's values in place of its parameters
-    sql = BY_IDENTIFIER.replace("%(v)s", "1").replace("%(q)s", f"'{probe}'")
+    sql = BY_IDENTIFIER.replace("%(vendor_id)s", "1").replace("%(identifier)s", f"'{probe}'")
     async with engine.connect() as conn:
         await conn.execute(text(f"EXPLAIN (ANALYZE, BUFFERS) {sql}"))  # warm the cache once
         plan = "\n".join(row[0] for row in await conn.execute(text(f"EXPLAIN (ANALYZE, BUFFERS, COSTS) {sql}")))
@@ -116,7 +116,7 @@ async def _measure() -> tuple[str, str, tuple[float, float], float]:
     for n, code in enumerate(chosen):
         async with sessionmaker() as session:
             t = time.perf_counter()
-            view = await CustomerService(session, SystemClock()).lookup(1, identifier=code.lower())
+            view = await CustomerService(session, SystemClock()).reads.lookup(1, identifier=code.lower())
             elapsed = (time.perf_counter() - t) * 1000
         assert view.loyalty_card_code == code
         if n >= 200:  # the first lookups warm the pool and the caches
@@ -137,7 +137,7 @@ def run() -> str:
             f"({2 * (CUSTOMERS + OTHER_VENDOR):,} identifier rows). Loading and `VACUUM ANALYZE` took",
             f"{load_seconds:.0f} s.",
             "",
-            "The statement `CustomerService.lookup` runs for a card scanned in lower case (literal",
+            "The statement `CustomerService.reads.lookup` runs for a card scanned in lower case (literal",
             "values inlined for EXPLAIN):",
             "",
             "```sql",
@@ -155,7 +155,7 @@ def run() -> str:
             "`uq_wallets_vendor_customer` and the identifier list through",
             "`ix_customer_identifiers_vendor_customer`: no table is read sequentially.",
             "",
-            f"Latency of `CustomerService.lookup` (one session per lookup, {LOOKUPS} random cards after",
+            f"Latency of `CustomerService.reads.lookup` (one session per lookup, {LOOKUPS} random cards after",
             f"200 warm-up): median {median:.3f} ms, p99 {p99:.3f} ms.",
             "",
         ]

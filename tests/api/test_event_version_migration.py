@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import create_engine, text
 
 from loyalty_api import migrate
-from loyalty_core.earning.created_event import NAME, created_params
+from loyalty_core.earning.created_event import created_data
 from loyalty_core.events.recording import dumps, new_event_id
 from loyalty_core.shown_events import shown_data
 from loyalty_core.tenancy.access import BranchRef
@@ -20,9 +20,7 @@ _BEFORE = "3b7e91c4d2f6"
 """The revision before events carried their payload's version."""
 AT = datetime(2026, 11, 26, 12, 0, 0, 250000, tzinfo=UTC)
 
-_KNOWN = created_params(
-    7,
-    AT,
+_KNOWN = created_data(
     customer_id=3,
     key="k-1",
     total_amount=1900,
@@ -32,7 +30,7 @@ _KNOWN = created_params(
     points_earned=19,
     rules=[],
     lines=[("Tea", "T1", 2, 500, "drinks"), ("Cup", None, 1, 900, None)],
-)[f"{NAME}_data"]
+)
 _USED = [
     41,
     "AB12CD",

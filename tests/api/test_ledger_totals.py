@@ -23,7 +23,8 @@ from loyalty_api.worker import make_queue, make_worker
 from loyalty_core.clock import FixedClock, SystemClock
 from loyalty_core.db import driver_connection, make_engine, make_sessionmaker
 from loyalty_core.wallet.folding import fold_ledger
-from loyalty_core.wallet.services import Causer, WalletService
+from loyalty_core.wallet.models import Causer
+from loyalty_core.wallet.services import WalletService
 from loyalty_core.wallet.totals import points_by_kind
 from tests.support.service import ADMIN
 from tests.support.vendors import make_vendor
@@ -138,8 +139,8 @@ async def test_an_entry_committed_late_with_a_lower_id_is_folded_once(
     await run(client)
     async with make_sessionmaker(engine)() as held:
         service = WalletService(held, FixedClock(DAY))
-        wallet = await service.wallet_of(vendor_id, anna, lock=True)
-        early, _ = await service.post(wallet, 7, kind="earn", causer=TILL)
+        wallet = await service.posting.wallet_of(vendor_id, anna, lock=True)
+        early, _ = await service.posting.post(wallet, 7, kind="earn", causer=TILL)
         await earn(engine, vendor_id, ben, 11, at=DAY)  # committed, with a higher id
         for _ in range(3):
             await run(client)
@@ -187,9 +188,9 @@ async def test_metrics_equal_the_whole_ledgers_sums_after_folding_and_new_writes
     await earn(engine, vendor_id, anna, 40, at=DAY)
     async with make_sessionmaker(engine).begin() as db:
         service = WalletService(db, FixedClock(DAY))
-        wallet = await service.wallet_of(vendor_id, anna, lock=True)
-        await service.post(wallet, -9, kind="adjust", causer=TILL, reason="correction")
-        await service.post(wallet, 4, kind="adjust", causer=TILL, reason="gift")
+        wallet = await service.posting.wallet_of(vendor_id, anna, lock=True)
+        await service.posting.post(wallet, -9, kind="adjust", causer=TILL, reason="correction")
+        await service.posting.post(wallet, 4, kind="adjust", causer=TILL, reason="gift")
     await run(client)
     await run(client)
     await earn(engine, vendor_id, ben, 13, at=DAY)  # not folded yet

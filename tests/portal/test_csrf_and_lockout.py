@@ -1,15 +1,24 @@
-"""Every POST carries the session's CSRF token (without it, or with another session's, 403 and
-nothing changes); failed sign-ins lock an email, counted in PostgreSQL across instances; the sign-in
-form is throttled per address."""
+"""Every state-changing request carries the session's CSRF token, checked by the portal's router
+(without it, or with another session's, 403 and nothing changes); failed sign-ins lock an email,
+counted in PostgreSQL across instances; the sign-in form is throttled per address."""
 
 from __future__ import annotations
 
-from litestar import Litestar
+from typing import Any
+
+from litestar import Litestar, Request, Response, route
+from litestar.handlers import asgi
 from litestar.testing import AsyncTestClient
+from litestar.types import Method, Receive, Scope, Send
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from loyalty_core.clock import SystemClock
+from loyalty_core.db import make_sessionmaker
+from loyalty_portal import MOUNT_PATH, PortalConfig, create_portal
 from tests.support.portal import COOKIE, PASSWORD, csrf_of, make_shop, set_clock, sign_in, signed_in, unique_email
+
+STATE_CHANGING: tuple[Method, ...] = ("POST", "PUT", "PATCH", "DELETE")
 
 
 async def _reward_names(engine: AsyncEngine, vendor_id: int) -> list[str]:
@@ -38,6 +47,47 @@ async def test_a_post_without_the_sessions_token_changes_nothing(
     # signing out is a POST like any other
     assert (await client.post("/portal/logout")).status_code == 403
     assert (await client.get("/portal/rewards")).status_code == 200
+
+
+async def test_a_route_mounted_on_the_router_is_refused_without_the_token_though_it_asks_for_no_visitor(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """PORTAL-3: the router, not the handler's dependencies, checks the token of every state-changing
+    request: a route added to the portal that asks for nothing is refused without the token (403, the
+    expired-form page, its handler never run) and reached with it."""
+    shop = await make_shop(client, with_staff=False)
+    reached: list[str] = []
+
+    @route("/probe", http_method=list(STATE_CHANGING))
+    async def probe(request: Request[Any, Any, Any]) -> Response[str]:
+        reached.append(request.method)
+        return Response("changed", status_code=200, media_type="text/plain")
+
+    portal = create_portal(PortalConfig(sessionmaker=make_sessionmaker(engine), clock=SystemClock()))
+    portal.register(probe)
+
+    @asgi(MOUNT_PATH, is_mount=True, copy_scope=True)
+    async def serve_portal(scope: Scope, receive: Receive, send: Send) -> None:
+        await portal(scope, receive, send)
+
+    async with AsyncTestClient(app=Litestar(route_handlers=[serve_portal])) as browser:
+        browser.follow_redirects = False
+        signed_out = await browser.post("/portal/probe", data={"csrf_token": "x"})
+        assert signed_out.status_code == 303
+        assert signed_out.headers["location"] == "/portal/login"
+        csrf = await signed_in(browser, shop.owner)
+        for method in STATE_CHANGING:
+            for sent in ({}, {"csrf_token": ""}, {"csrf_token": csrf + "x"}):
+                refused = await browser.request(method, "/portal/probe", data=sent)
+                assert refused.status_code == 403, (method, sent)
+                assert "This form has expired. Reload the page and try again." in refused.text
+        assert reached == []
+        for method in STATE_CHANGING:
+            made = await browser.request(method, "/portal/probe", headers={"X-CSRF-Token": csrf})
+            assert (made.status_code, made.text) == (200, "changed"), method
+        posted = await browser.post("/portal/probe", data={"csrf_token": csrf})
+        assert (posted.status_code, posted.text) == (200, "changed")
+    assert reached == [*STATE_CHANGING, "POST"]
 
 
 async def test_the_sign_in_form_needs_its_token_too(client: AsyncTestClient[Litestar]) -> None:

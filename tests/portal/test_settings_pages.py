@@ -96,12 +96,13 @@ async def test_a_campaign_saved_on_a_replaced_version_is_refused_and_changes_not
 async def test_a_campaign_family_outside_the_plan_is_refused_on_the_form(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """EARN-12: the plan's features bound the portal as they bound the admin API."""
+    """EARN-12: the plan's features bound the portal as they bound the admin API, and the refusal
+    answers the API's status for PLAN_FEATURE_UNAVAILABLE (PORTAL-1)."""
     shop = await make_shop(client, with_staff=False)
     csrf = await signed_in(client, shop.owner)
     form = {"csrf_token": csrf, "name": "Ten", "kind": "fixed_points", "points": "10", "active": "on"}
     refused = await client.post("/portal/campaigns", data=form)
-    assert refused.status_code == 422
+    assert refused.status_code == 403
     assert "The vendor&#39;s plan does not include transaction campaigns." in refused.text
     assert 'value="Ten"' in refused.text
     assert await _count(engine, "campaigns", shop.vendor_id) == 0
@@ -114,7 +115,7 @@ async def test_an_example_basket_that_cannot_be_read_says_which_line(client: Asy
     assert empty.status_code == 200
     assert '<span class="error" id="amount_1-problem">Enter at least one line.</span>' in empty.text
     wrong = await client.get("/portal/campaigns?preview=1&sku_2=A&quantity_2=two&amount_2=100")
-    assert '<span class="error" id="quantity_2-problem">A whole number from 1 to 10000.</span>' in wrong.text
+    assert '<span class="error" id="quantity_2-problem">A whole number from 1 to 2147483647.</span>' in wrong.text
     assert 'id="preview-result"' not in wrong.text
     priced = await client.get("/portal/campaigns?preview=1&sku_1=A&quantity_1=2&amount_1=150")
     assert "Points for a basket of 300 cents: 0" in priced.text

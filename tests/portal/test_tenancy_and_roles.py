@@ -84,8 +84,9 @@ SETTINGS_CASES: dict[str, Case] = {
     "POST /earn-rules/{row_id}/delete": Case(404, lambda w: f"/portal/earn-rules/{w.rule_id}/delete"),
     "GET /campaigns": Case(LISTS_OWN, lambda w: "/portal/campaigns?preview=1&sku_1=A&amount_1=500"),
     "GET /campaigns/new": Case(200, lambda w: "/portal/campaigns/new"),
-    # the intruder's plan has no campaigns: refused on its own shop, nothing of the owner's touched
-    "POST /campaigns": Case(422, lambda w: "/portal/campaigns", lambda w: CAMPAIGN),
+    # the intruder's plan has no campaigns: refused on its own shop with the API's status for
+    # PLAN_FEATURE_UNAVAILABLE (PORTAL-1), nothing of the owner's touched
+    "POST /campaigns": Case(403, lambda w: "/portal/campaigns", lambda w: CAMPAIGN),
     "GET /campaigns/{row_id}": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}"),
     "POST /campaigns/{row_id}": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}", lambda w: CAMPAIGN),
     "GET /campaigns/{row_id}/delete": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}/delete"),

@@ -3,16 +3,16 @@ event's type and delivery rather than its shape."""
 
 from __future__ import annotations
 
-from typing import cast
+from typing import ClassVar, cast
 
 import msgspec
 
-from loyalty_core.events.payloads import Payload
 
-
-class StandIn(msgspec.Struct, Payload, omit_defaults=True):
+class StandIn(msgspec.Struct, omit_defaults=True):
     """``n`` tells events apart; ``note`` carries a text when a test needs one."""
 
+    event_type: ClassVar[str]
+    version: ClassVar[int]
     n: int
     note: str | None = None
 

@@ -1,4 +1,4 @@
-"""Customers with wallets and points written straight through the models and ``WalletService.post``,
+"""Customers with wallets and points written straight through the models and ``Posting.post``,
 so wallet tests stand on the ledger alone."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.customers.models import Customer, CustomerIdentifier
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.tenancy.models import Vendor
-from loyalty_core.wallet.models import Wallet
+from loyalty_core.wallet.models import Causer, Wallet
 from loyalty_core.wallet.resources import LedgerEntry
-from loyalty_core.wallet.services import Causer, WalletService
+from loyalty_core.wallet.services import WalletService
 
 _cards = itertools.count(1)
 TILL = Causer("api_client", "cl_till")
@@ -69,18 +69,20 @@ async def new_customer(engine: AsyncEngine, vendor_id: int, *, email: str | None
 async def earn(
     engine: AsyncEngine, vendor_id: int, customer_id: int, points: int, *, at: datetime, days: int | None = None
 ) -> None:
-    """Earned points as a purchase writes them: through WalletService.post."""
+    """Earned points as a purchase writes them: through Posting.post."""
     async with make_sessionmaker(engine).begin() as db:
         service = WalletService(db, FixedClock(at))
-        wallet = await service.wallet_of(vendor_id, customer_id, lock=True)
-        await service.post(wallet, points, kind="earn", causer=Causer("api_client", "cl_earn"), expire_after_days=days)
+        wallet = await service.posting.wallet_of(vendor_id, customer_id, lock=True)
+        await service.posting.post(
+            wallet, points, kind="earn", causer=Causer("api_client", "cl_earn"), expire_after_days=days
+        )
 
 
 async def earned(
     db: AsyncSession, clock: FixedClock, vendor: Vendor, customer: Customer, points: int, days: int | None = None
 ) -> LedgerEntry:
-    """Earned points inside the test's own session, through ``WalletService.post`` as earning writes them."""
+    """Earned points inside the test's own session, through ``Posting.post`` as earning writes them."""
     service = WalletService(db, clock)
-    wallet = await service.wallet_of(vendor.id, customer.id, lock=True)
-    entry, _ = await service.post(wallet, points, kind="earn", causer=TILL, expire_after_days=days)
+    wallet = await service.posting.wallet_of(vendor.id, customer.id, lock=True)
+    entry, _ = await service.posting.post(wallet, points, kind="earn", causer=TILL, expire_after_days=days)
     return entry

@@ -30,8 +30,8 @@ async def test_merge_moves_points_as_two_adjustments_keeping_expiry(db: AsyncSes
     service = WalletService(db, clock)
     closed, _ = await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
     assert (closed.status, closed.merged_into_id) == ("deactivated", kept.id)
-    assert (await service.read(vendor.id, closing.id)).wallet.balance == 0
-    kept_view = await service.read(vendor.id, kept.id)
+    assert (await service.reads.read(vendor.id, closing.id)).wallet.balance == 0
+    kept_view = await service.reads.read(vendor.id, kept.id)
     assert kept_view.wallet.balance == 11
     merges = (await db.scalars(select(LedgerEntry).where(LedgerEntry.reason == "merge").order_by(LedgerEntry.id))).all()
     assert [(e.type, e.amount, e.causer_type) for e in merges] == [
@@ -84,19 +84,19 @@ async def test_keys_of_merged_accounts_count_for_the_kept_one(db: AsyncSession, 
     vendor = await make_vendor(db)
     closing, kept = await make_customer(db, vendor.id), await make_customer(db, vendor.id)
     service = WalletService(db, clock)
-    before = await service.adjust(vendor.id, closing.id, amount=8, reason="x", key="old", causer=TILL)
+    before = await service.adjustments.adjust(vendor.id, closing.id, amount=8, reason="x", key="old", causer=TILL)
     await MergeService(db, clock).merge(vendor.id, closing.id, kept.id, causer=PORTAL)
-    via_kept = await service.adjust(vendor.id, kept.id, amount=8, reason="x", key="old", causer=TILL)
+    via_kept = await service.adjustments.adjust(vendor.id, kept.id, amount=8, reason="x", key="old", causer=TILL)
     assert via_kept.created is False
     assert via_kept.entry.id == before.entry.id
-    closing_wallet = await service.wallet_of(vendor.id, closing.id)
+    closing_wallet = await service.posting.wallet_of(vendor.id, closing.id)
     assert (via_kept.entry.wallet_id, via_kept.entry.running_balance) == (closing_wallet.id, 8)
     with pytest.raises(IdempotencyKeyConflict):
-        await service.adjust(vendor.id, kept.id, amount=9, reason="x", key="old", causer=TILL)
-    via_closed = await service.adjust(vendor.id, closing.id, amount=8, reason="x", key="old", causer=TILL)
+        await service.adjustments.adjust(vendor.id, kept.id, amount=9, reason="x", key="old", causer=TILL)
+    via_closed = await service.adjustments.adjust(vendor.id, closing.id, amount=8, reason="x", key="old", causer=TILL)
     assert via_closed.entry.id == before.entry.id
     with pytest.raises(CustomerDeactivated):
-        await service.adjust(vendor.id, closing.id, amount=1, reason="x", key="new", causer=TILL)
+        await service.adjustments.adjust(vendor.id, closing.id, amount=1, reason="x", key="new", causer=TILL)
 
 
 async def test_merge_refuses_itself_and_a_second_merge(db: AsyncSession, clock: FixedClock) -> None:

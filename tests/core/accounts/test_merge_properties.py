@@ -21,8 +21,8 @@ from loyalty_core.redemptions.portal import PortalRedemptions
 from loyalty_core.redemptions.services import RedeemRequest
 from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.rewards.writes import RewardWrites
-from loyalty_core.wallet.models import Wallet
-from loyalty_core.wallet.services import Causer, WalletService
+from loyalty_core.wallet.models import Causer, Wallet
+from loyalty_core.wallet.services import WalletService
 from tests.support.invariants import ledger_violations
 from tests.support.vendors import make_vendor
 from tests.support.wallets import make_customer
@@ -72,7 +72,7 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int, int]]) -> None:
         vendor.id, {"type": "free_product", "name": "r", "point_cost": COST}
     )
     for n, customer in enumerate(ids):
-        await WalletService(db, clock).adjust(
+        await WalletService(db, clock).adjustments.adjust(
             vendor.id, customer, amount=START, reason="prop", key=f"start{n}", causer=TILL, expire_after_days=None
         )
     codes: list[str] = []
@@ -83,7 +83,7 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int, int]]) -> None:
                 if step == "merge":
                     await MergeService(db, clock).merge(vendor.id, ids[a], ids[b], causer=PORTAL)
                 elif step == "adjust":
-                    await WalletService(db, clock).adjust(
+                    await WalletService(db, clock).adjustments.adjust(
                         vendor.id, ids[a], amount=b, reason="prop", key=f"k{n}", causer=TILL, expire_after_days=None
                     )
                     total += b

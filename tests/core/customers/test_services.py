@@ -33,7 +33,7 @@ async def test_registration_writes_customer_wallet_and_card_in_one_transaction(
 ) -> None:
     """CUSTOMER-1: a wallet at 0 and an issued card come with each customer."""
     vendor_id = await vendor_with(db, clock)
-    view = await CustomerService(db, clock).register(vendor_id, Profile(first_name="Ann"), provenance=API)
+    view = await CustomerService(db, clock).enrolment.register(vendor_id, Profile(first_name="Ann"), provenance=API)
     wallet = await db.scalar(select(Wallet).where(Wallet.customer_id == view.id))
     assert wallet is not None
     assert (wallet.vendor_id, wallet.balance) == (vendor_id, 0)
@@ -48,14 +48,14 @@ async def test_the_ceiling_counts_customers_not_anonymized(db: AsyncSession, clo
     """CUSTOMER-10: at the ceiling registration is refused as a validation error; anonymized ones do not count."""
     vendor_id = await vendor_with(db, clock, max_customers=1)
     service = CustomerService(db, clock)
-    first = await service.register(vendor_id, Profile(), provenance=API)
+    first = await service.enrolment.register(vendor_id, Profile(), provenance=API)
     with pytest.raises(ValidationFailed) as refused:
-        await service.register(vendor_id, Profile(), provenance=API)
+        await service.enrolment.register(vendor_id, Profile(), provenance=API)
     assert refused.value.fields == {
         "plan": ["The plan allows at most 1 customers; upgrade the plan or anonymize customers."]
     }
-    await service.anonymize(vendor_id, first.id)
-    await service.register(vendor_id, Profile(), provenance=API)
+    await service.status.anonymize(vendor_id, first.id)
+    await service.enrolment.register(vendor_id, Profile(), provenance=API)
 
 
 async def test_the_latest_card_is_scanned_even_on_a_frozen_clock(db: AsyncSession, clock: FixedClock) -> None:
@@ -63,12 +63,12 @@ async def test_the_latest_card_is_scanned_even_on_a_frozen_clock(db: AsyncSessio
     does not move between assignments (test mode freezes it) and an older free card has a lower id."""
     vendor_id = await vendor_with(db, clock)
     service = CustomerService(db, clock)
-    [printed] = await service.issue_card_batch(vendor_id, 1)
-    view = await service.register(vendor_id, Profile(), provenance=API)
+    [printed] = await service.identifiers.issue_card_batch(vendor_id, 1)
+    view = await service.enrolment.register(vendor_id, Profile(), provenance=API)
     issued = view.loyalty_card_code
-    view = await service.add_card(vendor_id, view.id, printed)
+    view = await service.identifiers.add_card(vendor_id, view.id, printed)
     assert view.loyalty_card_code == printed
-    view = await service.add_card(vendor_id, view.id, None)
+    view = await service.identifiers.add_card(vendor_id, view.id, None)
     assert view.loyalty_card_code not in (printed, issued)
     assert [i.value for i in view.identifiers][:2] == [issued, printed]
 
@@ -77,23 +77,23 @@ async def test_a_blocked_latest_card_is_not_the_one_scanned(db: AsyncSession, cl
     """CUSTOMER-3: a deactivated card cannot be used, so the newest active card is reported."""
     vendor_id = await vendor_with(db, clock)
     service = CustomerService(db, clock)
-    view = await service.register(vendor_id, Profile(), provenance=API)
+    view = await service.enrolment.register(vendor_id, Profile(), provenance=API)
     first = view.loyalty_card_code
     assert first is not None
-    second = (await service.add_card(vendor_id, view.id, None)).loyalty_card_code
+    second = (await service.identifiers.add_card(vendor_id, view.id, None)).loyalty_card_code
     assert second is not None
-    await service.set_card_active(vendor_id, second, False)
-    assert (await service.get(vendor_id, view.id)).loyalty_card_code == first
+    await service.identifiers.set_card_active(vendor_id, second, False)
+    assert (await service.reads.get(vendor_id, view.id)).loyalty_card_code == first
     with pytest.raises(ce.CustomerNotFound):
-        await service.lookup(vendor_id, identifier=second)
+        await service.reads.lookup(vendor_id, identifier=second)
 
 
 async def test_import_items_stand_alone(db: AsyncSession, clock: FixedClock) -> None:
     """CUSTOMER-13: one failing import row leaves nothing behind and does not stop the others."""
     vendor_id = await vendor_with(db, clock)
     service = CustomerService(db, clock)
-    await service.register(vendor_id, Profile(email="taken@example.nl"), provenance=API)
-    outcomes = await service.import_customers(
+    await service.enrolment.register(vendor_id, Profile(email="taken@example.nl"), provenance=API)
+    outcomes = await service.enrolment.import_customers(
         vendor_id,
         importer="kassa",
         attested_on=date(2026, 2, 1),
@@ -111,7 +111,7 @@ async def test_import_items_stand_alone(db: AsyncSession, clock: FixedClock) -> 
     assert third is not None
     assert third.marketing_consent_statement_version == "kassa-import-attestation:2026-02-01"
     assert third.consent_source == "import"
-    one = await service.lookup(vendor_id, identifier="871000000001")
+    one = await service.reads.lookup(vendor_id, identifier="871000000001")
     assert one.first_name == "One"
 
 
@@ -121,7 +121,7 @@ async def test_anonymize_clears_the_profile_and_deletes_identifiers_and_consent(
     """CUSTOMER-12: anonymization removes personal data irreversibly."""
     vendor_id = await vendor_with(db, clock)
     service = CustomerService(db, clock)
-    view = await service.register(
+    view = await service.enrolment.register(
         vendor_id,
         Profile(
             first_name="Ann",
@@ -135,7 +135,7 @@ async def test_anonymize_clears_the_profile_and_deletes_identifiers_and_consent(
         ),
         provenance=API,
     )
-    await service.anonymize(vendor_id, view.id)
+    await service.status.anonymize(vendor_id, view.id)
     row = await db.get(Customer, view.id)
     assert row is not None
     await db.refresh(row)
@@ -155,6 +155,6 @@ async def test_anonymize_clears_the_profile_and_deletes_identifiers_and_consent(
     assert await db.scalar(select(func.count()).where(CustomerIdentifier.customer_id == view.id)) == 0
     assert await db.scalar(select(func.count()).where(ConsentEvent.customer_id == view.id)) == 0
     with pytest.raises(ce.CustomerNotFound):
-        await service.get(vendor_id, view.id)
+        await service.reads.get(vendor_id, view.id)
     with pytest.raises(ce.CustomerNotFound):
-        await service.anonymize(vendor_id, view.id)
+        await service.status.anonymize(vendor_id, view.id)

@@ -177,10 +177,10 @@ async def _run(db: AsyncSession, total: int, points: int, plan: list[tuple[str, 
             assert await spendable(db, customer.id) == balance - got.points_reversed
         else:
             wallets = WalletService(db, clock)
-            wallet = await wallets.wallet_of(vendor.id, customer.id, lock=True)
+            wallet = await wallets.posting.wallet_of(vendor.id, customer.id, lock=True)
             amount = value if step == "earn" else -min(value, balance)
             if amount:
-                await wallets.post(wallet, amount, kind="earn" if amount > 0 else "adjust", causer=TILL)
+                await wallets.posting.post(wallet, amount, kind="earn" if amount > 0 else "adjust", causer=TILL)
         assert 0 <= reversed_ <= points
         assert await spendable(db, customer.id) >= 0
         row = await one(db, "SELECT returned_amount, points_reversed FROM transactions WHERE id = :t", t=bought)

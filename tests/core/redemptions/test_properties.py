@@ -23,8 +23,8 @@ from loyalty_core.redemptions.till_redeem import till_redeem
 from loyalty_core.redemptions.till_verify import verify_code
 from loyalty_core.rewards.models import Reward
 from loyalty_core.rewards.writes import RewardWrites
-from loyalty_core.wallet.models import PointLot
-from loyalty_core.wallet.services import Causer, WalletService
+from loyalty_core.wallet.models import Causer, PointLot
+from loyalty_core.wallet.services import WalletService
 from tests.support.invariants import ledger_violations
 from tests.support.vendors import make_vendor
 from tests.support.wallets import PORTAL, ModelLot, make_customer
@@ -126,16 +126,16 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int]]) -> None:
             clock.set(model.now)
             continue
         if step == "earn":
-            wallet = await wallets.wallet_of(vendor.id, customer.id, lock=True)
-            await wallets.post(wallet, value, kind="earn", causer=TILL, expire_after_days=5)
+            wallet = await wallets.posting.wallet_of(vendor.id, customer.id, lock=True)
+            await wallets.posting.post(wallet, value, kind="earn", causer=TILL, expire_after_days=5)
             model.add(value, model.now + timedelta(days=5))
         elif step == "expire":
-            wallet = await wallets.wallet_of(vendor.id, customer.id)
-            await wallets.expire_wallet(vendor.id, wallet.id, model.now)
+            wallet = await wallets.posting.wallet_of(vendor.id, customer.id)
+            await wallets.expiry.expire_wallet(vendor.id, wallet.id, model.now)
             model.expire()
         else:
             await _redemption_step(db, service, vendor.id, customer.id, reward.id, model, step, value, n)
-        wallet = await wallets.wallet_of(vendor.id, customer.id)
+        wallet = await wallets.posting.wallet_of(vendor.id, customer.id)
         await db.refresh(wallet)
         assert wallet.balance == model.balance, (n, step)
         lots = (

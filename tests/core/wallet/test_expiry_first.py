@@ -44,8 +44,8 @@ async def _wallet(db: AsyncSession, customer_id: int) -> Wallet:
 
 async def _nothing_left_to_expire(db: AsyncSession, clock: FixedClock, vendor: Vendor, wallet_id: int) -> None:
     service = WalletService(db, clock)
-    assert (vendor.id, wallet_id) not in await service.wallets_with_expired_points(clock.now())
-    assert await service.expire_wallet(vendor.id, wallet_id, clock.now()) is None
+    assert (vendor.id, wallet_id) not in await service.expiry.wallets_with_expired_points(clock.now())
+    assert await service.expiry.expire_wallet(vendor.id, wallet_id, clock.now()) is None
 
 
 async def test_a_reward_given_at_the_counter_cannot_spend_expired_points(db: AsyncSession, clock: FixedClock) -> None:
@@ -117,11 +117,11 @@ async def test_a_deduction_of_the_whole_balance_is_refused_while_part_of_it_has_
     await earned(db, clock, vendor, customer, 2)
     clock.set(clock.now() + timedelta(days=1))  # the end is inclusive: due at exactly its end
     service = WalletService(db, clock)
-    wallet = await service.wallet_of(vendor.id, customer.id, lock=True)
+    wallet = await service.posting.wallet_of(vendor.id, customer.id, lock=True)
     with pytest.raises(InsufficientBalance):
-        await service.post(wallet, -10, kind="redeem", causer=PORTAL)
+        await service.posting.post(wallet, -10, kind="redeem", causer=PORTAL)
     assert [e[0] for e in await _entries(db, wallet.id)] == ["earn", "earn"]
-    entry, _ = await service.post(wallet, -2, kind="redeem", causer=PORTAL)
+    entry, _ = await service.posting.post(wallet, -2, kind="redeem", causer=PORTAL)
     assert (entry.amount, entry.running_balance) == (-2, 0)
     assert [e[:3] for e in await _entries(db, wallet.id)] == [
         ("earn", 8, 8),

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from loyalty_core.clock import FixedClock
 from loyalty_core.wallet.errors import InsufficientBalance
-from loyalty_core.wallet.models import PointLot
-from loyalty_core.wallet.services import Causer, WalletService
+from loyalty_core.wallet.models import Causer, PointLot
+from loyalty_core.wallet.services import WalletService
 from tests.support.invariants import ledger_violations
 from tests.support.vendors import make_vendor
 from tests.support.wallets import ModelLot, make_customer
@@ -102,13 +102,13 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int]], expire_after: int 
             clock.set(model.now)
             continue
         if step == "expire":
-            wallet = await service.wallet_of(vendor.id, customer.id)
-            entry = await service.expire_wallet(vendor.id, wallet.id, model.now)
+            wallet = await service.posting.wallet_of(vendor.id, customer.id)
+            entry = await service.expiry.expire_wallet(vendor.id, wallet.id, model.now)
             gone = model.expire()
             assert (entry.amount if entry else 0) == -gone
         elif step == "earn":
-            wallet = await service.wallet_of(vendor.id, customer.id, lock=True)
-            await service.post(wallet, value, kind="earn", causer=TILL, expire_after_days=expire_after)
+            wallet = await service.posting.wallet_of(vendor.id, customer.id, lock=True)
+            await service.posting.post(wallet, value, kind="earn", causer=TILL, expire_after_days=expire_after)
             model.add(value)
         else:
             amount = value if step == "adjust" else -value
@@ -120,16 +120,16 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int]], expire_after: int 
             try:
                 async with db.begin_nested():
                     if step == "adjust":
-                        await service.adjust(
+                        await service.adjustments.adjust(
                             vendor.id, customer.id, amount=amount, reason="p", key=f"k{n}", causer=TILL
                         )
                     else:
-                        wallet = await service.wallet_of(vendor.id, customer.id, lock=True)
-                        await service.post(wallet, amount, kind="redeem", causer=TILL)
+                        wallet = await service.posting.wallet_of(vendor.id, customer.id, lock=True)
+                        await service.posting.post(wallet, amount, kind="redeem", causer=TILL)
                 assert accepted, f"step {n} {step} {amount} should have been refused"
             except InsufficientBalance:
                 assert not accepted, f"step {n} {step} {amount} was refused"
-        wallet = await WalletService(db, clock).wallet_of(vendor.id, customer.id)
+        wallet = await WalletService(db, clock).posting.wallet_of(vendor.id, customer.id)
         await db.refresh(wallet)
         assert wallet.balance == model.balance >= 0
         lots = (

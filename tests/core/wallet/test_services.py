@@ -31,14 +31,14 @@ async def count(db: AsyncSession, model: Any, *where: Any) -> int:
 async def test_adjustment_moves_the_balance_and_writes_one_entry(db: AsyncSession, clock: FixedClock) -> None:
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
-    done = await WalletService(db, clock).adjust(
+    done = await WalletService(db, clock).adjustments.adjust(
         vendor.id, customer.id, amount=25, reason="goodwill", key="k1", causer=TILL
     )
     assert done.created is True
     entry = done.entry
     assert (entry.type, entry.amount, entry.running_balance, entry.reason) == ("adjust", 25, 25, "goodwill")
     assert (entry.causer_type, entry.causer_id, entry.created_at) == ("api_client", "cl_till", clock.now())
-    view = await WalletService(db, clock).read(vendor.id, customer.id)
+    view = await WalletService(db, clock).reads.read(vendor.id, customer.id)
     assert view.wallet.balance == 25
 
 
@@ -48,12 +48,14 @@ async def test_replay_returns_the_original_and_writes_nothing(db: AsyncSession, 
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     service = WalletService(db, clock)
-    await service.adjust(vendor.id, customer.id, amount=10, reason="in", key="top-up", causer=TILL)
-    first = await service.adjust(vendor.id, customer.id, amount=-10, reason="out", key="spend", causer=TILL)
-    replay = await service.adjust(vendor.id, customer.id, amount=-10, reason="other words", key="spend", causer=TILL)
+    await service.adjustments.adjust(vendor.id, customer.id, amount=10, reason="in", key="top-up", causer=TILL)
+    first = await service.adjustments.adjust(vendor.id, customer.id, amount=-10, reason="out", key="spend", causer=TILL)
+    replay = await service.adjustments.adjust(
+        vendor.id, customer.id, amount=-10, reason="other words", key="spend", causer=TILL
+    )
     assert replay.created is False
     assert replay.entry.id == first.entry.id
-    assert (await service.read(vendor.id, customer.id)).wallet.balance == 0
+    assert (await service.reads.read(vendor.id, customer.id)).wallet.balance == 0
     assert await count(db, LedgerEntry, LedgerEntry.idempotency_key == "spend") == 1
 
 
@@ -62,10 +64,10 @@ async def test_same_key_with_another_amount_conflicts_and_writes_nothing(db: Asy
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id)
     service = WalletService(db, clock)
-    await service.adjust(vendor.id, customer.id, amount=10, reason="in", key="k", causer=TILL)
+    await service.adjustments.adjust(vendor.id, customer.id, amount=10, reason="in", key="k", causer=TILL)
     with pytest.raises(IdempotencyKeyConflict):
-        await service.adjust(vendor.id, customer.id, amount=11, reason="in", key="k", causer=TILL)
-    assert (await service.read(vendor.id, customer.id)).wallet.balance == 10
+        await service.adjustments.adjust(vendor.id, customer.id, amount=11, reason="in", key="k", causer=TILL)
+    assert (await service.reads.read(vendor.id, customer.id)).wallet.balance == 10
     assert await count(db, LedgerEntry) >= 1
 
 
@@ -75,10 +77,10 @@ async def test_deduction_below_zero_is_refused_and_leaves_the_key_free(db: Async
     customer = await make_customer(db, vendor.id)
     service = WalletService(db, clock)
     with pytest.raises(InsufficientBalance):
-        await service.adjust(vendor.id, customer.id, amount=-5, reason="x", key="later", causer=TILL)
+        await service.adjustments.adjust(vendor.id, customer.id, amount=-5, reason="x", key="later", causer=TILL)
     assert await count(db, LedgerEntry, LedgerEntry.idempotency_key == "later") == 0
-    await service.adjust(vendor.id, customer.id, amount=5, reason="x", key="fill", causer=TILL)
-    done = await service.adjust(vendor.id, customer.id, amount=-5, reason="x", key="later", causer=TILL)
+    await service.adjustments.adjust(vendor.id, customer.id, amount=5, reason="x", key="fill", causer=TILL)
+    done = await service.adjustments.adjust(vendor.id, customer.id, amount=-5, reason="x", key="later", causer=TILL)
     assert done.created is True
     assert done.entry.running_balance == 0
 
@@ -88,8 +90,8 @@ async def test_keys_are_per_customer(db: AsyncSession, clock: FixedClock) -> Non
     vendor = await make_vendor(db)
     one, two = await make_customer(db, vendor.id), await make_customer(db, vendor.id)
     service = WalletService(db, clock)
-    a = await service.adjust(vendor.id, one.id, amount=3, reason="x", key="same", causer=TILL)
-    b = await service.adjust(vendor.id, two.id, amount=4, reason="x", key="same", causer=TILL)
+    a = await service.adjustments.adjust(vendor.id, one.id, amount=3, reason="x", key="same", causer=TILL)
+    b = await service.adjustments.adjust(vendor.id, two.id, amount=4, reason="x", key="same", causer=TILL)
     assert a.created
     assert b.created
     assert a.entry.id != b.entry.id
@@ -101,11 +103,11 @@ async def test_unknown_or_anonymized_customer_is_not_found(db: AsyncSession, clo
     customer = await make_customer(db, vendor.id)
     service = WalletService(db, clock)
     with pytest.raises(CustomerNotFound):
-        await service.adjust(other_vendor.id, customer.id, amount=1, reason="x", key="k", causer=TILL)
+        await service.adjustments.adjust(other_vendor.id, customer.id, amount=1, reason="x", key="k", causer=TILL)
     customer.status = "anonymized"
     await db.flush()
     with pytest.raises(CustomerNotFound):
-        await service.read(vendor.id, customer.id)
+        await service.reads.read(vendor.id, customer.id)
 
 
 async def test_a_deactivated_customer_not_merged_still_takes_adjustments(db: AsyncSession, clock: FixedClock) -> None:
@@ -114,7 +116,9 @@ async def test_a_deactivated_customer_not_merged_still_takes_adjustments(db: Asy
     customer = await make_customer(db, vendor.id)
     customer.status = "deactivated"
     await db.flush()
-    done = await WalletService(db, clock).adjust(vendor.id, customer.id, amount=2, reason="x", key="k", causer=TILL)
+    done = await WalletService(db, clock).adjustments.adjust(
+        vendor.id, customer.id, amount=2, reason="x", key="k", causer=TILL
+    )
     assert done.created is True
 
 
@@ -125,7 +129,9 @@ async def test_added_points_expire_like_earned_points(db: AsyncSession, clock: F
     """LEDGER-2: added points expire like earned points, at exactly t + N days."""
     vendor = await make_vendor(db, expire_after_days=90)
     customer = await make_customer(db, vendor.id)
-    done = await WalletService(db, clock).adjust(vendor.id, customer.id, amount=7, reason="x", key="k", causer=TILL)
+    done = await WalletService(db, clock).adjustments.adjust(
+        vendor.id, customer.id, amount=7, reason="x", key="k", causer=TILL
+    )
     lot = await db.scalar(select(PointLot).where(PointLot.entry_id == done.entry.id))
     assert lot is not None
     assert (lot.points, lot.remaining, lot.expires_at) == (7, 7, clock.now() + timedelta(days=90))
@@ -134,7 +140,9 @@ async def test_added_points_expire_like_earned_points(db: AsyncSession, clock: F
 async def test_points_do_not_expire_without_the_plan_feature(db: AsyncSession, clock: FixedClock) -> None:
     vendor = await make_vendor(db, expire_after_days=90, feature_point_expiry=False)
     customer = await make_customer(db, vendor.id)
-    done = await WalletService(db, clock).adjust(vendor.id, customer.id, amount=7, reason="x", key="k", causer=TILL)
+    done = await WalletService(db, clock).adjustments.adjust(
+        vendor.id, customer.id, amount=7, reason="x", key="k", causer=TILL
+    )
     lot = await db.scalar(select(PointLot).where(PointLot.entry_id == done.entry.id))
     assert lot is not None
     assert lot.expires_at is None
@@ -147,7 +155,9 @@ async def test_deductions_come_out_of_the_points_that_expire_first(db: AsyncSess
     never = await earned(db, clock, vendor, customer, 10, days=None)
     late = await earned(db, clock, vendor, customer, 10, days=60)
     soon = await earned(db, clock, vendor, customer, 10, days=20)
-    await WalletService(db, clock).adjust(vendor.id, customer.id, amount=-15, reason="x", key="k", causer=TILL)
+    await WalletService(db, clock).adjustments.adjust(
+        vendor.id, customer.id, amount=-15, reason="x", key="k", causer=TILL
+    )
     lots = {
         lot.entry_id: lot.remaining
         for lot in (await db.scalars(select(PointLot))).all()
@@ -165,10 +175,10 @@ async def test_expiring_soon_counts_lots_ending_within_thirty_days(db: AsyncSess
     await earned(db, clock, vendor, customer, 7, days=None)
     vendor.points_expire_after_days = None
     await db.flush()
-    view = await WalletService(db, clock).read(vendor.id, customer.id)
+    view = await WalletService(db, clock).reads.read(vendor.id, customer.id)
     assert (view.wallet.balance, view.expiring_soon) == (15, 3)
     clock.set(clock.now() + timedelta(days=2))
-    assert (await WalletService(db, clock).read(vendor.id, customer.id)).expiring_soon == 8
+    assert (await WalletService(db, clock).reads.read(vendor.id, customer.id)).expiring_soon == 8
 
 
 # --- expiry job ---------------------------------------------------------------------------------------
@@ -181,15 +191,15 @@ async def test_expiry_writes_one_entry_per_wallet_and_is_idempotent(db: AsyncSes
     await earned(db, clock, vendor, customer, 4, days=10)
     await earned(db, clock, vendor, customer, 6, days=10)
     await earned(db, clock, vendor, customer, 9, days=40)
-    wallet = await WalletService(db, clock).wallet_of(vendor.id, customer.id)
+    wallet = await WalletService(db, clock).posting.wallet_of(vendor.id, customer.id)
     at = clock.now() + timedelta(days=10)
     service = WalletService(db, FixedClock(at))
-    assert (vendor.id, wallet.id) in await service.wallets_with_expired_points(at)
-    entry = await service.expire_wallet(vendor.id, wallet.id, at)
+    assert (vendor.id, wallet.id) in await service.expiry.wallets_with_expired_points(at)
+    entry = await service.expiry.expire_wallet(vendor.id, wallet.id, at)
     assert entry is not None
     assert (entry.type, entry.amount, entry.running_balance, entry.causer_type) == ("expire", -10, 9, "system")
-    assert await service.expire_wallet(vendor.id, wallet.id, at) is None
-    assert (vendor.id, wallet.id) not in await service.wallets_with_expired_points(at)
+    assert await service.expiry.expire_wallet(vendor.id, wallet.id, at) is None
+    assert (vendor.id, wallet.id) not in await service.expiry.wallets_with_expired_points(at)
 
 
 async def test_expired_points_are_exactly_the_unspent_remainders(db: AsyncSession, clock: FixedClock) -> None:
@@ -197,10 +207,12 @@ async def test_expired_points_are_exactly_the_unspent_remainders(db: AsyncSessio
     customer = await make_customer(db, vendor.id)
     await earned(db, clock, vendor, customer, 10, days=5)
     await earned(db, clock, vendor, customer, 10, days=50)
-    await WalletService(db, clock).adjust(vendor.id, customer.id, amount=-7, reason="x", key="k", causer=TILL)
-    wallet = await WalletService(db, clock).wallet_of(vendor.id, customer.id)
+    await WalletService(db, clock).adjustments.adjust(
+        vendor.id, customer.id, amount=-7, reason="x", key="k", causer=TILL
+    )
+    wallet = await WalletService(db, clock).posting.wallet_of(vendor.id, customer.id)
     at = clock.now() + timedelta(days=5)
-    entry = await WalletService(db, FixedClock(at)).expire_wallet(vendor.id, wallet.id, at)
+    entry = await WalletService(db, FixedClock(at)).expiry.expire_wallet(vendor.id, wallet.id, at)
     assert entry is not None
     assert (entry.amount, entry.running_balance) == (-3, 10)
 
@@ -221,25 +233,25 @@ async def test_ledger_is_newest_first_with_bare_date_semantics(db: AsyncSession)
     for n, at in enumerate(moments):
         ids.append(
             (
-                await WalletService(db, FixedClock(at)).adjust(
+                await WalletService(db, FixedClock(at)).adjustments.adjust(
                     vendor.id, customer.id, amount=1, reason="x", key=f"k{n}", causer=TILL
                 )
             ).entry.id
         )
     service = WalletService(db, FixedClock(moments[-1]))
-    every, total = await service.entries(vendor.id, customer.id, LedgerFilter(), offset=0, limit=10)
+    every, total = await service.reads.entries(vendor.id, customer.id, LedgerFilter(), offset=0, limit=10)
     assert ([e.id for e in every], total) == (ids[::-1], 3)
     from datetime import date
 
-    day, _ = await service.entries(
+    day, _ = await service.reads.entries(
         vendor.id, customer.id, LedgerFilter(date_from=date(2026, 3, 1), date_to=date(2026, 3, 2)), offset=0, limit=10
     )
     assert [e.id for e in day] == [ids[1], ids[0]]
-    upto, _ = await service.entries(vendor.id, customer.id, LedgerFilter(date_to=moments[2]), offset=0, limit=10)
+    upto, _ = await service.reads.entries(vendor.id, customer.id, LedgerFilter(date_to=moments[2]), offset=0, limit=10)
     assert len(upto) == 3
-    typed, n = await service.entries(vendor.id, customer.id, LedgerFilter(type="expire"), offset=0, limit=10)
+    typed, n = await service.reads.entries(vendor.id, customer.id, LedgerFilter(type="expire"), offset=0, limit=10)
     assert (typed, n) == ([], 0)
-    page_two, _ = await service.entries(vendor.id, customer.id, LedgerFilter(), offset=2, limit=2)
+    page_two, _ = await service.reads.entries(vendor.id, customer.id, LedgerFilter(), offset=2, limit=2)
     assert [e.id for e in page_two] == [ids[0]]
 
 
@@ -249,11 +261,11 @@ async def test_each_entry_records_who_caused_it(db: AsyncSession, clock: FixedCl
     vendor = await make_vendor(db, expire_after_days=1)
     customer = await make_customer(db, vendor.id)
     service = WalletService(db, clock)
-    by_till = await service.adjust(vendor.id, customer.id, amount=5, reason="x", key="t", causer=TILL)
-    by_portal = await service.adjust(vendor.id, customer.id, amount=-1, reason="x", key="p", causer=PORTAL)
-    wallet = await service.wallet_of(vendor.id, customer.id)
+    by_till = await service.adjustments.adjust(vendor.id, customer.id, amount=5, reason="x", key="t", causer=TILL)
+    by_portal = await service.adjustments.adjust(vendor.id, customer.id, amount=-1, reason="x", key="p", causer=PORTAL)
+    wallet = await service.posting.wallet_of(vendor.id, customer.id)
     later = clock.now() + timedelta(days=2)
-    expired = await WalletService(db, FixedClock(later)).expire_wallet(vendor.id, wallet.id, later)
+    expired = await WalletService(db, FixedClock(later)).expiry.expire_wallet(vendor.id, wallet.id, later)
     assert expired is not None
     assert [(e.causer_type, e.causer_id) for e in (by_till.entry, by_portal.entry, expired)] == [
         ("api_client", "cl_till"),

@@ -9,8 +9,8 @@ from typing import TypeVar
 
 import loyalty_core
 import loyalty_http
+from loyalty_core.error_status import STATUS_BY_CODE
 from loyalty_core.errors import DomainError
-from loyalty_http.wire.error_status import STATUS_BY_CODE
 from loyalty_http.wire.errors import HttpError
 
 E = TypeVar("E", DomainError, HttpError)

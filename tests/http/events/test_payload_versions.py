@@ -1,6 +1,8 @@
 """Every writer of events stores the version its payload struct names, the till's statements
 included: nothing relies on the column's default, so a struct's next version is what its writer
-records."""
+records. A writer that binds its event per call (the ORM's, an adjustment's own entry) stores the
+struct's version as it is at the call; a till statement that always records one type renders the
+type and version from the struct at import, so its checked-in text shows them."""
 
 from __future__ import annotations
 
@@ -17,8 +19,10 @@ from loyalty_core.accounts.payloads import CustomerCreated
 from loyalty_core.earning.created_event import CreatedSnapshot
 from loyalty_core.earning.payloads import TransactionReturned
 from loyalty_core.events.payloads import Payload
+from loyalty_core.events.recording import payload_sql
 from loyalty_core.redemptions.payloads import RedemptionCreated
 from loyalty_core.redemptions.used_event import UsedSnapshot
+from loyalty_core.till_sql import registered
 from loyalty_core.wallet.payloads import PointsAdjusted, PointsExpired
 from tests.support.merges import adjust, register
 from tests.support.purchases import TRANSACTIONS, buy
@@ -26,16 +30,17 @@ from tests.support.redemptions import REDEMPTIONS, redeem, reward
 from tests.support.wallets import earn
 from tests.support.webhooks import make_endpoint, webhook_tenant
 
-BUMPED: dict[type[Payload], int] = {
-    CustomerCreated: 2,
-    PointsAdjusted: 3,
-    PointsExpired: 4,
-    CreatedSnapshot: 5,
-    TransactionReturned: 6,
-    RedemptionCreated: 7,
-    UsedSnapshot: 8,
-}
-"""A version for each struct of the writes below, none of them the column's default."""
+BUMPED: dict[type[Payload], int] = {CustomerCreated: 2, PointsAdjusted: 3}
+"""A version for each struct the writes below bind per call, none of them the column's default."""
+
+RENDERED: tuple[type[Payload], ...] = (
+    PointsExpired,
+    CreatedSnapshot,
+    TransactionReturned,
+    RedemptionCreated,
+    UsedSnapshot,
+)
+"""The structs whose type and version the till's statements render at import."""
 
 
 async def test_every_till_write_stores_its_payload_structs_version(
@@ -72,4 +77,25 @@ async def test_every_till_write_stores_its_payload_structs_version(
         stored: dict[str, set[int]] = defaultdict(set)
         for event_type, version in rows.tuples():
             stored[event_type].add(version)
-    assert stored == {struct.event_type: {version} for struct, version in BUMPED.items()}
+    expected = {struct.event_type: {version} for struct, version in BUMPED.items()}
+    expected |= {struct.event_type: {struct.version} for struct in RENDERED}
+    assert stored == expected
+
+
+def test_every_till_statement_writes_the_version_its_struct_names() -> None:
+    """EVENT-13: every event a till statement inserts names ``payload_version``, and each struct the
+    statements always record appears as its type and version, rendered from the struct (a new
+    version changes the statement's checked-in text)."""
+    texts = [statement.text for statements in registered().values() for statement in statements]
+    inserts = [part for text in texts for part in text.split("INSERT INTO events")[1:]]
+    assert inserts
+    assert all(part.lstrip().startswith("(vendor_id, id, type, payload_version,") for part in inserts)
+    for struct in RENDERED:
+        rendered = payload_sql(struct)
+        assert any(f"{rendered['kind']}, {rendered['version']}," in text for text in texts), struct.__name__
+
+
+def test_a_rendered_version_follows_its_struct(monkeypatch: pytest.MonkeyPatch) -> None:
+    """EVENT-13: the SQL a till statement renders for a struct is the struct's type and version."""
+    monkeypatch.setattr(UsedSnapshot, "version", 9)
+    assert payload_sql(UsedSnapshot) == {"kind": "'redemption.used'", "version": "9"}

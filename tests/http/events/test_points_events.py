@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_sessionmaker
-from loyalty_core.wallet.services.expiry import Expiry
+from loyalty_core.wallet.services import WalletService
 from tests.support.merges import adjust, register
 from tests.support.wallets import earn
 from tests.support.webhooks import events_of, webhook_tenant
@@ -57,8 +57,9 @@ async def test_expiries_record_points_expired(client: AsyncTestClient[Litestar],
     second = (await register(client, tenant))["id"]
     await earn(engine, tenant.vendor_id, second, 7, at=past, days=1)
     async with make_sessionmaker(engine).begin() as db:
-        wallet = await Expiry(db, SystemClock()).wallet_of(tenant.vendor_id, second)
-        await Expiry(db, SystemClock()).expire_wallet(tenant.vendor_id, wallet.id, datetime.now(UTC))
+        wallets = WalletService(db, SystemClock())
+        wallet = await wallets.posting.wallet_of(tenant.vendor_id, second)
+        await wallets.expiry.expire_wallet(tenant.vendor_id, wallet.id, datetime.now(UTC))
 
     # the expiry and the deduction share one statement and one created_at: ordered by the entries
     found = sorted(

@@ -33,8 +33,8 @@ async def members(engine: AsyncEngine, tenant: Tenant, count: int, points: int) 
         service = WalletService(db, FixedClock(datetime.now(UTC)))
         for email in emails:
             customer = await make_customer(db, tenant.vendor_id, email=email, card=False)
-            wallet = await service.wallet_of(tenant.vendor_id, customer.id, lock=True)
-            await service.post(wallet, points, kind="earn", causer=TILL)
+            wallet = await service.posting.wallet_of(tenant.vendor_id, customer.id, lock=True)
+            await service.posting.post(wallet, points, kind="earn", causer=TILL)
     return emails
 
 

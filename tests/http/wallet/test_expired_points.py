@@ -85,8 +85,8 @@ async def _job_finds_nothing(engine: AsyncEngine, m: Member) -> None:
     """The nightly job, run afterwards at T0, has nothing left to expire on this wallet."""
     async with make_sessionmaker(engine).begin() as db:
         service = WalletService(db, FixedClock(T0))
-        assert (m.tenant.vendor_id, m.wallet) not in await service.wallets_with_expired_points(T0)
-        assert await service.expire_wallet(m.tenant.vendor_id, m.wallet, T0) is None
+        assert (m.tenant.vendor_id, m.wallet) not in await service.expiry.wallets_with_expired_points(T0)
+        assert await service.expiry.expire_wallet(m.tenant.vendor_id, m.wallet, T0) is None
 
 
 EARNED = [("earn", 30, 30, None, "api_client"), ("earn", 5, 35, None, "api_client")]

@@ -1,5 +1,6 @@
 """Who is asking: the request's database session, the signed-in visitor with their shop and role,
-the CSRF check of every POST, and the per-address throttle of the sign-in form."""
+the router's CSRF guard of every state-changing request, and the per-address throttle of the
+sign-in form."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from litestar import Request
+from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.handlers.base import BaseRouteHandler
+from litestar.types import ASGIApp, Guard, Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.events.transaction import request_transaction
@@ -20,16 +23,38 @@ from loyalty_portal.config import PortalConfig
 from loyalty_portal.web import Refused, SignedOut, log
 
 COOKIE = "loyalty_portal_session"
+UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+"""The methods that change something: each carries the session's CSRF token (PORTAL-3)."""
+EXPIRED = "This form has expired. Reload the page and try again."
 OWNER_ONLY = {"owner_only": True}
 """Route ``opt`` of the pages staff may not open."""
-CSRF_IN_STREAM = {"owner_only": True, "csrf_in_stream": True}
+IN_STREAM, AT_SIGN_IN = "in_stream", "sign_in"
+CHECKED_BY_THE_HANDLER = frozenset({IN_STREAM, AT_SIGN_IN})
+"""The two ways a route's ``opt["csrf"]`` may take the token check from the router; any other
+state-changing route is checked by the router before its handler runs."""
+CSRF_IN_STREAM = {"owner_only": True, "csrf": IN_STREAM}
 """Route ``opt`` of an owners' upload read as a stream: the handler checks the token, which the form
 sends before the file, so the body is never held whole to find it."""
+CSRF_AT_SIGN_IN = {"csrf": AT_SIGN_IN}
+"""Route ``opt`` of the sign-in form: no one is signed in yet, so the handler checks the token of the
+visitor's anonymous session itself, after the per-address throttle has counted the attempt."""
 ANY_STATE = {"any_state": True}
 """Route ``opt`` of a POST a shop whose subscription ended may still make (signing out)."""
 
 
 SESSION_KEY = "portal_session"
+VISITOR_KEY = "visitor"
+
+
+def request_session(scope: Scope, config: PortalConfig) -> AsyncSession:
+    """The request's one session, opened by whichever asks first: the router's CSRF guard or a
+    page's ``db``. ``provide_db`` runs its transaction and closes it; ``closing_the_session`` closes
+    one that no page asked for."""
+    state = scope["state"]
+    session: AsyncSession | None = state.get(SESSION_KEY)
+    if session is None:
+        session = state[SESSION_KEY] = config.sessionmaker()
+    return session
 
 
 async def provide_db(
@@ -49,9 +74,13 @@ async def provide_db(
         except Exception as exc:  # the minute's sweep sends them; the committed page stands
             log.warning("waking the webhook worker failed", error=type(exc).__name__)
 
-    async with config.sessionmaker() as session, request_transaction(session, on_events):
-        request.scope["state"][SESSION_KEY] = session
-        yield session
+    session = request_session(request.scope, config)
+    try:
+        async with request_transaction(session, on_events):
+            yield session
+    finally:
+        request.scope["state"].pop(SESSION_KEY, None)
+        await session.close()
 
 
 def closing_the_session(app: ASGIApp) -> ASGIApp:
@@ -84,29 +113,55 @@ async def sent_csrf(request: Request[Any, Any, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-async def provide_visitor(
-    request: Request[Any, Any, Any], db: NamedDependency[AsyncSession], config: NamedDependency[PortalConfig]
-) -> Visitor:
-    """The signed-in user of the request; signed out, the page redirects to the sign-in form."""
-    sessions = PortalSessions(db, config.clock, config.passwords)
-    visitor = await sessions.visitor(request.cookies.get(COOKIE))
+async def admitted(request: Request[Any, Any, Any], db: AsyncSession, config: PortalConfig) -> Visitor:
+    """The signed-in user of the request, admitted to its route once and remembered for the rest of
+    the request: signed out, the browser goes to the sign-in form; staff are refused owners' pages; a
+    state-changing request needs the session's CSRF token (unless the route's handler checks it) and
+    a shop whose subscription has not ended (unless the route takes any state)."""
+    state = request.scope["state"]
+    known: Visitor | None = state.get(VISITOR_KEY)
+    if known is not None:
+        return known
+    visitor = await PortalSessions(db, config.clock, config.passwords).visitor(request.cookies.get(COOKIE))
     if visitor is None or visitor.user_id is None:
         raise SignedOut
-    request.scope["state"]["visitor"] = visitor
+    state[VISITOR_KEY] = visitor
     opt = request.route_handler.opt
     if opt.get("owner_only") and visitor.role != Role.OWNER:
         raise Refused(403, "Only the shop's owners may open this page.")
-    if request.method == "POST":
-        if not opt.get("csrf_in_stream") and not csrf_matches(visitor, await sent_csrf(request)):
-            raise Refused(403, "This form has expired. Reload the page and try again.")
+    if request.method in UNSAFE:
+        if opt.get("csrf") not in CHECKED_BY_THE_HANDLER and not csrf_matches(visitor, await sent_csrf(request)):
+            raise Refused(403, EXPIRED)
         if visitor.read_only and not opt.get("any_state"):
             raise Refused(403, "The shop's subscription has ended: you can look things up, not change them.")
     return visitor
 
 
-def refuse_unreadable(request: Request[Any, Any, Any]) -> None:
-    """A NUL in the path or query names no page (PostgreSQL text cannot hold one): 404, not a 500."""
-    if "\x00" in request.url.path or "%00" in request.scope.get("query_string", b"").decode("latin-1"):
+def guarding_state_changes(config: PortalConfig) -> Guard:
+    """The router's guard (PORTAL-3): every state-changing request is admitted, its CSRF token
+    checked, before its handler runs, whether or not the handler asks for the visitor. Only a route
+    whose ``opt`` names one of ``CHECKED_BY_THE_HANDLER`` leaves the check to its handler."""
+
+    async def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+        if not isinstance(connection, Request) or connection.method not in UNSAFE:
+            return
+        if handler.opt.get("csrf") not in CHECKED_BY_THE_HANDLER:
+            await admitted(connection, request_session(connection.scope, config), config)
+
+    return guard
+
+
+async def provide_visitor(
+    request: Request[Any, Any, Any], db: NamedDependency[AsyncSession], config: NamedDependency[PortalConfig]
+) -> Visitor:
+    """The signed-in user of the request; signed out, the page redirects to the sign-in form."""
+    return await admitted(request, db, config)
+
+
+def refuse_unreadable(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """A NUL in the path or query names no page (PostgreSQL text cannot hold one): 404, not a 500.
+    The router's first guard, so it answers before the visitor is looked up."""
+    if "\x00" in connection.url.path or "%00" in connection.scope.get("query_string", b"").decode("latin-1"):
         raise Refused(404, "There is no page here.")
 
 

@@ -8,7 +8,14 @@ from litestar import Litestar
 from litestar.di import Provide
 from litestar.static_files import create_static_files_router
 
-from loyalty_portal.access import Throttle, closing_the_session, provide_db, provide_visitor, refuse_unreadable
+from loyalty_portal.access import (
+    Throttle,
+    closing_the_session,
+    guarding_state_changes,
+    provide_db,
+    provide_visitor,
+    refuse_unreadable,
+)
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.pages.billing import BillingController
 from loyalty_portal.pages.branches import BranchesController
@@ -73,7 +80,9 @@ def create_portal(config: PortalConfig) -> Litestar:
             "visitor": Provide(provide_visitor),
         },
         exception_handlers=EXCEPTION_HANDLERS,
-        before_request=refuse_unreadable,
+        # every route, and one registered later, is behind these: a state-changing request without
+        # the session's CSRF token never reaches its handler (PORTAL-3)
+        guards=[refuse_unreadable, guarding_state_changes(config)],
         middleware=[closing_the_session],
         request_max_body_size=MAX_BODY_BYTES,
         before_send=[add_security_headers],

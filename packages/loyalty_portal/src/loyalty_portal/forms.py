@@ -1,27 +1,29 @@
-"""Reading form fields into values, collecting each field's problem to show beside it."""
+"""Reading form fields into values, collecting each field's problem to show beside it. A field's
+bounds are the API's own declarations (``loyalty_core.bounds``) and numbers are read by core's rule
+(``loyalty_core.numbers``), so a form refuses what the API refuses."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from litestar import Request
+from msgspec import Meta
 
 from loyalty_core.errors import NotFound, ValidationFailed
-
-MAX_INT = 2_147_483_647
-MAX_ID_DIGITS = 18
-"""A row id is a bigint: more digits than this is no row, and a not-found rather than a 5xx."""
+from loyalty_core.numbers import is_number, row_id_of, whole_of, whole_range
 
 
 def row_id(raw: str, refusal: Callable[[], NotFound]) -> int:
-    """A row id from a page's path; anything but its digits is the kind's not-found."""
-    if raw.isdigit() and len(raw) <= MAX_ID_DIGITS:
-        return int(raw)
-    raise refusal()
+    """A row id from a page's path; anything but its digits is the kind's not-found (INPUT-13)."""
+    found = row_id_of(raw)
+    if found is None:
+        raise refusal()
+    return found
 
 
 class Form:
@@ -37,29 +39,44 @@ class Form:
     async def of(cls, request: Request[Any, Any, Any]) -> Form:
         return cls(dict((await request.form()).items()))
 
-    def text(self, name: str, *, required: bool = False, max_length: int = 255) -> str | None:
+    def text(self, name: str, bound: Meta | None = None, *, required: bool = False) -> str | None:
+        """The field's text, trimmed; with ``bound``, within its lengths. Without one the field is a
+        choice checked against its options, or its value is judged by the service."""
         value = self.raw.get(name, "").strip()
         if not value:
             if required:
                 self.problems.setdefault(name, []).append("This field is required.")
             return None
-        if len(value) > max_length:
-            self.problems.setdefault(name, []).append(f"At most {max_length} characters.")
+        if bound is not None and bound.max_length is not None and len(value) > bound.max_length:
+            self.problems.setdefault(name, []).append(f"At most {bound.max_length} characters.")
+        elif bound is not None and bound.min_length is not None and len(value) < bound.min_length:
+            self.problems.setdefault(name, []).append(f"At least {bound.min_length} characters.")
         return value
 
-    def whole(self, name: str, *, required: bool = False, low: int = 0, high: int = MAX_INT) -> int | None:
+    def matching(self, name: str, bound: Meta, shape: str, *, required: bool = False) -> str | None:
+        """Text within ``bound`` that also has the form its pattern declares; otherwise ``shape`` says
+        what is expected (``A colour such as #1d1d1f.``)."""
+        value = self.text(name, bound, required=required)
+        if value is not None and bound.pattern is not None and re.search(bound.pattern, value) is None:
+            self.problems.setdefault(name, []).append(shape)
+        return value
+
+    def whole(self, name: str, bound: Meta | None = None, *, required: bool = False) -> int | None:
+        """A whole number within ``bound``; without one, any signed 32-bit integer, as the API's
+        integer fields take."""
         value = self.text(name, required=required)
         if value is None:
             return None
-        digits = value.lstrip("-")
-        if not digits.isdigit() or len(digits) > 10 or not low <= int(value) <= high:
+        low, high = whole_range(bound)
+        number = whole_of(value)
+        if number is None or not low <= number <= high:
             self.problems.setdefault(name, []).append(f"A whole number from {low} to {high}.")
             return None
-        return int(value)
+        return number
 
-    def line(self, name: str, *, required: bool = False, max_length: int = 255) -> str | None:
+    def line(self, name: str, bound: Meta, *, required: bool = False) -> str | None:
         """Text shown on one line (a name that reaches mail headers and passes): no control character."""
-        value = self.text(name, required=required, max_length=max_length)
+        value = self.text(name, bound, required=required)
         if value is not None and any(unicodedata.category(c) == "Cc" for c in value):
             self.problems.setdefault(name, []).append("One line of text, without control characters.")
         return value
@@ -72,18 +89,14 @@ class Form:
         value = self.text(name)
         if value is None:
             return None
-        try:
-            number = Decimal(value)
-        except InvalidOperation:
-            number = None
-        if number is None or not number.is_finite():
+        if not is_number(value):
             self.problems.setdefault(name, []).append("A number such as 1.5.")
             return None
-        return number
+        return Decimal(value)
 
     def words(self, name: str) -> list[str] | None:
         """A list typed as text, one entry per comma or line; empty is no list at all."""
-        value = self.text(name, max_length=100_000)
+        value = self.text(name)
         if value is None:
             return None
         return [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]

@@ -14,9 +14,8 @@ from litestar import Request
 from multipart import MultipartSegment, ParserError, PushMultipartParser, parse_options_header
 
 from loyalty_core.staff.sessions import Visitor, csrf_matches
+from loyalty_portal.access import EXPIRED
 from loyalty_portal.web import Refused
-
-EXPIRED = "This form has expired. Reload the page and try again."
 
 
 @dataclass(frozen=True, slots=True)

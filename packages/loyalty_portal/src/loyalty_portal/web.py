@@ -13,7 +13,9 @@ from litestar.exceptions import HTTPException
 from litestar.response import Redirect
 from litestar.types import Message, Scope
 
-from loyalty_core.errors import Conflict, DomainError, NotFound
+from loyalty_core import bounds
+from loyalty_core.error_status import status_of
+from loyalty_core.errors import DomainError
 from loyalty_core.staff.sessions import Visitor
 
 MOUNT_PATH = "/portal"
@@ -26,6 +28,8 @@ TEMPLATES = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+# a field's ``maxlength`` is the bound the form checks, the API's own declaration
+TEMPLATES.globals["bounds"] = bounds
 
 SECURITY_HEADERS: Mapping[str, str] = {
     # pages hold customers' personal data: never stored by a browser or a proxy
@@ -80,14 +84,6 @@ def see_other(path: str) -> Redirect:
     return Redirect(path, status_code=303)
 
 
-def status_of(error: DomainError) -> int:
-    if isinstance(error, NotFound):
-        return 404
-    if isinstance(error, Conflict):
-        return 409
-    return 422
-
-
 async def add_security_headers(message: Message, scope: Scope) -> None:
     if message["type"] == "http.response.start":
         headers = MutableScopeHeaders.from_message(message)
@@ -109,6 +105,7 @@ def on_refused(request: Request[Any, Any, Any], exc: Refused) -> Response[str]:
 
 
 def on_domain_error(request: Request[Any, Any, Any], exc: DomainError) -> Response[str]:
+    """A refusal of core shows its message with the status the API answers its code with."""
     return _page(request, status_of(exc), exc.message)
 
 

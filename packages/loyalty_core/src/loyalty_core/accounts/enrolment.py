@@ -2,7 +2,7 @@
 
 CUSTOMER-1 (registration), CUSTOMER-13 (the attested import), CUSTOMER-10 (the plan's customer
 ceiling, exact under concurrency). This is the one place that creates both rows, so the customers
-area never writes a wallet.
+area never writes a wallet. Both record ``customer.created`` for what they made, once it all is.
 """
 
 from __future__ import annotations
@@ -12,20 +12,22 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from sqlalchemy import func, insert, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.opening_balances import IMPORTED, OpeningBalances
+from loyalty_core.clock import Clock
 from loyalty_core.customers import cards, consent
 from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.profiles import IdentifierInput, Profile
-from loyalty_core.customers.services.base import check_birth_date
+from loyalty_core.customers.services import identifier_rows
 from loyalty_core.customers.services.consent import apply_decision, event_of, refuse_under_age
-from loyalty_core.customers.services.identifiers import IdentifierWrites
+from loyalty_core.customers.services.ports import CustomerChanges, CustomerRead
+from loyalty_core.customers.services.rows import check_birth_date, flush_customer
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.tenancy import ceilings
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import Wallet
+from loyalty_core.wallet.models import Causer, Wallet
 
 IMPORT_LOCK_SCOPE = 0x4C494D50
 """The first key of the per-vendor advisory lock an attested import holds (the vendor id is the second)."""
@@ -47,7 +49,11 @@ class _Cards:
     imported: tuple[IdentifierInput, ...] = ()
 
 
-class Enrolment(IdentifierWrites):
+class Enrolment:
+    def __init__(self, session: AsyncSession, clock: Clock, reads: CustomerRead, changes: CustomerChanges) -> None:
+        self._session, self._clock = session, clock
+        self._reads, self._changes = reads, changes
+
     async def register(self, vendor_id: int, profile: Profile, *, provenance: Provenance) -> CustomerView:
         """CUSTOMER-1: a wallet at 0 comes with the customer, in the same transaction."""
         card = next((i for i in profile.identifiers if i.type == cards.LOYALTY_CARD), None)
@@ -56,7 +62,7 @@ class Enrolment(IdentifierWrites):
         view = await self._register(
             vendor_id, profile, _Cards(claim=claim), provenance, profile.statement_version, ceiling
         )
-        await self._enrolled([view])
+        await self._changes.created([view])
         return view
 
     async def import_customers(
@@ -108,12 +114,8 @@ class Enrolment(IdentifierWrites):
                 outcomes.append(ImportOutcome(index=index, error=exc))
             else:
                 outcomes.append(ImportOutcome(index=index, customer=view))
-        await self._enrolled([outcome.customer for outcome in outcomes if outcome.customer is not None])
+        await self._changes.created([outcome.customer for outcome in outcomes if outcome.customer is not None])
         return outcomes
-
-    async def _enrolled(self, views: Sequence[CustomerView]) -> None:
-        """Called with the customers a registration or an import created, in the same transaction,
-        once they all are; a subclass records them (``CustomerEvents``: ``customer.created``)."""
 
     async def _register(
         self,
@@ -149,27 +151,27 @@ class Enrolment(IdentifierWrites):
             customer, profile.marketing_consent, version, provenance, now
         )
         self._session.add(customer)
-        await self._flush_customer()
+        await flush_customer(self._session)
         await self._session.execute(
             insert(Wallet).values(
                 vendor_id=vendor_id, customer_id=customer.id, balance=0, created_at=now, updated_at=now
             )
         )
         if profile.email is not None:
-            await self._add_identifier(vendor_id, customer.id, cards.EMAIL, profile.email, now)
+            await identifier_rows.add_identifier(self._session, vendor_id, customer.id, cards.EMAIL, profile.email, now)
         if how.claim is not None:
-            await self._claim(vendor_id, how.claim, customer.id, now)
+            await identifier_rows.claim(self._session, vendor_id, how.claim, customer.id, now)
         imported_cards = 0
         for brought in how.imported:
-            await self._bring(vendor_id, customer.id, brought, now)
+            await identifier_rows.bring(self._session, vendor_id, customer.id, brought, now)
             imported_cards += brought.type == cards.LOYALTY_CARD
             now += timedelta(microseconds=1)
         if how.claim is None and not imported_cards:
-            await self._issue(vendor_id, customer.id, now)
+            await identifier_rows.issue(self._session, vendor_id, customer.id, now)
         if decided:
             self._session.add(event_of(customer, now))
         await self._session.flush()
-        return await self.get(vendor_id, customer.id)
+        return await self._reads.get(vendor_id, customer.id)
 
     async def _lock_for_ceiling(self, vendor_id: int, *, claim: str | None = None) -> int:
         """Serialise registrations of a vendor whose plan caps customers, so the count and the insert
@@ -177,9 +179,9 @@ class Enrolment(IdentifierWrites):
 
         A scanned card is checked first, before the lock: a card taken by a registration that
         committed earlier is simply not free (422), while one claimed by a registration still
-        running is lost in the race (409, in ``_claim``)."""
+        running is lost in the race (409, in ``identifier_rows.claim``)."""
         if claim is not None:
-            await self._check_free_card(vendor_id, claim)
+            await identifier_rows.check_free_card(self._session, vendor_id, claim)
         ceiling = (await ceilings.plan_of(self._session, vendor_id)).max_customers
         if ceiling:
             await ceilings.lock_vendor(self._session, vendor_id)

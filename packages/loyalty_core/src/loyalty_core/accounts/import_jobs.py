@@ -20,13 +20,12 @@ from typing import Any
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from loyalty_core.accounts.customer_events import CustomerEvents
+from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.import_file import ImportRow, rows_of
 from loyalty_core.accounts.models import CustomerImport, ImportState
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import ExternalIdDuplicate, IdentifierDuplicate
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.models import Causer, CauserType
 
 CHUNK = 100
 """Rows a transaction. Each row's savepoint costs in proportion to what the session holds, so a
@@ -171,7 +170,7 @@ async def _run_chunk(
     """One chunk's customers and the job's progress, in the caller's one transaction."""
     job = await session.get_one(CustomerImport, job_id, with_for_update=True)
     accepted = [row for row in chunk if row.profile is not None]
-    outcomes = await CustomerEvents(session, clock).import_customers(
+    outcomes = await CustomerService(session, clock).enrolment.import_customers(
         vendor_id,
         importer=None,
         attested_on=None,

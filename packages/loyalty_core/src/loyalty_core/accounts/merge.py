@@ -9,22 +9,28 @@ from __future__ import annotations
 from datetime import timedelta
 
 from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.payloads import CustomerMerged
 from loyalty_core.accounts.views import CustomerReads
+from loyalty_core.clock import Clock
 from loyalty_core.customers import cards
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.events.recording import record_event
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import EntryType, PointLot
-from loyalty_core.wallet.services.posting import Posting
+from loyalty_core.wallet.models import Causer, EntryType, PointLot
+from loyalty_core.wallet.services.posting import Posting, locked
 
 MERGE_REASON = "merge"
 
 
-class MergeService(Posting):
+class MergeService:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+        self._posting = Posting(session, clock)
+        self._customers = CustomerReads(session, clock)
+
     async def merge(
         self, vendor_id: int, closing_id: int, into_id: int, *, causer: Causer
     ) -> tuple[Customer, Customer]:
@@ -45,16 +51,16 @@ class MergeService(Posting):
             )
         # both wallets in id order: a merge never waits on a writer that waits on it
         first, second = sorted((closing_id, into_id))
-        locked = {
+        wallets = {
             w.customer_id: w
             for w in [
-                await self._locked(self.wallet_of(vendor_id, first, lock=True)),
-                await self._locked(self.wallet_of(vendor_id, second, lock=True)),
+                await locked(self._posting.wallet_of(vendor_id, first, lock=True)),
+                await locked(self._posting.wallet_of(vendor_id, second, lock=True)),
             ]
         }
-        source, target = locked[closing_id], locked[into_id]
+        source, target = wallets[closing_id], wallets[into_id]
         # points past their end expire here rather than move on to the kept account
-        await self.expire_due(source)
+        await self._posting.expire_due(source)
         if source.balance > 0:
             open_lots = {
                 lot.id: lot
@@ -66,11 +72,11 @@ class MergeService(Posting):
                     )
                 ).all()
             }
-            _, takes = await self.post(
+            _, takes = await self._posting.post(
                 source, -source.balance, kind=EntryType.ADJUST, causer=causer, reason=MERGE_REASON
             )
             moved = [(t.points, open_lots[t.lot_id].expires_at) for t in takes]
-            await self.post(
+            await self._posting.post(
                 target, sum(p for p, _ in moved), kind=EntryType.ADJUST, causer=causer, reason=MERGE_REASON, lots=moved
             )
         await self._move_identifiers(vendor_id, closing, kept)
@@ -85,7 +91,7 @@ class MergeService(Posting):
             .values(merged_into_id=kept.id)
         )
         # EVENT-6: the closed account as the API shows it; the points moved above record no points.*
-        closed = await CustomerReads(self._session, self._clock).get(vendor_id, closing.id)
+        closed = await self._customers.get(vendor_id, closing.id)
         await record_event(self._session, self._clock, vendor_id, CustomerMerged.of(closed), customer_id=closed.id)
         return closing, kept
 

@@ -14,9 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.views import CustomerView
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import UNKNOWN, Unknown, WalletService
+from loyalty_core.wallet.models import Causer, CauserType
+from loyalty_core.wallet.services.adjustment import UNKNOWN, Adjustments, Unknown
 
 REASON = "opening_balance"
 KEY = "import:opening_balance"
@@ -28,7 +27,7 @@ class OpeningBalances:
     """The opening balances of one import run: the vendor's expiry term is read once."""
 
     def __init__(self, session: AsyncSession, clock: Clock, vendor_id: int, causer: Causer) -> None:
-        self._wallets = WalletService(session, clock)
+        self._adjustments = Adjustments(session, clock)
         self._vendor_id = vendor_id
         self._causer = Causer(CauserType.IMPORT, causer.id)
         self._expire_after_days: int | Unknown | None = UNKNOWN
@@ -37,8 +36,8 @@ class OpeningBalances:
         """Credit ``points`` (above 0) to a customer the import just created; the customer as read
         again, with the balance."""
         if isinstance(self._expire_after_days, Unknown):
-            self._expire_after_days = await self._wallets.expiry_days(self._vendor_id)
-        done = await self._wallets.adjust(
+            self._expire_after_days = await self._adjustments.expiry_days(self._vendor_id)
+        done = await self._adjustments.adjust(
             self._vendor_id,
             customer.id,
             amount=points,

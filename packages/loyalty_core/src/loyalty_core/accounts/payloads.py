@@ -2,36 +2,36 @@
 
 from __future__ import annotations
 
+from typing import ClassVar, TypeAlias
+
 from loyalty_core.customers.resources import Customer
 from loyalty_core.events.models import EventType
-from loyalty_core.events.payloads import Payload
 
 
-class CustomerPayload(Customer, Payload, frozen=True):
-    """What every ``customer.*`` payload holds: the customer resource."""
+class CustomerCreated(Customer, frozen=True):
+    event_type: ClassVar[str] = EventType.CUSTOMER_CREATED
+    version: ClassVar[int] = 1
 
 
-class CustomerCreated(CustomerPayload, frozen=True):
-    event_type = EventType.CUSTOMER_CREATED
-    version = 1
+class CustomerUpdated(Customer, frozen=True):
+    event_type: ClassVar[str] = EventType.CUSTOMER_UPDATED
+    version: ClassVar[int] = 1
 
 
-class CustomerUpdated(CustomerPayload, frozen=True):
-    event_type = EventType.CUSTOMER_UPDATED
-    version = 1
-
-
-class CustomerMerged(CustomerPayload, frozen=True):
+class CustomerMerged(Customer, frozen=True):
     """The closed account."""
 
-    event_type = EventType.CUSTOMER_MERGED
-    version = 1
+    event_type: ClassVar[str] = EventType.CUSTOMER_MERGED
+    version: ClassVar[int] = 1
 
 
-class CustomerAnonymized(CustomerPayload, frozen=True):
-    event_type = EventType.CUSTOMER_ANONYMIZED
-    version = 1
+class CustomerAnonymized(Customer, frozen=True):
+    event_type: ClassVar[str] = EventType.CUSTOMER_ANONYMIZED
+    version: ClassVar[int] = 1
 
+
+CustomerPayload: TypeAlias = CustomerCreated | CustomerUpdated | CustomerMerged | CustomerAnonymized
+"""What every ``customer.*`` payload holds: the customer resource."""
 
 SCRUBBED_PAYLOADS: tuple[type[CustomerPayload], ...] = (
     CustomerCreated,

@@ -7,19 +7,27 @@ shape (``customers.views``).
 from __future__ import annotations
 
 from psycopg.rows import dict_row
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.customer_rows import customer_rows
 from loyalty_core.accounts.till_lookup import customer_found, lookup_read
+from loyalty_core.clock import Clock
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.customers.services.base import CustomerWrites
 from loyalty_core.customers.views import CustomerView, view_of
 from loyalty_core.db import driver_connection
+from loyalty_core.till_sql import bound
 
 _C = Customer.__table__.c
 
 
-class CustomerReads(CustomerWrites):
+class CustomerReads:
+    """The customer read the API answers with; the customer writes are given it as their read part
+    (``customers.services.ports.CustomerRead``)."""
+
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
     async def get(self, vendor_id: int, customer_id: int) -> CustomerView:
         row = (
             (
@@ -47,5 +55,5 @@ class CustomerReads(CustomerWrites):
         read = lookup_read(now=self._clock.now(), identifier=identifier, external_id=external_id)
         conn = await driver_connection(self._session)
         async with conn.cursor(row_factory=dict_row) as cursor:
-            await cursor.execute(read.sql, {**read.params, "v": vendor_id}, prepare=True)
+            await cursor.execute(read.sql, {**bound(read.params), "vendor_id": vendor_id}, prepare=True)
             return customer_found(await cursor.fetchone())

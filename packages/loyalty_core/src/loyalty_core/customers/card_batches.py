@@ -16,14 +16,13 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.bounds import MAX_BATCH as MAX_BATCH
 from loyalty_core.clock import Clock
 from loyalty_core.customers import cards
 from loyalty_core.customers.errors import CardBatchNotFound
 from loyalty_core.customers.models import CardBatch, CustomerIdentifier
 from loyalty_core.errors import ValidationFailed
 
-MAX_BATCH = 10_000
-"""The most cards one batch holds (BATCH-1)."""
 PAGE = 1_000
 """Codes read per statement when a batch is read back."""
 

@@ -42,11 +42,11 @@ _WATERMARK = "SELECT purchases_folded_through FROM ledger_totals_watermark WHERE
 # tail is bounded by the watermark of the statement's snapshot and by the one read before it (a
 # plain value, so the plan starts from the vendor's newest purchases).
 _ACTIVE = """
-SELECT (SELECT count(*) FROM customer_activity WHERE vendor_id = :v AND last_purchase_at >= :since)
+SELECT (SELECT count(*) FROM customer_activity WHERE vendor_id = :vendor_id AND last_purchase_at >= :since)
      + (SELECT count(DISTINCT t.customer_id) FROM transactions t
-        WHERE t.vendor_id = :v AND t.id > :after AND t.created_at >= :since
+        WHERE t.vendor_id = :vendor_id AND t.id > :after AND t.created_at >= :since
           AND t.id > coalesce((SELECT purchases_folded_through FROM ledger_totals_watermark WHERE id = 1), 0)
-          AND NOT EXISTS (SELECT 1 FROM customer_activity a WHERE a.vendor_id = :v
+          AND NOT EXISTS (SELECT 1 FROM customer_activity a WHERE a.vendor_id = :vendor_id
                           AND a.customer_id = t.customer_id AND a.last_purchase_at >= :since))
 """
 
@@ -55,5 +55,5 @@ async def active_customers(session: AsyncSession, vendor_id: int, now: datetime)
     """Distinct customers with a purchase since ``now`` minus 90 days. A purchase stays on the
     account that made it, so a customer merged since counts under the account that bought."""
     after = (await session.execute(text(_WATERMARK))).scalar_one_or_none() or 0
-    found = await session.execute(text(_ACTIVE), {"v": vendor_id, "since": now - ACTIVE_WINDOW, "after": after})
+    found = await session.execute(text(_ACTIVE), {"vendor_id": vendor_id, "since": now - ACTIVE_WINDOW, "after": after})
     return int(found.scalar_one())

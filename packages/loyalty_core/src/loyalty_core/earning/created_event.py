@@ -7,19 +7,19 @@ stored with its version like every payload). Python encodes what it knows before
 request's values, the branch's label, the rules it scored) as nested arrays in one
 ``msgspec.json.encode``; the statement keeps that text as one JSON string, unparsed, and puts the
 ids it draws in front with one ``jsonb_build_array``. The resource's JSON (the keys of every line
-and rule, each instant formatted, the ids patched in by position) cost the purchase a quarter of
-its WAL and the building of a 1.4 kB dict in Python; the same values as nested jsonb arrays would
-still cost a header and a numeric per element (648 bytes where the string takes 400, the bench's
-purchase). The resource is made from the snapshot when the event is read or sent
-(:func:`created_event_data`, through ``Transaction``, the shape the POST answers with), so the
-event still shows the purchase as it was written, whatever changes the row later (its returns).
+and rule, each instant formatted, the ids patched in by position) would weigh on the purchase's WAL
+and cost Python a dict per line and rule; nested jsonb arrays would still cost a header and a
+numeric per element, where the string is stored as it is. The resource is made from the snapshot
+when the event is read or sent (:func:`created_event_data`, through ``Transaction``, the shape the
+POST answers with), so the event still shows the purchase as it was written, whatever changes the
+row later (its returns).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -27,8 +27,6 @@ from loyalty_core.earning.resources import LineAwardShown, RuleApplied, Transact
 from loyalty_core.earning.rules import RuleResult
 from loyalty_core.earning.till_purchase_reads import Item
 from loyalty_core.events.models import EventType
-from loyalty_core.events.payloads import Payload
-from loyalty_core.events.recording import event_params
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.resources import BranchShown
 
@@ -56,7 +54,7 @@ class _Branch(msgspec.Struct, array_like=True):
 
 
 class _Known(msgspec.Struct, array_like=True):
-    """What Python knows before the write, in the order :func:`created_params` encodes it."""
+    """What Python knows before the write, in the order :func:`created_data` encodes it."""
 
     customer_id: int
     idempotency_key: str
@@ -70,14 +68,14 @@ class _Known(msgspec.Struct, array_like=True):
     items: list[_Line]
 
 
-class CreatedSnapshot(msgspec.Struct, Payload, array_like=True):
+class CreatedSnapshot(msgspec.Struct, array_like=True):
     """The stored payload of ``transaction.created``, version 1: the purchase statement writes it
     (:data:`CREATED_DATA`), :func:`created_event_data` reads it. A field Python adds to the snapshot
     goes at the end of ``_Known`` with a default, so that older arrays still decode, and takes the
     next version, whose reader says what older events show for it."""
 
-    event_type = EventType.TRANSACTION_CREATED
-    version = 1
+    event_type: ClassVar[str] = EventType.TRANSACTION_CREATED
+    version: ClassVar[int] = 1
     id: int
     item_ids: list[int] | None
     """None for a purchase without lines (``array_agg`` over no rows)."""
@@ -85,9 +83,7 @@ class CreatedSnapshot(msgspec.Struct, Payload, array_like=True):
     """``_Known`` as JSON text."""
 
 
-def created_params(
-    vendor_id: int,
-    now: datetime,
+def created_data(
     *,
     customer_id: int,
     key: str,
@@ -98,11 +94,11 @@ def created_params(
     points_earned: int,
     rules: Sequence[RuleResult],
     lines: Sequence[tuple[str, str | None, int, int, str | None]],
-) -> dict[str, Any]:
-    """The event's parameters for :data:`CREATED_DATA`; ``lines``: (name, sku, quantity, unit price,
-    category) in the order the statement writes them. Plain tuples, encoded as the arrays
-    ``_Known`` reads: nothing is built per field but the rules' breakdowns."""
-    params = event_params(vendor_id, CreatedSnapshot, now, name=NAME)
+) -> str:
+    """What Python knows, as the JSON text :data:`CREATED_DATA` reads from ``<NAME>_data``;
+    ``lines``: (name, sku, quantity, unit price, category) in the order the statement writes them.
+    Plain tuples, encoded as the arrays ``_Known`` reads: nothing is built per field but the rules'
+    breakdowns."""
     known = (
         customer_id,
         key,
@@ -128,8 +124,7 @@ def created_params(
         ],
         lines,
     )
-    params[f"{NAME}_data"] = msgspec.json.encode(known).decode()
-    return params
+    return msgspec.json.encode(known).decode()
 
 
 def _rule_applied(values: tuple[Any, ...]) -> RuleApplied:

@@ -3,16 +3,17 @@ the key ``return``. (``transaction.created`` stores a compact snapshot: ``create
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import msgspec
 
 from loyalty_core.earning.resources import Return, Transaction
 from loyalty_core.events.models import EventType
-from loyalty_core.events.payloads import Payload
 
 
-class TransactionReturned(Transaction, Payload, frozen=True):
-    event_type = EventType.TRANSACTION_RETURNED
-    version = 1
+class TransactionReturned(Transaction, frozen=True):
+    event_type: ClassVar[str] = EventType.TRANSACTION_RETURNED
+    version: ClassVar[int] = 1
     return_: Return = msgspec.field(name="return")
     """Its ``id`` is drawn by the return's statement, which writes it into the stored JSON."""
 

@@ -1,24 +1,22 @@
 """The plan's transaction meter, reserved ahead of the purchase (EARN-9, EARN-15, EARN-17).
 
-The purchase used to move the meter inside its own write, so the vendor's one meter row stayed
-locked until that transaction's commit had reached the disk: every metered purchase of a vendor
-waited for the one before it to be flushed (bench/results/pg-cost-findings.md). Now a purchase
-first takes one unit of the allowance in a transaction of its own whose commit does not wait for
-the flush (``synchronous_commit`` off for it alone), so the row is held only while the statement
-runs. A reservation is never lost while its purchase stands: the purchase's own commit is flushed,
-and the WAL is flushed in order, so the reservation's commit with it. A purchase that then writes
-nothing (a replay, a refusal, an error) gives its unit back.
+A meter moved inside the purchase's write would keep the vendor's one meter row locked until that
+transaction's commit reached the disk, so every metered purchase of a vendor would wait for the one
+before it to be flushed. So a purchase first takes one unit of the allowance in a transaction of
+its own whose commit does not wait for the flush (``synchronous_commit`` off for it alone), and the
+row is held only while the statement runs. A reservation is never lost while its purchase stands:
+the purchase's own commit is flushed, and the WAL is flushed in order, so the reservation's commit
+with it. A purchase that then writes nothing (a replay, a refusal, an error) gives its unit back.
 
-That reservation was a round trip and a transaction of its own on every metered purchase, about
-0.4 ms of a process's CPU (bench/results/meter-blocks.md). While much of the allowance remains, a
+A reservation is a round trip and a transaction of its own. While much of the allowance remains, a
 process therefore reserves a block of units at once and hands them to its next purchases of that
-vendor; the block shrinks as the allowance runs out (at most the remaining units over
-:data:`SPREAD`), so that what processes hold stays a small share of what remains, and from
-``2 * SPREAD`` units before the hard limit the units go one at a time, as before.
+vendor, which skip that round trip; the block shrinks as the allowance runs out (at most the
+remaining units over :data:`SPREAD`), so that what processes hold stays a small share of what
+remains, and from ``2 * SPREAD`` units before the hard limit the units go one at a time.
 
-At the limit the reservation is refused and the purchase takes the old path: the meter is moved
-inside its write, which refuses it there, so a replay still answers and the last unit still goes
-to exactly one of many racing purchases. The meter's row counts the purchases written and the units
+At the limit the reservation is refused and the purchase moves the meter inside its write, which
+refuses it there, so a replay still answers and the last unit still goes to exactly one of many
+racing purchases. The meter's row counts the purchases written and the units
 the processes hold; a process gives its units back when it stops. One that dies first leaves
 what it held counted though unused (at most ``BLOCK - 1`` per vendor: the meter errs towards
 refusing, never past the hard limit), which is why the usage report reads the purchases written
@@ -34,21 +32,47 @@ from typing import Any, Final
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
+from loyalty_core.till_sql import Params, bound, statements_of
+
+SQL = statements_of(__name__)
+
 BLOCK: Final = 16
 """The most units one reservation takes."""
 
 SPREAD: Final = 1024
 """A block is at most the remaining units over this many."""
 
-_RESERVE = """
-INSERT INTO transaction_meters AS tm (vendor_id, period, used) VALUES (%(v)s, %(period)s, %(n)s)
-ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + %(n)s WHERE tm.used + %(room)s <= %(hard)s
-RETURNING tm.used
-"""
 
-_RELEASE = """
-UPDATE transaction_meters SET used = greatest(used - %(n)s, 0) WHERE vendor_id = %(v)s AND period = %(period)s
-"""
+class Release(Params, frozen=True):
+    vendor_id: int
+    period: date
+    units: int
+
+
+class Reserve(Release, frozen=True):
+    room: int
+    """What must remain below the hard limit for the units to be taken."""
+    hard_limit: int
+
+
+_RESERVE = SQL(
+    "reserve",
+    """
+INSERT INTO transaction_meters AS tm (vendor_id, period, used) VALUES (%(vendor_id)s, %(period)s, %(units)s)
+ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + %(units)s WHERE tm.used + %(room)s <= %(hard_limit)s
+RETURNING tm.used
+""",
+    Reserve,
+)
+
+_RELEASE = SQL(
+    "release",
+    """
+UPDATE transaction_meters SET used = greatest(used - %(units)s, 0)
+WHERE vendor_id = %(vendor_id)s AND period = %(period)s
+""",
+    Release,
+)
 
 _NO_FLUSH_WAIT = "SET LOCAL synchronous_commit TO off"
 
@@ -139,10 +163,10 @@ async def _reserve(conn: AsyncConnection[Any], vendor_id: int, period: date, har
     """``units`` more on the meter: the meter's new value, or None. One unit is refused only past
     ``hard``; a block unless ``SPREAD`` times its size remain (this process's reading may be old)."""
     room = units * SPREAD if units > 1 else 1
-    params = {"v": vendor_id, "period": period, "hard": hard, "n": units, "room": room}
+    params = Reserve(vendor_id=vendor_id, period=period, units=units, room=room, hard_limit=hard)
     async with conn.pipeline(), conn.cursor(row_factory=dict_row) as cursor:
         await conn.execute(_NO_FLUSH_WAIT)
-        await cursor.execute(_RESERVE, params, prepare=True)
+        await cursor.execute(_RESERVE, bound(params), prepare=True)
         await conn.commit()
         row = await cursor.fetchone()
     return None if row is None else int(row["used"])
@@ -151,5 +175,5 @@ async def _reserve(conn: AsyncConnection[Any], vendor_id: int, period: date, har
 async def _release(conn: AsyncConnection[Any], vendor_id: int, period: date, units: int) -> None:
     async with conn.pipeline():
         await conn.execute(_NO_FLUSH_WAIT)
-        await conn.execute(_RELEASE, {"v": vendor_id, "period": period, "n": units}, prepare=True)
+        await conn.execute(_RELEASE, bound(Release(vendor_id=vendor_id, period=period, units=units)), prepare=True)
         await conn.commit()

@@ -1,5 +1,6 @@
-"""Round trip 1 of a till's purchase: what the rules need, found in one statement (EARN-6,
-EARN-7, MERGE-8).
+"""Round trip 1 of a till's purchase: the write protocol's locks (``wallet/till_protocol.py``: the
+key's, then the wallet's) and what the rules need, read after them in one statement (EARN-6, EARN-7,
+MERGE-8).
 
 The identifier is found first through its unique index, in a MATERIALIZED step, whatever the
 statistics say; the branch, the key's earlier transaction and the vendor's terms version come back
@@ -15,25 +16,39 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK
+from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.earning.purchases import MomentState
 from loyalty_core.earning.terms import CustomerFacts, MomentKey
 from loyalty_core.tenancy.access import BranchRef, VendorContext
+from loyalty_core.till_sql import Params, bound, statements_of
+from loyalty_core.wallet.till_protocol import Locks, key_lock, same_wallet
 
-_LOCK_KEY = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('transaction:' || %(k)s))"
+SQL = statements_of(__name__)
+
+
+class PurchaseFind(HolderParams, frozen=True):
+    """The parameters of round trip 1: its locks and its read (the holder's, and these)."""
+
+    branch_key: str | None
+    """The payload's branch key."""
+    idempotency_key: str | None
+    """None for a preview, which has none and takes no lock."""
+
+
+LOCKS = Locks(key=SQL("key_lock", key_lock("transaction"), PurchaseFind), wallet=HOLDER_WALLET_LOCK)
 
 _FAMILY = """, family(id) AS (
     SELECT id FROM holder
     UNION
-    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
+    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(vendor_id)s AND c.merged_into_id = f.id
 )"""
 
 _FACTS = f""",
        (SELECT max(t.created_at) FROM family f
-          JOIN transactions t ON t.vendor_id = %(v)s AND t.customer_id = f.id) AS last_purchase_at,
+          JOIN transactions t ON t.vendor_id = %(vendor_id)s AND t.customer_id = f.id) AS last_purchase_at,
        (SELECT json_agg(json_build_array(m.moment, m.since)) FROM family f
-          JOIN customer_moments m ON m.vendor_id = %(v)s AND m.customer_id = f.id
+          JOIN customer_moments m ON m.vendor_id = %(vendor_id)s AND m.customer_id = f.id
           WHERE m.state = '{MomentState.PAID}') AS moments_paid"""
 
 # The identifier is found first through its unique index, in a MATERIALIZED step, whatever the
@@ -41,12 +56,12 @@ _FACTS = f""",
 _FIND = """
 WITH RECURSIVE {holder}{family}
 SELECT {columns}{facts}
-FROM (SELECT earning_version FROM vendors WHERE id = %(v)s) vendor
+FROM (SELECT earning_version FROM vendors WHERE id = %(vendor_id)s) vendor
 LEFT JOIN holder h ON true
-LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{anonymized}'
-LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
-LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.external_id = %(b)s
-LEFT JOIN transactions t ON t.vendor_id = %(v)s AND t.idempotency_key = %(k)s
+LEFT JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id AND c.status <> '{anonymized}'
+LEFT JOIN wallets w ON w.vendor_id = %(vendor_id)s AND w.customer_id = c.id
+LEFT JOIN branches b ON b.vendor_id = %(vendor_id)s AND b.external_id = %(branch_key)s
+LEFT JOIN transactions t ON t.vendor_id = %(vendor_id)s AND t.idempotency_key = %(idempotency_key)s
 """
 
 _COLUMNS = """vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
@@ -55,35 +70,40 @@ _COLUMNS = """vendor.earning_version, c.id AS customer_id, c.status, c.date_of_b
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
        t.total_amount AS earlier_total"""
 
-FIND = _FIND.format(
-    holder=HOLDER_BY_IDENTIFIER, family="", columns=_COLUMNS, facts="", anonymized=CustomerStatus.ANONYMIZED
+FIND = SQL(
+    "find",
+    _FIND.format(
+        holder=HOLDER_BY_IDENTIFIER, family="", columns=_COLUMNS, facts="", anonymized=CustomerStatus.ANONYMIZED
+    ),
+    PurchaseFind,
 )
-FIND_WITH_FACTS = _FIND.format(
-    holder=HOLDER_BY_IDENTIFIER, family=_FAMILY, columns=_COLUMNS, facts=_FACTS, anonymized=CustomerStatus.ANONYMIZED
+FIND_WITH_FACTS = SQL(
+    "find_with_facts",
+    _FIND.format(
+        holder=HOLDER_BY_IDENTIFIER,
+        family=_FAMILY,
+        columns=_COLUMNS,
+        facts=_FACTS,
+        anonymized=CustomerStatus.ANONYMIZED,
+    ),
+    PurchaseFind,
 )
-
-
-class CardMoved(Exception):
-    """A merge moved the card to another account between the wallet's lock and the read: the
-    attempt is undone and runs again under the right lock."""
 
 
 async def find(conn: AsyncConnection[Any], params: dict[str, Any], *, with_facts: bool, lock: bool) -> Found:
-    """Round trip 1: with ``lock``, the key's transaction lock and the wallet's lock first, in the
-    same pipeline, so the read is taken after both were granted."""
+    """Round trip 1 (``params``: a bound :class:`PurchaseFind`): with ``lock``, the protocol's locks
+    first, in the same pipeline, so the read is taken after they were granted; a read that finds
+    another wallet than the one locked raises ``RunAgain``."""
     sql = FIND_WITH_FACTS if with_facts else FIND
     async with conn.cursor(row_factory=dict_row) as cursor, conn.cursor(row_factory=dict_row) as wallet:
         if lock:
             async with conn.pipeline() as pipeline:
-                await conn.execute(_LOCK_KEY, params, prepare=True)
-                await wallet.execute(HOLDER_WALLET_LOCK, params, prepare=True)
+                await LOCKS.take(conn, params, wallet)
                 await cursor.execute(sql, params, prepare=True)
                 await pipeline.sync()
                 locked = await wallet.fetchone()
                 row = await cursor.fetchone()
-            found = None if row is None else row["wallet_id"]
-            if found is not None and (locked is None or locked["wallet_id"] != found):
-                raise CardMoved
+            same_wallet(None if locked is None else locked["wallet_id"], None if row is None else row["wallet_id"])
         else:
             await cursor.execute(sql, params, prepare=True)
             row = await cursor.fetchone()
@@ -133,14 +153,26 @@ class Found:
         )
 
 
-_UP_FAMILY = """
+class UpFamily(Params, frozen=True):
+    vendor_id: int
+    customer_id: int | None
+    """The customer of the key's earlier transaction."""
+    holder_id: int | None
+    """The customer the identifier finds now."""
+
+
+_UP_FAMILY = SQL(
+    "up_family",
+    """
 WITH RECURSIVE up(id, next) AS (
-    SELECT id, merged_into_id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s
+    SELECT id, merged_into_id FROM customers WHERE vendor_id = %(vendor_id)s AND id = %(customer_id)s
     UNION
-    SELECT c.id, c.merged_into_id FROM customers c JOIN up ON c.vendor_id = %(v)s AND c.id = up.next
+    SELECT c.id, c.merged_into_id FROM customers c JOIN up ON c.vendor_id = %(vendor_id)s AND c.id = up.next
 )
-SELECT EXISTS (SELECT 1 FROM up WHERE id = %(holder)s) AS same
-"""
+SELECT EXISTS (SELECT 1 FROM up WHERE id = %(holder_id)s) AS same
+""",
+    UpFamily,
+)
 
 
 async def same_family(conn: AsyncConnection[Any], vendor: VendorContext, found: Found) -> bool:
@@ -148,8 +180,8 @@ async def same_family(conn: AsyncConnection[Any], vendor: VendorContext, found: 
     the one the identifier now finds is the same customer."""
     if found.earlier_customer_id == found.customer_id:
         return True
-    params = {"v": vendor.vendor_id, "c": found.earlier_customer_id, "holder": found.customer_id}
+    params = UpFamily(vendor_id=vendor.vendor_id, customer_id=found.earlier_customer_id, holder_id=found.customer_id)
     async with conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(_UP_FAMILY, params, prepare=True)
+        await cursor.execute(_UP_FAMILY, bound(params), prepare=True)
         row = await cursor.fetchone()
     return bool(row and row["same"])

@@ -18,6 +18,9 @@ from loyalty_core.clock import midnight_utc
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.tenancy.access import BranchRef
+from loyalty_core.till_sql import Params, bound, statements_of
+
+SQL = statements_of(__name__)
 
 
 # a line of a purchase as read is also how the API shows it (``resources.Transaction``); no
@@ -54,6 +57,21 @@ class TransactionView(Purchase, frozen=True):
     """Totals of the purchase's returns so far (``earning/till_return.py``)."""
 
 
+class TransactionById(Params, frozen=True):
+    vendor_id: int
+    transaction_id: int
+
+
+class CustomerTransactions(Params, frozen=True):
+    vendor_id: int
+    customer_id: int
+    created_from: datetime | None
+    created_to: datetime | None
+    created_before: datetime | None
+    offset: int
+    limit: int
+
+
 _SHOWN = """
 SELECT t.id, t.customer_id, t.idempotency_key, t.total_amount, t.description, t.external_reference,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
@@ -64,29 +82,33 @@ SELECT t.id, t.customer_id, t.idempotency_key, t.total_amount, t.description, t.
           FROM transaction_items i WHERE i.transaction_id = t.id) AS items
 """
 
-_ONE = (
+_ONE = SQL(
+    "transaction_by_id",
     _SHOWN
     + """FROM transactions t
 LEFT JOIN branches b ON b.vendor_id = t.vendor_id AND b.id = t.branch_id
-WHERE t.vendor_id = %(v)s AND t.id = %(t)s
-"""
+WHERE t.vendor_id = %(vendor_id)s AND t.id = %(transaction_id)s
+""",
+    TransactionById,
 )
 
 _FAMILY = f"""
 WITH RECURSIVE family(id) AS (
-    SELECT id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> '{CustomerStatus.ANONYMIZED}'
+    SELECT id FROM customers
+    WHERE vendor_id = %(vendor_id)s AND id = %(customer_id)s AND status <> '{CustomerStatus.ANONYMIZED}'
     UNION
-    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
+    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(vendor_id)s AND c.merged_into_id = f.id
 ), chosen AS MATERIALIZED (
     SELECT t.* FROM family f
-    JOIN transactions t ON t.vendor_id = %(v)s AND t.customer_id = f.id
-    WHERE (%(from)s::timestamptz IS NULL OR t.created_at >= %(from)s)
-      AND (%(to)s::timestamptz IS NULL OR t.created_at <= %(to)s)
-      AND (%(before)s::timestamptz IS NULL OR t.created_at < %(before)s)
+    JOIN transactions t ON t.vendor_id = %(vendor_id)s AND t.customer_id = f.id
+    WHERE (%(created_from)s::timestamptz IS NULL OR t.created_at >= %(created_from)s)
+      AND (%(created_to)s::timestamptz IS NULL OR t.created_at <= %(created_to)s)
+      AND (%(created_before)s::timestamptz IS NULL OR t.created_at < %(created_before)s)
 )
 """
 
-_PAGE = (
+_PAGE = SQL(
+    "customer_transactions",
     _FAMILY
     + _SHOWN
     + """, (SELECT count(*) FROM chosen) AS total, (SELECT count(*) FROM family) AS known
@@ -96,30 +118,34 @@ LEFT JOIN LATERAL (
 ) t ON true
 LEFT JOIN branches b ON b.vendor_id = t.vendor_id AND b.id = t.branch_id
 ORDER BY t.created_at DESC, t.id DESC
-"""
+""",
+    CustomerTransactions,
 )
 
 
 TRANSACTION_BY_ID = _ONE
-"""One transaction as the API shows it (parameters ``v`` and ``t``), for a statement's pipeline; its
-row reads through :func:`view_of`."""
+"""One transaction as the API shows it (parameters :class:`TransactionById`), for a statement's
+pipeline; its row reads through :func:`view_of`."""
 
 
 async def transaction_by_id(conn: AsyncConnection[Any], vendor_id: int, transaction_id: int) -> TransactionView:
     async with conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(_ONE, {"v": vendor_id, "t": transaction_id}, prepare=True)
+        params = TransactionById(vendor_id=vendor_id, transaction_id=transaction_id)
+        await cursor.execute(_ONE, bound(params), prepare=True)
         row = await cursor.fetchone()
     assert row is not None, "a transaction found by its key is read in the same snapshot"
     return _view(row)
 
 
-_SHOWN_ONE = (
+_SHOWN_ONE = SQL(
+    "transaction_shown",
     _SHOWN
     + f"""FROM transactions t
 JOIN customers c ON c.vendor_id = t.vendor_id AND c.id = t.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
 LEFT JOIN branches b ON b.vendor_id = t.vendor_id AND b.id = t.branch_id
-WHERE t.vendor_id = %(v)s AND t.id = %(t)s
-"""
+WHERE t.vendor_id = %(vendor_id)s AND t.id = %(transaction_id)s
+""",
+    TransactionById,
 )
 
 
@@ -127,7 +153,8 @@ async def transaction_shown(conn: AsyncConnection[Any], vendor_id: int, transact
     """GET /transactions/{id}: the vendor's purchase, None when it has none by that id or the
     purchase's customer was anonymized."""
     async with conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(_SHOWN_ONE, {"v": vendor_id, "t": transaction_id}, prepare=True)
+        params = TransactionById(vendor_id=vendor_id, transaction_id=transaction_id)
+        await cursor.execute(_SHOWN_ONE, bound(params), prepare=True)
         row = await cursor.fetchone()
     return None if row is None else _view(row)
 
@@ -144,17 +171,17 @@ async def customer_transactions(
 ) -> tuple[list[TransactionView], int]:
     """Newest first; ``date_from``/``date_to`` as the ledger's: a bare ``date_to`` keeps purchases
     strictly before 00:00 UTC of that day, an instant keeps those at or before it."""
-    params = {
-        "v": vendor_id,
-        "c": customer_id,
-        "from": midnight_utc(date_from) if date_from is not None else None,
-        "to": date_to if isinstance(date_to, datetime) else None,
-        "before": midnight_utc(date_to) if date_to is not None and not isinstance(date_to, datetime) else None,
-        "offset": offset,
-        "limit": limit,
-    }
+    params = CustomerTransactions(
+        vendor_id=vendor_id,
+        customer_id=customer_id,
+        created_from=midnight_utc(date_from) if date_from is not None else None,
+        created_to=date_to if isinstance(date_to, datetime) else None,
+        created_before=midnight_utc(date_to) if date_to is not None and not isinstance(date_to, datetime) else None,
+        offset=offset,
+        limit=limit,
+    )
     async with conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(_PAGE, params, prepare=True)
+        await cursor.execute(_PAGE, bound(params), prepare=True)
         rows = await cursor.fetchall()
     if not rows or rows[0]["known"] == 0:
         raise CustomerNotFound("No customer of the vendor has this id.", customer_id=customer_id)

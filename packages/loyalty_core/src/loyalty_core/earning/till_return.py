@@ -1,15 +1,15 @@
 """A till's return of a purchase as prepared psycopg statements (RETURN-2 and RETURN-4 to RETURN-7):
 the rule of ``earning/returns.py`` written through the ledger's one writer, without the ORM's unit
-of work.
+of work, in the till's write protocol (``wallet/till_protocol.py``).
 
 Two round trips for a new return:
-1. One pipeline: ``BEGIN``, a transaction lock on the vendor's key (a concurrent duplicate waits
-   here, then finds the first one's row and answers its replay), the purchase's row locked (returns
-   of one purchase queue here, so their amounts never pass its total), the wallet of the open
-   account of the purchase's merge family locked, and one read taken after those locks: the key's
-   earlier return, the branch, the family's open account as it is now and that wallet's spendable
-   lots. A merge that committed while the wallet lock was awaited shows as another open account:
-   the attempt is rolled back and run again, so the points are taken where the family's points are.
+1. One pipeline: ``BEGIN``, the key's transaction lock (a concurrent duplicate waits here, then
+   finds the first one's row and answers its replay), the purchase's row locked (returns of one
+   purchase queue here, so their amounts never pass its total), the wallet of the open account of
+   the purchase's merge family locked, and one read taken after those locks: the key's earlier
+   return, the branch, the family's open account as it is now and that wallet's spendable lots. A
+   merge that committed while the wallet lock was awaited shows as another open account: the
+   attempt is rolled back and run again, so the points are taken where the family's points are.
 2. After deciding in Python: one statement that posts the ``return`` entry (none for 0 points),
    takes its points from the lots that expire first, writes the return, moves the purchase's
    totals and records ``transaction.returned`` (EVENT-2: the purchase, read in round trip 1 under
@@ -19,20 +19,17 @@ Two round trips for a new return:
 Refusals raise before step 2, which writes nothing. Returns are not metered. Lots whose end has
 passed are expired first by the same statement (LEDGER-9) and never taken back, so a return takes
 only what the customer could still spend.
-
-Lock order: key, purchase, wallet. A merge locks customers and then wallets and never a purchase,
-and nothing here writes a row whose foreign key a merge holds, so the two never wait in a circle.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import msgspec
 from psycopg import AsyncConnection
-from psycopg.errors import LockNotAvailable
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
@@ -42,20 +39,22 @@ from loyalty_core.earning.errors import TransactionNotFound
 from loyalty_core.earning.payloads import TransactionReturned
 from loyalty_core.earning.resources import Return, Transaction
 from loyalty_core.earning.return_reads import ReturnView, return_by_id
-from loyalty_core.earning.till_purchase_reads import TRANSACTION_BY_ID, view_of
+from loyalty_core.earning.till_purchase_reads import TRANSACTION_BY_ID, TransactionById, view_of
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
-from loyalty_core.events.recording import deliveries_of, event_ctes, event_params
+from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.access import BranchRef, VendorContext
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
+from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet import ledger
-from loyalty_core.wallet.errors import WalletBusy, WalletNotFound
-from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, entry_params, posting_statement
+from loyalty_core.wallet.errors import WalletNotFound
+from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.till_protocol import Locks, key_lock, same_wallet, till_write
+
+SQL = statements_of(__name__)
 
 RETURN_REASON = "return"
 """The ``reason`` of a return's ledger entry."""
-
-_ATTEMPTS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,75 +81,121 @@ class Returned:
     """The webhook deliveries its events created: the caller wakes the worker after the commit."""
 
 
-class _Again(Exception):
-    """The family's open account changed while its wallet lock was awaited (a merge committed)."""
+class ReturnRead(TransactionById, frozen=True):
+    """The parameters of round trip 1: its locks and its reads."""
+
+    idempotency_key: str
+    branch_key: str | None
+    """The payload's branch key."""
 
 
-_KEY_LOCK = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('return:' || %(k)s))"
+class ReturnWrite(PostingParams, frozen=True):
+    """The write's parameters: the posting's, then the return's, the purchase's totals' and the
+    event's."""
 
-_PURCHASE_LOCK = f"""
-SELECT t.total_amount, t.points_earned, t.returned_amount
-FROM transactions t
-JOIN customers c ON c.vendor_id = t.vendor_id AND c.id = t.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
-WHERE t.vendor_id = %(v)s AND t.id = %(t)s
-FOR UPDATE OF t
-"""
+    transaction_id: int
+    idempotency_key: str
+    returned_amount: int
+    returned_items: Jsonb
+    return_reason: str | None
+    """The payload's reason; the entry's is ``reason``."""
+    branch_id: int | None
+    points_reversed: int
+    points_unrecovered: int
+    purchase_customer_id: int
+    """The customer the purchase was made by, whose event it is."""
+    return_event_id: str
+    return_event_data: str
+
 
 # Merges re-point the accounts merged earlier, so the open account is one step away at most.
 _OPEN_ACCOUNT = """
 SELECT coalesce(c.merged_into_id, c.id) FROM transactions t
 JOIN customers c ON c.vendor_id = t.vendor_id AND c.id = t.customer_id
-WHERE t.vendor_id = %(v)s AND t.id = %(t)s
+WHERE t.vendor_id = %(vendor_id)s AND t.id = %(transaction_id)s
 """
 
-_WALLET_LOCK = f"""
+LOCKS = Locks(
+    key=SQL("key_lock", key_lock("return"), ReturnRead),
+    first=(
+        SQL(
+            "purchase_lock",
+            f"""
+SELECT t.total_amount, t.points_earned, t.returned_amount
+FROM transactions t
+JOIN customers c ON c.vendor_id = t.vendor_id AND c.id = t.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
+WHERE t.vendor_id = %(vendor_id)s AND t.id = %(transaction_id)s
+FOR UPDATE OF t
+""",
+            ReturnRead,
+        ),
+    ),
+    wallet=SQL(
+        "wallet_lock",
+        f"""
 SELECT w.id AS wallet_id, w.customer_id AS holder_id
 FROM wallets w
-WHERE w.vendor_id = %(v)s AND w.customer_id = ({_OPEN_ACCOUNT})
+WHERE w.vendor_id = %(vendor_id)s AND w.customer_id = ({_OPEN_ACCOUNT})
 FOR UPDATE OF w
-"""
+""",
+        ReturnRead,
+    ),
+)
 
-_READ = f"""
+_READ = SQL(
+    "read",
+    f"""
 SELECT h.id AS holder_id, h.status AS holder_status, w.id AS wallet_id,
        lots.ids AS lot_ids, lots.ends AS lot_ends, lots.left AS lot_left,
        r.id AS earlier_id, r.transaction_id AS earlier_transaction_id, r.amount AS earlier_amount,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active
 FROM (SELECT 1) one
-LEFT JOIN customers h ON h.vendor_id = %(v)s AND h.id = ({_OPEN_ACCOUNT})
-LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = h.id
+LEFT JOIN customers h ON h.vendor_id = %(vendor_id)s AND h.id = ({_OPEN_ACCOUNT})
+LEFT JOIN wallets w ON w.vendor_id = %(vendor_id)s AND w.customer_id = h.id
 LEFT JOIN LATERAL (
     SELECT array_agg(l.id) AS ids, array_agg(l.expires_at) AS ends, array_agg(l.remaining) AS left
     FROM point_lots l
-    WHERE l.vendor_id = %(v)s AND l.wallet_id = w.id AND l.remaining > 0
+    WHERE l.vendor_id = %(vendor_id)s AND l.wallet_id = w.id AND l.remaining > 0
 ) lots ON true
-LEFT JOIN transaction_returns r ON r.vendor_id = %(v)s AND r.idempotency_key = %(k)s
-LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.external_id = %(b)s
-"""
+LEFT JOIN transaction_returns r ON r.vendor_id = %(vendor_id)s AND r.idempotency_key = %(idempotency_key)s
+LEFT JOIN branches b ON b.vendor_id = %(vendor_id)s AND b.external_id = %(branch_key)s
+""",
+    ReturnRead,
+)
 
-_WRITE = posting_statement(
-    after=(
-        """ret AS (
+_WRITE = SQL(
+    "write",
+    posting_statement(
+        after=(
+            """ret AS (
     INSERT INTO transaction_returns
         (id, vendor_id, transaction_id, idempotency_key, amount, items, reason, branch_id, points_reversed,
          points_unrecovered, ledger_entry_id, created_at, updated_at)
-    VALUES (nextval('transaction_returns_id_seq'), %(v)s, %(t)s, %(k)s, %(returned)s, %(items)s, %(why)s, %(bid)s,
-            %(taken)s, %(short)s, (SELECT id FROM ledger_entry), %(now)s, %(now)s)
+    VALUES (nextval('transaction_returns_id_seq'), %(vendor_id)s, %(transaction_id)s, %(idempotency_key)s,
+            %(returned_amount)s, %(returned_items)s, %(return_reason)s, %(branch_id)s, %(points_reversed)s,
+            %(points_unrecovered)s, (SELECT id FROM ledger_entry), %(now)s, %(now)s)
     RETURNING id
 )""",
-        """totals AS (
+            """totals AS (
     UPDATE transactions
-    SET returned_amount = returned_amount + %(returned)s, points_reversed = points_reversed + %(taken)s,
-        updated_at = %(now)s
-    WHERE vendor_id = %(v)s AND id = %(t)s
+    SET returned_amount = returned_amount + %(returned_amount)s,
+        points_reversed = points_reversed + %(points_reversed)s, updated_at = %(now)s
+    WHERE vendor_id = %(vendor_id)s AND id = %(transaction_id)s
 )""",
-        event_ctes(
-            "return_event",
-            source="ret",
-            data="jsonb_set(CAST(%(return_event_data)s AS jsonb), '{return,id}', to_jsonb(ret.id))",
+            event_ctes(
+                "return_event",
+                source="ret",
+                data="jsonb_set(CAST(%(return_event_data)s AS jsonb), '{return,id}', to_jsonb(ret.id))",
+                customer="CAST(%(purchase_customer_id)s AS bigint)",
+                vendor="%(vendor_id)s",
+                at="%(now)s",
+                **payload_sql(TransactionReturned),
+            ),
         ),
+        select=f"id, {deliveries_of('return_event', *LEDGER_EVENTS)} AS deliveries FROM ret",
     ),
-    select=f"id, {deliveries_of('return_event', *LEDGER_EVENTS)} AS deliveries FROM ret",
+    ReturnWrite,
 )
 
 
@@ -165,14 +210,11 @@ async def till_return(
 ) -> Returned:
     """``conn`` is out of autocommit; each attempt is one transaction on it (a savepoint when the
     caller holds one open)."""
-    params: dict[str, Any] = {"v": vendor.vendor_id, "t": transaction_id, "k": key, "b": request.branch, "now": now}
-    for _ in range(_ATTEMPTS):
-        try:
-            return await _attempt(conn, vendor, transaction_id, request, params, now)
-        except _Again:
-            continue
-    # a merge of the family committing under every attempt: never seen, but retryable, not a 500
-    raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1)
+    read = ReturnRead(
+        vendor_id=vendor.vendor_id, transaction_id=transaction_id, idempotency_key=key, branch_key=request.branch
+    )
+    attempt = partial(_attempt, conn, vendor, transaction_id, request, bound(read), key, now)
+    return await till_write(attempt, busy="The purchase or its wallet is busy; retry in a moment.")
 
 
 async def _attempt(
@@ -181,8 +223,10 @@ async def _attempt(
     transaction_id: int,
     request: ReturnRequest,
     params: dict[str, Any],
+    key: str,
     now: datetime,
 ) -> Returned:
+    """One attempt, one transaction: ``params`` a bound :class:`ReturnRead`."""
     async with (
         conn.pipeline() as pipeline,
         conn.transaction(),
@@ -191,17 +235,12 @@ async def _attempt(
         conn.cursor(row_factory=dict_row) as read,
         conn.cursor(row_factory=dict_row) as shown,
     ):
-        try:
-            await conn.execute(_KEY_LOCK, params, prepare=True)
-            await purchase.execute(_PURCHASE_LOCK, params, prepare=True)
-            await wallet.execute(_WALLET_LOCK, params, prepare=True)
-            await read.execute(_READ, params, prepare=True)
-            await shown.execute(TRANSACTION_BY_ID, params, prepare=True)
-            await pipeline.sync()
-            bought, locked, found = await purchase.fetchone(), await wallet.fetchone(), await read.fetchone()
-            purchased = await shown.fetchone()
-        except LockNotAvailable as exc:
-            raise WalletBusy("The purchase or its wallet is busy; retry in a moment.", retry_after=1) from exc
+        await LOCKS.take(conn, params, wallet, (purchase,))
+        await read.execute(_READ, params, prepare=True)
+        await shown.execute(TRANSACTION_BY_ID, params, prepare=True)
+        await pipeline.sync()
+        bought, locked, found = await purchase.fetchone(), await wallet.fetchone(), await read.fetchone()
+        purchased = await shown.fetchone()
         if bought is None:
             raise TransactionNotFound("No transaction of the vendor has this id.", transaction_id=transaction_id)
         assert found is not None  # one row, whatever it finds
@@ -212,7 +251,7 @@ async def _attempt(
         if found["earlier_id"] is not None:
             if found["earlier_transaction_id"] != transaction_id or found["earlier_amount"] != request.amount:
                 raise IdempotencyKeyConflict(
-                    "This idempotency_key was used for another transaction or amount.", idempotency_key=params["k"]
+                    "This idempotency_key was used for another transaction or amount.", idempotency_key=key
                 )
             return Returned(await return_by_id(conn, vendor.vendor_id, found["earlier_id"]), created=False)
         left = bought["total_amount"] - bought["returned_amount"]
@@ -226,8 +265,8 @@ async def _attempt(
             raise BranchInactive("The branch is closed to new transactions.", branch=branch.external_id)
         if locked is None or found["wallet_id"] is None:
             raise WalletNotFound("The customer has no wallet.", customer_id=found["holder_id"])
-        if locked["holder_id"] != found["holder_id"]:
-            raise _Again  # a merge committed while the wallet lock was awaited: run again under the right lock
+        # a merge committed while the wallet lock was awaited: run again under the right lock
+        same_wallet(locked["wallet_id"], found["wallet_id"])
         ids, ends, left_in = found["lot_ids"] or (), found["lot_ends"] or (), found["lot_left"] or ()
         # points past their end are expired first, in this statement, and never taken back (LEDGER-9)
         expired, lots = ledger.split_due([ledger.Lot(*lot) for lot in zip(ids, ends, left_in, strict=True)], now)
@@ -236,32 +275,11 @@ async def _attempt(
         )
         split = returns.reversal(due, sum(lot.remaining for lot in lots))
         items = [{"sku": item.sku, "quantity": item.quantity} for item in request.items]
-        params.update(
-            entry_params(
-                vendor_id=vendor.vendor_id,
-                wallet_id=locked["wallet_id"],
-                kind=EntryType.RETURN,
-                amount=-split.points_reversed,
-                causer_type=CauserType.API_CLIENT,
-                causer_id=vendor.client_id,
-                now=now,
-                reason=RETURN_REASON,
-                key=params["k"],
-                taken=ledger.take(lots, split.points_reversed) if split.points_reversed else (),
-                expired=expired,
-            ),
-            returned=request.amount,
-            items=Jsonb(items),
-            why=request.reason,
-            bid=branch.id if branch is not None else None,
-            taken=split.points_reversed,
-            short=split.points_unrecovered,
-        )
         assert purchased is not None  # read under the purchase's lock, which was found
         view = ReturnView(
             id=0,
             transaction_id=transaction_id,
-            idempotency_key=params["k"],
+            idempotency_key=key,
             amount=request.amount,
             items=items,
             reason=request.reason,
@@ -277,16 +295,34 @@ async def _attempt(
             points_reversed=before.points_reversed + split.points_reversed,
         )
         data = TransactionReturned.of_return(Transaction.of(after), Return.of(view))
-        params.update(
-            event_params(
-                vendor.vendor_id,
-                data,
-                now,
-                customer_id=before.customer_id,
-                name="return_event",
-            )
+        posting = entry_params(
+            vendor_id=vendor.vendor_id,
+            wallet_id=locked["wallet_id"],
+            kind=EntryType.RETURN,
+            amount=-split.points_reversed,
+            causer_type=CauserType.API_CLIENT,
+            causer_id=vendor.client_id,
+            now=now,
+            reason=RETURN_REASON,
+            key=key,
+            taken=ledger.take(lots, split.points_reversed) if split.points_reversed else (),
+            expired=expired,
         )
-        written = await conn.execute(_WRITE, params, prepare=True)
+        to_write = ReturnWrite(
+            **bound(posting),
+            transaction_id=transaction_id,
+            idempotency_key=key,
+            returned_amount=request.amount,
+            returned_items=Jsonb(items),
+            return_reason=request.reason,
+            branch_id=branch.id if branch is not None else None,
+            points_reversed=split.points_reversed,
+            points_unrecovered=split.points_unrecovered,
+            purchase_customer_id=before.customer_id,
+            return_event_id=new_event_id(now),
+            return_event_data=dumps(data),
+        )
+        written = await conn.execute(_WRITE, bound(to_write), prepare=True)
         await pipeline.sync()
         row = await written.fetchone()
     assert row is not None  # the insert is unconditional

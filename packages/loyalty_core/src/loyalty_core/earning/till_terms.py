@@ -17,6 +17,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row, dict_row
 
 from loyalty_core.earning.terms import CampaignTerms, EarnRuleTerms, Family
+from loyalty_core.till_sql import Params, bound, statements_of
+
+SQL = statements_of(__name__)
 
 MAX_VENDORS: Final = 4096
 """Vendors kept per process; the least recently used one goes first."""
@@ -34,21 +37,33 @@ class VendorTerms:
         return any(c.family == Family.CUSTOMER_MOMENT for c in self.campaigns)
 
 
-_RULES = """
-SELECT id, name, points_per_unit, unit_amount, min_transaction_amount
-FROM earn_rules WHERE vendor_id = %(v)s AND active ORDER BY id
-"""
+class TermsOf(Params, frozen=True):
+    vendor_id: int
 
-_CAMPAIGNS = """
+
+_RULES = SQL(
+    "earn_rules",
+    """
+SELECT id, name, points_per_unit, unit_amount, min_transaction_amount
+FROM earn_rules WHERE vendor_id = %(vendor_id)s AND active ORDER BY id
+""",
+    TermsOf,
+)
+
+_CAMPAIGNS = SQL(
+    "campaigns",
+    """
 SELECT id, name, kind, family, moment, multiplier, points, skus, max_points_per_transaction, window_days,
        inactive_days, combinable, min_transaction_amount, starts_on, ends_on, branches, version
-FROM campaigns WHERE vendor_id = %(v)s AND active ORDER BY id
-"""
+FROM campaigns WHERE vendor_id = %(vendor_id)s AND active ORDER BY id
+""",
+    TermsOf,
+)
 
 
 async def fetch_terms(conn: AsyncConnection[Any], vendor_id: int, version: int) -> VendorTerms:
     """The vendor's active terms, read on ``conn`` (inside the caller's snapshot when it has one)."""
-    params = {"v": vendor_id}
+    params = bound(TermsOf(vendor_id=vendor_id))
     async with conn.cursor(row_factory=class_row(EarnRuleTerms)) as rules:
         await rules.execute(_RULES, params, prepare=True)
         earn_rules = tuple(await rules.fetchall())

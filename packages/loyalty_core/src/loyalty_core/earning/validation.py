@@ -15,8 +15,8 @@ from typing import Final
 from loyalty_core.earning.models import MAX_SKUS, MULTIPLIER_PLACES
 from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS, Family
 from loyalty_core.errors import ValidationFailed
+from loyalty_core.numbers import INT32_MAX
 
-INT32_MAX: Final = 2**31 - 1
 NAME_MAX: Final = 255
 SKU_MAX: Final = 255
 MULTIPLIER_LIMIT: Final = Decimal(10) ** (10 - MULTIPLIER_PLACES)

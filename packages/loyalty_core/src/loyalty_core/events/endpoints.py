@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import msgspec
 from sqlalchemy import delete, func, insert, select
@@ -21,7 +21,6 @@ from loyalty_core.errors import ValidationFailed
 from loyalty_core.events import errors as e
 from loyalty_core.events.addresses import Resolver, check_url
 from loyalty_core.events.models import PING, DeliveryStatus, WebhookDelivery, WebhookEndpoint, events
-from loyalty_core.events.payloads import Payload
 from loyalty_core.events.recording import RECORDED, new_event_id
 from loyalty_core.random_text import ALNUM, random_text
 from loyalty_core.tenancy.ceilings import lock_vendor
@@ -31,11 +30,11 @@ SECRET_PREFIX = "whsec_"
 ROTATION_OVERLAP = timedelta(hours=24)
 
 
-class Ping(msgspec.Struct, Payload):
+class Ping(msgspec.Struct):
     """The test event's payload: which endpoint it was sent to."""
 
-    event_type = PING
-    version = 1
+    event_type: ClassVar[str] = PING
+    version: ClassVar[int] = 1
     endpoint_id: int
     url: str
 

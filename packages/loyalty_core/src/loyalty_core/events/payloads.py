@@ -1,8 +1,9 @@
 """Typed, versioned event payloads: what every stored event's ``data`` is, and how each stored
 version is read.
 
-Each event type has one payload struct, which names its type and version (:class:`Payload`'s
-``event_type`` and ``version``); recording an event stores the struct's JSON with that version
+Each event type has one payload struct, which names its type and version in two class variables
+(``event_type`` and ``version``: the shape :class:`Payload` describes; a struct declares them, it
+inherits nothing for them); recording an event stores the struct's JSON with that version
 (``events.payload_version``), so a row says which struct wrote it. When a struct changes, its
 ``version`` goes up and the registry gains a line for the version before (:func:`older`): those rows
 are still read, through the new struct (a field added since takes its default) or through a reader
@@ -18,17 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import msgspec
 
 
-class Payload:
-    """Mixed into an event's payload struct (``class VoucherUsed(VoucherBody, Payload)``), whose
-    class then sets ``event_type`` and ``version``. A struct that gains, loses or changes a field
-    takes the next ``version``."""
+class Payload(Protocol):
+    """An event's payload struct: it declares ``event_type: ClassVar[str] = EventType.X`` and
+    ``version: ClassVar[int] = 1`` (``class VoucherUsed(VoucherBody)``). A struct that gains, loses
+    or changes a field takes the next ``version``."""
 
-    __slots__ = ()
     event_type: ClassVar[str]
     version: ClassVar[int]
 

@@ -4,10 +4,12 @@ its change, no change without its event.
 The event's ``data`` is its payload struct's JSON, stored with the struct's version
 (``events.payloads``). One statement writes the event and a ``pending`` delivery for each of the
 shop's enabled endpoints that listens to its type, so a crash after the commit loses nothing: the
-worker finds the pending rows. It exists in two forms from one text: :func:`record_event` for an
-ORM session, and :data:`EVENT_CTE` for a till statement written with psycopg, which embeds it as
-CTEs (``WITH <EVENT_CTE>, ... <its own statement>``) and adds :func:`event_params` to its
-parameters. PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
+worker finds the pending rows. It exists in two forms from one text (:func:`event_ctes`):
+:func:`record_event` for an ORM session, and CTEs a till statement written with psycopg embeds
+(``WITH <event's CTEs>, ... <its own statement>``), its vendor, instant, type and version given as
+the statement's own SQL (:func:`payload_sql` renders a fixed type and version from the payload's
+class) and the event's id and data as fields of the statement's parameters (``<name>_id``,
+``<name>_data``). PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
 """
 
 from __future__ import annotations
@@ -39,25 +41,33 @@ def event_ctes(
     data: str | None = None,
     customer: str | None = None,
     vendor: str | None = None,
+    at: str | None = None,
+    kind: str | None = None,
+    version: str | None = None,
 ) -> str:
     """The CTEs ``<name>_recorded`` (the event) and ``<name>_deliveries`` (one row per pending
     delivery) that record one event, parameters from ``event_params(..., name=name)``. ``source``:
     a FROM clause of the caller's (its own CTEs, with a WHERE) that yields one row when the change
     was written and none when it was not, so a refused write records nothing; ``data`` and
     ``customer`` (and ``vendor``): SQL over that row, for what only the statement knows (the ids it
-    draws). The
-    endpoints are found through their primary key's ``vendor_id`` prefix: a shop without endpoints
-    costs one index probe."""
+    draws). ``vendor``, ``at``, ``kind`` and ``version`` (the event's type and its payload's version)
+    may also be SQL of the statement's own (its vendor's and its instant's placeholders, a type and
+    version rendered from the payload's class by :func:`payload_sql`), so a till statement binds
+    each value once; what is left to ``event_params`` is named ``<name>_<field>``.
+    The endpoints are found through their primary key's ``vendor_id`` prefix: a shop without
+    endpoints costs one index probe."""
 
     def p(field: str) -> str:
         return f"%({name}_{field})s"
 
     rows = f"\n    FROM {source}" if source else ""
+    kind = kind or f"CAST({p('type')} AS text)"
+    version = version or f"CAST({p('version')} AS smallint)"
     return f"""{name}_recorded AS (
     INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
-    SELECT {vendor or f"CAST({p('vendor_id')} AS bigint)"}, CAST({p("id")} AS text), CAST({p("type")} AS text),
-           CAST({p("version")} AS smallint), CAST({p("at")} AS timestamptz),
-           {customer or f"CAST({p('customer_id')} AS bigint)"}, {data or f"CAST({p('data')} AS jsonb)"}{rows}
+    SELECT {vendor or f"CAST({p('vendor_id')} AS bigint)"}, CAST({p("id")} AS text), {kind}, {version},
+           {at or f"CAST({p('at')} AS timestamptz)"}, {customer or f"CAST({p('customer_id')} AS bigint)"},
+           {data or f"CAST({p('data')} AS jsonb)"}{rows}
     RETURNING vendor_id, id, type, created_at
 ), {name}_deliveries AS (
     INSERT INTO webhook_deliveries
@@ -69,6 +79,12 @@ def event_ctes(
     WHERE w.enabled AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
     RETURNING 1
 )"""
+
+
+def payload_sql(payload: type[Payload]) -> dict[str, str]:
+    """``kind`` and ``version`` for :func:`event_ctes` of a statement that always records events of
+    ``payload``'s class: its type and version as SQL literals, rendered from the class at import."""
+    return {"kind": f"'{payload.event_type}'", "version": str(int(payload.version))}
 
 
 def deliveries_of(*names: str) -> str:
@@ -146,15 +162,6 @@ def event_params(
         f"{name}_customer_id": customer_id,
         f"{name}_data": None if isinstance(payload, type) else dumps(payload),
     }
-
-
-def no_event_params(name: str) -> dict[str, Any]:
-    """The parameters of an event ``name`` that its statement does not record this time (its
-    ``source`` finds no row): nothing is drawn or encoded for it."""
-    return dict.fromkeys((f"{name}_{field}" for field in _FIELDS), None)
-
-
-_FIELDS = ("vendor_id", "id", "type", "version", "at", "customer_id", "data")
 
 
 def dumps(data: object) -> str:

@@ -7,8 +7,10 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.views import CustomerReads
+from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated
 from loyalty_core.customers.views import CustomerView
 from loyalty_core.errors import ValidationFailed
@@ -20,7 +22,11 @@ _B = PassBrandingRow.__table__.c
 BRANDING_FIELDS = ("display_name", "background", "foreground", "label", "logo_png", "icon_png")
 
 
-class PassCards(CustomerReads):
+class PassCards:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session = session
+        self._customers = CustomerReads(session, clock)
+
     async def branding(self, vendor_id: int) -> BrandingFacts:
         vendor = await self._session.get_one(Vendor, vendor_id)
         row = (
@@ -45,7 +51,7 @@ class PassCards(CustomerReads):
     async def for_pass(self, vendor_id: int, customer_id: int) -> tuple[CustomerView, CardFacts]:
         """The customer and its card facts. Anonymized: CUSTOMER_NOT_FOUND; merged and closed:
         CUSTOMER_DEACTIVATED; no active card: 422 on ``loyalty_card_code`` (MERGE-6)."""
-        customer = await self.get(vendor_id, customer_id)
+        customer = await self._customers.get(vendor_id, customer_id)
         return customer, await self.facts_of(customer)
 
     async def facts_of(self, customer: CustomerView) -> CardFacts:

@@ -13,8 +13,10 @@ from datetime import timedelta
 
 from sqlalchemy import and_, exists, or_, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.views import CustomerReads
+from loyalty_core.clock import Clock
 from loyalty_core.customers import errors as ce
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.customers.views import CustomerView
@@ -36,16 +38,20 @@ def message_id_for(domain: str) -> str:
     return f"<card-{uuid.uuid4().hex}@{domain}>"
 
 
-class CardSends(CustomerReads):
+class CardSends:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+        self._customers = CustomerReads(session, clock)
+
     async def by_id(self, vendor_id: int, customer_id: int) -> CustomerView:
         """Anonymized customers are not found (the read model leaves them out)."""
-        return await self.get(vendor_id, customer_id)
+        return await self._customers.get(vendor_id, customer_id)
 
     async def by_external_id(self, vendor_id: int, external_id: str) -> CustomerView:
         """A merged, closed account keeps its own external_id and is found, to be refused as
         deactivated (MERGE-6); anonymized ones are not found."""
         try:
-            return await self.lookup(vendor_id, external_id=external_id)
+            return await self._customers.lookup(vendor_id, external_id=external_id)
         except ce.CustomerNotFound:
             raise ce.ExternalIdNotFound(
                 "No customer of the vendor has this external_id.", external_id=external_id

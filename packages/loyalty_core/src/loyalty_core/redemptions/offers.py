@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.accounts.views import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.redemptions.models import Redemption
@@ -49,7 +49,7 @@ async def list_offers(
     balance = 0
     if identifier is not None:
         try:
-            found = await CustomerService(session, clock).lookup(vendor_id, identifier=identifier)
+            found = await CustomerReads(session, clock).lookup(vendor_id, identifier=identifier)
             customer_id, balance = found.id, found.balance
         except CustomerNotFound:
             if affordable:

@@ -2,17 +2,20 @@
 (REDEEM-10 to REDEEM-12).
 
 Cancel locks the redemption row first, so it and a till's verify (a conditional update of the same
-row) run one after the other, and two cancels cannot both return the points.
+row) run one after the other, and two cancels cannot both return the points. Give follows the till's
+write protocol (``wallet/till_protocol.py``): the wallet's lock first (a give has no key), then
+the customer's state and everything else it decides on, read under that lock.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 
 from sqlalchemy import select, update
 
-from loyalty_core.customers.errors import CustomerDeactivated
-from loyalty_core.customers.models import CustomerStatus
+from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
+from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.events.recording import record_event
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import Redemption, StoredStatus, shown_status
@@ -27,9 +30,10 @@ from loyalty_core.redemptions.rules import check_available
 from loyalty_core.redemptions.services import RedemptionService
 from loyalty_core.rewards.models import Reward
 from loyalty_core.tenancy.models import Branch
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import EntryType
+from loyalty_core.wallet.errors import WalletNotFound
+from loyalty_core.wallet.models import Causer, EntryType, Wallet
 from loyalty_core.wallet.services.posting import Posting
+from loyalty_core.wallet.till_protocol import till_write
 
 CANCEL_REASON = "redemption_cancelled"
 
@@ -80,11 +84,30 @@ class PortalRedemptions(RedemptionService):
 
     async def give(self, vendor_id: int, reward_id: int, customer_id: int, *, causer: Causer) -> Redemption:
         """Given at the counter: every check of a redemption but the branch; born ``used``."""
+        return await till_write(partial(self._give, vendor_id, reward_id, customer_id, causer))
+
+    async def _give(self, vendor_id: int, reward_id: int, customer_id: int, causer: Causer) -> Redemption:
         posting = Posting(self._session, self._clock)
-        customer = await posting.customer(vendor_id, customer_id)
-        if customer.status == CustomerStatus.DEACTIVATED or customer.merged_into_id is not None:
+        try:
+            wallet: Wallet | None = await posting.wallet_of(vendor_id, customer_id, lock=True)
+        except WalletNotFound:
+            wallet = None
+        # read under the wallet's lock: a merge of the account committed before it, or waits for the give
+        state = (
+            await self._session.execute(
+                select(Customer.status, Customer.merged_into_id).where(
+                    Customer.vendor_id == vendor_id,
+                    Customer.id == customer_id,
+                    Customer.status != CustomerStatus.ANONYMIZED,
+                )
+            )
+        ).first()
+        if state is None:
+            raise CustomerNotFound("No customer with this id.", customer_id=customer_id)
+        if state.status == CustomerStatus.DEACTIVATED or state.merged_into_id is not None:
             raise CustomerDeactivated("The customer is deactivated.", customer_id=customer_id)
-        wallet = await posting.wallet_of(vendor_id, customer_id, lock=True)
+        if wallet is None:
+            raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
         reward = await self._reward(vendor_id, reward_id)
         now = self._clock.now()
         check_available(reward, now)

@@ -1,16 +1,16 @@
-"""A till's redemption as prepared psycopg statements (REDEEM-1 to REDEEM-7,
-REDEEM-13), with the rules and the order of
-checks of ``RedemptionService``, without the ORM's unit of work.
+"""A till's redemption as prepared psycopg statements (REDEEM-1 to REDEEM-7, REDEEM-13), with the
+rules and the order of checks of ``RedemptionService``, without the ORM's unit of work, in the
+till's write protocol (``wallet/till_protocol.py``).
 
 Two round trips for a new redemption, on the request's one connection:
-1. One pipeline: ``BEGIN``, a transaction lock on the vendor's key (a concurrent duplicate waits
-   here, then finds the first one's row and answers its replay), the customer's wallet row locked
-   (found through the identifier's unique index), then one statement that reads, in a snapshot
-   taken after that lock was granted, everything the rules need: customer and wallet, the reward
-   with its branches, the branch, the key's earlier redemption, the customer's count for the
-   reward's limit, the wallet's open lots and the vendor's code prefix. Every write that changes a
-   wallet's lots or its customer's redemptions holds the wallet row, so nothing read here can move
-   before this transaction ends.
+1. One pipeline: ``BEGIN``, the key's transaction lock (a concurrent duplicate waits here, then
+   finds the first one's row and answers its replay), the customer's wallet row locked (found
+   through the identifier's unique index), then one statement that reads, in a snapshot taken after
+   those locks were granted, everything the rules need: customer and wallet, the reward with its
+   branches, the branch, the key's earlier redemption, the customer's count for the reward's limit,
+   the wallet's open lots and the vendor's code prefix (``till_redeem_state``). Every write that
+   changes a wallet's lots or its customer's redemptions holds the wallet row, so nothing read here
+   can move before this transaction ends.
 2. After the checks in Python: one statement pipelined with ``COMMIT`` that takes the stock with a
    conditional update (racing redemptions never take it below 0) and, only when it was taken,
    writes the ``redeem`` entry, the lots it consumes (soonest-ending first), the balance, the
@@ -25,70 +25,104 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from psycopg import AsyncConnection
-from psycopg.errors import LockNotAvailable
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
-from loyalty_core.events.recording import deliveries_of, event_ctes, event_params
+from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions import rules
 from loyalty_core.redemptions.codes import new_code
 from loyalty_core.redemptions.models import StoredStatus
 from loyalty_core.redemptions.payloads import RedemptionCreated
 from loyalty_core.redemptions.services import RedeemRequest
-from loyalty_core.redemptions.till_redeem_state import STATE, WALLET_LOCK, LockedRow, RewardRow, StateRow
+from loyalty_core.redemptions.till_redeem_state import LOCKS, STATE, LockedRow, RedeemRead, RewardRow, StateRow
 from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, read_view
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.tenancy.access import BranchRef
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
+from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet import ledger
-from loyalty_core.wallet.errors import InsufficientBalance, NoWallet, WalletBusy
-from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, entry_params, posting_statement
+from loyalty_core.wallet.errors import InsufficientBalance, NoWallet
+from loyalty_core.wallet.ledger_writes import LEDGER_EVENTS, PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.till_protocol import RunAgain, same_wallet, till_write
+
+SQL = statements_of(__name__)
 
 REDEEM_REASON = "redemption"
 
-_KEY_LOCK = "SELECT pg_advisory_xact_lock(%(v)s::int, hashtext('redemption:' || %(k)s))"
 
-_WRITE = posting_statement(
-    before=(
-        """stock AS (
+class RedeemWrite(PostingParams, frozen=True):
+    """The write's parameters: the posting's, then the stock take's, the redemption's and its event's."""
+
+    customer_id: int
+    reward_id: int
+    idempotency_key: str
+    branch_id: int | None
+    stock_limited: bool
+    point_cost: int
+    taken_lots: Jsonb
+    code: str
+    reward_name: str
+    reward_type: str
+    discount_type: str | None
+    discount_value: int | None
+    product_reference: str | None
+    payment_amount: int
+    expires_at: datetime | None
+    redeem_event_id: str
+    redeem_event_data: str
+
+
+_WRITE = SQL(
+    "write",
+    posting_statement(
+        before=(
+            """stock AS (
     UPDATE rewards SET remaining_stock = remaining_stock - 1, updated_at = %(now)s
-    WHERE vendor_id = %(v)s AND id = %(r)s AND remaining_stock > 0 AND %(limited)s
+    WHERE vendor_id = %(vendor_id)s AND id = %(reward_id)s AND remaining_stock > 0 AND %(stock_limited)s
     RETURNING id
 )""",
-        """go AS (
-    SELECT 1 AS ok WHERE NOT %(limited)s OR EXISTS (SELECT 1 FROM stock)
+            """go AS (
+    SELECT 1 AS ok WHERE NOT %(stock_limited)s OR EXISTS (SELECT 1 FROM stock)
 )""",
-    ),
-    gate="EXISTS (SELECT 1 FROM go)",
-    after=(
-        f"""made AS (
+        ),
+        gate="EXISTS (SELECT 1 FROM go)",
+        after=(
+            f"""made AS (
     INSERT INTO redemptions
         (id, vendor_id, reward_id, customer_id, branch_id, confirmation_code, status, idempotency_key,
          points_deducted, remaining_balance, ledger_entry_id, taken_lots, reward_name, reward_type,
          discount_type, discount_value, product_reference, payment_amount, redeemed_at, expires_at,
          created_at, updated_at)
-    SELECT nextval('redemptions_id_seq'), %(v)s, %(r)s, %(c)s, %(bid)s, %(code)s, '{StoredStatus.VALID}', %(k)s,
-           %(cost)s, e.running_balance, e.id, %(lots)s, %(name)s, %(type)s,
-           %(dt)s, %(dv)s, %(pref)s, %(pay)s, %(now)s, %(until)s, %(now)s, %(now)s
+    SELECT nextval('redemptions_id_seq'), %(vendor_id)s, %(reward_id)s, %(customer_id)s, %(branch_id)s, %(code)s,
+           '{StoredStatus.VALID}', %(idempotency_key)s, %(point_cost)s, e.running_balance, e.id, %(taken_lots)s,
+           %(reward_name)s, %(reward_type)s, %(discount_type)s, %(discount_value)s, %(product_reference)s,
+           %(payment_amount)s, %(now)s, %(expires_at)s, %(now)s, %(now)s
     FROM ledger_entry e
     ON CONFLICT (vendor_id, confirmation_code) DO NOTHING
     RETURNING id
 )""",
-        event_ctes(
-            "redeem_event",
-            source="made",
-            data="jsonb_set(CAST(%(redeem_event_data)s AS jsonb), '{redemption_id}', to_jsonb(made.id))",
+            event_ctes(
+                "redeem_event",
+                source="made",
+                data="jsonb_set(CAST(%(redeem_event_data)s AS jsonb), '{redemption_id}', to_jsonb(made.id))",
+                customer="CAST(%(customer_id)s AS bigint)",
+                vendor="%(vendor_id)s",
+                at="%(now)s",
+                **payload_sql(RedemptionCreated),
+            ),
         ),
+        select=f"(SELECT ok FROM go), (SELECT id FROM made), {deliveries_of('redeem_event', *LEDGER_EVENTS)}",
     ),
-    select=f"(SELECT ok FROM go), (SELECT id FROM made), {deliveries_of('redeem_event', *LEDGER_EVENTS)}",
+    RedeemWrite,
 )
 
 
@@ -99,14 +133,6 @@ class TillRedeemed:
     replayed: bool
     deliveries: int = 0
     """The webhook deliveries its events created: the caller wakes the worker after the commit."""
-
-
-class _Again(Exception):
-    """The attempt was undone and runs again: its new code exists already, or a merge moved the
-    card to another account between the wallet lock and the read."""
-
-
-_ATTEMPTS = 5
 
 
 async def till_redeem(
@@ -120,24 +146,16 @@ async def till_redeem(
 ) -> TillRedeemed:
     """``conn`` is out of autocommit; each attempt is one transaction on it (a savepoint when the
     caller holds one open)."""
-    params: dict[str, Any] = {
-        "v": vendor_id,
-        "q": request.identifier,
-        "r": request.reward_id,
-        "k": request.idempotency_key,
-        "b": request.branch,
-        "bid": default_branch.id if request.branch is None and default_branch is not None else None,
-        "ci": client_id,
-        "not_counted": str(rules.NOT_COUNTED),
-        "now": now,
-    }
-    for _ in range(_ATTEMPTS):
-        try:
-            return await _attempt(conn, vendor_id, request, params, default_branch, now)
-        except _Again:
-            continue
-    # five collisions or merges in a row: never seen, but a clean retryable refusal, not a 500
-    raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1)
+    read = RedeemRead(
+        vendor_id=vendor_id,
+        identifier=request.identifier,
+        reward_id=request.reward_id,
+        idempotency_key=request.idempotency_key,
+        branch_key=request.branch,
+        default_branch_id=default_branch.id if request.branch is None and default_branch is not None else None,
+        not_counted=str(rules.NOT_COUNTED),
+    )
+    return await till_write(partial(_attempt, conn, vendor_id, request, bound(read), default_branch, client_id, now))
 
 
 async def _attempt(
@@ -146,23 +164,21 @@ async def _attempt(
     request: RedeemRequest,
     params: dict[str, Any],
     default_branch: BranchRef | None,
+    client_id: str,
     now: datetime,
 ) -> TillRedeemed:
+    """One attempt, one transaction: ``params`` a bound :class:`RedeemRead`."""
     async with (
         conn.pipeline() as pipeline,
         conn.transaction(),
         conn.cursor(row_factory=class_row(LockedRow)) as locked,
         conn.cursor(row_factory=class_row(StateRow)) as read,
     ):
-        try:
-            await conn.execute(_KEY_LOCK, params, prepare=True)
-            await locked.execute(WALLET_LOCK, params, prepare=True)
-            await read.execute(STATE, params, prepare=True)
-            await pipeline.sync()
-            locked_row = await locked.fetchone()
-            state = await read.fetchone()
-        except LockNotAvailable as exc:
-            raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1) from exc
+        await LOCKS.take(conn, params, locked)
+        await read.execute(STATE, params, prepare=True)
+        await pipeline.sync()
+        locked_row = await locked.fetchone()
+        state = await read.fetchone()
         assert state is not None  # the vendor of an authenticated caller exists
         customer_id, wallet_id, balance = state.customer_id, state.wallet_id, state.balance or 0
         if customer_id is None:
@@ -171,9 +187,8 @@ async def _attempt(
             raise CustomerDeactivated("The customer is deactivated.", customer_id=customer_id)
         if wallet_id is None:
             raise NoWallet("The customer has no wallet to spend points from.", customer_id=customer_id)
-        if locked_row is None or locked_row.wallet_id != wallet_id:
-            # a merge moved the card between the lock and the read: run again under the right lock
-            raise _Again
+        # a merge moved the card between the lock and the read: run again under the right lock
+        same_wallet(None if locked_row is None else locked_row.wallet_id, wallet_id)
         if state.reward_id is None:
             raise RewardNotFound("The vendor has no reward with this id.", reward_id=request.reward_id)
         reward = state.reward()
@@ -195,34 +210,6 @@ async def _attempt(
         ends = {lot.id: lot.expires_at for lot in lots}
         code = new_code(state.code_prefix or "CODE")
         until = rules.code_expiry(now, reward.code_valid_for_hours)
-        params.update(
-            entry_params(
-                vendor_id=vendor_id,
-                wallet_id=wallet_id,
-                kind=EntryType.REDEEM,
-                amount=-reward.point_cost,
-                causer_type=CauserType.API_CLIENT,
-                causer_id=params["ci"],
-                now=now,
-                reason=REDEEM_REASON,
-                taken=takes,
-                expired=expired,
-            ),
-            c=customer_id,
-            w=wallet_id,
-            bid=branch.id if branch is not None else None,
-            limited=reward.total_stock is not None,
-            cost=reward.point_cost,
-            lots=Jsonb(rules.consumed_lots(takes, ends)),
-            code=code,
-            name=reward.name,
-            type=reward.type,
-            dt=reward.discount_type,
-            dv=reward.discount_value,
-            pref=reward.product_reference,
-            pay=reward.payment_amount,
-            until=until,
-        )
         view = RedemptionView(
             id=0,
             confirmation_code=code,
@@ -242,22 +229,45 @@ async def _attempt(
             product_reference=reward.product_reference,
             payment_amount=reward.payment_amount,
         )
-        params.update(
-            event_params(
-                vendor_id,
-                RedemptionCreated.of(view, now),
-                now,
-                customer_id=customer_id,
-                name="redeem_event",
-            )
+        posting = entry_params(
+            vendor_id=vendor_id,
+            wallet_id=wallet_id,
+            kind=EntryType.REDEEM,
+            amount=-reward.point_cost,
+            causer_type=CauserType.API_CLIENT,
+            causer_id=client_id,
+            now=now,
+            reason=REDEEM_REASON,
+            taken=takes,
+            expired=expired,
         )
-        written = await conn.execute(_WRITE, params, prepare=True)
+        to_write = RedeemWrite(
+            **bound(posting),
+            customer_id=customer_id,
+            reward_id=reward.id,
+            idempotency_key=request.idempotency_key,
+            branch_id=branch.id if branch is not None else None,
+            stock_limited=reward.total_stock is not None,
+            point_cost=reward.point_cost,
+            taken_lots=Jsonb(rules.consumed_lots(takes, ends)),
+            code=code,
+            reward_name=reward.name,
+            reward_type=reward.type,
+            discount_type=reward.discount_type,
+            discount_value=reward.discount_value,
+            product_reference=reward.product_reference,
+            payment_amount=reward.payment_amount,
+            expires_at=until,
+            redeem_event_id=new_event_id(now),
+            redeem_event_data=dumps(RedemptionCreated.of(view, now)),
+        )
+        written = await conn.execute(_WRITE, bound(to_write), prepare=True)
         await pipeline.sync()
         took, made, deliveries = await written.fetchone() or (None, None, 0)
         if took is None:
             raise e.OutOfStock("The reward is out of stock.", reward_id=reward.id)
         if made is None:
-            raise _Again
+            raise RunAgain  # the new code exists already: draw another
     return TillRedeemed(replace(view, id=made), balance - reward.point_cost, replayed=False, deliveries=deliveries)
 
 

@@ -1,5 +1,6 @@
-"""Round trip 1 of a till's redemption: the wallet's lock, and the one read (taken after that lock
-was granted) of everything the checks need, as named rows.
+"""Round trip 1 of a till's redemption: the write protocol's locks (``wallet/till_protocol.py``: the
+key's, then the wallet's), and the one read (taken after those locks were granted) of everything
+the checks need, as named rows.
 
 The customer is found through the identifier's unique index (``customers.finding``); the same read
 brings the reward with its branches, the branch, the key's earlier redemption, the customer's count
@@ -12,24 +13,45 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK
+from loyalty_core.customers.finding import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.tenancy.access import BranchRef
+from loyalty_core.till_sql import statements_of
 from loyalty_core.wallet import ledger
+from loyalty_core.wallet.till_protocol import Locks, key_lock
 
-WALLET_LOCK = HOLDER_WALLET_LOCK
+SQL = statements_of(__name__)
 
-STATE = f"""
+
+class RedeemRead(HolderParams, frozen=True):
+    """The parameters of round trip 1: its locks and its read (the holder's, and these)."""
+
+    reward_id: int
+    idempotency_key: str
+    branch_key: str | None
+    """The payload's branch key."""
+    default_branch_id: int | None
+    """The credential's default branch, when the payload names none."""
+    not_counted: str
+    """The redemptions' status the per-customer limit does not count."""
+
+
+LOCKS = Locks(key=SQL("key_lock", key_lock("redemption"), RedeemRead), wallet=HOLDER_WALLET_LOCK)
+
+STATE = SQL(
+    "state",
+    f"""
 WITH {HOLDER_BY_IDENTIFIER}
 SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance,
        r.id AS reward_id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
        r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
        r.discount_type, r.discount_value, r.product_reference, r.payment_amount,
        (SELECT array_agg(rb.branch_id) FROM reward_branches rb
-         WHERE rb.vendor_id = %(v)s AND rb.reward_id = r.id) AS reward_branches,
+         WHERE rb.vendor_id = %(vendor_id)s AND rb.reward_id = r.id) AS reward_branches,
        CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN
          (SELECT count(*) FROM redemptions x
-           WHERE x.vendor_id = %(v)s AND x.customer_id = c.id AND x.reward_id = r.id AND x.status <> %(not_counted)s)
+           WHERE x.vendor_id = %(vendor_id)s AND x.customer_id = c.id AND x.reward_id = r.id
+             AND x.status <> %(not_counted)s)
        END AS held,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active,
@@ -37,21 +59,22 @@ SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.ba
        p.points_deducted AS earlier_points, p.confirmation_code AS earlier_code,
        p.remaining_balance AS earlier_remaining,
        vendor.code_prefix, lots.ids AS lot_ids, lots.ends AS lot_ends, lots.rems AS lot_remaining
-FROM (SELECT code_prefix FROM vendors WHERE id = %(v)s) vendor
+FROM (SELECT code_prefix FROM vendors WHERE id = %(vendor_id)s) vendor
 LEFT JOIN holder h ON true
-LEFT JOIN customers c ON c.vendor_id = %(v)s AND c.id = h.id AND c.status <> '{CustomerStatus.ANONYMIZED}'
-LEFT JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = c.id
-LEFT JOIN rewards r ON r.vendor_id = %(v)s AND r.id = %(r)s
-LEFT JOIN branches b ON b.vendor_id = %(v)s AND b.id = coalesce(
-    (SELECT k.id FROM branches k WHERE k.vendor_id = %(v)s AND k.external_id = %(b)s), %(bid)s)
-LEFT JOIN redemptions p ON p.vendor_id = %(v)s AND p.idempotency_key = %(k)s
+LEFT JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id AND c.status <> '{CustomerStatus.ANONYMIZED}'
+LEFT JOIN wallets w ON w.vendor_id = %(vendor_id)s AND w.customer_id = c.id
+LEFT JOIN rewards r ON r.vendor_id = %(vendor_id)s AND r.id = %(reward_id)s
+LEFT JOIN branches b ON b.vendor_id = %(vendor_id)s AND b.id = coalesce(
+    (SELECT k.id FROM branches k WHERE k.vendor_id = %(vendor_id)s AND k.external_id = %(branch_key)s),
+    %(default_branch_id)s)
+LEFT JOIN redemptions p ON p.vendor_id = %(vendor_id)s AND p.idempotency_key = %(idempotency_key)s
 LEFT JOIN LATERAL (
     SELECT array_agg(l.id) AS ids, array_agg(l.expires_at) AS ends, array_agg(l.remaining) AS rems
     FROM point_lots l WHERE l.wallet_id = w.id AND l.remaining > 0
 ) lots ON true
-"""
-
-# The redemption and its entry hang off ``go``, the stock take: refused, the statement writes nothing.
+""",
+    RedeemRead,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +106,7 @@ class LockedRow:
 
 @dataclass(frozen=True, slots=True)
 class StateRow:
-    """The row of ``_STATE``: what the checks need, read under the wallet's lock."""
+    """The row of :data:`STATE`: what the checks need, read under the wallet's lock."""
 
     customer_id: int | None
     customer_status: str | None

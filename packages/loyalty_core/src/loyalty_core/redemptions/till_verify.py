@@ -27,12 +27,37 @@ from psycopg.rows import dict_row
 
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import RuleViolation
-from loyalty_core.events.recording import deliveries_of
+from loyalty_core.events.recording import deliveries_of, new_event_id
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus, status_at
-from loyalty_core.redemptions.used_event import MOVED_COLUMNS, NAME, USED_CTES, used_params
+from loyalty_core.redemptions.used_event import MOVED_COLUMNS, NAME, USED_CTES
 from loyalty_core.tenancy.access import WRITE_ADMITTED
-from loyalty_core.tenancy.token_check import CompanionRead
+from loyalty_core.tenancy.token_check import CompanionRead, TokenCheck, riding
+from loyalty_core.till_sql import Params, bound, statements_of
+
+SQL = statements_of(__name__)
+
+
+class Code(Params, frozen=True):
+    """A code's read: its vendor and the code (upper case, as stored)."""
+
+    vendor_id: int
+    code: str
+
+
+class Verify(Params, frozen=True):
+    """The verify's own parameters; its vendor is the token check's (or the caller's)."""
+
+    code: str
+    now: datetime
+    used_event_id: str
+    """The id its ``redemption.used`` event gets, should the code move."""
+
+
+class VerifyAlone(Verify, frozen=True):
+    """The verify sent on its own: its own parameters and its vendor."""
+
+    vendor_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,23 +104,25 @@ _SHOWN = """r.id, r.confirmation_code, {status} AS status, r.reward_id, r.reward
 _FROM = """FROM redemptions r
 LEFT JOIN branches b ON b.vendor_id = r.vendor_id AND b.id = r.branch_id"""
 
-_WHERE = "WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s"
+_WHERE = "WHERE r.vendor_id = %(vendor_id)s AND r.confirmation_code = %(code)s"
 
-_READ = "\n".join(("SELECT " + _SHOWN.format(status="r.status", used_at="r.used_at"), _FROM, _WHERE))
+_READ = SQL("read", "\n".join(("SELECT " + _SHOWN.format(status="r.status", used_at="r.used_at"), _FROM, _WHERE)), Code)
 
 # CUSTOMER-12: an anonymized customer is excluded from all API responses
-_READ_SHOWN = (
+_READ_SHOWN = SQL(
+    "read_shown",
     _READ
     + f"""
   AND EXISTS (
       SELECT 1 FROM customers c
       WHERE c.vendor_id = r.vendor_id AND c.id = r.customer_id AND c.status <> '{CustomerStatus.ANONYMIZED}'
-  )"""
+  )""",
+    Code,
 )
 
 _MOVED = f"""moved AS (
     UPDATE redemptions r SET status = '{StoredStatus.USED}', used_at = %(now)s, updated_at = %(now)s
-    WHERE r.vendor_id = %(v)s AND r.confirmation_code = %(code)s AND r.status = '{StoredStatus.VALID}'
+    WHERE r.vendor_id = %(vendor_id)s AND r.confirmation_code = %(code)s AND r.status = '{StoredStatus.VALID}'
       AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
       AND EXISTS (
           SELECT 1 FROM customers c
@@ -115,16 +142,22 @@ _MOVED_SHOWN = "\n".join(
     )
 )
 
-_VERIFY = f"WITH {_MOVED.format(gate='')}\nSELECT m.id IS NOT NULL AS moved, {_DELIVERIES}, {_MOVED_SHOWN}"
+_VERIFY = SQL(
+    "verify",
+    f"WITH {_MOVED.format(gate='')}\nSELECT m.id IS NOT NULL AS moved, {_DELIVERIES}, {_MOVED_SHOWN}",
+    VerifyAlone,
+)
 
 # the same verify riding on the token check: it moves the code only for a caller the check admits
 _RIDING_CTES = _MOVED.format(gate=f"\n      AND {WRITE_ADMITTED}")
 _RIDING = f"SELECT {WRITE_ADMITTED} AS write_admitted, m.id IS NOT NULL AS moved, {_DELIVERIES}, {_MOVED_SHOWN}"
+SQL("verify_riding", riding(_RIDING, _RIDING_CTES), Verify, TokenCheck)
 
 
 def verify_riding(code: str, now: datetime) -> CompanionRead:
     """POST /redemptions/{code}/verify in the token check's statement (see ``verify_answer``)."""
-    return CompanionRead(_RIDING, {"code": code.upper(), "now": now, **used_params(now)}, ctes=_RIDING_CTES)
+    params = Verify(code=code.upper(), now=now, used_event_id=new_event_id(now))
+    return CompanionRead(_RIDING, params, ctes=_RIDING_CTES)
 
 
 async def verify_answer(
@@ -156,9 +189,9 @@ async def verify_code(
     """valid -> used, once; otherwise the refusal, checked in the order: not found, used,
     cancelled, expired, any other reason (the customer was anonymized). The statement records the
     ``redemption.used`` event (EVENT-5); with the view, how many deliveries it created."""
-    params = {"v": vendor_id, "code": code.upper(), "now": now, **used_params(now)}
+    params = VerifyAlone(vendor_id=vendor_id, code=code.upper(), now=now, used_event_id=new_event_id(now))
     async with conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(_VERIFY, params, prepare=True)
+        await cursor.execute(_VERIFY, bound(params), prepare=True)
         row = await cursor.fetchone()
     if row is None:
         raise e.RedemptionNotFound("The vendor has no redemption with this code.", code=code)
@@ -182,7 +215,7 @@ async def read_view(
     conn: AsyncConnection[Any], vendor_id: int, code: str, *, sql: str = _READ
 ) -> RedemptionView | None:
     async with conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(sql, {"v": vendor_id, "code": code.upper()}, prepare=True)
+        await cursor.execute(sql, bound(Code(vendor_id=vendor_id, code=code.upper())), prepare=True)
         row = await cursor.fetchone()
     return None if row is None else view_of(row)
 

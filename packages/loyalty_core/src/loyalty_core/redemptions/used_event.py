@@ -5,9 +5,9 @@ A verify is one statement, riding on the token check (``till_verify``): the rede
 known only inside it, so the event is recorded there. The statement stores a snapshot, not the
 resource: the moved row's plain columns and its branch's label as a JSON array
 (:class:`UsedSnapshot` names the positions and the version), which costs PostgreSQL next to
-nothing, where building the resource's JSON (nested objects, each instant formatted) cost a sixth
-of the verify. The resource is made from the
-snapshot when the event is read or sent, by the one shape the API answers with
+nothing, where building the resource's JSON (nested objects, each instant formatted) would be a
+large share of the verify's work. The resource is made from the snapshot when the event is read or
+sent, by the one shape the API answers with
 (``redemptions.resources.used_event_data``, ``RedemptionBody``): the event still shows the
 redemption as it was at the verify, whatever changes the row or the branch later.
 """
@@ -15,25 +15,24 @@ redemption as it was at the verify, whatever changes the row or the branch later
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import ClassVar
 
 import msgspec
 
 from loyalty_core.events.models import EventType
-from loyalty_core.events.payloads import Payload
-from loyalty_core.events.recording import event_ctes, event_params
+from loyalty_core.events.recording import event_ctes, payload_sql
 
 NAME = "used_event"
 
 
-class UsedSnapshot(msgspec.Struct, Payload, array_like=True):
+class UsedSnapshot(msgspec.Struct, array_like=True):
     """The stored payload of the verify's ``redemption.used``, version 1: the moved row's columns as
     ``till_verify`` reads them (the branch's label by the names of its read), instants as PostgreSQL
     writes a ``timestamptz`` in JSON. ``RedemptionUsed``, the same event recorded by the portal as
     the resource, shares this version: a change of either takes the next one for both."""
 
-    event_type = EventType.REDEMPTION_USED
-    version = 1
+    event_type: ClassVar[str] = EventType.REDEMPTION_USED
+    version: ClassVar[int] = 1
     id: int
     confirmation_code: str
     status: str
@@ -71,9 +70,8 @@ USED_CTES = event_ctes(
     data=USED_DATA,
     customer="m.customer_id",
     vendor="m.vendor_id",
+    at="%(now)s",
+    **payload_sql(UsedSnapshot),
 )
-"""The event's CTEs, after the verify's ``moved``: an event only when the code moved."""
-
-
-def used_params(now: datetime) -> dict[str, Any]:
-    return event_params(None, UsedSnapshot, now, name=NAME)
+"""The event's CTEs, after the verify's ``moved``: an event only when the code moved. Its one
+parameter of its own is the event's id, ``used_event_id``."""

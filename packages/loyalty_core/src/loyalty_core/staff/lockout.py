@@ -20,7 +20,7 @@ LOCK = timedelta(minutes=15)
 
 async def hold(session: AsyncSession, email: str) -> None:
     """Serialize the attempts for one email until the transaction ends, so the count is exact."""
-    await session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:e, 7))"), {"e": email})
+    await session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:email, 7))"), {"email": email})
 
 
 async def locked(session: AsyncSession, email: str, now: datetime) -> bool:

@@ -22,7 +22,8 @@ WRITE_ADMITTED = f"""EXISTS (
     JOIN api_clients gc ON gc.id = gt.api_client_id
     JOIN vendors gv ON gv.id = gc.vendor_id
     WHERE gt.jti = %(jti)s AND NOT gt.revoked AND gt.expires_at > %(now)s AND gc.revoked_at IS NULL
-      AND gc.vendor_id = %(v)s AND '{CLIENT_CREDENTIALS}' = ANY(gc.grant_types) AND '{WRITE_SCOPE}' = ANY(gc.scopes)
+      AND gc.vendor_id = %(vendor_id)s AND '{CLIENT_CREDENTIALS}' = ANY(gc.grant_types)
+      AND '{WRITE_SCOPE}' = ANY(gc.scopes)
       AND gv.status = '{VendorStatus.ACTIVE}' AND (gv.subscription_ends_at IS NULL OR gv.subscription_ends_at > %(now)s)
 )"""
 """The write-admission rule as SQL, for a write that rides on the token check's statement (its WHERE

@@ -9,7 +9,6 @@ directly, prepared on the connection, with no ORM or SQL compilation on the way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -28,6 +27,23 @@ from loyalty_core.tenancy.access import (
     check_scope,
     check_vendor_state,
 )
+from loyalty_core.till_sql import Params, bound, statements_of
+
+SQL = statements_of(__name__)
+
+
+class VendorScope(Params, frozen=True):
+    """A statement over one vendor's rows: its vendor."""
+
+    vendor_id: int | None
+    """The token's claimed vendor in the token check (None when it claims none)."""
+
+
+class TokenCheck(VendorScope, frozen=True):
+    """The token check's parameters: a read riding on it binds them besides its own."""
+
+    jti: str
+
 
 ACCESS_SQL = """
 SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.max_locations,
@@ -39,11 +55,12 @@ SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.ma
        b.id, b.external_id, b.name, b.type, b.active
 FROM issued_tokens t
 JOIN api_clients c ON c.id = t.api_client_id
-LEFT JOIN vendors v ON v.id = %(v)s
+LEFT JOIN vendors v ON v.id = %(vendor_id)s
 LEFT JOIN plans p ON p.id = v.plan_id
 LEFT JOIN branches b ON b.id = c.default_branch_id
 WHERE t.jti = %(jti)s
 """
+SQL("token_check", ACCESS_SQL, TokenCheck)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,15 +106,15 @@ class CompanionRead:
     """A statement that rides on the token check's round trip: a read, or a write (``ctes``) whose
     WHERE holds :data:`~loyalty_core.tenancy.access.WRITE_ADMITTED`.
 
-    ``sql`` selects at most one row of the caller's vendor, named ``%(v)s`` (the token's claimed
-    vendor: the check refuses the request unless the token's client belongs to it), with a first
-    column that is never null on a row it finds; ``params`` are its other parameters. The read runs
-    whatever the check decides, and its row is handed over only when the check admits the caller,
-    so a refused token learns nothing from it.
+    ``sql`` selects at most one row of the caller's vendor, named ``%(vendor_id)s`` (the token's
+    claimed vendor: the check refuses the request unless the token's client belongs to it), with a
+    first column that is never null on a row it finds; ``params`` are its other parameters (the
+    check adds :class:`TokenCheck`'s). The read runs whatever the check decides, and its row is
+    handed over only when the check admits the caller, so a refused token learns nothing from it.
     """
 
     sql: str
-    params: Mapping[str, Any]
+    params: Params
     ctes: str = ""
     """Common table expressions the statement starts with: a data-modifying one (which PostgreSQL
     takes only at the top), whose WHERE holds :data:`~loyalty_core.tenancy.access.WRITE_ADMITTED`,
@@ -105,7 +122,9 @@ class CompanionRead:
 
 
 @cache
-def _with_access(sql: str, ctes: str) -> str:
+def riding(sql: str, ctes: str = "") -> str:
+    """The token check's statement with a companion read (``CompanionRead``'s ``sql`` and ``ctes``)
+    riding on it: the text :func:`check_token_with` sends."""
     # LATERAL on an uncorrelated subquery: the read keeps its own plan (its MATERIALIZED steps
     # start from their unique indexes) and runs once, beside the token's row
     head = f"WITH {ctes}\n" if ctes else ""
@@ -117,7 +136,7 @@ async def check_token(
 ) -> VendorContext:
     """The caller behind token ``jti`` issued for ``vendor_id`` (its ``vid`` claim), or the refusal
     it gets. ``conn`` is in autocommit: one round trip, no BEGIN or COMMIT."""
-    cursor = await conn.execute(ACCESS_SQL, {"jti": jti, "v": vendor_id}, prepare=True)
+    cursor = await conn.execute(ACCESS_SQL, bound(TokenCheck(jti=jti, vendor_id=vendor_id)), prepare=True)
     row = await cursor.fetchone()
     return caller_of(None if row is None else _access_row(row), vendor_id=vendor_id, write=write, now=now)
 
@@ -127,8 +146,10 @@ async def check_token_with(
 ) -> tuple[VendorContext, dict[str, Any] | None]:
     """:func:`check_token` and ``read`` in one statement: the caller, and the read's row by column
     name (None when it found none). The refusals are :func:`check_token`'s, in its order."""
-    params = {**read.params, "jti": jti, "v": vendor_id}
-    cursor = await conn.execute(_with_access(read.sql, read.ctes), params, prepare=True)
+    # the read's parameters and the check's (:class:`TokenCheck`'s fields), in one new dict
+    params = bound(read.params)
+    params["jti"], params["vendor_id"] = jti, vendor_id
+    cursor = await conn.execute(riding(read.sql, read.ctes), params, prepare=True)
     row = await cursor.fetchone()
     # the token's columns come first, the read's after them: each part by its names
     access, values = (None, ()) if row is None else (_access_row(row), row[ACCESS_COLUMNS:])
@@ -179,17 +200,21 @@ def caller_of(row: AccessRow | None, *, vendor_id: int | None, write: bool, now:
     )
 
 
-VENDOR_STATE_SQL = """
+VENDOR_STATE_SQL = SQL(
+    "vendor_state",
+    """
 SELECT v.status, v.suspended_grace_until, v.subscription_ends_at, p.rate_limit_per_minute
 FROM vendors v JOIN plans p ON p.id = v.plan_id
-WHERE v.id = %(v)s
-"""
+WHERE v.id = %(vendor_id)s
+""",
+    VendorScope,
+)
 
 
 async def vendor_state(conn: AsyncConnection[Any], vendor_id: int) -> tuple[VendorState, int] | None:
     """A vendor's state and plan rate limit, for the rate limiter's brief cache (autocommit read)."""
     async with conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(VENDOR_STATE_SQL, {"v": vendor_id}, prepare=True)
+        await cursor.execute(VENDOR_STATE_SQL, bound(VendorScope(vendor_id=vendor_id)), prepare=True)
         row = await cursor.fetchone()
     if row is None:
         return None

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from loyalty_core.events.models import EventType
-from loyalty_core.events.payloads import Payload
 from loyalty_core.vouchers.resources import VoucherBody
 
 
-class VoucherUsed(VoucherBody, Payload):
-    event_type = EventType.VOUCHER_USED
-    version = 1
+class VoucherUsed(VoucherBody):
+    event_type: ClassVar[str] = EventType.VOUCHER_USED
+    version: ClassVar[int] = 1

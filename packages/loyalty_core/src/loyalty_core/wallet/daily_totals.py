@@ -19,11 +19,11 @@ _WATERMARK = "SELECT folded_through FROM ledger_totals_watermark WHERE id = 1"
 _DAYS = f"""
 WITH {_MARK}, moved AS (
     SELECT day, type, points_in, points_out FROM ledger_totals
-    WHERE vendor_id = :v AND day >= :first AND day <= :last
+    WHERE vendor_id = :vendor_id AND day >= :first AND day <= :last
     UNION ALL
     SELECT (created_at AT TIME ZONE 'UTC')::date, type, greatest(amount, 0), greatest(-amount, 0)
     FROM ledger_entries
-    WHERE vendor_id = :v AND id > :after AND id > (SELECT through FROM mark)
+    WHERE vendor_id = :vendor_id AND id > :after AND id > (SELECT through FROM mark)
       AND created_at >= :begins AND created_at < :ends
 )
 SELECT day,
@@ -34,9 +34,9 @@ FROM moved GROUP BY day
 """
 _OUTSTANDING = f"""
 WITH {_MARK}
-SELECT CAST(coalesce((SELECT sum(points) FROM ledger_totals WHERE vendor_id = :v), 0)
+SELECT CAST(coalesce((SELECT sum(points) FROM ledger_totals WHERE vendor_id = :vendor_id), 0)
      + coalesce((SELECT sum(amount) FROM ledger_entries
-                 WHERE vendor_id = :v AND id > :after AND id > (SELECT through FROM mark)), 0) AS bigint)
+                 WHERE vendor_id = :vendor_id AND id > :after AND id > (SELECT through FROM mark)), 0) AS bigint)
 """
 
 
@@ -55,7 +55,7 @@ async def points_by_day(session: AsyncSession, vendor_id: int, first: date, last
     begins = datetime.combine(first, time(), UTC)
     ends = datetime.combine(last + timedelta(days=1), time(), UTC)
     after = await _watermark(session)
-    params = {"v": vendor_id, "first": first, "last": last, "begins": begins, "ends": ends, "after": after}
+    params = {"vendor_id": vendor_id, "first": first, "last": last, "begins": begins, "ends": ends, "after": after}
     found = {row.day: row for row in (await session.execute(text(_DAYS), params)).all()}
     days = []
     for n in range((last - first).days + 1):
@@ -68,7 +68,7 @@ async def points_by_day(session: AsyncSession, vendor_id: int, first: date, last
 async def points_outstanding(session: AsyncSession, vendor_id: int) -> int:
     """The points the vendor's customers hold: the sum of every entry, which is the sum of the
     balances (LEDGER-1)."""
-    params = {"v": vendor_id, "after": await _watermark(session)}
+    params = {"vendor_id": vendor_id, "after": await _watermark(session)}
     return int((await session.execute(text(_OUTSTANDING), params)).scalar_one())
 
 

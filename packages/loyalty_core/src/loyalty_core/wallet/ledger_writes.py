@@ -10,7 +10,8 @@ caller's own rows ride in the same statement, as CTEs before the posting (those 
 redemption's stock take, a purchase's plan meter) and after it (a purchase's transaction and lines,
 a redemption's row, pointing at the entry), and the statement's final ``SELECT`` is the caller's.
 When the gate is false nothing is written. The entry is the CTE ``ledger_entry`` (columns
-:data:`ENTRY_COLUMNS`) for the caller's rows to point at. :func:`entry_params` fills its parameters.
+:data:`ENTRY_COLUMNS`) for the caller's rows to point at. Its parameters are the fields of
+:class:`PostingParams`, which a caller's statement struct extends; :func:`entry_params` computes them.
 
 The same statement records the entries' events (EVENT-3, EVENT-4): ``points.expired`` for the
 expire entry a debit writes first, always, and the caller's event for its own entry when it names
@@ -36,11 +37,14 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from loyalty_core.events.recording import deliveries_of, event_ctes, event_params, no_event_params
+from loyalty_core.events.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
+from loyalty_core.till_sql import Params, bound, statements_of
 from loyalty_core.wallet.ledger import Take
 from loyalty_core.wallet.models import CauserType, EntryType
 from loyalty_core.wallet.payloads import EntryPayload, PointsExpired
 from loyalty_core.wallet.resources import LedgerEntry
+
+SQL = statements_of(__name__)
 
 EXPIRED_REASON = "expired"
 
@@ -54,52 +58,91 @@ LEDGER_EVENTS = ("ledger_expired_event", "ledger_entry_event")
 _DRAWN = "CAST(%({name}_data)s AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)"
 
 
-def _entry_event(name: str, entry: str, gate: str = "") -> str:
+def _entry_event(name: str, entry: str, *, kind: str, version: str, gate: str = "") -> str:
     return event_ctes(
         name,
         source=f"{entry} x CROSS JOIN ledger_balance b{gate}",
         data=_DRAWN.format(name=name),
         customer="b.customer_id",
+        vendor="%(vendor_id)s",
+        at="%(now)s",
+        kind=kind,
+        version=version,
     )
 
 
+class PostingParams(Params, frozen=True):
+    """The posting's placeholders; the struct of every statement that posts extends it (fields from
+    :func:`entry_params`)."""
+
+    vendor_id: int
+    wallet_id: int | None
+    now: datetime
+    entry_type: str
+    amount: int
+    reason: str | None
+    causer_type: str
+    causer_id: str | None
+    entry_key: str | None
+    lot_points: list[int]
+    lot_ends: list[datetime | None]
+    expired_points: int
+    """What the expire entry written first takes, 0 for none."""
+    take_ids: list[int]
+    take_points: list[int]
+    ledger_expired_event_id: str | None
+    ledger_expired_event_data: str | None
+    ledger_entry_event_id: str | None
+    ledger_entry_event_type: str | None
+    """None: the entry records no event of its own."""
+    ledger_entry_event_version: int | None
+    ledger_entry_event_data: str | None
+
+
 def _posting_ctes(*, gate: str) -> str:
-    """The CTEs that post one entry on wallet ``%(w)s`` of vendor ``%(v)s``, when ``gate`` (SQL of
-    the caller's, over its own CTEs) holds. A zero amount writes nothing."""
-    # A debit first expires the lots whose end has passed (``%(expired)s`` points, 0 for none): an
+    """The CTEs that post one entry on wallet ``%(wallet_id)s`` of vendor ``%(vendor_id)s``, when
+    ``gate`` (SQL of the caller's, over its own CTEs) holds. A zero amount writes nothing."""
+    # A debit first expires the lots whose end has passed (``%(expired_points)s``, 0 for none): an
     # ``expire`` entry as the nightly job writes it, drawn before the debit's (the aggregate over
     # ``ledger_expired`` is read first), so the ledger reads expiry then debit.
     return f"""ledger_balance AS (
-    UPDATE wallets SET balance = balance - %(expired)s + %(amount)s, updated_at = %(now)s
-    WHERE vendor_id = %(v)s AND id = %(w)s AND %(amount)s <> 0 AND ({gate})
+    UPDATE wallets SET balance = balance - %(expired_points)s + %(amount)s, updated_at = %(now)s
+    WHERE vendor_id = %(vendor_id)s AND id = %(wallet_id)s AND %(amount)s <> 0 AND ({gate})
     RETURNING balance, customer_id
 ), ledger_expired AS (
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
          idempotency_key, created_at, updated_at)
-    SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, '{EntryType.EXPIRE}', -%(expired)s,
+    SELECT nextval('ledger_entries_id_seq'), %(vendor_id)s, %(wallet_id)s, '{EntryType.EXPIRE}', -%(expired_points)s,
            b.balance - %(amount)s, '{EXPIRED_REASON}', '{CauserType.SYSTEM}', NULL, NULL, %(now)s, %(now)s
-    FROM ledger_balance b WHERE %(expired)s <> 0
+    FROM ledger_balance b WHERE %(expired_points)s <> 0
     RETURNING id, running_balance
 ), ledger_entry AS (
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
          idempotency_key, created_at, updated_at)
-    SELECT nextval('ledger_entries_id_seq'), %(v)s, %(w)s, %(entry_type)s, %(amount)s, b.balance, %(reason)s,
-           %(causer_type)s, %(causer_id)s, %(entry_key)s, %(now)s, %(now)s
+    SELECT nextval('ledger_entries_id_seq'), %(vendor_id)s, %(wallet_id)s, %(entry_type)s, %(amount)s, b.balance,
+           %(reason)s, %(causer_type)s, %(causer_id)s, %(entry_key)s, %(now)s, %(now)s
     FROM ledger_balance b CROSS JOIN (SELECT count(*) FROM ledger_expired) x
     RETURNING {ENTRY_COLUMNS}
 ), ledger_lots_opened AS (
     INSERT INTO point_lots
         (id, vendor_id, wallet_id, entry_id, points, remaining, expires_at, created_at, updated_at)
-    SELECT nextval('point_lots_id_seq'), %(v)s, %(w)s, e.id, l.points, l.points, l.ends, %(now)s, %(now)s
+    SELECT nextval('point_lots_id_seq'), %(vendor_id)s, %(wallet_id)s, e.id, l.points, l.points, l.ends, %(now)s,
+           %(now)s
     FROM ledger_entry e, unnest(%(lot_points)s::bigint[], %(lot_ends)s::timestamptz[]) AS l(points, ends)
 ), ledger_lots_taken AS (
     UPDATE point_lots p SET remaining = p.remaining - t.points, updated_at = %(now)s
     FROM ledger_entry e, unnest(%(take_ids)s::bigint[], %(take_points)s::bigint[]) AS t(id, points)
-    WHERE p.vendor_id = %(v)s AND p.id = t.id AND p.wallet_id = %(w)s
-), {_entry_event(LEDGER_EVENTS[0], "ledger_expired")}, {
-        _entry_event(LEDGER_EVENTS[1], "ledger_entry", f" WHERE CAST(%({LEDGER_EVENTS[1]}_type)s AS text) IS NOT NULL")
+    WHERE p.vendor_id = %(vendor_id)s AND p.id = t.id AND p.wallet_id = %(wallet_id)s
+), {_entry_event(LEDGER_EVENTS[0], "ledger_expired", **payload_sql(PointsExpired))}, {
+        _entry_event(
+            LEDGER_EVENTS[1],
+            "ledger_entry",
+            kind=f"CAST(%({LEDGER_EVENTS[1]}_type)s AS text)",
+            version=f"CAST(%({LEDGER_EVENTS[1]}_version)s AS smallint)",
+            gate=f" WHERE CAST(%({LEDGER_EVENTS[1]}_type)s AS text) IS NOT NULL",
+        )
     }"""
 
 
@@ -128,44 +171,57 @@ def entry_params(
     taken: Sequence[Take] = (),
     expired: Sequence[Take] = (),
     event: type[EntryPayload] | None = None,
-) -> dict[str, Any]:
-    """The parameters of the posting in :func:`posting_statement`: a credit names the lots it opens
-    (points, end), a debit the points it takes from each lot and the lots past their end it expires
-    first (``ledger.due``); ``event``: the event of the entry itself, if it has one."""
+) -> PostingParams:
+    """The posting's parameters (a caller's own statement takes them into its struct, which extends
+    :class:`PostingParams`, as ``**bound(...)``): a credit names the lots it opens (points, end), a
+    debit the points it takes from each lot and the lots past their end it expires first
+    (``ledger.due``); ``event``: the event of the entry itself, if it has one."""
     points, ends = [], []
     for p, end in opened:
         points.append(p)
         ends.append(end)
     expired_points = sum(t.points for t in expired)
     # an event the statement will not record draws no id and encodes nothing (the till's hot path)
-    gone = no_event_params(LEDGER_EVENTS[0])
+    gone_id = gone_data = own_id = own_type = own_version = own_data = None
     if expired_points:
-        shown = _shown(
-            PointsExpired, wallet_id, EntryType.EXPIRE, -expired_points, EXPIRED_REASON, CauserType.SYSTEM, None, now
+        gone_id = new_event_id(now)
+        gone_data = dumps(
+            _shown(
+                PointsExpired,
+                wallet_id,
+                EntryType.EXPIRE,
+                -expired_points,
+                EXPIRED_REASON,
+                CauserType.SYSTEM,
+                None,
+                now,
+            )
         )
-        gone = event_params(vendor_id, shown, now, name=LEDGER_EVENTS[0])
-    own = no_event_params(LEDGER_EVENTS[1])
     if event is not None:
-        shown = _shown(event, wallet_id, kind, amount, reason, causer_type, causer_id, now)
-        own = event_params(vendor_id, shown, now, name=LEDGER_EVENTS[1])
-    return {
-        **gone,
-        **own,
-        "v": vendor_id,
-        "w": wallet_id,
-        "now": now,
-        "entry_type": str(kind),
-        "amount": amount,
-        "reason": reason,
-        "causer_type": str(causer_type),
-        "causer_id": causer_id,
-        "entry_key": key,
-        "lot_points": points,
-        "lot_ends": ends,
-        "expired": expired_points,
-        "take_ids": [t.lot_id for t in (*expired, *taken)],
-        "take_points": [t.points for t in (*expired, *taken)],
-    }
+        own_id, own_type, own_version = new_event_id(now), str(event.event_type), event.version
+        own_data = dumps(_shown(event, wallet_id, kind, amount, reason, causer_type, causer_id, now))
+    return PostingParams(
+        vendor_id=vendor_id,
+        wallet_id=wallet_id,
+        now=now,
+        entry_type=str(kind),
+        amount=amount,
+        reason=reason,
+        causer_type=str(causer_type),
+        causer_id=causer_id,
+        entry_key=key,
+        lot_points=points,
+        lot_ends=ends,
+        expired_points=expired_points,
+        take_ids=[t.lot_id for t in (*expired, *taken)],
+        take_points=[t.points for t in (*expired, *taken)],
+        ledger_expired_event_id=gone_id,
+        ledger_expired_event_data=gone_data,
+        ledger_entry_event_id=own_id,
+        ledger_entry_event_type=own_type,
+        ledger_entry_event_version=own_version,
+        ledger_entry_event_data=own_data,
+    )
 
 
 def _shown(
@@ -182,14 +238,18 @@ def _shown(
     return event(0, wallet_id or 0, str(kind), amount, 0, reason, str(causer_type), causer_id, at)
 
 
-_POST = posting_statement(select=f"{ENTRY_COLUMNS}, {deliveries_of(*LEDGER_EVENTS)} AS deliveries FROM ledger_entry")
+_POST = SQL(
+    "post",
+    posting_statement(select=f"{ENTRY_COLUMNS}, {deliveries_of(*LEDGER_EVENTS)} AS deliveries FROM ledger_entry"),
+    PostingParams,
+)
 
 
-async def write_entry(conn: AsyncConnection[Any], params: dict[str, Any]) -> tuple[LedgerEntry, int]:
+async def write_entry(conn: AsyncConnection[Any], params: PostingParams) -> tuple[LedgerEntry, int]:
     """Post one entry (one prepared statement) on a wallet the caller has locked; the entry and how
     many webhook deliveries its events created."""
     async with conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(_POST, params, prepare=True)
+        await cursor.execute(_POST, bound(params), prepare=True)
         written = await cursor.fetchone()
     assert written is not None  # the wallet is locked by the caller and the amount is not zero
     deliveries = written.pop("deliveries")

@@ -3,6 +3,7 @@ each new customer and starts at 0 points). The ledger, lots and their rules buil
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -58,6 +59,18 @@ class CauserType(StrEnum):
     PORTAL_USER = "portal_user"
     SYSTEM = "system"
     IMPORT = "import"
+
+
+@dataclass(frozen=True, slots=True)
+class Causer:
+    """Who caused a ledger entry, as each entry records it (``causer_type``, ``causer_id``)."""
+
+    type: str
+    id: str | None = None
+
+
+SYSTEM = Causer(CauserType.SYSTEM)
+"""The service itself: the jobs (expiry) and the writes no person or client asked for."""
 
 
 class LedgerEntry(VendorRow, Base):

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from loyalty_core.events.models import EventType
-from loyalty_core.events.payloads import Payload
 from loyalty_core.wallet.resources import LedgerEntry
 
 
-class EntryPayload(LedgerEntry, Payload):
+class EntryPayload(LedgerEntry):
     """What every ``points.*`` payload holds: the ledger entry."""
+
+    event_type: ClassVar[str]
+    version: ClassVar[int]
 
 
 class PointsAdjusted(EntryPayload):
-    event_type = EventType.POINTS_ADJUSTED
-    version = 1
+    event_type: ClassVar[str] = EventType.POINTS_ADJUSTED
+    version: ClassVar[int] = 1
 
 
 class PointsExpired(EntryPayload):
-    event_type = EventType.POINTS_EXPIRED
-    version = 1
+    event_type: ClassVar[str] = EventType.POINTS_EXPIRED
+    version: ClassVar[int] = 1

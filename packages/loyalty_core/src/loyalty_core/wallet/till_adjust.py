@@ -1,13 +1,15 @@
 """A till's adjustment as prepared psycopg statements: the same rules as ``Adjustments.adjust``
 (ADJUST-1 to ADJUST-5, LEDGER-8), without the ORM's unit of work.
 
-The money-like write order of docs/architecture.md holds: lock the wallet row, look the key up
-under that lock (a concurrent duplicate waits, then answers the replay), refuse before writing, then
-write the entry, its lot (or the lots it takes from) and the balance in one statement, the ledger's
-one writer (``loyalty_core.wallet.ledger_writes``). Ids come from
-the tables' sequences, as the ORM draws them. Each step is
-a fixed statement prepared on the connection, whose plan starts from a primary or unique key.
-Three round trips for a new credit, four for a deduction, two for a replay, plus BEGIN and COMMIT.
+It follows the till's write protocol (``wallet/till_protocol.py``): lock the wallet row, look the
+key up under that lock (a concurrent duplicate waits, then answers the replay; the key belongs to
+the customer's merge family, so the wallet's lock orders its duplicates and no key lock is taken),
+refuse before writing, then write the entry, its lot (or the lots it takes from) and the balance in
+one statement, the ledger's one writer (``loyalty_core.wallet.ledger_writes``). Ids come from the
+tables' sequences, as the ORM draws them. Each step is a fixed statement prepared on the connection,
+whose plan starts from a primary or unique key, sent as a plain round trip (a pipeline costs the
+served worker more Python than the round trips it spares, ``bench/results/adjust-round-trips.md``):
+three for a new credit, four for a deduction, two for a replay, plus BEGIN and COMMIT.
 """
 
 from __future__ import annotations
@@ -17,19 +19,21 @@ from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
-from psycopg.errors import LockNotAvailable
 from psycopg.rows import class_row, dict_row
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import IdempotencyKeyConflict
+from loyalty_core.till_sql import Params, bound, statements_of
 from loyalty_core.wallet import ledger
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
+from loyalty_core.wallet.errors import InsufficientBalance, WalletNotFound
 from loyalty_core.wallet.ledger_writes import ENTRY_COLUMNS, entry_params, write_entry
-from loyalty_core.wallet.models import EntryType
+from loyalty_core.wallet.models import Causer, EntryType
 from loyalty_core.wallet.payloads import PointsAdjusted
 from loyalty_core.wallet.resources import LedgerEntry
+from loyalty_core.wallet.till_protocol import Locks, till_write
+
+SQL = statements_of(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +56,31 @@ class Adjusted:
     """The webhook deliveries its events created: the caller wakes the worker after its commit."""
 
 
-_LOCK = f"""
+class AdjustRead(Params, frozen=True):
+    """The parameters of the wallet's lock and the reads under it."""
+
+    vendor_id: int
+    customer_id: int
+    idempotency_key: str
+
+
+class OpenLots(Params, frozen=True):
+    wallet_id: int
+
+
+LOCKS = Locks(
+    wallet=SQL(
+        "wallet_lock",
+        f"""
 SELECT w.id AS wallet_id, w.balance
 FROM customers c
 JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
-WHERE c.vendor_id = %(v)s AND c.id = %(c)s AND c.status <> '{CustomerStatus.ANONYMIZED}'
+WHERE c.vendor_id = %(vendor_id)s AND c.id = %(customer_id)s AND c.status <> '{CustomerStatus.ANONYMIZED}'
 FOR UPDATE OF w
-"""
+""",
+        AdjustRead,
+    )
+)
 
 # Run after the wallet lock is held, so in a snapshot taken after any write that held it (a merge
 # commits before the lock is granted): the customer's merged state as it is now, and the entry of
@@ -66,31 +88,43 @@ FOR UPDATE OF w
 # (not UNION ALL) ends the recursion even if merges ever formed a cycle. The key is looked up per
 # family wallet (the inner LIMIT keeps PostgreSQL from flattening that step), so the plan uses the
 # (vendor_id, wallet_id, key) index; left to itself it scanned that whole index for the key alone.
-_STATE_AND_KEY = f"""
+_STATE_AND_KEY = SQL(
+    "state_and_key",
+    f"""
 WITH RECURSIVE family(id) AS (
-    SELECT %(c)s::bigint
+    SELECT %(customer_id)s::bigint
     UNION
-    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(v)s AND c.merged_into_id = f.id
+    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(vendor_id)s AND c.merged_into_id = f.id
 ), family_wallets AS MATERIALIZED (
-    SELECT w.id FROM family f JOIN wallets w ON w.vendor_id = %(v)s AND w.customer_id = f.id
+    SELECT w.id FROM family f JOIN wallets w ON w.vendor_id = %(vendor_id)s AND w.customer_id = f.id
 )
 SELECT m.merged_into_id, e.*
-FROM (SELECT merged_into_id FROM customers WHERE vendor_id = %(v)s AND id = %(c)s) m
+FROM (SELECT merged_into_id FROM customers WHERE vendor_id = %(vendor_id)s AND id = %(customer_id)s) m
 LEFT JOIN LATERAL (
     SELECT k.* FROM family_wallets fw
     CROSS JOIN LATERAL (
         SELECT {ENTRY_COLUMNS} FROM ledger_entries
-        WHERE vendor_id = %(v)s AND wallet_id = fw.id AND type = '{EntryType.ADJUST}' AND idempotency_key = %(k)s
+        WHERE vendor_id = %(vendor_id)s AND wallet_id = fw.id AND type = '{EntryType.ADJUST}'
+          AND idempotency_key = %(idempotency_key)s
         LIMIT 1
     ) k
     ORDER BY k.id LIMIT 1
 ) e ON true
-"""
+""",
+    AdjustRead,
+)
 
-_OPEN_LOTS = "SELECT id, expires_at, remaining FROM point_lots WHERE wallet_id = %(w)s AND remaining > 0"
+_OPEN_LOTS = SQL(
+    "open_lots",
+    "SELECT id, expires_at, remaining FROM point_lots WHERE wallet_id = %(wallet_id)s AND remaining > 0",
+    OpenLots,
+)
 
-_WHICH_IS_MISSING = (
-    f"SELECT 1 FROM customers WHERE vendor_id = %(v)s AND id = %(c)s AND status <> '{CustomerStatus.ANONYMIZED}'"
+_WHICH_IS_MISSING = SQL(
+    "which_is_missing",
+    "SELECT 1 FROM customers WHERE vendor_id = %(vendor_id)s AND id = %(customer_id)s"
+    f" AND status <> '{CustomerStatus.ANONYMIZED}'",
+    AdjustRead,
 )
 
 
@@ -104,14 +138,23 @@ async def till_adjust(
     now: datetime,
 ) -> Adjusted:
     """``conn`` is out of autocommit; the whole adjustment is one transaction on it."""
+    params = bound(AdjustRead(vendor_id=vendor_id, customer_id=customer_id, idempotency_key=asked.key))
+    return await till_write(lambda: _attempt(conn, vendor_id, customer_id, asked, params, expire_after_days, now))
+
+
+async def _attempt(
+    conn: AsyncConnection[Any],
+    vendor_id: int,
+    customer_id: int,
+    asked: Adjustment,
+    params: dict[str, Any],
+    expire_after_days: int | None,
+    now: datetime,
+) -> Adjusted:
     amount, key = asked.amount, asked.key
-    params: dict[str, Any] = {"v": vendor_id, "c": customer_id, "k": key}
     async with conn.transaction(), conn.cursor(row_factory=dict_row) as cursor:
-        try:
-            await cursor.execute(_LOCK, params, prepare=True)
-            locked = await cursor.fetchone()
-        except LockNotAvailable as exc:
-            raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1) from exc
+        await LOCKS.take(conn, params, cursor)
+        locked = await cursor.fetchone()
         if locked is None:
             await cursor.execute(_WHICH_IS_MISSING, params, prepare=True)
             if await cursor.fetchone() is None:
@@ -135,7 +178,7 @@ async def till_adjust(
         expired: list[ledger.Take] = []
         if amount < 0:
             async with conn.cursor(row_factory=class_row(ledger.Lot)) as lots:
-                await lots.execute(_OPEN_LOTS, {"w": wallet_id}, prepare=True)
+                await lots.execute(_OPEN_LOTS, bound(OpenLots(wallet_id=wallet_id)), prepare=True)
                 open_lots = await lots.fetchall()
             # points past their end are never spent: the write expires them first, in its statement
             expired, live = ledger.split_due(open_lots, now)

@@ -12,8 +12,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.tenancy import errors as te
 from loyalty_core.tenancy.access import VendorContext
 from loyalty_core.tenancy.token_check import check_token, check_token_with
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import Causer
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_http.access.connection import request_connection
 from loyalty_http.access.tokens import TokenCodec, request_claims
 from loyalty_http.wire.errors import Unauthenticated

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core import bounds
 from loyalty_core.tenancy.models import ApiClient, VendorStatus
 from loyalty_core.tenancy.models import Branch as BranchModel
 from loyalty_core.tenancy.models import Plan as PlanModel
@@ -15,14 +16,14 @@ from loyalty_core.tenancy.models import Vendor as VendorModel
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 from loyalty_http.wire.validation import SingleLine
 
-Name = Annotated[str, msgspec.Meta(max_length=200)]
-ShownName = Annotated[str, msgspec.Meta(max_length=200), SingleLine]
+Name = Annotated[str, bounds.ADMIN_NAME]
+ShownName = Annotated[str, bounds.ADMIN_NAME, SingleLine]
 """A shop's or branch's name: it reaches mail headers and passes."""
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Percent = Annotated[int, msgspec.Meta(ge=0, le=1000)]
 """A plan's overage allowance, in percent of ``max_transactions``."""
-BranchKey = Annotated[str, msgspec.Meta(max_length=64)]
-BranchType = Annotated[str, msgspec.Meta(max_length=32)]
+BranchKey = Annotated[str, bounds.BRANCH_KEY]
+BranchType = Annotated[str, bounds.BRANCH_TYPE]
 Scope = Literal["read", "write", "webhooks"]
 """``webhooks`` opens the events feed and webhook endpoints (personal data): granted only on request."""
 GrantType = Annotated[str, msgspec.Meta(max_length=64)]

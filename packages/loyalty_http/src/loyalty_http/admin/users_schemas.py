@@ -8,14 +8,13 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core import bounds
 from loyalty_core.staff.models import Role
 from loyalty_core.staff.models import User as UserModel
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
-Email = Annotated[str, msgspec.Meta(min_length=3, max_length=254, pattern=r"^[^@\s]+@[^@\s]+$")]
-# bounded above so a huge body cannot make the hasher work for long; the lower bound is a rule of
-# the service (checked in core) so its message names the field as every rule's does
-Password = Annotated[str, msgspec.Meta(max_length=1024)]
+Email = Annotated[str, bounds.USER_EMAIL]
+Password = Annotated[str, bounds.PASSWORD]
 
 
 class UserCreate(msgspec.Struct):

@@ -41,7 +41,7 @@ class AdminCustomersController(Controller):
         customers: Customers,
         known_vendor: KnownVendor,
     ) -> Envelope[s.CardBatch]:
-        return Envelope(s.CardBatch(codes=await customers.issue_card_batch(known_vendor, payload.count)))
+        return Envelope(s.CardBatch(codes=await customers.identifiers.issue_card_batch(known_vendor, payload.count)))
 
     @patch("/cards/{code:str}", opt=reads(auth="admin", body=s.ActiveSet, errors=("NOT_FOUND",)))
     async def set_card_active(
@@ -51,7 +51,7 @@ class AdminCustomersController(Controller):
         customers: Customers,
         known_vendor: KnownVendor,
     ) -> Envelope[s.Card]:
-        return Envelope(s.Card.of(await customers.set_card_active(known_vendor, code, payload.active)))
+        return Envelope(s.Card.of(await customers.identifiers.set_card_active(known_vendor, code, payload.active)))
 
     @get("/customers/{customer_id:str}", opt=reads(auth="admin"))
     async def get_customer(
@@ -79,7 +79,9 @@ class AdminCustomersController(Controller):
         known_vendor: KnownVendor,
     ) -> Envelope[Customer]:
         code = payload.code if isinstance(payload.code, str) else None
-        return Envelope(Customer.of(await customers.add_card(known_vendor, customer_id_of(customer_id), code)))
+        return Envelope(
+            Customer.of(await customers.identifiers.add_card(known_vendor, customer_id_of(customer_id), code))
+        )
 
     @patch(
         "/customers/{customer_id:str}/identifiers/{value:str}",
@@ -93,21 +95,23 @@ class AdminCustomersController(Controller):
         customers: Customers,
         known_vendor: KnownVendor,
     ) -> Envelope[Customer]:
-        view = await customers.set_identifier_active(known_vendor, customer_id_of(customer_id), value, payload.active)
+        view = await customers.identifiers.set_identifier_active(
+            known_vendor, customer_id_of(customer_id), value, payload.active
+        )
         return Envelope(Customer.of(view))
 
     @post("/customers/{customer_id:str}/deactivate", opt=reads(auth="admin"), status_code=200)
     async def deactivate_customer(
         self, customer_id: FromPath[str], customers: Customers, known_vendor: KnownVendor
     ) -> Envelope[Customer]:
-        return Envelope(Customer.of(await customers.deactivate(known_vendor, customer_id_of(customer_id))))
+        return Envelope(Customer.of(await customers.status.deactivate(known_vendor, customer_id_of(customer_id))))
 
     @post("/customers/{customer_id:str}/anonymize", opt=reads(auth="admin"), status_code=200)
     async def anonymize_customer(
         self, customer_id: FromPath[str], customers: Customers, known_vendor: KnownVendor
     ) -> Envelope[s.Anonymized]:
         cid = customer_id_of(customer_id)
-        await customers.anonymize(known_vendor, cid)
+        await customers.status.anonymize(known_vendor, cid)
         return Envelope(s.Anonymized(id=cid, status="anonymized"))
 
     @put(
@@ -124,7 +128,7 @@ class AdminCustomersController(Controller):
     ) -> Envelope[s.AdminCustomer]:
         cid = customer_id_of(customer_id)
         version = payload.marketing_consent_statement_version
-        await customers.record_consent(
+        await customers.consent.record(
             known_vendor,
             cid,
             payload.marketing_consent,
@@ -142,7 +146,7 @@ class AdminCustomersController(Controller):
     ) -> Envelope[s.ImportResults]:
         checked = payload.items()
         valid = [(index, item) for index, item in enumerate(checked) if isinstance(item, s.ImportItem)]
-        outcomes = await customers.import_customers(
+        outcomes = await customers.enrolment.import_customers(
             known_vendor,
             importer=payload.importer if isinstance(payload.importer, str) else None,
             attested_on=payload.attested_on if isinstance(payload.attested_on, date) else None,
@@ -160,8 +164,8 @@ class AdminCustomersController(Controller):
 
 
 async def _admin_view(config: Config, customers: CustomerService, vendor_id: int, customer_id: int) -> s.AdminCustomer:
-    view = await customers.get(vendor_id, customer_id)
-    events = await customers.consent_history(vendor_id, customer_id)
+    view = await customers.reads.get(vendor_id, customer_id)
+    events = await customers.consent.history(vendor_id, customer_id)
     return s.AdminCustomer.of(view, events=events, unsubscribe_url=unsubscribe_path(config, vendor_id, customer_id))
 
 

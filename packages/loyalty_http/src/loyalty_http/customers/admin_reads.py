@@ -9,6 +9,7 @@ from litestar import Controller, Request, get
 from litestar.di import NamedDependency
 from msgspec import UNSET, UnsetType
 
+from loyalty_core import bounds
 from loyalty_core.customers.card_list import CardListed, CardState
 from loyalty_http.customers.schemas import Customer
 from loyalty_http.params import CardListDep, CustomerSearchDep, KnownVendor, given
@@ -20,7 +21,7 @@ AnyRequest = Request[Any, Any, Any]
 
 
 class CustomerSearchQuery(msgspec.Struct):
-    q: Annotated[str, msgspec.Meta(max_length=255)] | UnsetType = UNSET
+    q: Annotated[str, bounds.CUSTOMER_SEARCH] | UnsetType = UNSET
     per_page: PerPage = DEFAULT_PER_PAGE
 
 

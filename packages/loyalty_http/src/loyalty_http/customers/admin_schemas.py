@@ -10,6 +10,7 @@ from typing import Annotated, Literal, cast
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core import bounds
 from loyalty_core.customers import cards
 from loyalty_core.customers.models import ConsentEvent as ConsentEventModel
 from loyalty_core.customers.profiles import Profile
@@ -30,7 +31,7 @@ MAX_IMPORT = 1000
 
 
 class CardBatchCreate(msgspec.Struct):
-    count: Annotated[int, msgspec.Meta(ge=1, le=10_000)]
+    count: Annotated[int, bounds.CARD_BATCH_COUNT]
 
 
 class CardBatch(msgspec.Struct):

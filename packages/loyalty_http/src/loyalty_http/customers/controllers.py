@@ -53,7 +53,9 @@ class CustomerController(Controller):
     async def register_customer(
         self, payload: NamedDependency[s.CustomerCreate], vendor: Vendor, customers: Customers
     ) -> Envelope[s.Customer]:
-        view = await customers.register(vendor.vendor_id, payload.profile(), provenance=api_provenance(vendor))
+        view = await customers.enrolment.register(
+            vendor.vendor_id, payload.profile(), provenance=api_provenance(vendor)
+        )
         return Envelope(s.Customer.of(view))
 
     @get("/lookup", opt=reads(query=s.CustomerLookup, errors=("CUSTOMER_NOT_FOUND",), companion=s.lookup_read))
@@ -72,7 +74,7 @@ class CustomerController(Controller):
     async def link_external_id(
         self, payload: NamedDependency[s.LinkExternalId], vendor: Vendor, customers: Customers
     ) -> Envelope[s.Customer]:
-        view = await customers.link_external_id(
+        view = await customers.profile.link_external_id(
             vendor.vendor_id,
             payload.external_id,
             identifier=payload.identifier if isinstance(payload.identifier, str) else None,
@@ -97,7 +99,7 @@ class CustomerController(Controller):
         vendor: Vendor,
         customers: Customers,
     ) -> Envelope[s.Customer]:
-        view = await customers.update_by_external_id(
+        view = await customers.profile.update_by_external_id(
             vendor.vendor_id, external_id, payload.changes(), provenance=api_provenance(vendor)
         )
         return Envelope(s.Customer.of(view))
@@ -115,5 +117,5 @@ class UnsubscribeController(Controller):
         if signed_for is None:
             raise ce.CustomerNotFound("This unsubscribe link is not valid.")
         vendor_id, customer_id = signed_for
-        await customers.unsubscribe(vendor_id, customer_id)
+        await customers.consent.unsubscribe(vendor_id, customer_id)
         return Envelope(s.Unsubscribed(unsubscribed=True))

@@ -11,6 +11,7 @@ import msgspec
 from litestar import Request
 from msgspec import UNSET, UnsetType
 
+from loyalty_core import bounds
 from loyalty_core.accounts import till_lookup
 from loyalty_core.customers import cards
 from loyalty_core.customers.models import Locale
@@ -34,7 +35,7 @@ TEXT_MAX = 255
 MAX_IDENTIFIERS = 10
 
 
-def text_problems(value: Any, *, required: bool) -> list[str]:
+def text_problems(value: Any, *, required: bool, max_length: int | None = TEXT_MAX) -> list[str]:
     """The checks a text field gets, for a field validated only when read (already trimmed)."""
     if value is UNSET:
         return ["validation.required"] if required else []
@@ -46,7 +47,7 @@ def text_problems(value: Any, *, required: bool) -> list[str]:
         return [UTF8_MESSAGE]
     if "\x00" in value:
         return [NUL_MESSAGE]
-    if len(value) > TEXT_MAX:
+    if max_length is not None and len(value) > max_length:
         return ["validation.max.string"]
     return []
 
@@ -56,7 +57,7 @@ def consent_version_problems(consent: Any, version: Any) -> dict[str, list[str]]
     read (and checked) only then."""
     if consent is not True:
         return {}
-    problems = text_problems(version, required=True)
+    problems = text_problems(version, required=True, max_length=bounds.STATEMENT_VERSION.max_length)
     return {"marketing_consent_statement_version": problems} if problems else {}
 
 

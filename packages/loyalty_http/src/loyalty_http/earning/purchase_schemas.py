@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core import bounds
 from loyalty_core.earning.resources import RuleApplied as RuleApplied
 from loyalty_core.earning.resources import Transaction as Transaction
 from loyalty_core.earning.till_purchase import Line, PurchaseRequest
@@ -18,14 +19,14 @@ from loyalty_http.wallet.schemas import DateOrInstant
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 MAX_ITEMS = 1000
-Text255 = Annotated[str, msgspec.Meta(max_length=255)]
+Text255 = Annotated[str, bounds.ITEM_TEXT]
 
 LINE_TOTAL_SENT = "The line_total is computed by the service as quantity times unit_price and must not be sent."
 
 
 class ItemBody(msgspec.Struct, kw_only=True):
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
-    quantity: Annotated[int, msgspec.Meta(ge=1)]
+    quantity: Annotated[int, bounds.ITEM_QUANTITY]
     unit_price: int
     sku: Text255 | UnsetType | None = UNSET
     category: Text255 | UnsetType | None = UNSET
@@ -39,10 +40,10 @@ class PreviewBody(msgspec.Struct, kw_only=True):
     ``vendor_id``) are not read (INPUT-17)."""
 
     identifier: Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
-    total_amount: Annotated[int, msgspec.Meta(ge=1)]
+    total_amount: Annotated[int, bounds.TOTAL_AMOUNT]
     description: Annotated[str, msgspec.Meta(max_length=1000)] | UnsetType | None = UNSET
     external_reference: Text255 | UnsetType | None = UNSET
-    branch: Annotated[str, msgspec.Meta(max_length=64)] | UnsetType | None = UNSET
+    branch: Annotated[str, bounds.BRANCH_KEY] | UnsetType | None = UNSET
     items: Annotated[list[ItemBody], msgspec.Meta(max_length=MAX_ITEMS)] | UnsetType | None = UNSET
 
     def check(self) -> Mapping[str, list[str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from loyalty_http.wire.error_status import STATUS_BY_CODE
+from loyalty_core.error_status import STATUS_BY_CODE
 
 MESSAGES = {
     400: "The body could not be read (INVALID_JSON).",

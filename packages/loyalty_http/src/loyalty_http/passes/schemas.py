@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core import bounds
 from loyalty_core.text import MAX_EMAIL_LENGTH
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 from loyalty_http.wire.validation import SingleLine
@@ -38,13 +39,11 @@ class RetryAccepted(msgspec.Struct):
     state: str
 
 
-HexColour = Annotated[str, msgspec.Meta(pattern=r"^#[0-9A-Fa-f]{6}$")]
+HexColour = Annotated[str, bounds.COLOUR]
 
 
 class BrandingBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    display_name: Annotated[str, msgspec.Meta(min_length=1, max_length=200), SingleLine] | msgspec.UnsetType | None = (
-        msgspec.UNSET
-    )
+    display_name: Annotated[str, bounds.DISPLAY_NAME, SingleLine] | msgspec.UnsetType | None = msgspec.UNSET
     background: HexColour | msgspec.UnsetType = msgspec.UNSET
     foreground: HexColour | msgspec.UnsetType = msgspec.UNSET
     label: HexColour | msgspec.UnsetType = msgspec.UNSET

@@ -8,16 +8,17 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core import bounds
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS, Reward
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.tenancy.resources import BranchShown as BranchShown
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
-Text = Annotated[str, msgspec.Meta(max_length=65535)]
+Name = Annotated[str, bounds.REWARD_NAME]
+Text = Annotated[str, bounds.REWARD_DESCRIPTION]
 Url = Annotated[str, msgspec.Meta(max_length=2048)]
-Count = Annotated[int, msgspec.Meta(ge=0, le=2_147_483_647)]
-Positive = Annotated[int, msgspec.Meta(ge=1, le=2_147_483_647)]
+Count = Annotated[int, bounds.COUNT]
+Positive = Annotated[int, bounds.POSITIVE]
 Hours = Annotated[int, msgspec.Meta(ge=1, le=MAX_CODE_VALID_FOR_HOURS)]
 Key = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 Branches = Annotated[list[Key], msgspec.Meta(max_length=1000)]

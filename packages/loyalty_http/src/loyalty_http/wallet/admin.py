@@ -36,7 +36,7 @@ class AdminWalletController(Controller):
         await merges.merge(vendor, closing, payload.into_customer_id, causer=ADMIN_CAUSER)
         return Envelope(
             Merged(
-                kept=Customer.of(await customers.get(vendor, payload.into_customer_id)),
-                closed=Customer.of(await customers.get(vendor, closing)),
+                kept=Customer.of(await customers.reads.get(vendor, payload.into_customer_id)),
+                closed=Customer.of(await customers.reads.get(vendor, closing)),
             )
         )

@@ -9,8 +9,8 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.tenancy.access import VendorContext
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import Causer, LedgerFilter
+from loyalty_core.wallet.models import Causer, CauserType
+from loyalty_core.wallet.services import LedgerFilter
 from loyalty_core.wallet.till_adjust import Adjustment, till_adjust
 from loyalty_http.params import Clk, Config, Wallets, Writer, customer_id_of, wake_deliveries
 from loyalty_http.route_options import reads
@@ -27,7 +27,7 @@ class WalletController(Controller):
 
     @get("/wallet", opt=reads(errors=("WALLET_NOT_FOUND",)))
     async def read_wallet(self, customer: FromPath[str], vendor: Vendor, wallets: Wallets) -> Envelope[s.Wallet]:
-        view = await wallets.read(vendor.vendor_id, customer_id_of(customer))
+        view = await wallets.reads.read(vendor.vendor_id, customer_id_of(customer))
         return Envelope(s.Wallet.of(view))
 
     @get("/ledger", opt=reads(query=s.LedgerQuery))
@@ -45,7 +45,7 @@ class WalletController(Controller):
             date_to=parse_datetime_or_date(params.date_to) if isinstance(params.date_to, str) else None,
             type=params.type if isinstance(params.type, str) else None,
         )
-        entries, total = await wallets.entries(
+        entries, total = await wallets.reads.entries(
             vendor.vendor_id,
             customer_id_of(customer),
             filters,

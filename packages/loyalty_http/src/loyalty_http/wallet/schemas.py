@@ -10,6 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from loyalty_core import bounds
 from loyalty_core.wallet.models import EntryType
 from loyalty_core.wallet.resources import LedgerEntry as LedgerEntry
 from loyalty_core.wallet.resources import Wallet as Wallet
@@ -21,8 +22,8 @@ DateOrInstant = Annotated[str, msgspec.Meta(extra={"rule": "datetime_or_date"})]
 
 class WalletAdjust(msgspec.Struct):
     amount: int
-    reason: Annotated[str, msgspec.Meta(max_length=500)]
-    idempotency_key: Annotated[str, msgspec.Meta(max_length=255)]
+    reason: Annotated[str, bounds.ADJUST_REASON]
+    idempotency_key: Annotated[str, bounds.ADJUST_KEY]
 
     def check(self) -> Mapping[str, list[str]]:
         if self.amount == 0:

@@ -16,7 +16,6 @@ another verb keeps the router's 405 (``PUT /products/A%2Freward``).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from urllib.parse import unquote
 
@@ -24,16 +23,16 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from loyalty_core.errors import DomainError
+from loyalty_core.numbers import row_id_of
 from loyalty_http.wire.errors import RouteNotFound
 from loyalty_http.wire.slots import TRIMMED
 
-_WHOLE = re.compile(r"[1-9][0-9]{0,17}")
-
 
 def parse_id(raw: str, not_found: type[DomainError], message: str, **details: object) -> int:
-    if not _WHOLE.fullmatch(raw):
+    found = row_id_of(raw)
+    if found is None:
         raise not_found(message, **details)
-    return int(raw)
+    return found
 
 
 def refuse_encoded_slash(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:

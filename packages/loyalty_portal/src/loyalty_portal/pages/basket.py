@@ -8,11 +8,13 @@ from typing import Any
 
 from litestar import Request
 
+from loyalty_core.bounds import BRANCH_KEY, ITEM_QUANTITY, ITEM_TEXT, TOTAL_AMOUNT
 from loyalty_core.earning.example_basket import score_example
 from loyalty_core.earning.rules import RuleResult
 from loyalty_core.earning.terms import LineItem, Purchase
+from loyalty_core.numbers import whole_range
 from loyalty_portal.access import Cfg, Db
-from loyalty_portal.forms import MAX_INT, Form
+from loyalty_portal.forms import Form
 
 LINES = 3
 """Rows of the example basket; an empty row is skipped."""
@@ -29,9 +31,10 @@ def basket_of(form: Form) -> Purchase | None:
     """The basket typed in, or None (with the form's problems) when a line cannot be read."""
     items, total = [], 0
     for n in range(1, LINES + 1):
-        sku = form.text(f"sku_{n}")
-        quantity = form.whole(f"quantity_{n}", low=1, high=10_000)
-        amount = form.whole(f"amount_{n}", low=0)
+        # a line as the preview endpoint's item takes it: sku, quantity and unit price in cents
+        sku = form.text(f"sku_{n}", ITEM_TEXT)
+        quantity = form.whole(f"quantity_{n}", ITEM_QUANTITY)
+        amount = form.whole(f"amount_{n}")
         if sku is None and quantity is None and amount is None:
             continue
         if quantity is None and f"quantity_{n}" not in form.problems:
@@ -41,11 +44,12 @@ def basket_of(form: Form) -> Purchase | None:
         if quantity is not None and amount is not None:
             items.append(LineItem(quantity, sku))
             total += quantity * amount
-    if total > MAX_INT:
-        form.problems.setdefault("amount_1", []).append(f"The basket may total at most {MAX_INT} cents.")
+    low, high = whole_range(TOTAL_AMOUNT)
+    if items and not low <= total <= high:
+        form.problems.setdefault("amount_1", []).append(f"The basket may total from {low} to {high} cents.")
     if not items and not form.problems:
         form.problems.setdefault("amount_1", []).append("Enter at least one line.")
-    branch = form.text("branch", max_length=64)
+    branch = form.text("branch", BRANCH_KEY)
     return None if form.problems else Purchase(total, branch, tuple(items))
 
 

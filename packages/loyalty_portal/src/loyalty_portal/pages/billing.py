@@ -8,12 +8,14 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromQuery
 
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
+from loyalty_core.numbers import row_id_of
 from loyalty_core.tenancy.ceilings import plan_of
 from loyalty_core.usage import PlanChoice, Usage
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Billing"
 
@@ -61,9 +63,7 @@ class BillingController(Controller):
         raw = form.raw.get("plan_id", "")
         try:
             async with db.begin_nested():
-                await PlanChoice(db, config.clock).choose(
-                    visitor.vendor_id, int(raw) if raw.isdigit() and len(raw) <= 18 else 0
-                )
+                await PlanChoice(db, config.clock).choose(visitor.vendor_id, row_id_of(raw) or 0)
         except DomainError as refused:
             return await page(db, config, visitor, status=status_of(refused), error=refused.message)
         return see_other(f"{MOUNT_PATH}/billing?done=1")

@@ -9,6 +9,8 @@ from urllib.parse import quote
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
+from loyalty_core.bounds import ADMIN_NAME, BRANCH_KEY, BRANCH_TYPE
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.sessions import Visitor
 from loyalty_core.tenancy.models import Branch
@@ -16,7 +18,7 @@ from loyalty_core.tenancy.reads import TenancyReads
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Branches"
 DONE = {
@@ -26,8 +28,6 @@ DONE = {
     "activated": "The branch is open again.",
 }
 ALL_ROWS = 1000
-KEY_MAX, NAME_MAX, TYPE_MAX = 64, 200, 32
-"""The admin API's bounds of a branch's key, name and type."""
 
 
 def path_of(branch: Branch) -> str:
@@ -36,11 +36,11 @@ def path_of(branch: Branch) -> str:
 
 def values_of(form: Form, *, new: bool) -> dict[str, Any]:
     values: dict[str, Any] = {
-        "name": form.line("name", required=True, max_length=NAME_MAX),
-        "type": form.text("type", max_length=TYPE_MAX) or "store",
+        "name": form.line("name", ADMIN_NAME, required=True),
+        "type": form.text("type", BRANCH_TYPE) or "store",
     }
     if new:
-        values["external_id"] = form.text("external_id", required=True, max_length=KEY_MAX)
+        values["external_id"] = form.text("external_id", BRANCH_KEY, required=True)
     form.check()
     return values
 

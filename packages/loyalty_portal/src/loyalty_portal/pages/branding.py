@@ -5,23 +5,23 @@ the logo checked by the same pass maker rules (PASS-8)."""
 from __future__ import annotations
 
 import base64
-import re
 from typing import Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import UploadFile
 from litestar.params import FromQuery
 
+from loyalty_core.bounds import COLOUR, DISPLAY_NAME
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.passes.cards import PassCards
 from loyalty_core.passes.ports import BrandingFacts
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Branding"
 COLOURS = ("background", "foreground", "label")
-HEX = re.compile(r"^#[0-9A-Fa-f]{6}$")
 MAX_LOGO_BYTES = 512 * 1024
 MAX_BODY_BYTES = MAX_LOGO_BYTES + 65_536
 """A logo a wallet can show is at most 512 KiB; the rest of the form is a few fields."""
@@ -72,11 +72,9 @@ class BrandingController(Controller):
     @post("/", request_max_body_size=MAX_BODY_BYTES)
     async def save(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
         form = await Form.of(request)
-        fields: dict[str, Any] = {"display_name": form.text("display_name", max_length=200)}
+        fields: dict[str, Any] = {"display_name": form.text("display_name", DISPLAY_NAME)}
         for colour in COLOURS:
-            value = form.text(colour, required=True)
-            if value is not None and not HEX.match(value):
-                form.problems.setdefault(colour, []).append("A colour such as #1d1d1f.")
+            value = form.matching(colour, COLOUR, "A colour such as #1d1d1f.", required=True)
             fields[colour] = (value or "").lower()
         logo = await logo_of(request, config, form)
         if logo is not None:

@@ -9,7 +9,8 @@ from loyalty_core.earning.errors import CampaignNotFound
 from loyalty_core.earning.models import Campaign
 from loyalty_core.earning.services import CampaignService
 from loyalty_core.earning.terms import FAMILIES, KINDS, MOMENTS, CampaignData
-from loyalty_portal.forms import MAX_INT, Form, row_id
+from loyalty_core.earning.validation import NAME_MAX
+from loyalty_portal.forms import Form, row_id
 from loyalty_portal.pages.owner_settings import Kind, OwnerSettingsController
 
 WHOLE = ("points", "max_points_per_transaction", "window_days", "inactive_days")
@@ -30,14 +31,14 @@ def values_of(form: Form) -> dict[str, Any]:
         "multiplier": form.number("multiplier"),
         "skus": form.words("skus"),
         "combinable": form.flag("combinable"),
-        "min_transaction_amount": form.whole("min_transaction_amount", low=-MAX_INT) or 0,
+        "min_transaction_amount": form.whole("min_transaction_amount") or 0,
         "starts_on": form.day("starts_on"),
         "ends_on": form.day("ends_on"),
         "branches": form.words("branches"),
         "active": form.flag("active"),
     }
     for name in WHOLE:
-        values[name] = form.whole(name, low=-MAX_INT)
+        values[name] = form.whole(name)
     form.check()
     return values
 
@@ -82,5 +83,5 @@ class CampaignsController(OwnerSettingsController):
         data_of=_data,
         shown=shown,
         new_values={"active": "on", "family": "transaction", "min_transaction_amount": "0"},
-        choices={"families": FAMILIES, "kinds": KINDS, "moments": MOMENTS},
+        choices={"families": FAMILIES, "kinds": KINDS, "moments": MOMENTS, "name_max": NAME_MAX},
     )

@@ -13,16 +13,18 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath
 from litestar.response import Stream
 
-from loyalty_core.customers.card_batches import MAX_BATCH, CardBatches
+from loyalty_core.bounds import CARD_BATCH_COUNT, MAX_BATCH
+from loyalty_core.customers.card_batches import CardBatches
 from loyalty_core.customers.errors import CardBatchNotFound
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_portal import reads
+from loyalty_core.staff.reads import user_emails
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.card_sheets import PER_PAGE, SheetWriter
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.exports import safe_cell
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Cards"
 
@@ -79,7 +81,7 @@ def _download(body: AsyncIterator[bytes], media_type: str, filename: str) -> Str
 async def _batches_page(visitor: Me, db: Db, config: Cfg, *, status: int = 200, **context: Any) -> Response[Any]:
     """The generate form and the shop's batches, newest first."""
     batches = await CardBatches(db, config.clock).recent(visitor.vendor_id)
-    makers = await reads.user_emails(db, {b.created_by_user_id for b in batches if b.created_by_user_id})
+    makers = await user_emails(db, visitor.vendor_id, {b.created_by_user_id for b in batches if b.created_by_user_id})
     return render(
         "cards.html",
         status=status,
@@ -103,7 +105,7 @@ class CardsController(Controller):
     @post("/")
     async def generate(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
         form = await Form.of(request)
-        count = form.whole("count", required=True, low=1, high=MAX_BATCH)
+        count = form.whole("count", CARD_BATCH_COUNT, required=True)
         try:
             form.check()
             async with db.begin_nested():
@@ -127,7 +129,9 @@ class CardsController(Controller):
     @get("/{batch_id:str}")
     async def batch(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
         found = await CardBatches(db, config.clock).get(visitor.vendor_id, batch_id_of(batch_id))
-        makers = await reads.user_emails(db, {found.created_by_user_id} if found.created_by_user_id else set())
+        makers = await user_emails(
+            db, visitor.vendor_id, [found.created_by_user_id] if found.created_by_user_id else []
+        )
         return render("card_batch.html", visitor=visitor, current=CURRENT, batch=found, makers=makers)
 
     @get("/{batch_id:str}/pdf")

@@ -8,6 +8,8 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
+from loyalty_core.bounds import ADMIN_NAME, BRANCH_KEY
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.sessions import Visitor
 from loyalty_core.tenancy.errors import ClientNotFound
@@ -16,12 +18,11 @@ from loyalty_core.tenancy.reads import ClientRead, TenancyReads
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "API clients"
 SCOPES = ("read", "write", "webhooks")
 """``webhooks`` opens the events feed (personal data): off unless ticked."""
-NAME_MAX = 200
 ALL_ROWS = 1000
 
 
@@ -39,8 +40,8 @@ async def _branches(db: Db, config: Cfg, vendor_id: int) -> list[Branch]:
 
 def values_of(form: Form) -> dict[str, Any]:
     values: dict[str, Any] = {
-        "name": form.text("name", required=True, max_length=NAME_MAX),
-        "default_branch": form.text("default_branch", max_length=64),
+        "name": form.text("name", ADMIN_NAME, required=True),
+        "default_branch": form.text("default_branch", BRANCH_KEY),
         "scopes": [scope for scope in SCOPES if form.flag(f"scope_{scope}")],
     }
     if not values["scopes"]:

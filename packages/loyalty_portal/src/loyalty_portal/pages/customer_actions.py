@@ -10,18 +10,19 @@ from litestar.params import FromPath
 
 from loyalty_core.accounts.customers import CustomerService
 from loyalty_core.accounts.merge import MergeService
+from loyalty_core.bounds import STATEMENT_VERSION
 from loyalty_core.customers import consent
 from loyalty_core.customers.views import CustomerView
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.passes.sending import CardSends
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import CauserType
-from loyalty_portal import reads
+from loyalty_core.redemptions.reads import customer_redemptions
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.pages.customers import CURRENT, customer_id_of, page
 from loyalty_portal.pages.rewards import customer_of
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 
 class CustomerActionsController(Controller):
@@ -46,12 +47,12 @@ class CustomerActionsController(Controller):
         number = customer_id_of(customer_id)
         form = await Form.of(request)
         granted = form.raw.get("marketing_consent") == "yes"
-        version = form.text("statement_version", max_length=64)
+        version = form.text("statement_version", STATEMENT_VERSION)
         recorder = consent.Provenance(consent.PORTAL, f"{consent.PORTAL_USER}:{visitor.user_id}")
         try:
             form.check()
             async with db.begin_nested():
-                await CustomerService(db, config.clock).record_consent(
+                await CustomerService(db, config.clock).consent.record(
                     visitor.vendor_id, number, granted, version, provenance=recorder
                 )
         except DomainError as refused:
@@ -68,7 +69,7 @@ class CustomerActionsController(Controller):
             closing, kept = await _pair(db, config, visitor.vendor_id, number, given)
         except DomainError as refused:
             return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, keep=given)
-        redemptions = await reads.customer_redemptions(db, visitor.vendor_id, closing.id)
+        redemptions = await customer_redemptions(db, visitor.vendor_id, closing.id)
         return render(
             "customer_merge.html",
             visitor=visitor,
@@ -101,7 +102,7 @@ class CustomerActionsController(Controller):
 
 async def _pair(db: Db, config: Cfg, vendor_id: int, closing_id: int, keep: str) -> tuple[CustomerView, CustomerView]:
     """The customer closing and the one kept (named by id or card code); never the same one."""
-    closing = await CustomerService(db, config.clock).get(vendor_id, closing_id)
+    closing = await CustomerService(db, config.clock).reads.get(vendor_id, closing_id)
     kept = await customer_of(db, config, vendor_id, keep)
     if kept.id == closing.id:
         raise ValidationFailed(

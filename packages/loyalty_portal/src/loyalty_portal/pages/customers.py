@@ -9,20 +9,22 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
+from loyalty_core.accounts import reads as customer_reads
 from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.bounds import ADJUST_KEY, ADJUST_REASON, CUSTOMER_SEARCH
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
-from loyalty_core.earning.till_purchase_reads import customer_transactions
+from loyalty_core.earning.reads import latest_purchases
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
-from loyalty_core.wallet.causers import Causer
+from loyalty_core.redemptions.reads import customer_redemptions
 from loyalty_core.wallet.errors import WalletNotFound
-from loyalty_core.wallet.models import CauserType
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_core.wallet.services import WalletService
 from loyalty_core.wallet.services.reads import LedgerFilter
-from loyalty_portal import reads
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Customers"
 SHOWN = 20
@@ -48,7 +50,7 @@ class CustomersController(Controller):
     async def search(
         self, visitor: Me, db: Db, q: FromQuery[str] = "", done: FromQuery[str | None] = None
     ) -> Response[Any]:
-        found = await reads.search_customers(db, visitor.vendor_id, q[:255])
+        found = await customer_reads.search(db, visitor.vendor_id, q[: CUSTOMER_SEARCH.max_length])
         message = "The customer is anonymized." if done == "anonymized" else None
         return render("customers.html", visitor=visitor, current=CURRENT, customers=found, q=q, done=message)
 
@@ -70,18 +72,19 @@ class CustomersController(Controller):
         number = customer_id_of(customer_id)
         form = await Form.of(request)
         try:
-            amount = form.whole("amount", required=True, low=-2_147_483_648)
-            reason = form.text("reason", required=True, max_length=255)
+            amount = form.whole("amount", required=True)
+            reason = form.text("reason", ADJUST_REASON, required=True)
+            key = form.text("key", ADJUST_KEY)
             if amount == 0:
                 form.problems.setdefault("amount", []).append("An adjustment moves at least one point.")
             form.check()
             async with db.begin_nested():
-                await WalletService(db, config.clock).adjust(
+                await WalletService(db, config.clock).adjustments.adjust(
                     visitor.vendor_id,
                     number,
                     amount=amount or 0,
                     reason=reason or "",
-                    key=form.raw.get("key") or secrets.token_hex(16),
+                    key=key or secrets.token_hex(16),
                     causer=Causer(CauserType.PORTAL_USER, str(visitor.user_id)),
                 )
         except DomainError as refused:
@@ -97,7 +100,7 @@ class CustomersController(Controller):
             raise CustomerNotFound("There is no such card action.")
         try:
             async with db.begin_nested():
-                await CustomerService(db, config.clock).set_identifier_active(
+                await CustomerService(db, config.clock).identifiers.set_identifier_active(
                     visitor.vendor_id, number, code, action == "unblock"
                 )
         except DomainError as refused:
@@ -107,17 +110,17 @@ class CustomersController(Controller):
     @post("/{customer_id:str}/deactivate")
     async def deactivate(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Any:
         number = customer_id_of(customer_id)
-        await CustomerService(db, config.clock).deactivate(visitor.vendor_id, number)
+        await CustomerService(db, config.clock).status.deactivate(visitor.vendor_id, number)
         return see_other(f"{MOUNT_PATH}/customers/{number}?done=deactivated")
 
     @get("/{customer_id:str}/anonymize")
     async def confirm_anonymize(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
-        customer = await CustomerService(db, config.clock).get(visitor.vendor_id, customer_id_of(customer_id))
+        customer = await CustomerService(db, config.clock).reads.get(visitor.vendor_id, customer_id_of(customer_id))
         return render("customer_anonymize.html", visitor=visitor, current=CURRENT, c=customer)
 
     @post("/{customer_id:str}/anonymize")
     async def anonymize(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Any:
-        await CustomerService(db, config.clock).anonymize(visitor.vendor_id, customer_id_of(customer_id))
+        await CustomerService(db, config.clock).status.anonymize(visitor.vendor_id, customer_id_of(customer_id))
         return see_other(f"{MOUNT_PATH}/customers?done=anonymized")
 
 
@@ -125,18 +128,14 @@ async def page(
     db: Db, config: Cfg, visitor: Me, customer_id: int, *, status: int = 200, **context: Any
 ) -> Response[str]:
     """The customer's page: who they are, their cards, balance, ledger, purchases and redemptions."""
-    customer = await CustomerService(db, config.clock).get(visitor.vendor_id, customer_id)
+    customer = await CustomerService(db, config.clock).reads.get(visitor.vendor_id, customer_id)
     wallets = WalletService(db, config.clock)
     try:
-        wallet = await wallets.read(visitor.vendor_id, customer_id)
+        wallet = await wallets.reads.read(visitor.vendor_id, customer_id)
         expiring = wallet.expiring_soon
-        entries, _ = await wallets.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
+        entries, _ = await wallets.reads.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
     except WalletNotFound:
         expiring, entries = 0, []
-    raw: Any = await (await db.connection()).get_raw_connection()
-    purchases, _ = await customer_transactions(
-        raw.driver_connection, visitor.vendor_id, customer_id, date_from=None, date_to=None, offset=0, limit=SHOWN
-    )
     cards = [i for i in customer.identifiers if i.type != IdentifierType.EMAIL]
     return render(
         "customer.html",
@@ -147,8 +146,8 @@ async def page(
         cards=cards,
         expiring=expiring,
         entries=entries,
-        purchases=purchases,
-        redemptions=await reads.customer_redemptions(db, visitor.vendor_id, customer_id),
+        purchases=await latest_purchases(db, visitor.vendor_id, customer_id, limit=SHOWN),
+        redemptions=await customer_redemptions(db, visitor.vendor_id, customer_id),
         key=secrets.token_hex(16),
         **context,
     )

@@ -8,7 +8,8 @@ from loyalty_core.earning.errors import EarnRuleNotFound
 from loyalty_core.earning.models import EarnRule
 from loyalty_core.earning.services import EarnRuleService
 from loyalty_core.earning.terms import EarnRuleData
-from loyalty_portal.forms import MAX_INT, Form, row_id
+from loyalty_core.earning.validation import NAME_MAX
+from loyalty_portal.forms import Form, row_id
 from loyalty_portal.pages.owner_settings import Kind, OwnerSettingsController
 
 FIELDS = ("name", "points_per_unit", "unit_amount", "min_transaction_amount")
@@ -22,9 +23,9 @@ def values_of(form: Form) -> dict[str, Any]:
     """The rule's fields as typed; the bounds are the service's (EARN-13), so its sentences show."""
     values: dict[str, Any] = {
         "name": form.text("name", required=True),
-        "points_per_unit": form.whole("points_per_unit", required=True, low=-MAX_INT),
-        "unit_amount": form.whole("unit_amount", required=True, low=-MAX_INT),
-        "min_transaction_amount": form.whole("min_transaction_amount", low=-MAX_INT) or 0,
+        "points_per_unit": form.whole("points_per_unit", required=True),
+        "unit_amount": form.whole("unit_amount", required=True),
+        "min_transaction_amount": form.whole("min_transaction_amount") or 0,
         "active": form.flag("active"),
     }
     form.check()
@@ -58,4 +59,5 @@ class EarnRulesController(OwnerSettingsController):
         data_of=_data,
         shown=shown,
         new_values={"active": "on", "min_transaction_amount": "0"},
+        choices={"name_max": NAME_MAX},
     )

@@ -8,7 +8,9 @@ from typing import Any
 from litestar import Controller, Request, Response, get
 from litestar.response import Stream
 
+from loyalty_core.accounts.reads import CUSTOMER_COLUMNS, customer_rows
 from loyalty_core.errors import ValidationFailed
+from loyalty_core.wallet.reads import LEDGER_COLUMNS, ledger_rows
 from loyalty_portal import exports
 from loyalty_portal.access import OWNER_ONLY, Cfg, Me
 from loyalty_portal.forms import Form
@@ -35,8 +37,8 @@ class ExportController(Controller):
 
     @get("/customers.csv")
     async def customers(self, visitor: Me, config: Cfg) -> Stream:
-        query = exports.customers_query(visitor.vendor_id)
-        return download("customers.csv", exports.stream_csv(config.sessionmaker, exports.CUSTOMER_HEADER, query))
+        rows = customer_rows(config.sessionmaker, visitor.vendor_id)
+        return download("customers.csv", exports.stream_csv(CUSTOMER_COLUMNS, rows))
 
     @get("/ledger.csv")
     async def ledger(self, request: Request[Any, Any, Any], visitor: Me, config: Cfg) -> Response[Any] | Stream:
@@ -56,5 +58,5 @@ class ExportController(Controller):
                 problems=refused.fields,
                 error=refused.message,
             )
-        query = exports.ledger_query(visitor.vendor_id, first, last)
-        return download("ledger.csv", exports.stream_csv(config.sessionmaker, exports.LEDGER_HEADER, query))
+        rows = ledger_rows(config.sessionmaker, visitor.vendor_id, first, last)
+        return download("ledger.csv", exports.stream_csv(LEDGER_COLUMNS, rows))

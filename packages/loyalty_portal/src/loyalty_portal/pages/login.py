@@ -1,5 +1,7 @@
-"""Signing in and out. The sign-in form is a POST like any other: it carries the CSRF token of the
-visitor's anonymous session, and a successful sign-in replaces that session with a new one."""
+"""Signing in and out. The sign-in form carries the CSRF token of the visitor's anonymous session,
+which its handler checks (the route says so: ``CSRF_AT_SIGN_IN``) once the per-address throttle has
+counted the attempt; a successful sign-in replaces that session with a new one. Signing out is a
+POST like any other, guarded by the router."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import Cookie
 
 from loyalty_core.staff.sessions import Outcome, PortalSessions, csrf_matches
-from loyalty_portal.access import ANY_STATE, COOKIE, Cfg, Db, Me, Throttles, sent_csrf
+from loyalty_core.text import MAX_EMAIL_LENGTH
+from loyalty_portal.access import ANY_STATE, COOKIE, CSRF_AT_SIGN_IN, EXPIRED, Cfg, Db, Me, Throttles, sent_csrf
 from loyalty_portal.web import HOME, LOGIN, MOUNT_PATH, Refused, render, see_other
 
 MESSAGES = {
@@ -57,7 +60,7 @@ class LoginController(Controller):
             token, visitor = await sessions.open()
         return _form(visitor, token, config)
 
-    @post("/login")
+    @post("/login", opt=CSRF_AT_SIGN_IN)
     async def sign_in(self, request: Request[Any, Any, Any], db: Db, config: Cfg, throttle: Throttles) -> Any:
         address = request.client.host if request.client else "unknown"
         if not throttle.allow(address):
@@ -65,10 +68,10 @@ class LoginController(Controller):
         sessions = PortalSessions(db, config.clock, config.passwords)
         visitor = await sessions.visitor(request.cookies.get(COOKIE))
         if visitor is None or not csrf_matches(visitor, await sent_csrf(request)):
-            raise Refused(403, "This form has expired. Reload the page and try again.")
+            raise Refused(403, EXPIRED)
         form = await request.form()
         email, password = str(form.get("email") or ""), str(form.get("password") or "")
-        if "\x00" in email or len(email) > 254:  # no user has such an address; the database is not asked
+        if "\x00" in email or len(email) > MAX_EMAIL_LENGTH:  # no user has such an address; the database is not asked
             return _form(visitor, None, config, status=401, error=MESSAGES[Outcome.INVALID][1])
         if not email or not password:
             return _form(visitor, None, config, status=422, error="Enter your email and password", email=email)

@@ -7,8 +7,8 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromQuery
 
+from loyalty_core.passes import reads
 from loyalty_core.passes.outbox import Outbox, SuppressionNotFound
-from loyalty_portal import reads
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.web import MOUNT_PATH, render, see_other

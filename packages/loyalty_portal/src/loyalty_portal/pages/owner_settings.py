@@ -13,20 +13,24 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
+from msgspec import Meta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.sessions import Visitor
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.pages.basket import preview_context
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 ALL_ROWS = 1000
 """A shop keeps a handful of these (the plan caps campaigns); a page lists them all."""
 DONE = ("created", "saved", "deleted")
 """The list's ``done`` after a write, shown as "The campaign is saved."."""
+VERSION = Meta(ge=1)
+"""The version an edit form was opened at (EARN-16): the portal's own field, no API body carries it."""
 DELETE_NOTE = "Purchases from now on no longer earn its points; transactions already scored keep theirs."
 
 
@@ -152,7 +156,7 @@ class OwnerSettingsController(Controller):
         form = await Form.of(request)
         try:
             async with db.begin_nested():
-                version = form.whole("version", required=True, low=1)
+                version = form.whole("version", VERSION, required=True)
                 changes = self.kind.values_of(form)
                 await rows.update(visitor.vendor_id, found.id, changes, expected_version=version)
         except DomainError as refused:

@@ -7,15 +7,14 @@ from typing import Any
 from litestar import Controller, Response, get, post
 from litestar.params import FromPath, FromQuery
 
-from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.models import shown_status
 from loyalty_core.redemptions.portal import PortalRedemptions
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import Causer
+from loyalty_core.redemptions.reads import redemption
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
-from loyalty_portal.reads import redemption
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Redemptions"
 
@@ -36,9 +35,8 @@ class RedemptionsController(Controller):
         try:
             found = await redemption(db, visitor.vendor_id, code)
         except DomainError as refused:
-            return render(
-                "redemptions.html", status=404, visitor=visitor, current=CURRENT, error=refused.message, code=code
-            )
+            status, error = status_of(refused), refused.message
+            return render("redemptions.html", status=status, visitor=visitor, current=CURRENT, error=error, code=code)
         message = "The redemption is cancelled; the points are back on the customer's balance." if done else None
         state = shown_status(found, config.clock.now())
         return render("redemption.html", visitor=visitor, current=CURRENT, r=found, state=state, done=message)
@@ -58,7 +56,7 @@ class RedemptionsController(Controller):
                     found.confirmation_code,
                     causer=Causer(CauserType.PORTAL_USER, str(visitor.user_id)),
                 )
-        except (DomainError, CustomerNotFound) as refused:
+        except DomainError as refused:
             return render(
                 "redemption.html",
                 status=status_of(refused),

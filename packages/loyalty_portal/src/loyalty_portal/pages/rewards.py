@@ -8,21 +8,23 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
 from loyalty_core.accounts.customers import CustomerService
+from loyalty_core.bounds import COUNT, POSITIVE, REWARD_DESCRIPTION, REWARD_NAME
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.views import CustomerView
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.numbers import row_id_of
 from loyalty_core.redemptions.portal import PortalRedemptions
+from loyalty_core.rewards import reads
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import DISCOUNT_TYPES, Reward, RewardStatus, RewardType
 from loyalty_core.rewards.services import RewardService
 from loyalty_core.rewards.writes import RewardWrites
 from loyalty_core.staff.sessions import Visitor
-from loyalty_core.wallet.models import CauserType
-from loyalty_core.wallet.services import Causer
-from loyalty_portal import reads
+from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Rewards"
 DONE = {
@@ -40,16 +42,16 @@ def reward_id_of(raw: str) -> int:
 def values_of(form: Form) -> dict[str, Any]:
     """The reward's fields from the form; an empty stock is unlimited."""
     values: dict[str, Any] = {
-        "name": form.text("name", required=True),
+        "name": form.text("name", REWARD_NAME, required=True),
         "type": form.text("type", required=True),
-        "description": form.text("description", max_length=5000),
-        "point_cost": form.whole("point_cost", required=True, low=1),
+        "description": form.text("description", REWARD_DESCRIPTION),
+        "point_cost": form.whole("point_cost", POSITIVE, required=True),
         "status": form.text("status") or RewardStatus.ACTIVE,
-        "total_stock": form.whole("total_stock"),
+        "total_stock": form.whole("total_stock", COUNT),
         "available_from": form.day("available_from"),
         "available_until": form.day("available_until"),
         "discount_type": form.text("discount_type"),
-        "discount_value": form.whole("discount_value", low=1),
+        "discount_value": form.whole("discount_value", POSITIVE),
     }
     if values["type"] is not None and values["type"] not in set(RewardType):
         form.problems.setdefault("type", []).append("Choose discount or free product.")
@@ -67,9 +69,10 @@ async def customer_of(db: Db, config: Cfg, vendor_id: int, given: str) -> Custom
     value = given.strip()
     if not value:
         raise CustomerNotFound("Enter a customer id or a card code.")
-    if value.isdigit() and len(value) <= 18:
-        return await customers.get(vendor_id, int(value))
-    return await customers.lookup(vendor_id, identifier=value)
+    customer_id = row_id_of(value)
+    if customer_id is not None:
+        return await customers.reads.get(vendor_id, customer_id)
+    return await customers.reads.lookup(vendor_id, identifier=value)
 
 
 def _problems(refused: DomainError) -> dict[str, list[str]]:

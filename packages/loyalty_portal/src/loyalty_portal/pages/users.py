@@ -3,13 +3,14 @@ goes through the admin API's service, which ends the changed user's sessions."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
+from loyalty_core.bounds import PASSWORD, USER_EMAIL
+from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.errors import UserNotFound
 from loyalty_core.staff.models import Role, User
@@ -17,7 +18,7 @@ from loyalty_core.staff.sessions import Visitor
 from loyalty_core.staff.users import UserService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other, status_of
+from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Users"
 DONE = {
@@ -27,9 +28,6 @@ DONE = {
     "deactivated": "The user is deactivated and signed out.",
     "activated": "The user may sign in again.",
 }
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
-EMAIL_MAX, PASSWORD_MAX = 254, 1024
-"""The admin API's bounds: a longer password would only make the hasher work for long."""
 ALL_ROWS = 1000
 ROLES = tuple(Role)
 
@@ -41,8 +39,8 @@ def user_id_of(raw: str) -> int:
 def _password(form: Form, name: str) -> str:
     """As typed, spaces included; the service checks its length (the rule's own message)."""
     value = form.raw.get(name, "")
-    if len(value) > PASSWORD_MAX:
-        form.problems.setdefault(name, []).append(f"At most {PASSWORD_MAX} characters.")
+    if PASSWORD.max_length is not None and len(value) > PASSWORD.max_length:
+        form.problems.setdefault(name, []).append(f"At most {PASSWORD.max_length} characters.")
     return value
 
 
@@ -84,9 +82,7 @@ class UsersController(Controller):
     async def create_user(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
         form = await Form.of(request)
         try:
-            email = form.text("email", required=True, max_length=EMAIL_MAX)
-            if email is not None and not EMAIL.match(email):
-                form.problems.setdefault("email", []).append("An email address such as name@shop.example.")
+            email = form.matching("email", USER_EMAIL, "An email address such as name@shop.example.", required=True)
             role, password = _role(form), _password(form, "password")
             form.check()
             async with db.begin_nested():

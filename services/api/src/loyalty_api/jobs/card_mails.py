@@ -125,7 +125,7 @@ async def _deliver_locked(ctx: JobContext, session: AsyncSession, clock: Clock, 
         return "skipped"
     cards = PassCards(session, clock)
     try:
-        card = await cards.facts_of(await cards.get(mail.vendor_id, mail.customer_id))
+        _, card = await cards.for_pass(mail.vendor_id, mail.customer_id)
     except DomainError as gone:  # anonymized, merged, or without a card since the 202
         log.info("card mail dropped", card_mail_id=mail_id, reason=gone.code)
         await outbox.mark_failed(mail)

@@ -30,7 +30,7 @@ async def expire_points(ctx: JobContext) -> dict[str, int]:
     sessionmaker, clock = ctx.sessionmaker, ctx.clock
     now = clock.now()
     async with sessionmaker() as session:
-        pending = list(await WalletService(session, clock).wallets_with_expired_points(now))
+        pending = list(await WalletService(session, clock).expiry.wallets_with_expired_points(now))
     entries = points = 0
     for attempt in range(1, ATTEMPTS + 1):
         failed: list[tuple[int, int]] = []
@@ -38,7 +38,7 @@ async def expire_points(ctx: JobContext) -> dict[str, int]:
             try:
                 async with sessionmaker.begin() as session:
                     await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
-                    entry = await WalletService(session, clock).expire_wallet(vendor_id, wallet_id, now)
+                    entry = await WalletService(session, clock).expiry.expire_wallet(vendor_id, wallet_id, now)
             except Exception as exc:  # this wallet waits for a later attempt; the rest go on
                 log.warning(
                     "wallet not expired yet",

@@ -1,1 +1,2 @@
-"""Customer writes by concern: identifiers and cards, profile updates, consent, status changes."""
+"""Customer writes by concern, each a part of ``accounts.customers.CustomerService``: identifiers and
+cards, profile updates, consent, status changes; ``ports`` names what the area above gives them."""

@@ -1,6 +1,7 @@
 """Marketing-consent decisions: applied with provenance, kept as history, recorded from the portal or the link.
 
-CONSENT-1 to CONSENT-6.
+CONSENT-1 to CONSENT-6. A decision that changes the customer records ``customer.updated`` where it
+is taken.
 """
 
 from __future__ import annotations
@@ -8,12 +9,15 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.clock import Clock
 from loyalty_core.customers import consent
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.consent import Provenance
 from loyalty_core.customers.models import ConsentEvent, Customer
-from loyalty_core.customers.services.base import CustomerWrites
+from loyalty_core.customers.services.ports import CustomerChanges, CustomerRead
+from loyalty_core.customers.services.rows import locked_customer
 from loyalty_core.customers.views import CustomerView
 
 
@@ -52,14 +56,28 @@ def event_of(customer: Customer, at: datetime) -> ConsentEvent:
     )
 
 
+async def decide(
+    session: AsyncSession, customer: Customer, granted: bool, version: str | None, provenance: Provenance, at: datetime
+) -> None:
+    """Apply a decision to a customer the caller has locked and keep it in the history when it
+    changed anything (CONSENT-2)."""
+    if apply_decision(customer, granted, version, provenance, at):
+        session.add(event_of(customer, at))
+        await session.flush()
+
+
 def refuse_under_age(granted: bool | None, date_of_birth: date | None, today: date) -> None:
     """CONSENT-6: a grant for someone under 13 is refused, whoever records it."""
     if granted and consent.too_young(date_of_birth, today):
         raise e.MarketingConsentUnderAge("A customer younger than 13 cannot have marketing consent recorded.")
 
 
-class ConsentWrites(CustomerWrites):
-    async def consent_history(self, vendor_id: int, customer_id: int) -> list[ConsentEvent]:
+class ConsentWrites:
+    def __init__(self, session: AsyncSession, clock: Clock, reads: CustomerRead, changes: CustomerChanges) -> None:
+        self._session, self._clock = session, clock
+        self._reads, self._changes = reads, changes
+
+    async def history(self, vendor_id: int, customer_id: int) -> list[ConsentEvent]:
         found = await self._session.scalars(
             select(ConsentEvent)
             .where(ConsentEvent.vendor_id == vendor_id, ConsentEvent.customer_id == customer_id)
@@ -67,24 +85,24 @@ class ConsentWrites(CustomerWrites):
         )
         return list(found)
 
-    async def _decide(
-        self, customer: Customer, granted: bool, version: str | None, provenance: Provenance, at: datetime
-    ) -> None:
-        if apply_decision(customer, granted, version, provenance, at):
-            self._session.add(event_of(customer, at))
-            await self._session.flush()
-
-    async def record_consent(
+    async def record(
         self, vendor_id: int, customer_id: int, granted: bool, version: str | None, *, provenance: Provenance
     ) -> CustomerView:
         """A decision recorded by a vendor user in the admin portal (source ``portal``)."""
-        customer = await self._customer_for_update(vendor_id, customer_id)
+        customer = await locked_customer(self._session, vendor_id, customer_id)
+        before = await self._reads.get(vendor_id, customer_id)
         now = self._clock.now()
         refuse_under_age(granted, customer.date_of_birth, now.date())
-        await self._decide(customer, granted, version, provenance, now)
-        return await self.get(vendor_id, customer_id)
+        await decide(self._session, customer, granted, version, provenance, now)
+        after = await self._reads.get(vendor_id, customer_id)
+        await self._changes.updated(before, after)
+        return after
 
     async def unsubscribe(self, vendor_id: int, customer_id: int) -> None:
         """The signed link (CONSENT-4): a withdrawal by the customer, in force on the next request."""
-        customer = await self._customer_for_update(vendor_id, customer_id)
-        await self._decide(customer, False, None, Provenance(consent.EMAIL, consent.CUSTOMER), self._clock.now())
+        customer = await locked_customer(self._session, vendor_id, customer_id)
+        before = await self._reads.get(vendor_id, customer_id)
+        await decide(
+            self._session, customer, False, None, Provenance(consent.EMAIL, consent.CUSTOMER), self._clock.now()
+        )
+        await self._changes.updated(before, await self._reads.get(vendor_id, customer_id))

@@ -7,13 +7,13 @@ them inside its session's transaction (as a savepoint), for callers that hold a 
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.clock import Clock
 from loyalty_core.db import driver_connection
 from loyalty_core.events.recording import RECORDED
 from loyalty_core.tenancy.models import Plan, Vendor
-from loyalty_core.wallet.causers import Causer
-from loyalty_core.wallet.models import Wallet
-from loyalty_core.wallet.services.posting import Posting
+from loyalty_core.wallet.models import Causer, Wallet
 from loyalty_core.wallet.till_adjust import Adjusted, Adjustment, till_adjust
 
 __all__ = ["UNKNOWN", "Adjusted", "Adjustments", "Unknown"]
@@ -26,7 +26,10 @@ class Unknown:
 UNKNOWN = Unknown()
 
 
-class Adjustments(Posting):
+class Adjustments:
+    def __init__(self, session: AsyncSession, clock: Clock) -> None:
+        self._session, self._clock = session, clock
+
     async def adjust(
         self,
         vendor_id: int,

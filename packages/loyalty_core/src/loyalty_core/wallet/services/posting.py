@@ -25,10 +25,9 @@ from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.db import driver_connection
 from loyalty_core.events.recording import RECORDED
 from loyalty_core.wallet import ledger
-from loyalty_core.wallet.causers import SYSTEM, Causer
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.ledger_writes import EXPIRED_REASON, entry_params, write_entry
-from loyalty_core.wallet.models import EntryType, PointLot, Wallet, due_points
+from loyalty_core.wallet.models import SYSTEM, Causer, EntryType, PointLot, Wallet, due_points
 from loyalty_core.wallet.payloads import EntryPayload, PointsExpired
 from loyalty_core.wallet.resources import LedgerEntry
 
@@ -154,7 +153,7 @@ class Posting:
         and then moves what this transaction wrote."""
         target = customer_id
         for _ in range(_FOLLOW):
-            wallet = await self._locked(self.wallet_of(vendor_id, target, lock=True))
+            wallet = await locked(self.wallet_of(vendor_id, target, lock=True))
             merged_into = await self._session.scalar(
                 select(Customer.merged_into_id)
                 .where(Customer.vendor_id == vendor_id, Customer.id == target)
@@ -165,14 +164,16 @@ class Posting:
             target = merged_into
         raise WalletBusy("The wallet is busy with another write; retry in a moment.", retry_after=1)
 
-    async def _locked(self, pending: Awaitable[Wallet | None]) -> Wallet:
-        try:
-            wallet = await pending
-        except OperationalError as exc:
-            raise _busy(exc) from exc
-        if wallet is None:
-            raise WalletNotFound("The wallet does not exist.")
-        return wallet
+
+async def locked(pending: Awaitable[Wallet | None]) -> Wallet:
+    """The wallet a locking read finds; a lock wait past the timeout answers ``WALLET_BUSY``."""
+    try:
+        wallet = await pending
+    except OperationalError as exc:
+        raise _busy(exc) from exc
+    if wallet is None:
+        raise WalletNotFound("The wallet does not exist.")
+    return wallet
 
 
 _FOLLOW = 5

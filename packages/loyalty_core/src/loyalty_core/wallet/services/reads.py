@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.clock import midnight_utc
+from loyalty_core.clock import Clock, midnight_utc
 from loyalty_core.wallet import ledger
 from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet
 from loyalty_core.wallet.services.posting import Posting
@@ -28,10 +29,15 @@ class LedgerFilter:
     type: str | None = None
 
 
-class WalletReads(Posting):
+class WalletReads:
+    """Reads find the customer and its wallet as the posting part does, without its locks."""
+
+    def __init__(self, session: AsyncSession, clock: Clock, posting: Posting) -> None:
+        self._session, self._clock, self._posting = session, clock, posting
+
     async def read(self, vendor_id: int, customer_id: int) -> WalletView:
-        await self.customer(vendor_id, customer_id)
-        wallet = await self.wallet_of(vendor_id, customer_id)
+        await self._posting.customer(vendor_id, customer_id)
+        wallet = await self._posting.wallet_of(vendor_id, customer_id)
         now = self._clock.now()
         # points past their end leave the balance now, as the next deduction expires them first
         due, soon = (
@@ -52,8 +58,8 @@ class WalletReads(Posting):
         self, vendor_id: int, customer_id: int, filters: LedgerFilter, *, offset: int, limit: int
     ) -> tuple[list[LedgerEntry], int]:
         """Newest first. A bare ``date_to`` keeps entries strictly before 00:00 UTC of that day."""
-        await self.customer(vendor_id, customer_id)
-        wallet = await self.wallet_of(vendor_id, customer_id)
+        await self._posting.customer(vendor_id, customer_id)
+        wallet = await self._posting.wallet_of(vendor_id, customer_id)
         conditions = [LedgerEntry.wallet_id == wallet.id]
         if filters.date_from is not None:
             conditions.append(LedgerEntry.created_at >= midnight_utc(filters.date_from))

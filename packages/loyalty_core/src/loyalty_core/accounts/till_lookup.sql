@@ -1,0 +1,121 @@
+-- name: by_identifier
+-- params: ByIdentifier, VendorScope
+WITH found AS MATERIALIZED (
+    SELECT customer_id FROM customer_identifiers
+    WHERE vendor_id = %(vendor_id)s AND lower(value) = lower(%(identifier)s) AND active AND customer_id IS NOT NULL
+), holder AS MATERIALIZED (
+    SELECT coalesce(c.merged_into_id, c.id) AS id
+    FROM found f JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = f.customer_id
+    WHERE c.status <> 'anonymized'
+)
+SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
+       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
+       c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
+       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
+       coalesce(w.balance, 0) - coalesce((
+           SELECT sum(l.remaining) FROM point_lots l
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
+       (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
+                                 ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+FROM holder h
+JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
+LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
+WHERE c.status <> 'anonymized';
+
+-- name: by_external_id
+-- params: ByExternalId, VendorScope
+WITH holder AS MATERIALIZED (
+    SELECT id FROM customers WHERE vendor_id = %(vendor_id)s AND external_id = %(external_id)s
+)
+SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
+       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
+       c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
+       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
+       coalesce(w.balance, 0) - coalesce((
+           SELECT sum(l.remaining) FROM point_lots l
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
+       (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
+                                 ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+FROM holder h
+JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
+LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
+WHERE c.status <> 'anonymized';
+
+-- name: by_identifier_riding
+-- params: ByIdentifier, TokenCheck
+SELECT a.*, q.* FROM (
+SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.max_locations,
+       p.rate_limit_per_minute, p.overage_percent,
+       p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry,
+       t.revoked, t.expires_at,
+       c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
+       v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,
+       b.id, b.external_id, b.name, b.type, b.active
+FROM issued_tokens t
+JOIN api_clients c ON c.id = t.api_client_id
+LEFT JOIN vendors v ON v.id = %(vendor_id)s
+LEFT JOIN plans p ON p.id = v.plan_id
+LEFT JOIN branches b ON b.id = c.default_branch_id
+WHERE t.jti = %(jti)s
+) a LEFT JOIN LATERAL (
+WITH found AS MATERIALIZED (
+    SELECT customer_id FROM customer_identifiers
+    WHERE vendor_id = %(vendor_id)s AND lower(value) = lower(%(identifier)s) AND active AND customer_id IS NOT NULL
+), holder AS MATERIALIZED (
+    SELECT coalesce(c.merged_into_id, c.id) AS id
+    FROM found f JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = f.customer_id
+    WHERE c.status <> 'anonymized'
+)
+SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
+       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
+       c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
+       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
+       coalesce(w.balance, 0) - coalesce((
+           SELECT sum(l.remaining) FROM point_lots l
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
+       (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
+                                 ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+FROM holder h
+JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
+LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
+WHERE c.status <> 'anonymized'
+) q ON true;
+
+-- name: by_external_id_riding
+-- params: ByExternalId, TokenCheck
+SELECT a.*, q.* FROM (
+SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.max_locations,
+       p.rate_limit_per_minute, p.overage_percent,
+       p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry,
+       t.revoked, t.expires_at,
+       c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
+       v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,
+       b.id, b.external_id, b.name, b.type, b.active
+FROM issued_tokens t
+JOIN api_clients c ON c.id = t.api_client_id
+LEFT JOIN vendors v ON v.id = %(vendor_id)s
+LEFT JOIN plans p ON p.id = v.plan_id
+LEFT JOIN branches b ON b.id = c.default_branch_id
+WHERE t.jti = %(jti)s
+) a LEFT JOIN LATERAL (
+WITH holder AS MATERIALIZED (
+    SELECT id FROM customers WHERE vendor_id = %(vendor_id)s AND external_id = %(external_id)s
+)
+SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
+       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
+       c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
+       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
+       coalesce(w.balance, 0) - coalesce((
+           SELECT sum(l.remaining) FROM point_lots l
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
+       (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
+                                 ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+FROM holder h
+JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
+LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
+WHERE c.status <> 'anonymized'
+) q ON true;

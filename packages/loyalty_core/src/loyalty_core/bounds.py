@@ -1,0 +1,61 @@
+"""The bounds of the input fields that both apps over core take: each is declared once here, as the
+``msgspec.Meta`` the API's request structs annotate a field with (``Annotated[int, POSITIVE]``), and
+the portal's forms and templates read the same declaration (``form.whole("point_cost", POSITIVE)``,
+``maxlength``), so a form refuses exactly what the API refuses. Integers without a bound of their
+own are signed 32-bit (``loyalty_core.numbers``). Rules that need more than a field's own value
+(EARN-13's bounds of earn rules and campaigns, a plan's ceilings) are the services' and live there."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from msgspec import Meta
+
+from loyalty_core.numbers import INT32_MAX
+from loyalty_core.text import MAX_EMAIL_LENGTH
+
+# whole numbers (INPUT-10)
+COUNT: Final = Meta(ge=0, le=INT32_MAX)
+"""A stock or an amount that may be zero."""
+POSITIVE: Final = Meta(ge=1, le=INT32_MAX)
+"""A reward's point cost or discount, a per-customer limit."""
+
+# rewards
+REWARD_NAME: Final = Meta(min_length=1, max_length=255)
+REWARD_DESCRIPTION: Final = Meta(max_length=65535)
+
+# wallet adjustments
+ADJUST_REASON: Final = Meta(max_length=500)
+ADJUST_KEY: Final = Meta(max_length=255)
+
+# customers
+STATEMENT_VERSION: Final = Meta(max_length=255)
+"""The marketing-consent statement a customer agreed to (CONSENT-2)."""
+CUSTOMER_SEARCH: Final = Meta(max_length=255)
+"""What a back-office search for customers matches (a card code, an email, a part of a name)."""
+MAX_BATCH: Final = 10_000
+"""The most cards one batch holds (BATCH-1)."""
+CARD_BATCH_COUNT: Final = Meta(ge=1, le=MAX_BATCH)
+
+# purchases (the till's, and the portal's example basket)
+ITEM_QUANTITY: Final = Meta(ge=1)
+ITEM_TEXT: Final = Meta(max_length=255)
+"""A purchase line's ``sku``, ``category``; a purchase's ``external_reference``."""
+TOTAL_AMOUNT: Final = Meta(ge=1)
+
+# tenancy: plans, shops, branches, API clients
+ADMIN_NAME: Final = Meta(max_length=200)
+"""The name of a plan, a shop, a branch or an API client."""
+BRANCH_KEY: Final = Meta(max_length=64)
+"""A branch's ``external_id``, the key a till names its branch by."""
+BRANCH_TYPE: Final = Meta(max_length=32)
+
+# portal users
+USER_EMAIL: Final = Meta(min_length=3, max_length=MAX_EMAIL_LENGTH, pattern=r"^[^@\s]+@[^@\s]+$")
+PASSWORD: Final = Meta(max_length=1024)
+"""Bounded above so a huge body cannot make the hasher work for long; the lower bound is a rule of
+the service (``staff.users``), so its message names the field as every rule's does."""
+
+# branding of the shop's passes
+DISPLAY_NAME: Final = Meta(min_length=1, max_length=200)
+COLOUR: Final = Meta(pattern=r"^#[0-9A-Fa-f]{6}$")

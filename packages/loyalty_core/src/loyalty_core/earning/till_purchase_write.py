@@ -1,0 +1,197 @@
+"""Round trip 2 of a till's purchase: one statement, pipelined with ``COMMIT``, that moves the plan's
+meter when the purchase reserved no unit ahead (a conditional upsert: racing purchases never pass
+the hard limit), credits the wallet, writes the entry, its lot, the transaction, its lines, the
+moments it paid and its ``transaction.created`` event (EVENT-1, EVENT-11: a snapshot,
+``created_event``), each step only when the meter admitted it, so the meter's row is held only for
+the commit. ``ledger_writes.posting_statement`` builds it: the meter before the posting, gating it,
+the transaction's rows after it.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from loyalty_core.earning.created_event import CREATED_DATA, NAME, CreatedSnapshot, created_data
+from loyalty_core.earning.purchases import MomentState
+from loyalty_core.earning.rules import Scoring
+from loyalty_core.events.recording import deliveries_of, event_ctes, new_event_id, payload_sql
+from loyalty_core.tenancy.access import BranchRef, VendorContext
+from loyalty_core.till_sql import bound, statements_of
+from loyalty_core.wallet import ledger
+from loyalty_core.wallet.ledger_writes import PostingParams, entry_params, posting_statement
+from loyalty_core.wallet.models import CauserType, EntryType
+
+SQL = statements_of(__name__)
+
+
+class PurchaseWrite(PostingParams, frozen=True):
+    """The write's parameters: the posting's (the entry's ``amount`` is the points earned), then the
+    meter's, the transaction's, its lines', its moments' and its event's."""
+
+    period: date
+    metered: bool
+    """The meter is moved here: the purchase reserved no unit ahead."""
+    hard_limit: int
+    customer_id: int
+    idempotency_key: str
+    total_amount: int
+    description: str | None
+    external_reference: str | None
+    branch_id: int | None
+    rules_applied: Jsonb
+    line_names: list[str]
+    line_skus: list[str | None]
+    line_quantities: list[int]
+    line_unit_prices: list[int]
+    line_categories: list[str | None]
+    moments: list[str]
+    moment_since: list[date]
+    purchase_event_id: str
+    purchase_event_data: str
+
+
+# Every write below hangs off ``ok``, the meter's admission: refused, the statement writes nothing.
+_WRITE = SQL(
+    "write",
+    posting_statement(
+        before=(
+            """meter AS (
+    INSERT INTO transaction_meters AS tm (vendor_id, period, used)
+    SELECT %(vendor_id)s, %(period)s, 1 WHERE %(metered)s
+    ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + 1 WHERE tm.used < %(hard_limit)s
+    RETURNING 1
+)""",
+            """ok AS (
+    SELECT 1 AS go WHERE NOT %(metered)s OR EXISTS (SELECT 1 FROM meter)
+)""",
+        ),
+        gate="EXISTS (SELECT 1 FROM ok)",
+        after=(
+            """t AS (
+    INSERT INTO transactions
+        (id, vendor_id, customer_id, idempotency_key, total_amount, description, external_reference, branch_id,
+         points_earned, rules_applied, ledger_entry_id, created_at, updated_at)
+    SELECT nextval('transactions_id_seq'), %(vendor_id)s, %(customer_id)s, %(idempotency_key)s, %(total_amount)s,
+           %(description)s, %(external_reference)s, %(branch_id)s, %(amount)s, %(rules_applied)s,
+           (SELECT id FROM ledger_entry), %(now)s, %(now)s
+    FROM ok
+    RETURNING id
+)""",
+            """lines AS (
+    INSERT INTO transaction_items
+        (id, vendor_id, transaction_id, position, name, sku, quantity, unit_price, line_total, category,
+         created_at, updated_at)
+    SELECT nextval('transaction_items_id_seq'), %(vendor_id)s, t.id, i.n, i.name, i.sku, i.qty, i.price,
+           i.qty::bigint * i.price, i.cat, %(now)s, %(now)s
+    FROM t, unnest(%(line_names)s::text[], %(line_skus)s::text[], %(line_quantities)s::int[],
+                   %(line_unit_prices)s::int[], %(line_categories)s::text[])
+         WITH ORDINALITY AS i(name, sku, qty, price, cat, n)
+    RETURNING id, position
+)""",
+            f"""moments AS (
+    INSERT INTO customer_moments AS cm
+        (id, vendor_id, customer_id, moment, since, state, transaction_id, created_at, updated_at)
+    SELECT nextval('customer_moments_id_seq'), %(vendor_id)s, %(customer_id)s, m.moment, m.since,
+           '{MomentState.PAID}', t.id, %(now)s, %(now)s
+    FROM t, unnest(%(moments)s::text[], %(moment_since)s::date[]) AS m(moment, since)
+    ON CONFLICT (vendor_id, customer_id, moment, since) DO UPDATE
+    SET state = '{MomentState.PAID}', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
+    WHERE cm.state = '{MomentState.DUE}'
+)""",
+            event_ctes(
+                NAME,
+                source="t",
+                data=CREATED_DATA,
+                customer="CAST(%(customer_id)s AS bigint)",
+                vendor="%(vendor_id)s",
+                at="%(now)s",
+                **payload_sql(CreatedSnapshot),
+            ),
+        ),
+        select=f"""t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids,
+       {deliveries_of(NAME)} AS deliveries
+FROM t""",
+    ),
+    PurchaseWrite,
+)
+
+
+def purchase_write(
+    vendor: VendorContext,
+    *,
+    customer_id: int,
+    wallet_id: int | None,
+    branch: BranchRef | None,
+    scoring: Scoring,
+    key: str,
+    total_amount: int,
+    description: str | None,
+    external_reference: str | None,
+    lines: list[tuple[str, str | None, int, int, str | None]],
+    now: datetime,
+    period: date,
+    hard_limit: int,
+    metered: bool,
+) -> PurchaseWrite:
+    """The write's parameters, once per purchase; ``lines``: (name, sku, quantity, unit price,
+    category) in the request's order."""
+    points = scoring.points_earned
+    posting = entry_params(
+        vendor_id=vendor.vendor_id,
+        wallet_id=wallet_id,
+        kind=EntryType.EARN,
+        amount=points,
+        causer_type=CauserType.API_CLIENT,
+        causer_id=vendor.client_id,
+        now=now,
+        key=key,
+        opened=[(points, ledger.lot_expiry(now, vendor.point_expiry_days))],
+    )
+    moments = sorted(scoring.moments_paid, key=lambda m: (m.moment, m.since))
+    return PurchaseWrite(
+        **bound(posting),
+        period=period,
+        metered=metered,
+        hard_limit=hard_limit,
+        customer_id=customer_id,
+        idempotency_key=key,
+        total_amount=total_amount,
+        description=description,
+        external_reference=external_reference,
+        branch_id=branch.id if branch is not None else None,
+        rules_applied=Jsonb(scoring.entries()),
+        line_names=[line[0] for line in lines],
+        line_skus=[line[1] for line in lines],
+        line_quantities=[line[2] for line in lines],
+        line_unit_prices=[line[3] for line in lines],
+        line_categories=[line[4] for line in lines],
+        moments=[m.moment for m in moments],
+        moment_since=[m.since for m in moments],
+        purchase_event_id=new_event_id(now),
+        purchase_event_data=created_data(
+            customer_id=customer_id,
+            key=key,
+            total_amount=total_amount,
+            description=description,
+            external_reference=external_reference,
+            branch=branch,
+            points_earned=points,
+            rules=scoring.rules_applied,
+            lines=lines,
+        ),
+    )
+
+
+async def write(conn: AsyncConnection[Any], params: PurchaseWrite) -> tuple[int, list[int] | None, int] | None:
+    """The writes and COMMIT in one pipeline: the transaction's id, its lines' and the deliveries
+    its event created. None when the meter refused."""
+    async with conn.pipeline(), conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(_WRITE, bound(params), prepare=True)
+        await conn.commit()
+        row = await cursor.fetchone()
+    return None if row is None else (row["transaction_id"], row["item_ids"], row["deliveries"])

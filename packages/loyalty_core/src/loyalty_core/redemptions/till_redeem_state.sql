@@ -1,0 +1,44 @@
+-- name: key_lock
+-- params: RedeemRead
+SELECT pg_advisory_xact_lock(%(vendor_id)s::int, hashtext('redemption:' || %(idempotency_key)s));
+
+-- name: state
+-- params: RedeemRead
+WITH found AS MATERIALIZED (
+    SELECT customer_id FROM customer_identifiers
+    WHERE vendor_id = %(vendor_id)s AND lower(value) = lower(%(identifier)s) AND active AND customer_id IS NOT NULL
+), holder AS MATERIALIZED (
+    SELECT coalesce(c.merged_into_id, c.id) AS id
+    FROM found f JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = f.customer_id
+    WHERE c.status <> 'anonymized'
+)
+SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance,
+       r.id AS reward_id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
+       r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
+       r.discount_type, r.discount_value, r.product_reference, r.payment_amount,
+       (SELECT array_agg(rb.branch_id) FROM reward_branches rb
+         WHERE rb.vendor_id = %(vendor_id)s AND rb.reward_id = r.id) AS reward_branches,
+       CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN
+         (SELECT count(*) FROM redemptions x
+           WHERE x.vendor_id = %(vendor_id)s AND x.customer_id = c.id AND x.reward_id = r.id
+             AND x.status <> %(not_counted)s)
+       END AS held,
+       b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
+       b.active AS branch_active,
+       p.id AS earlier_id, p.customer_id AS earlier_customer_id, p.reward_id AS earlier_reward_id,
+       p.points_deducted AS earlier_points, p.confirmation_code AS earlier_code,
+       p.remaining_balance AS earlier_remaining,
+       vendor.code_prefix, lots.ids AS lot_ids, lots.ends AS lot_ends, lots.rems AS lot_remaining
+FROM (SELECT code_prefix FROM vendors WHERE id = %(vendor_id)s) vendor
+LEFT JOIN holder h ON true
+LEFT JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id AND c.status <> 'anonymized'
+LEFT JOIN wallets w ON w.vendor_id = %(vendor_id)s AND w.customer_id = c.id
+LEFT JOIN rewards r ON r.vendor_id = %(vendor_id)s AND r.id = %(reward_id)s
+LEFT JOIN branches b ON b.vendor_id = %(vendor_id)s AND b.id = coalesce(
+    (SELECT k.id FROM branches k WHERE k.vendor_id = %(vendor_id)s AND k.external_id = %(branch_key)s),
+    %(default_branch_id)s)
+LEFT JOIN redemptions p ON p.vendor_id = %(vendor_id)s AND p.idempotency_key = %(idempotency_key)s
+LEFT JOIN LATERAL (
+    SELECT array_agg(l.id) AS ids, array_agg(l.expires_at) AS ends, array_agg(l.remaining) AS rems
+    FROM point_lots l WHERE l.wallet_id = w.id AND l.remaining > 0
+) lots ON true;
