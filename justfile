@@ -28,7 +28,7 @@ db-revision MESSAGE:
 
 # tests/api's files that start processes of their own (`loyalty serve`, `uv sync`, the README's shell
 # blocks): about half of that suite's time; `test-api-in-process` runs every other file of it
-api_procs := "tests/api/test_fuzz.py tests/api/test_readme.py tests/api/test_start_failures.py tests/api/test_logs.py tests/api/test_lean_install.py tests/api/test_serve.py tests/api/test_serve_limits.py"
+api_procs := "tests/api/test_fuzz.py tests/api/test_readme.py tests/api/test_start_failures.py tests/api/test_logs.py tests/api/test_lean_install.py tests/api/test_serve.py tests/api/test_serve_limits.py tests/api/test_process_lifetimes.py"
 
 # every suite, in four lanes at once: the packages alone, the composed service (in two), the portal
 test *ARGS:
@@ -88,6 +88,10 @@ test-api-in-process *ARGS:
 test-api-procs *ARGS:
     @echo "== loyalty-api (the composed service, served by processes of the tests)"
     uv run --frozen --exact --all-packages pytest {{api_procs}} {{ARGS}}
+
+# the stop tests of tests/api/test_process_lifetimes.py, each case 20 times (the regular suite runs each twice)
+test-stops *ARGS:
+    LOYALTY_STOP_REPEATS=20 uv run --frozen --exact --all-packages pytest tests/api/test_process_lifetimes.py {{ARGS}}
 
 # loyalty_client's tests alone in .venvs/client: httpx and msgspec only, a scripted service (the
 # contract suite against the real service is tests/api/client, run by test-api)

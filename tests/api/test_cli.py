@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,48 @@ def test_every_verb_has_help(argv: list[str], capsys: pytest.CaptureFixture[str]
         main(argv)
     assert exited.value.code == 0
     assert "usage: loyalty" in capsys.readouterr().out
+
+
+HEAVY = ("litestar", "sqlalchemy", "alembic", "advanced_alchemy", "psycopg", "redis", "saq", "granian", "pgserver")
+"""What a verb imports only when it runs: the web framework, the database toolkit and its migrations,
+the database and queue clients, the server. With them, ``--help`` took seconds on a busy machine."""
+EVERY_HELP_THEN_THE_TOKEN = """
+import argparse, json, sys
+from loyalty_api import cli
+
+def paths(parser, path=()):
+    yield path
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, verb in action.choices.items():
+                yield from paths(verb, (*path, name))
+
+helped, every = 0, list(paths(cli.parser()))
+for path in every:
+    try:
+        cli.main([*path, "--help"])
+    except SystemExit as done:
+        helped += done.code == 0
+cli.main(["admin", "token"])
+print(json.dumps({"verbs": len(every), "helped": helped, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_help_and_the_admin_token_import_nothing_heavy(tmp_path: Path) -> None:
+    """OPS-11: ``loyalty --help``, every verb's ``--help`` and ``loyalty admin token`` (one file read)
+    answer at once: the process that ran them all has imported none of the heavy libraries."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOYALTY_")}
+    env["LOYALTY_HOME"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", EVERY_HELP_THEN_THE_TOKEN], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    *printed, last = done.stdout.strip().splitlines()
+    outcome = json.loads(last)
+    assert printed[-1] == (tmp_path / "admin-token").read_text().strip()
+    assert outcome["verbs"] > 20  # every verb and action, ``loyalty`` itself among them
+    assert outcome["helped"] == outcome["verbs"]
+    assert sorted({m.split(".")[0] for m in outcome["modules"]} & set(HEAVY)) == []
 
 
 def test_a_bad_setting_exits_2_naming_it(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 import structlog
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+from structlog.testing import capture_logs
 
 from loyalty_api.logs import configure_logging, saq_lines
 from tests.support.served import Served
@@ -109,3 +112,19 @@ def test_a_line_below_the_level_is_dropped_and_one_logger_can_be_quietened(
     access.info("request", path="/d", status=200)
     structlog.get_logger("loyalty.other").info("kept", path="/e")
     assert [json.loads(line)["path"] for line in capsys.readouterr().out.splitlines()] == ["/e"]
+
+
+async def test_a_portal_page_is_logged_under_its_own_route(client: AsyncTestClient[Litestar]) -> None:
+    """OPS-6: the access line names the route's template, the portal's pages too: under ``/portal``
+    and as their own route (a customer's id is never in it); a path the portal does not know is
+    logged as asked for, without a slash of the mount's."""
+    with capture_logs() as lines:
+        for path in ("/portal/login", "/portal", "/portal/customers/123456", "/portal/nowhere"):
+            await client.get(path, follow_redirects=False)
+    logged = [(line["path"], line["status"]) for line in lines if line.get("event") == "request"]
+    assert logged == [
+        ("/portal/login", 200),
+        ("/portal", 303),
+        ("/portal/customers/{customer_id}", 303),
+        ("/portal/nowhere", 404),
+    ]

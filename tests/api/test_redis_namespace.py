@@ -4,9 +4,11 @@ namespace (``LOYALTY_REDIS_PREFIX``, by default the database's name)."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 from litestar.testing import AsyncTestClient
+from redis.asyncio import Redis
 from saq import Status
 
 from loyalty_api.app import create_app
@@ -64,3 +66,31 @@ async def test_a_deployment_never_takes_another_deployments_jobs(settings: Setti
     assert waiting is not None
     assert waiting.status == Status.QUEUED
     assert taken is None or taken.status != Status.QUEUED
+
+
+async def test_every_key_the_queue_writes_starts_with_the_namespace(settings: Settings) -> None:
+    """OPS-12: a deployment's keys on a shared Redis all start with its namespace, so a Redis ACL can
+    give it exactly ``<namespace>*``: SAQ's own start with ``saq:``, its abort marker included."""
+    namespace = f"{redis_prefix()}:keys-{uuid.uuid4().hex[:8]}"
+    on_redis = with_redis(settings, namespace)
+    assert on_redis.redis_url is not None
+    queue = make_queue(on_redis)
+    await queue.connect()
+    card_mail_id = 2_000_000_000 + uuid.uuid4().int % 100_000_000
+    try:
+        job = await queue.enqueue(JOB, **job_options(card_mail_id))
+        assert job is not None
+        await queue.write_worker_info("a-worker", {"stats": None, "queue_key": queue.name, "metadata": None}, ttl=60)
+        taken = await queue.dequeue()  # a worker's, now
+        assert taken is not None
+        assert taken.key == job.key
+        await queue.abort(taken, "aborted by the test")  # marked for its worker to see, for a few seconds
+        async with Redis.from_url(on_redis.redis_url) as client:
+            keys = {key.decode() async for key in client.scan_iter(match=f"*{namespace}*")}
+            keys |= {key.decode() async for key in client.scan_iter(match=f"*card-mail:{card_mail_id}*")}
+    finally:
+        await queue.disconnect()
+        delete_redis_keys(on_redis.redis_url, namespace)
+    assert f"{namespace}:saq:abort:card-mail:{card_mail_id}" in keys
+    assert f"{namespace}:saq:job:card-mail:{card_mail_id}" in keys
+    assert [key for key in keys if not key.startswith(f"{namespace}:")] == []

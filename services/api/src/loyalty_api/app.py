@@ -29,7 +29,16 @@ from loyalty_api.jobs.webhook_deliveries import JOB as WEBHOOK_JOB
 from loyalty_api.jobs.webhook_deliveries import job_options as webhook_job_options
 from loyalty_api.portal_mount import portal_mount
 from loyalty_api.settings import Settings, SettingsError
-from loyalty_api.worker import drain, make_job_context, make_queue, make_worker, within
+from loyalty_api.worker import (
+    JOB_GRACE_SECONDS,
+    SERVED_JOB_GRACE_SECONDS,
+    SERVED_STOP_SECONDS,
+    drain,
+    make_job_context,
+    make_queue,
+    make_worker,
+    within,
+)
 from loyalty_core.clock import Clock, SettableClock, SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker, split_pool
 from loyalty_core.passes.services.identities import IdentityRows
@@ -171,10 +180,10 @@ class JobQueue:
         failed = sum(stats["failed"] for worker in info["workers"].values() if (stats := worker.get("stats")))
         return QueueStats(queued=info["queued"], active=info["active"], scheduled=info["scheduled"], failed=failed)
 
-    async def disconnect(self) -> None:
+    async def disconnect(self, seconds: float = 5) -> None:
         if self.connected:
             # a queue whose pool will not close must not hold the process: the jobs are done by now
-            await within(5, self.queue.disconnect(), "disconnect the queue")
+            await within(seconds, self.queue.disconnect(), "disconnect the queue")
 
 
 class ReadinessProbe:
@@ -249,12 +258,14 @@ class Lifespan:
         finally:
             asks.cancel()
             await asyncio.gather(asks, return_exceptions=True)
-            # in-flight requests are finished by the server before lifespan shutdown; jobs here
+            # in-flight requests are finished by the server before lifespan shutdown; jobs here. A
+            # served process has the few seconds granian gives it before it is killed (OPS-9)
+            grace, step = (SERVED_JOB_GRACE_SECONDS, SERVED_STOP_SECONDS) if self.served else (JOB_GRACE_SECONDS, 5)
             if worker is not None and task is not None:
-                await drain(worker)
+                await drain(worker, grace, step)
                 task.cancel()
-                await within(5, asyncio.gather(task, return_exceptions=True), "stop the worker")
-            await self.queue.disconnect()
+                await within(step, asyncio.gather(task, return_exceptions=True), "stop the worker")
+            await self.queue.disconnect(step)
             if self.redis_client is not None:
                 await self.redis_client.aclose()
             await self.engine.dispose()
@@ -316,8 +327,14 @@ def leave_interrupt() -> None:
 
 
 def app_from_env() -> Litestar:
-    """Granian's factory target: each server worker builds its app from the environment."""
+    """Granian's factory target: each server worker builds its app from the environment. A worker of
+    ``loyalty serve`` first makes sure it ends with the process that forked it (OPS-8)."""
+    from loyalty_api.lifetimes import die_with_parent, parent_from_env
     from loyalty_api.logs import configure_logging
+
+    parent = parent_from_env()
+    if parent is not None:
+        die_with_parent(parent)
 
     settings, _ = Settings.from_env().with_secrets()
     configure_logging(settings.log_level, settings.log_format)

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import http.client
 import json
+import socket
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from typing import Any
@@ -193,19 +196,39 @@ def request(
     """One admin API call: (0, the answer's data), or the exit code after printing why it failed
     (1 refused by the API, 2 service unreachable)."""
     filled, _ = settings.with_secrets()
-    transport = send or http_sender((args.url or filled.public_url).rstrip("/"))
+    base_url = (args.url or filled.public_url).rstrip("/")
+    transport = send or http_sender(base_url)
     try:
         status, answer = transport(method, path, body, filled.admin_token or "")
-    except OSError as exc:
-        print(f"loyalty: cannot reach the service ({exc}); is `loyalty serve` running?", file=sys.stderr)
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        print(f"loyalty: {unreachable(base_url, exc)}", file=sys.stderr)
         return 2, {}
     if status >= 300:
         error = answer.get("error", {})
         details = f" {json.dumps(error['details'])}" if error.get("details") else ""
-        print(f"loyalty: {status} {error.get('code', '')}: {error.get('message', '')}{details}", file=sys.stderr)
+        hint = ADMIN_TOKEN_HINT if status == 401 else ""
+        print(f"loyalty: {status} {error.get('code', '')}: {error.get('message', '')}{details}{hint}", file=sys.stderr)
         return 1, {}
     data: dict[str, Any] = answer.get("data", {})
     return 0, data
+
+
+ADMIN_TOKEN_HINT = "; the admin token (LOYALTY_ADMIN_TOKEN, else the one in LOYALTY_HOME) is not the service's"
+URL_SETTING = "--url or LOYALTY_PUBLIC_URL"
+
+
+def unreachable(base_url: str, exc: BaseException) -> str:
+    """The one line for a service that did not answer as one: its address, why, and the setting."""
+    reason = getattr(exc, "reason", exc)
+    host = urllib.parse.urlsplit(base_url).hostname
+    if isinstance(reason, socket.gaierror):
+        return f"cannot reach the service at {base_url}: no host is known as {host!r}; set {URL_SETTING} to its address"
+    if isinstance(exc, ValueError | http.client.HTTPException):  # some other server listens there
+        return f"the answer from {base_url} is not the loyalty service's; set {URL_SETTING} to its address"
+    text = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
+    return (
+        f"cannot reach the service at {base_url} ({text}); is `loyalty serve` running? Set {URL_SETTING} to its address"
+    )
 
 
 def http_sender(base_url: str) -> Send:

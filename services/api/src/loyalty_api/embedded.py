@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import msgspec
+
+from loyalty_api.lifetimes import StopSignals
+from loyalty_api.settings import Settings
 
 
 class EmbeddedPostgres:
@@ -29,3 +37,23 @@ class EmbeddedPostgres:
         if self._server is not None:
             self._server.cleanup()
             self._server = None
+
+
+@contextlib.contextmanager
+def database_for(settings: Settings, signals: StopSignals) -> Iterator[Settings]:
+    """The settings with a database URL: the configured one, or that of an embedded server started
+    here and stopped on the way out, however the command ends. A stop signal never cuts its start or
+    its stop in two (``signals.held``): the handle that stops it must exist, and the stop must finish."""
+    if settings.database_url is not None:
+        yield settings
+        return
+    embedded = EmbeddedPostgres(settings.home)
+    print(f"loyalty: starting embedded PostgreSQL in {embedded.pgdata}", file=sys.stderr, flush=True)
+    try:
+        with signals.held():
+            url = embedded.start()
+        yield msgspec.structs.replace(settings, database_url=url)
+    finally:
+        with signals.held():
+            print("loyalty: stopping embedded PostgreSQL", file=sys.stderr, flush=True)
+            embedded.stop()

@@ -56,6 +56,25 @@ def upgrade(database_url: str, revision: str = "head") -> None:
         engine.dispose()
 
 
+def behind(stored: set[str]) -> str | None:
+    """The revisions a database must reach for this release, or None when it holds them: the
+    newest this release knows, or newer ones it does not (a later release migrated the database,
+    and a rolling upgrade still runs this one on it)."""
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    script = ScriptDirectory(str(MIGRATIONS))
+    heads = set(script.get_heads())
+    if stored == heads:
+        return None
+    for revision_id in stored:
+        try:
+            script.get_revision(revision_id)
+        except CommandError:  # unknown here: written by a later release
+            return None
+    return ", ".join(sorted(heads))
+
+
 def revision(database_url: str, message: str) -> None:
     """Autogenerate a migration from the models (developers only: ``just db-revision``)."""
     alembic = commands(database_url)

@@ -4,9 +4,10 @@ clock and hasher, so a portal page and an API call see the same data at the same
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 from litestar.handlers import ASGIRouteHandler, asgi
-from litestar.types import Receive, Scope, Send
+from litestar.types import Message, Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
@@ -38,8 +39,29 @@ def portal_mount(
         )
     )
 
-    @asgi(MOUNT_PATH, is_mount=True, copy_scope=True)
+    @asgi(MOUNT_PATH, is_mount=True, copy_scope=False)
     async def serve_portal(scope: Scope, receive: Receive, send: Send) -> None:
-        await portal(scope, receive, send)
+        # the portal routes its own copy of the scope, as a mounted app; this one is the API's, which
+        # its access line and metrics read once the answer starts (``named_for_the_portal``)
+        own = cast("Scope", dict(scope))
+
+        async def answer(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                named_for_the_portal(scope, own)
+            await send(message)
+
+        await portal(own, receive, answer)
 
     return serve_portal
+
+
+def named_for_the_portal(scope: Scope, routed: Scope) -> None:
+    """Name a portal request in the API's scope as the portal routed it: Litestar's mount leaves the
+    API's scope with no route and the path below the mount with a slash added, so the access line
+    read ``/login/``. A page is its template under ``/portal``; a path the portal does not know is
+    the path as asked for."""
+    template = routed.get("path_template")
+    if template:
+        scope["path_template"] = MOUNT_PATH + template.rstrip("/")
+    else:
+        scope["path"] = MOUNT_PATH + scope["path"].rstrip("/")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -10,7 +12,8 @@ import psycopg
 import structlog
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from saq import CronJob, Queue, Worker
+from saq import CronJob, Job, Queue, Worker
+from saq.queue.redis import PubSubMultiplexer, RedisQueue
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_api.adapters.mail_sender import mailer_for
@@ -18,6 +21,7 @@ from loyalty_api.adapters.webhook_sealer import WebhookSealer
 from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.jobs import QUEUED, SCHEDULED
 from loyalty_api.jobs.context import JobContext, keep
+from loyalty_api.jobs.holding import HEARTBEAT_SECONDS, SWEEP_SECONDS
 from loyalty_api.jobs.hook import for_saq
 from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_api.settings import Settings, libpq_url
@@ -28,13 +32,19 @@ from loyalty_core.passes.services.ports import PassMaker
 log = structlog.get_logger("loyalty.worker")
 
 JOB_GRACE_SECONDS = 20
-"""How long a stopping worker lets the jobs in hand finish before cancelling them."""
+"""How long a stopping ``loyalty worker`` lets the jobs in hand finish before cancelling them."""
 STOP_SECONDS = 5
+SERVED_JOB_GRACE_SECONDS = 1.0
+"""The same for the worker inside a granian worker of ``loyalty serve``: its whole stop must fit in
+the few seconds the server gives it (``serving.STOP_GRACE_SECONDS``). A job cut short is taken up
+again (docs/deployment.md, "Stopping")."""
+SERVED_STOP_SECONDS = 0.5
 CRON_TIMEOUT_SECONDS = 60
 """SAQ's timeout for a scheduled job: its default, 10 s, would cut short a card-mails sweep with more
-than a few mails to send. Not much longer either: a job whose worker was killed keeps
-its unique key, and so keeps the next runs from starting, until SAQ finds it past this timeout. A
-delivery in hand when the timeout cancels a sweep still finishes (jobs/card_mails.py)."""
+than a few mails to send. A job whose worker was killed keeps its unique key, and so keeps the next
+runs from starting, until a sweep takes it back: by its heartbeat, well before this timeout
+(``jobs.holding``). A delivery in hand when the timeout cancels a sweep still finishes
+(jobs/card_mails.py)."""
 
 
 STORE_DOWN = (RedisConnectionError, RedisTimeoutError, psycopg.OperationalError, OSError)
@@ -101,14 +111,65 @@ class QueueWorker(Worker[Any]):
         return await super().process()
 
 
+class NamespacedJob(Job):
+    """A job of a ``NamespacedQueue``: the marker SAQ sets while aborting it is under the namespace too."""
+
+    @property
+    def abort_id(self) -> str:
+        return f"{self.get_queue().name}:saq:abort:{self.key}"
+
+
+class NamespacedQueue(RedisQueue):
+    """SAQ's Redis queue with every key it writes under the queue's name, the deployment's namespace
+    (``LOYALTY_REDIS_PREFIX``): SAQ's own keys start with ``saq:``, which a Redis ACL that gives each
+    deployment its own key pattern would refuse. SAQ builds every key from ``namespace`` and
+    ``job_id``, except the short-lived abort marker, which a job names itself: so the queue's jobs
+    are ``NamespacedJob``s from the moment they are queued or read back."""
+
+    def __init__(self, redis: Any, name: str) -> None:
+        super().__init__(redis, name=name)
+        self._pubsub = PubSubMultiplexer(redis.pubsub(), prefix=self.job_id(""))
+
+    def namespace(self, key: str) -> str:
+        return f"{self.name}:saq:{key}"
+
+    def job_id(self, job_key: str) -> str:
+        return f"{self.name}:saq:job:{job_key}"
+
+    def job_key_from_id(self, job_id: str) -> str:
+        return job_id[len(self.job_id("")) :]
+
+    def deserialize(self, payload: Any, status: Any = None) -> Job | None:
+        job = super().deserialize(payload, status)
+        if job is not None:
+            job.__class__ = NamespacedJob
+        return job
+
+    async def _enqueue(self, job: Job) -> Job | None:
+        job.__class__ = NamespacedJob
+        return await super()._enqueue(job)
+
+
 def make_queue(settings: Settings) -> Queue:
-    """The queue is named for the deployment (``Settings.redis_namespace``): SAQ's keys on a shared
-    Redis all carry the name, so a worker only ever takes its own deployment's jobs."""
+    """The queue is named for the deployment (``Settings.redis_namespace``): every key of it on a
+    shared Redis starts with the name (``NamespacedQueue``), so a worker only ever takes its own
+    deployment's jobs."""
     assert settings.database_url is not None, "the database URL is resolved before the queue is made"
     name = settings.redis_namespace()
     if settings.redis_url:
-        return Queue.from_url(settings.redis_url, name=name)
-    return Queue.from_url(libpq_url(settings.database_url), name=name)
+        from redis.asyncio import from_url
+
+        queue: Queue = NamespacedQueue(from_url(settings.redis_url), name=name)
+    else:
+        queue = Queue.from_url(libpq_url(settings.database_url), name=name)
+    queue.register_before_enqueue(_with_heartbeat)
+    return queue
+
+
+async def _with_heartbeat(job: Job) -> None:
+    """Every job is touched while it runs and taken back from a worker that died (``jobs.holding``)."""
+    if not job.heartbeat:
+        job.heartbeat = HEARTBEAT_SECONDS
 
 
 def make_job_context(
@@ -141,14 +202,20 @@ def make_worker(queue: Queue, context: JobContext) -> Worker[Any]:
     crons = [CronJob(for_saq(fn), cron=cron, timeout=CRON_TIMEOUT_SECONDS) for fn, cron in SCHEDULED.values()]
     functions = [for_saq(fn) for fn in QUEUED]  # SAQ registers the crons' functions itself
     worker = QueueWorker(
-        queue, functions=functions, cron_jobs=crons, startup=startup, concurrency=4, cancellation_hard_deadline_s=2
+        queue,
+        functions=functions,
+        cron_jobs=crons,
+        startup=startup,
+        concurrency=4,
+        cancellation_hard_deadline_s=2,
+        timers={"sweep": SWEEP_SECONDS},
     )
     # whoever runs the worker owns SIGINT/SIGTERM and drains it (SAQ's own handler cancels jobs in hand)
     worker.SIGNALS = []
     return worker
 
 
-async def drain(worker: Worker[Any], grace: float = JOB_GRACE_SECONDS) -> None:
+async def drain(worker: Worker[Any], grace: float = JOB_GRACE_SECONDS, stop: float = STOP_SECONDS) -> None:
     """Let the jobs in hand finish (up to ``grace`` seconds), then stop the worker and its upkeep loops.
 
     SAQ's own grace period waits for its never-ending upkeep tasks too, so the wait is done here;
@@ -158,17 +225,73 @@ async def drain(worker: Worker[Any], grace: float = JOB_GRACE_SECONDS) -> None:
     deadline = asyncio.get_running_loop().time() + grace
     while worker.job_task_contexts and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
-    await within(STOP_SECONDS, worker.stop(), "stop the worker")
+    await within(stop, worker.stop(), "stop the worker")
 
 
 async def within(seconds: float, step: Awaitable[Any], what: str) -> None:
     """Run a shutdown step for at most ``seconds``, then move on whatever it is doing.
 
     ``asyncio.wait_for`` would wait for a cancelled step to finish cancelling, which a pool that
-    ignores cancellation never does; ``asyncio.wait`` returns at its timeout regardless.
+    ignores cancellation never does; ``asyncio.wait`` returns at its timeout regardless. A step that
+    fails (a queue whose Redis is away cannot say goodbye to it) is one warning: shutting down goes on.
     """
     task = asyncio.ensure_future(step)
+    task.add_done_callback(_retrieved)
     done, _ = await asyncio.wait({task}, timeout=seconds)
     if not done:
         task.cancel()
         log.warning("shutdown step did not finish in time; moving on", step=what, seconds=seconds)
+    elif not task.cancelled() and (failed := task.exception()) is not None and not isinstance(failed, STORE_DOWN):
+        log.warning("shutdown step failed; moving on", step=what, error=type(failed).__name__)
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Read a shutdown step's outcome, so one that fails after its time was up is not reported by
+    asyncio as an exception nobody retrieved (a traceback in the log)."""
+    if not task.cancelled():
+        task.exception()
+
+
+def run(settings: Settings, parent: int) -> None:
+    """``loyalty worker``: every job, until SIGINT or SIGTERM, which finish the jobs in hand
+    (``drain``); ``settings`` are checked and hold the database URL. It ends with ``parent``, the
+    process that started it (OPS-8), in at most a couple of seconds: a job cut short runs again."""
+    from loyalty_api.adapters.pass_platforms import issuer_key, local_platform, wallet_passes
+    from loyalty_api.lifetimes import die_with_parent, ignore_stop_signals
+    from loyalty_api.logs import configure_logging
+    from loyalty_core.clock import SystemClock
+    from loyalty_core.db import make_engine, make_sessionmaker
+
+    configure_logging(settings.log_level, settings.log_format)
+
+    async def serve_jobs() -> None:
+        engine = make_engine(settings.database_url or "")
+        queue = make_queue(settings)
+        await queue.connect()
+        filled, _ = settings.with_secrets()
+        passes = wallet_passes(
+            filled.encryption_key or "", issuer_key(filled.wallet_issuer_key, filled.home), local_platform(filled.home)
+        )
+        worker = make_worker(queue, make_job_context(filled, make_sessionmaker(engine), SystemClock(), passes))
+        stopping = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stopping.set)
+        die_with_parent(parent, ask_kernel=False)
+        task = asyncio.create_task(worker.start())
+        print(
+            "loyalty: worker running; SIGINT or SIGTERM finishes the jobs in hand and stops",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            await stopping.wait()
+            await drain(worker)
+        finally:
+            task.cancel()
+            await within(STOP_SECONDS, asyncio.gather(task, return_exceptions=True), "stop the worker")
+            await within(STOP_SECONDS, queue.disconnect(), "disconnect the queue")
+            await engine.dispose()
+
+    asyncio.run(serve_jobs())
+    ignore_stop_signals()  # it ran until a stop signal: one more must not cut its last steps short

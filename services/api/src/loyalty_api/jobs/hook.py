@@ -9,6 +9,7 @@ The worker registers ``for_saq(body)`` for every job, and test mode runs a job b
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 import uuid
@@ -19,6 +20,7 @@ import structlog
 
 from loyalty_api.jobs import JobFunction
 from loyalty_api.jobs.context import JobContext, job_context
+from loyalty_api.jobs.holding import keep_alive
 
 log = structlog.get_logger("loyalty.jobs")
 
@@ -42,11 +44,19 @@ async def run_job(body: JobFunction, context: JobContext, job_id: str, /, **kwar
 
 def for_saq(body: JobFunction) -> SaqFunction:
     """``body`` as SAQ runs it, under the body's own name (the name a job is queued by): it reads the
-    worker's ``JobContext`` out of SAQ's context and the job's id off SAQ's job."""
+    worker's ``JobContext`` out of SAQ's context and the job's id off SAQ's job, and touches the job
+    while it runs (``jobs.holding``). The touching ends before the body's result is handed back, so it
+    never writes the job after SAQ has finished it."""
 
     @functools.wraps(body)
     async def run(ctx: dict[str, Any], **kwargs: Any) -> Mapping[str, Any]:
-        return await run_job(body, job_context(ctx), str(ctx["job"].id), **kwargs)
+        job = ctx["job"]
+        touching = asyncio.create_task(keep_alive(job))
+        try:
+            return await run_job(body, job_context(ctx), str(job.id), **kwargs)
+        finally:
+            touching.cancel()
+            await asyncio.gather(touching, return_exceptions=True)
 
     return run
 
