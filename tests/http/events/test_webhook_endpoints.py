@@ -191,3 +191,23 @@ async def test_outside_test_mode_https_to_a_public_host_is_accepted_and_http_is_
         f"{ENDPOINTS}/{made.json()['data']['id']}", json={"url": "https://metadata.internal/"}, headers=tenant.headers
     )
     assert details_of(moved) == {"url": ["The URL resolves to an address that is not publicly routable."]}
+
+
+@pytest.mark.parametrize("url", ["https://hooks.example.com:0/in", "https://hooks.example.com:65536/in"])
+async def test_a_port_outside_1_to_65535_is_refused_on_create_and_update(live_client: Any, url: str) -> None:
+    """EVENT-14: port 0 was taken as "no port" and delivered to 443; it and a port past 65535 are
+    422 on ``url``, on create and on update, and the endpoint keeps its URL."""
+    tenant = await webhook_tenant(live_client)
+    refused = await live_client.post(ENDPOINTS, json={"url": url, "events": ["*"]}, headers=tenant.headers)
+    assert details_of(refused) == {"url": ["The URL's port must be a number from 1 to 65535."]}
+    assert (await live_client.get(ENDPOINTS, headers=tenant.headers)).json()["data"]["meta"]["total"] == 0
+    made = await live_client.post(
+        ENDPOINTS, json={"url": "https://hooks.example.com:8443/in", "events": ["*"]}, headers=tenant.headers
+    )
+    assert made.status_code == 201, made.text
+    path = f"{ENDPOINTS}/{made.json()['data']['id']}"
+    moved = await live_client.patch(path, json={"url": url}, headers=tenant.headers)
+    assert details_of(moved) == {"url": ["The URL's port must be a number from 1 to 65535."]}
+    assert (await live_client.get(path, headers=tenant.headers)).json()["data"]["url"] == (
+        "https://hooks.example.com:8443/in"
+    )

@@ -68,9 +68,16 @@ def parse_url(url: str, *, test_mode: bool) -> tuple[str, str, int, str]:
     """(scheme, host, port, path with query) or ``ValidationFailed`` on ``url``."""
     try:
         parts = urlsplit(url)
-        port = parts.port
     except ValueError:
         raise _refuse("The URL is not valid.") from None
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        # urlsplit reads ":0" as port 0 (it refuses only what is no number or passes 65535), which
+        # the default below would have turned into 443: another port than the one registered
+        raise _refuse("The URL's port must be a number from 1 to 65535.")
     schemes = ("https", "http") if test_mode else ("https",)
     if parts.scheme not in schemes:
         raise _refuse("The URL must start with https://.")
