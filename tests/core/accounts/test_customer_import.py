@@ -107,6 +107,30 @@ def test_a_file_without_a_readable_header_is_refused_whole(tmp_path: Path, conte
     assert str(refused.value) == message
 
 
+async def test_an_excel_csv_utf8_file_with_its_byte_order_mark_is_checked_and_imported(
+    sessionmaker: async_sessionmaker[AsyncSession], clock: FixedClock, vendor_id: int, tmp_path: Path
+) -> None:
+    """CUSTOMER-16: Excel's "CSV UTF-8" starts with the byte order mark EF BB BF and ends its lines
+    with CRLF; the mark is no part of the first column's name, so the file reads as without it."""
+    path = tmp_path / "excel.csv"
+    path.write_bytes(b"\xef\xbb\xbfexternal_id,first_name,opening_points\r\nx-1,Jos\xc3\xa9,12\r\nx-2,Zo\xc3\xab,\r\n")
+    assert dry_run(path) == (2, 2, [])
+    job_id = await queued_job(sessionmaker, clock, vendor_id, path)
+    assert await run_import(sessionmaker, clock, job_id) == "done"
+    job = await job_row(sessionmaker, job_id)
+    assert (job.rows_total, job.rows_done, job.rows_created, job.rows_refused) == (2, 2, 2, 0)
+    async with sessionmaker() as session:
+        imported = await session.execute(
+            text(
+                "SELECT c.external_id, c.first_name, w.balance FROM customers c "
+                "JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id "
+                "WHERE c.vendor_id = :v ORDER BY c.external_id"
+            ),
+            {"v": vendor_id},
+        )
+        assert [tuple(row) for row in imported] == [("x-1", "José", 12), ("x-2", "Zoë", 0)]
+
+
 async def test_a_run_imports_with_opening_balances_and_a_second_run_brings_nothing_twice(
     sessionmaker: async_sessionmaker[AsyncSession], clock: FixedClock, vendor_id: int, tmp_path: Path
 ) -> None:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 from typing import TextIO
 
 from loyalty_core.customers.rules import cards
@@ -54,6 +55,12 @@ def _header(reader: Iterator[list[str]]) -> list[str]:
     if "external_id" not in names and "card" not in names:
         raise ImportFileRefused("The file needs an external_id or a card column.")
     return names
+
+
+def open_file(path: Path) -> TextIO:
+    """The file as text for :func:`rows_of`: UTF-8, with or without the byte order mark that Excel's
+    "CSV UTF-8" writes first (left in, it would be read as part of the first column's name)."""
+    return path.open(encoding="utf-8-sig", newline="")
 
 
 def rows_of(text: TextIO) -> Iterator[ImportRow]:

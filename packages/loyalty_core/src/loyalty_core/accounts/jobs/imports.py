@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from loyalty_core.accounts.jobs.import_file import ImportRow, rows_of
+from loyalty_core.accounts.jobs.import_file import ImportRow, open_file, rows_of
 from loyalty_core.accounts.models import CustomerImport, ImportState
 from loyalty_core.accounts.services import CustomerService
 from loyalty_core.clock import Clock
@@ -41,7 +41,7 @@ def dry_run(path: Path) -> tuple[int, int, list[dict[str, Any]]]:
     that cannot be read at all."""
     total = accepted = 0
     errors: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8", newline="") as text:
+    with open_file(path) as text:
         for row in rows_of(text):
             total += 1
             if row.profile is not None:
@@ -143,7 +143,7 @@ async def run_import(
         vendor_id, done, path = job.vendor_id, job.rows_done, Path(job.path)
         causer = Causer(CauserType.IMPORT, str(job.user_id) if job.user_id is not None else None)
     # the file is read in a thread a chunk at a time: the event loop never waits on the disk
-    text = await asyncio.to_thread(path.open, encoding="utf-8", newline="")
+    text = await asyncio.to_thread(open_file, path)
     try:
         rows = itertools.islice(rows_of(text), done, None)
         while chunk := await asyncio.to_thread(lambda: list(itertools.islice(rows, chunk_rows))):
