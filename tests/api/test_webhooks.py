@@ -104,6 +104,35 @@ async def test_while_rotating_both_secrets_sign(client: AsyncTestClient[Litestar
 
 
 @pytest.mark.usefixtures("frozen")
+async def test_each_retired_secret_signs_for_a_day_from_its_own_retirement(client: AsyncTestClient[Litestar]) -> None:
+    """EVENT-15: two rotations an hour apart leave three secrets signing (the current one and both
+    retired ones); each retired one stops 24 hours after its own retirement, not at the next
+    rotation."""
+    crm = await hooks_client(client)
+    verify = docs_verifier()
+    later = AT + timedelta(hours=1)
+    with receiver() as hook:
+        headers = await token_of(client, crm)
+        made = (await client.post(ENDPOINTS, json={"url": hook.url, "events": ["*"]}, headers=headers)).json()["data"]
+        first = (await client.post(f"{ENDPOINTS}/{made['id']}/rotate-secret", headers=headers)).json()["data"]
+        await advance(client, later)
+        headers = await token_of(client, crm)
+        second = (await client.post(f"{ENDPOINTS}/{made['id']}/rotate-secret", headers=headers)).json()["data"]
+        secrets = [made["secret"], first["secret"], second["secret"]]
+        for n, at in enumerate((later, AT + timedelta(hours=24), later + timedelta(hours=24)), start=1):
+            await advance(client, at)
+            headers = await token_of(client, crm)
+            assert (await client.post(f"{ENDPOINTS}/{made['id']}/test", headers=headers)).status_code == 202
+            await settled(client, headers, made["id"], n)
+    signing = [
+        [verify(got.body, got.headers["loyalty-signature"], secret, now=at.timestamp()) for secret in secrets]
+        for got, at in zip(hook.received, (later, AT + timedelta(hours=24), later + timedelta(hours=24)), strict=True)
+    ]
+    assert signing == [[True, True, True], [False, True, True], [False, False, True]]
+    assert [got.headers["loyalty-signature"].count("v1=") for got in hook.received] == [3, 2, 1]
+
+
+@pytest.mark.usefixtures("frozen")
 async def test_two_failures_then_success_on_the_clocks_schedule(client: AsyncTestClient[Litestar]) -> None:
     headers = await hooks_tenant(client)
     with receiver() as hook:

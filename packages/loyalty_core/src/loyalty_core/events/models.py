@@ -91,9 +91,12 @@ events = Table(
 
 
 class WebhookEndpoint(VendorRow, Base):
-    """A shop's receiver. The secret is stored only sealed; while it rotates, the previous one keeps
-    signing until ``previous_secret_until``. ``failing_since``: the first failed attempt since the
-    last success, from which the 3-day disabling is counted."""
+    """A shop's receiver. The secrets are stored only sealed. A rotation retires the current secret,
+    which keeps signing for 24 hours from then: the one retired last is ``previous_sealed_secret``
+    (until ``previous_secret_until``), those retired before it and still signing are
+    ``earlier_sealed_secrets``, each until the time at the same place of ``earlier_secrets_until``
+    (EVENT-15). ``failing_since``: the first failed attempt since the last success, from which the
+    3-day disabling is counted."""
 
     __tablename__ = "webhook_endpoints"
     __table_args__ = (vendor_key("webhook_endpoints"),)
@@ -107,6 +110,12 @@ class WebhookEndpoint(VendorRow, Base):
     sealed_secret: Mapped[bytes] = mapped_column(LargeBinary)
     previous_sealed_secret: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     previous_secret_until: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    earlier_sealed_secrets: Mapped[list[bytes]] = mapped_column(
+        ARRAY(LargeBinary), default=list, server_default=text("'{}'")
+    )
+    earlier_secrets_until: Mapped[list[datetime]] = mapped_column(
+        ARRAY(DateTimeUTC(timezone=True)), default=list, server_default=text("'{}'")
+    )
     failing_since: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
 
 

@@ -2,7 +2,9 @@
 
 The secret (``whsec_`` and 32 letters and digits) is shown only when made and stored only sealed by
 the service's :class:`Sealer`, so a copy of the database alone does not let anyone sign as the
-service. A rotation keeps the previous secret signing for a day, so receivers can switch over.
+service. A rotation keeps the secret it retires signing for a day from then, so receivers can switch
+over; a second rotation within that day retires another, and both keep signing, each for its own day
+(EVENT-15).
 """
 
 from __future__ import annotations
@@ -56,14 +58,20 @@ def new_secret() -> str:
     return SECRET_PREFIX + random_text(ALNUM, 32)
 
 
+def retired_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[tuple[bytes, datetime]]:
+    """The sealed secrets rotations retired that still sign at ``now``, each with the end of its day,
+    the one retired last first."""
+    retired = list(zip(endpoint.earlier_sealed_secrets, endpoint.earlier_secrets_until, strict=True))
+    if endpoint.previous_sealed_secret is not None and endpoint.previous_secret_until is not None:
+        retired.append((endpoint.previous_sealed_secret, endpoint.previous_secret_until))
+    return [(sealed, until) for sealed, until in reversed(retired) if now < until]
+
+
 def signing_secrets(endpoint: WebhookEndpoint, sealer: Sealer, now: datetime) -> list[str]:
-    """The secrets that sign a delivery now: the current one, and the previous while it overlaps."""
+    """The secrets that sign a delivery now: the current one, then each retired one within its day."""
     context = sealing_context(endpoint.vendor_id)
-    found = [sealer.open(endpoint.sealed_secret, context).decode()]
-    until = endpoint.previous_secret_until
-    if endpoint.previous_sealed_secret is not None and until is not None and now < until:
-        found.append(sealer.open(endpoint.previous_sealed_secret, context).decode())
-    return found
+    sealed = [endpoint.sealed_secret, *(s for s, _ in retired_secrets(endpoint, now))]
+    return [sealer.open(one, context).decode() for one in sealed]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +163,10 @@ class WebhookEndpoints:
         endpoint = await self.get(vendor_id, endpoint_id, lock=True)
         now = self._clock.now()
         secret = new_secret()
+        # the secrets retired before keep their own day; those whose day is over are dropped here
+        earlier = list(reversed(retired_secrets(endpoint, now)))
+        endpoint.earlier_sealed_secrets = [sealed for sealed, _ in earlier]
+        endpoint.earlier_secrets_until = [until for _, until in earlier]
         endpoint.previous_sealed_secret = endpoint.sealed_secret
         endpoint.previous_secret_until = now + ROTATION_OVERLAP
         endpoint.sealed_secret = self._sealer.seal(secret.encode(), sealing_context(vendor_id))
