@@ -51,7 +51,8 @@ async def test_expiries_record_points_expired(client: AsyncTestClient[Litestar],
     past = datetime.now(UTC) - timedelta(days=3)
     first = (await register(client, tenant))["id"]
     await earn(engine, tenant.vendor_id, first, 30, at=past, days=1)
-    assert (await adjust(client, tenant, first, 40, "e1")).status_code == 201
+    # earned, not adjusted: an adjustment that adds points would expire the 30 first (LEDGER-11)
+    await earn(engine, tenant.vendor_id, first, 40, at=past)
     taken = await adjust(client, tenant, first, -10, "e2")
     assert taken.status_code == 201, taken.text
     second = (await register(client, tenant))["id"]
@@ -65,12 +66,12 @@ async def test_expiries_record_points_expired(client: AsyncTestClient[Litestar],
     found = sorted(
         (e for e in await events_of(client, tenant) if e["type"].startswith("points.")), key=lambda e: e["data"]["id"]
     )
-    assert [e["type"] for e in found] == ["points.adjusted", "points.expired", "points.adjusted", "points.expired"]
+    assert [e["type"] for e in found] == ["points.expired", "points.adjusted", "points.expired"]
     first_ledger = {e["id"]: e for e in await ledger_of(client, tenant.headers, first)}
-    expired = found[1]["data"]
+    expired = found[0]["data"]
     assert (expired["type"], expired["amount"], expired["reason"]) == ("expire", -30, "expired")
     assert expired == first_ledger[expired["id"]]
-    assert found[2]["data"] == taken.json()["data"] == first_ledger[taken.json()["data"]["id"]]
+    assert found[1]["data"] == taken.json()["data"] == first_ledger[taken.json()["data"]["id"]]
     (job_entry,) = [e for e in await ledger_of(client, tenant.headers, second) if e["type"] == "expire"]
-    assert found[3]["data"] == job_entry
-    assert (job_entry["amount"], found[3]["data"]["wallet_id"]) == (-7, wallet.id)
+    assert found[2]["data"] == job_entry
+    assert (job_entry["amount"], found[2]["data"]["wallet_id"]) == (-7, wallet.id)

@@ -115,6 +115,28 @@ async def test_a_negative_adjustment_cannot_spend_expired_points(
     await _job_finds_nothing(engine, m)
 
 
+async def test_a_positive_adjustment_answers_the_running_balance_the_wallet_shows(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
+) -> None:
+    """LEDGER-11: a credit also expires the lots past their end first, so its answer's running
+    balance (5 live + 5) is what the wallet shows right after, not 40 with the ended 30 in it; the
+    ledger reads the expire entry, then the adjustment, and the job finds nothing left."""
+    m = await _member(client, engine, test_clock)
+    path = f"/api/v1/customers/{m.customer}/wallet/adjust"
+    added = await client.post(path, json={"amount": 5, "reason": "gift", "idempotency_key": "k+5"}, headers=m.headers)
+    assert added.status_code == 201, added.text
+    assert (added.json()["data"]["amount"], added.json()["data"]["running_balance"]) == (5, 10)
+    wallet = await client.get(f"/api/v1/customers/{m.customer}/wallet", headers=m.headers)
+    assert (wallet.status_code, wallet.json()["data"]["balance"]) == (200, 10)
+    assert await _entries(engine, m.wallet) == [*EARNED, EXPIRED, ("adjust", 5, 10, "gift", "api_client")]
+    assert await _stored_balance(engine, m.wallet) == 10
+    replayed = await client.post(
+        path, json={"amount": 5, "reason": "gift", "idempotency_key": "k+5"}, headers=m.headers
+    )
+    assert (replayed.status_code, replayed.json()["data"]) == (200, added.json()["data"])
+    await _job_finds_nothing(engine, m)
+
+
 async def test_a_redemption_cannot_spend_expired_points(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:

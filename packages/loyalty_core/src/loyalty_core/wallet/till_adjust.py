@@ -9,7 +9,12 @@ one statement, the ledger's one writer (``loyalty_core.wallet.till_posting``). I
 tables' sequences, as the ORM draws them. Each step is a fixed statement prepared on the connection,
 whose plan starts from a primary or unique key, sent as a plain round trip (pipelined, these few
 statements would cost the served worker more Python than the round trips they spare): three for a
-new credit, four for a deduction, two for a replay, plus BEGIN and COMMIT.
+new adjustment, two for a replay, plus BEGIN and COMMIT.
+
+Every new adjustment, a credit as much as a deduction, first expires the wallet's lots whose end has
+passed, in its own statement (LEDGER-9, LEDGER-11): the read under the lock that looks the key up
+also brings those lots (and, for a deduction, every open lot it may take from), so the entry's
+``running_balance`` is the balance the wallet shows afterwards.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
-from psycopg.rows import class_row, dict_row
+from psycopg.rows import dict_row
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
@@ -64,8 +69,13 @@ class AdjustRead(Params, frozen=True):
     idempotency_key: str
 
 
-class OpenLots(Params, frozen=True):
+class LotsRead(Params, frozen=True):
+    """The lots the read under the lock brings: the locked wallet's lots past their end at ``now``,
+    and, when ``deducting``, its other open lots too."""
+
     wallet_id: int
+    deducting: bool
+    now: datetime
 
 
 LOCKS = Locks(
@@ -88,6 +98,7 @@ FOR UPDATE OF w
 # (not UNION ALL) ends the recursion even if merges ever formed a cycle. The key is looked up per
 # family wallet (the inner LIMIT keeps PostgreSQL from flattening that step), so the plan uses the
 # (vendor_id, wallet_id, key) index; left to itself it scanned that whole index for the key alone.
+# The lots come as three arrays of one row, read through the open lots' index of the locked wallet.
 _STATE_AND_KEY = SQL(
     "state_and_key",
     f"""
@@ -98,8 +109,15 @@ WITH RECURSIVE family(id) AS (
 ), family_wallets AS MATERIALIZED (
     SELECT w.id FROM family f JOIN wallets w ON w.vendor_id = %(vendor_id)s AND w.customer_id = f.id
 )
-SELECT m.merged_into_id, e.*
+SELECT m.merged_into_id, l.lot_ids, l.lot_ends, l.lot_left, e.*
 FROM (SELECT merged_into_id FROM customers WHERE vendor_id = %(vendor_id)s AND id = %(customer_id)s) m
+CROSS JOIN LATERAL (
+    SELECT array_agg(id ORDER BY id) AS lot_ids, array_agg(expires_at ORDER BY id) AS lot_ends,
+           array_agg(remaining ORDER BY id) AS lot_left
+    FROM point_lots
+    WHERE vendor_id = %(vendor_id)s AND wallet_id = %(wallet_id)s AND remaining > 0
+      AND (%(deducting)s OR expires_at <= %(now)s)
+) l
 LEFT JOIN LATERAL (
     SELECT k.* FROM family_wallets fw
     CROSS JOIN LATERAL (
@@ -112,12 +130,7 @@ LEFT JOIN LATERAL (
 ) e ON true
 """,
     AdjustRead,
-)
-
-_OPEN_LOTS = SQL(
-    "open_lots",
-    "SELECT id, expires_at, remaining FROM point_lots WHERE wallet_id = %(wallet_id)s AND remaining > 0",
-    OpenLots,
+    LotsRead,
 )
 
 _WHICH_IS_MISSING = SQL(
@@ -161,10 +174,12 @@ async def _attempt(
                 raise CustomerNotFound("No customer with this id.", customer_id=customer_id)
             raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
         wallet_id, balance = locked["wallet_id"], locked["balance"]
-        await cursor.execute(_STATE_AND_KEY, params, prepare=True)
+        lots_read = bound(LotsRead(wallet_id=wallet_id, deducting=amount < 0, now=now))
+        await cursor.execute(_STATE_AND_KEY, {**params, **lots_read}, prepare=True)
         state = await cursor.fetchone()
         assert state is not None  # the customer row exists: its wallet was just locked
         merged_into = state.pop("merged_into_id")
+        ids, ends, left = state.pop("lot_ids") or [], state.pop("lot_ends") or [], state.pop("lot_left") or []
         if state["id"] is not None:
             previous = LedgerEntry(**state)
             if previous.amount != amount:
@@ -174,15 +189,12 @@ async def _attempt(
             raise CustomerDeactivated(
                 "The account was merged into another and takes no new adjustments.", merged_into_id=merged_into
             )
+        # points past their end are never spent, nor counted in the answer's running balance: the
+        # write expires them first, in its statement
+        expired, live = split_due([Lot(*lot) for lot in zip(ids, ends, left, strict=True)], now)
+        balance -= sum(t.points for t in expired)
         takes: list[Take] = []
-        expired: list[Take] = []
         if amount < 0:
-            async with conn.cursor(row_factory=class_row(Lot)) as lots:
-                await lots.execute(_OPEN_LOTS, bound(OpenLots(wallet_id=wallet_id)), prepare=True)
-                open_lots = await lots.fetchall()
-            # points past their end are never spent: the write expires them first, in its statement
-            expired, live = split_due(open_lots, now)
-            balance -= sum(t.points for t in expired)
             if balance + amount < 0:
                 raise InsufficientBalance("The balance is too low for this deduction.", balance=balance, amount=amount)
             takes = take(live, -amount)

@@ -7,7 +7,7 @@ WHERE c.vendor_id = %(vendor_id)s AND c.id = %(customer_id)s AND c.status <> 'an
 FOR UPDATE OF w;
 
 -- name: state_and_key
--- params: AdjustRead
+-- params: AdjustRead, LotsRead
 WITH RECURSIVE family(id) AS (
     SELECT %(customer_id)s::bigint
     UNION
@@ -15,8 +15,15 @@ WITH RECURSIVE family(id) AS (
 ), family_wallets AS MATERIALIZED (
     SELECT w.id FROM family f JOIN wallets w ON w.vendor_id = %(vendor_id)s AND w.customer_id = f.id
 )
-SELECT m.merged_into_id, e.*
+SELECT m.merged_into_id, l.lot_ids, l.lot_ends, l.lot_left, e.*
 FROM (SELECT merged_into_id FROM customers WHERE vendor_id = %(vendor_id)s AND id = %(customer_id)s) m
+CROSS JOIN LATERAL (
+    SELECT array_agg(id ORDER BY id) AS lot_ids, array_agg(expires_at ORDER BY id) AS lot_ends,
+           array_agg(remaining ORDER BY id) AS lot_left
+    FROM point_lots
+    WHERE vendor_id = %(vendor_id)s AND wallet_id = %(wallet_id)s AND remaining > 0
+      AND (%(deducting)s OR expires_at <= %(now)s)
+) l
 LEFT JOIN LATERAL (
     SELECT k.* FROM family_wallets fw
     CROSS JOIN LATERAL (
@@ -27,10 +34,6 @@ LEFT JOIN LATERAL (
     ) k
     ORDER BY k.id LIMIT 1
 ) e ON true;
-
--- name: open_lots
--- params: OpenLots
-SELECT id, expires_at, remaining FROM point_lots WHERE wallet_id = %(wallet_id)s AND remaining > 0;
 
 -- name: which_is_missing
 -- params: AdjustRead

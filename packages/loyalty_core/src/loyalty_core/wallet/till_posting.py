@@ -102,9 +102,10 @@ class PostingParams(Params, frozen=True):
 def _posting_ctes(*, gate: str) -> str:
     """The CTEs that post one entry on wallet ``%(wallet_id)s`` of vendor ``%(vendor_id)s``, when
     ``gate`` (SQL of the caller's, over its own CTEs) holds. A zero amount writes nothing."""
-    # A debit first expires the lots whose end has passed (``%(expired_points)s``, 0 for none): an
-    # ``expire`` entry as the nightly job writes it, drawn before the debit's (the aggregate over
-    # ``ledger_expired`` is read first), so the ledger reads expiry then debit.
+    # A debit, or an adjustment's credit, first expires the lots whose end has passed
+    # (``%(expired_points)s``, 0 for none): an ``expire`` entry as the nightly job writes it, drawn
+    # before the entry's own (the aggregate over ``ledger_expired`` is read first), so the ledger
+    # reads expiry then the entry.
     return f"""ledger_balance AS (
     UPDATE wallets SET balance = balance - %(expired_points)s + %(amount)s, updated_at = %(now)s
     WHERE vendor_id = %(vendor_id)s AND id = %(wallet_id)s AND %(amount)s <> 0 AND ({gate})
