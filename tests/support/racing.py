@@ -15,13 +15,17 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from loyalty_core.db import make_engine
+from loyalty_core.db import LOCK_TIMEOUT_MS, make_engine
 from tests.support.app import build_app
 
 
 @asynccontextmanager
-async def racing_client(engine: AsyncEngine, *, pool_size: int = 20) -> AsyncIterator[httpx.AsyncClient]:
-    own = make_engine(engine.url.render_as_string(hide_password=False), pool_size=pool_size)
+async def racing_client(
+    engine: AsyncEngine, *, pool_size: int = 20, lock_timeout_ms: int = LOCK_TIMEOUT_MS
+) -> AsyncIterator[httpx.AsyncClient]:
+    own = make_engine(
+        engine.url.render_as_string(hide_password=False), pool_size=pool_size, lock_timeout_ms=lock_timeout_ms
+    )
     app = build_app(own, test_clock=None, anon_rate_per_minute=100_000)
     try:
         async with (

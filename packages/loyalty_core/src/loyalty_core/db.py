@@ -129,6 +129,11 @@ def make_engine(
 _lock_timeouts: WeakKeyDictionary[Engine, int] = WeakKeyDictionary()
 
 
+def lock_timeout_of(engine: AsyncEngine) -> int:
+    """How many milliseconds a statement on ``engine`` waits for a lock (``make_engine``'s ``lock_timeout_ms``)."""
+    return _lock_timeouts.get(engine.sync_engine, LOCK_TIMEOUT_MS)
+
+
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 
@@ -184,7 +189,7 @@ def make_driver_pool(engine: AsyncEngine, *, size: int, filled: bool) -> AsyncCo
     many apps). Opened by the caller, in the loop that uses it.
     """
     url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-    lock_timeout = _lock_timeouts.get(engine.sync_engine, LOCK_TIMEOUT_MS)
+    lock_timeout = lock_timeout_of(engine)
     cache_long_statements()
     return AsyncConnectionPool(
         url,

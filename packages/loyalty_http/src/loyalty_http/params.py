@@ -145,8 +145,13 @@ async def provide_reader(request: Request[Any, Any, Any]) -> DriverConnection[An
 
 
 async def provide_writer(request: Request[Any, Any, Any]) -> DriverConnection[Any]:
-    """The request's connection for a till write that runs its own transaction on it."""
-    return await request_connection(request.scope).writer()
+    """The request's connection for a till write that runs its own transaction on it, once the
+    write has a place at its wallet's gate (``access.wallet_gate``): the wallet as the request names
+    it, by the body's ``identifier`` or else by its path (a customer's adjustment, a purchase's return)."""
+    state = request.scope["state"]
+    named = getattr(state.get("payload"), "identifier", None)
+    wallet = (state["principal"].vendor_id, named if isinstance(named, str) else request.scope["path"])
+    return await request_connection(request.scope).writer(wallet)
 
 
 def provide_clock(config: Config) -> Clock:

@@ -11,6 +11,7 @@ from litestar import Request
 from litestar.config.app import AppConfig
 from litestar.plugins import InitPluginProtocol
 
+from loyalty_core.db import lock_timeout_of
 from loyalty_core.earning.till_meter import Allowance
 from loyalty_core.earning.till_purchase import Purchases
 from loyalty_core.tenancy.till_token_check import vendor_state
@@ -18,6 +19,7 @@ from loyalty_http.access.auth import admin_authenticator, nobody, vendor_authent
 from loyalty_http.access.connection import DriverPools, one_connection_per_request, request_connection
 from loyalty_http.access.rate_limit import MemoryBackend, RateLimiter, RedisBackend
 from loyalty_http.access.tokens import TokenCodec
+from loyalty_http.access.wallet_gate import WalletGate
 from loyalty_http.admin.test_mode import TestModeController
 from loyalty_http.config import HttpConfig
 from loyalty_http.direct import direct_dispatch, providers_of
@@ -72,7 +74,9 @@ class LoyaltyHttp(InitPluginProtocol):
         pools = self.driver_pools = DriverPools(
             engine, size=cfg.driver_pool_size or engine.pool.size(), filled=cfg.fill_pools
         )
-        app_config.middleware.insert(0, one_connection_per_request(engine, pools))
+        # a write waits for a place at its wallet's gate as long as it would for the wallet's row lock
+        gate = WalletGate(wait_seconds=lock_timeout_of(engine) / 1000)
+        app_config.middleware.insert(0, one_connection_per_request(engine, pools, gate))
         # innermost: it answers the requests it takes, after every other middleware saw them
         app_config.middleware.append(direct_dispatch(self.direct_providers))
         metrics.watch_pool(engine.sync_engine.pool)

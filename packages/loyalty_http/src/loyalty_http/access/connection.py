@@ -9,7 +9,9 @@ Every other request takes it from the engine's pool, where its ORM session can b
 Single-statement reads (the token check, a till's lookup) run on it in autocommit, sparing the
 BEGIN and COMMIT round trips; a handler's session binds to the same connection and holds its one
 transaction. Both pools are sized to the server's concurrency with no overflow and, in a served
-process, filled at start, so a steady load opens no new database sessions.
+process, filled at start, so a steady load opens no new database sessions. A till write names its
+wallet when it asks for the writer, and waits for a place at that wallet's gate without holding a
+connection (``access.wallet_gate``), so a burst at one wallet cannot take every connection.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from loyalty_core.db import give_back_idle, make_driver_pool
+from loyalty_http.access.wallet_gate import WalletGate, WalletKey
 from loyalty_http.wire import metrics
 
 STATE_KEY = "loyalty_connection"
@@ -56,14 +59,16 @@ class DriverPools:
 
 
 class RequestConnection:
-    __slots__ = ("_autocommit", "_conn", "_driver", "_engine", "_pool", "_pooled")
+    __slots__ = ("_autocommit", "_conn", "_driver", "_engine", "_gate", "_pool", "_pooled", "_wallet")
 
-    def __init__(self, engine: AsyncEngine, pools: DriverPools) -> None:
-        self._engine, self._pool = engine, pools.get()
+    def __init__(self, engine: AsyncEngine, pools: DriverPools, gate: WalletGate) -> None:
+        self._engine, self._pool, self._gate = engine, pools.get(), gate
         self._conn: AsyncConnection | None = None
         self._driver: DriverConnection[Any] | None = None
         self._autocommit = False
         self._pooled = False
+        self._wallet: WalletKey | None = None
+        """The wallet whose gate this request holds a place at, until it ends."""
 
     def driver_only(self) -> None:
         """This request runs psycopg statements only: its connection comes from the psycopg pool."""
@@ -79,8 +84,15 @@ class RequestConnection:
             self._autocommit = True
         return driver
 
-    async def writer(self) -> DriverConnection[Any]:
-        """The psycopg connection out of autocommit, for a hot path's own ``transaction()``."""
+    async def writer(self, wallet: WalletKey | None = None) -> DriverConnection[Any]:
+        """The psycopg connection out of autocommit, for a hot path's own ``transaction()``.
+        ``wallet``: the wallet the write locks; when its gate has no free place, the connection the
+        token check took goes back to the pool while the request waits for one."""
+        if wallet is not None and self._wallet is None:
+            if not self._gate.try_enter(wallet):
+                await self._give_back()
+                await self._gate.enter(wallet)
+            self._wallet = wallet
         driver = await self._checkout()
         await self._end_autocommit(driver)
         return driver
@@ -95,6 +107,15 @@ class RequestConnection:
         return sessionmaker(bind=self._conn)
 
     async def release(self) -> None:
+        """The request ends: its connection goes back, then its place at a wallet's gate."""
+        try:
+            await self._give_back()
+        finally:
+            wallet, self._wallet = self._wallet, None
+            if wallet is not None:
+                self._gate.leave(wallet)
+
+    async def _give_back(self) -> None:
         if self._pooled:
             driver, self._driver = self._driver, None
             if driver is not None:
@@ -141,7 +162,7 @@ def request_connection(scope: Any) -> RequestConnection:
     return connection
 
 
-def one_connection_per_request(engine: AsyncEngine, pools: DriverPools) -> Any:
+def one_connection_per_request(engine: AsyncEngine, pools: DriverPools, gate: WalletGate) -> Any:
     """ASGI middleware: a lazy connection holder per HTTP request, released after the answer is sent."""
 
     def middleware(app: Any) -> Any:
@@ -149,7 +170,7 @@ def one_connection_per_request(engine: AsyncEngine, pools: DriverPools) -> Any:
             if scope["type"] != "http":
                 await app(scope, receive, send)
                 return
-            held = scope.setdefault("state", {})[STATE_KEY] = RequestConnection(engine, pools)
+            held = scope.setdefault("state", {})[STATE_KEY] = RequestConnection(engine, pools, gate)
             try:
                 await app(scope, receive, send)
             finally:
