@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -16,6 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.db import give_back_idle, make_driver_pool
+from loyalty_core.earning.till_meter import LEASE
 from loyalty_core.earning.till_purchase import PurchaseRequest, Purchases, Submitted
 from loyalty_core.errors import DomainError
 from loyalty_core.tenancy.rules.access import VendorContext
@@ -34,6 +35,11 @@ class Till:
             finally:
                 await give_back_idle(conn)
 
+    async def renew(self) -> None:
+        """What a living process does every third of a lease: the units it holds leased anew."""
+        async with self._pool.connection() as conn:
+            await self.purchases.allowance.renew(conn)
+
     async def stop(self) -> None:
         """What a stopping process does: every unit of an allowance it holds goes back to its meter."""
         async with self._pool.connection() as conn:
@@ -45,13 +51,14 @@ class Till:
 
 
 @asynccontextmanager
-async def running_till(engine: AsyncEngine, *, connections: int = 2) -> AsyncIterator[Till]:
-    """A till with ``connections`` open connections; its pool closes after the block (the units it
-    still holds stay counted, as when a process dies: ``Till.stop`` gives them back)."""
+async def running_till(engine: AsyncEngine, *, connections: int = 2, lease: timedelta = LEASE) -> AsyncIterator[Till]:
+    """A till with ``connections`` open connections whose units are leased for ``lease``; its pool
+    closes after the block (the units it still holds stay counted until their lease ends, as when a
+    process dies: ``Till.stop`` gives them back)."""
     pool = make_driver_pool(engine, size=connections, filled=True)
     await pool.open(wait=True)
     try:
-        yield Till(pool, Purchases())
+        yield Till(pool, Purchases(lease=lease))
     finally:
         await pool.close()
 

@@ -15,6 +15,7 @@ from loyalty_core.earning.models import (
     TransactionItem,
     TransactionReturn,
     customer_activity,
+    meter_leases,
     meters,
 )
 from loyalty_core.events.models import WebhookDelivery, WebhookEndpoint, events
@@ -77,6 +78,7 @@ __all__ = [
     "ledger_totals_overall",
     "ledger_totals_watermark",
     "metadata",
+    "meter_leases",
     "meters",
 ]
 

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.earning.models import Campaign, Transaction, meters
+from loyalty_core.earning.models import Campaign, Transaction, meter_leases, meters
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.rewards.models import Reward, RewardStatus
 from loyalty_core.tenancy.errors import VendorNotFound
@@ -60,14 +60,22 @@ class UsageReads:
     async def usage(self, vendor_id: int) -> Usage:
         """Customers count as the ceiling does (anonymized ones free their place), rewards the
         active ones, campaigns and branches every one held. Transactions: on a plan that meters
-        them, the meter the limit reads, less the units processes hold ahead of their purchases
-        (EARN-17) or held when they died: the purchases recorded this month when those are fewer;
-        on an unlimited plan (nothing metered), the purchases recorded this month."""
+        them, the meter the limit reads less the units leased to processes ahead of their
+        purchases (EARN-17, EARN-18), living or not: the metered purchases written this month (never
+        more than the purchases recorded: units a process of a release before leases held when it
+        died are on the meter without a lease); on an unlimited plan (nothing metered), the
+        purchases recorded this month."""
         start, end = month_of(self._clock.now())
         begins = datetime.combine(start, time(), UTC)
         ends = datetime.combine(end + timedelta(days=1), time(), UTC)
         metered = (
             select(meters.c.used).where(meters.c.vendor_id == vendor_id, meters.c.period == start).scalar_subquery()
+        )
+        leased = (
+            select(func.count())
+            .select_from(meter_leases)
+            .where(meter_leases.c.vendor_id == vendor_id, meter_leases.c.period == start)
+            .scalar_subquery()
         )
         purchases = _count(
             Transaction,
@@ -79,7 +87,7 @@ class UsageReads:
             await self._session.execute(
                 select(
                     Plan,
-                    func.coalesce(metered, 0),
+                    func.coalesce(metered, 0) - leased,
                     purchases,
                     _count(Customer, Customer.vendor_id == vendor_id, Customer.status != CustomerStatus.ANONYMIZED),
                     _count(

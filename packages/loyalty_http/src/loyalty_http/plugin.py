@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any, cast
 
 from litestar import Request
@@ -80,17 +82,51 @@ class LoyaltyHttp(InitPluginProtocol):
         # innermost: it answers the requests it takes, after every other middleware saw them
         app_config.middleware.append(direct_dispatch(self.direct_providers))
         metrics.watch_pool(engine.sync_engine.pool)
-        app_config.on_startup.extend([backtracking, limiter.start, pools.start])
+        renewal = LeaseRenewal(purchases.allowance, pools)
+        app_config.on_startup.extend([backtracking, limiter.start, pools.start, renewal.start])
 
         async def give_back() -> None:
             await give_back_held(purchases.allowance, pools)
 
-        app_config.on_shutdown.extend([limiter.stop, give_back, pools.stop])
+        app_config.on_shutdown.extend([limiter.stop, renewal.stop, give_back, pools.stop])
         return app_config
 
     async def _load_vendor_state(self, request: Request[Any, Any, Any], vendor_id: int) -> Any:
         """On the request's one connection, which the token check then reuses."""
         return await vendor_state(await request_connection(request.scope).reader(), vendor_id)
+
+
+class LeaseRenewal:
+    """While the app runs, the units of metered allowances this process holds are leased anew every
+    third of their lease (EARN-18), so they stay with it; a process that dies stops renewing, and
+    its units go back to the allowance when their lease ends."""
+
+    def __init__(self, allowance: Allowance, pools: DriverPools) -> None:
+        self._allowance, self._pools = allowance, pools
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._renew())
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _renew(self) -> None:
+        every = self._allowance.lease.total_seconds() / 3
+        while True:
+            await asyncio.sleep(every)
+            pool = self._pools.current
+            if pool is None or not self._allowance.holds_any():
+                continue
+            try:
+                async with pool.connection(timeout=5) as conn:
+                    await self._allowance.renew(conn)
+            except Exception as failed:  # the database is away: the next round tries again
+                log.warning("meter leases not renewed", error=repr(failed))
 
 
 async def give_back_held(allowance: Allowance, pools: DriverPools) -> None:

@@ -27,6 +27,7 @@ from sqlalchemy import (
     Integer,
     Numeric,
     PrimaryKeyConstraint,
+    Sequence,
     String,
     Table,
     Text,
@@ -252,7 +253,27 @@ meters = Table(
     CheckConstraint("used >= 0", name="used_not_negative"),
 )
 """The plan's transaction meter: purchases admitted per vendor and calendar month (UTC), moved by
-one conditional update, so racing purchases never pass the hard limit (EARN-9)."""
+one conditional update, so racing purchases never pass the hard limit (EARN-9). It counts the
+metered purchases written and the units leased to processes ahead of their purchases
+(``meter_leases``), nothing else."""
+
+
+meter_leases = Table(
+    "meter_leases",
+    Base.metadata,
+    Column("vendor_id", BigInteger, nullable=False),
+    Column("id", BigInteger, Sequence("meter_leases_id_seq"), nullable=False),
+    Column("period", Date, nullable=False),
+    Column("holder", String(64), nullable=False),
+    Column("expires_at", DateTimeUTC(timezone=True), nullable=False),
+    PrimaryKeyConstraint("vendor_id", "id", name="pk_meter_leases"),
+    Index("ix_meter_leases_expiry", "vendor_id", "expires_at"),
+)
+"""One row per unit of a vendor's allowance for ``period`` that a process (``holder``) took onto
+the meter ahead of its purchases (EARN-15, EARN-17), leased until ``expires_at`` (EARN-18): the
+purchase that uses the unit deletes its row in its own write; a living process renews its rows; a
+row past its expiry is deleted by the next reservation of that meter, which takes the unit off the
+meter again. Written only by the till's statements: no key to ``vendors`` (TENANCY-5)."""
 
 
 customer_activity = Table(

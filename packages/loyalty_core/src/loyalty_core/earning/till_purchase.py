@@ -18,7 +18,7 @@ there.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -105,10 +105,10 @@ class Purchases:
     """The till's purchase path over one connection; one instance per process (it holds the terms
     cache)."""
 
-    def __init__(self, terms: TermsCache | None = None) -> None:
+    def __init__(self, terms: TermsCache | None = None, *, lease: timedelta = till_meter.LEASE) -> None:
         self._terms = terms or TermsCache()
-        self.allowance = till_meter.Allowance()
-        """The units of metered vendors' allowances this process holds (EARN-17)."""
+        self.allowance = till_meter.Allowance(lease=lease)
+        """The units of metered vendors' allowances this process holds (EARN-17, EARN-18)."""
 
     async def submit(
         self,
@@ -123,8 +123,9 @@ class Purchases:
         params = _find_params(vendor, request, key)
         plan, period = vendor.plan, period_of(now)
         hard = hard_limit(plan.max_transactions, plan.overage_percent)
+        metered = plan.max_transactions > 0
         # EARN-15: a unit of the allowance taken ahead, so the meter's row is not held to the commit
-        reserved = plan.max_transactions > 0 and await self.allowance.take(conn, vendor.vendor_id, period, hard)
+        lease = await self.allowance.take(conn, vendor.vendor_id, period, hard) if metered else None
         try:
             # the protocol: each attempt is the transaction's first round trip; a moved card rolls it back
             attempt = partial(self._find_and_score, conn, vendor, request, params, now, replayable=True)
@@ -137,11 +138,12 @@ class Purchases:
                     )
                 view = await transaction_by_id(conn, vendor.vendor_id, found.earlier_id)
                 await conn.commit()
-                if reserved:
-                    await self.allowance.give_back(conn, vendor.vendor_id, period, hard)
+                if lease is not None:
+                    await self.allowance.give_back(conn, vendor.vendor_id, period, hard, lease)
                 return Submitted(view, created=False)
             assert scored.scoring is not None
-            # at the limit no unit was reserved: the write moves the meter, which refuses it there
+            # at the limit no unit was reserved (and a lease taken back meanwhile is gone): the write
+            # moves the meter, which refuses it there
             written = await write(
                 conn,
                 purchase_write(
@@ -158,13 +160,14 @@ class Purchases:
                     now=now,
                     period=period,
                     hard_limit=hard,
-                    metered=plan.max_transactions > 0 and not reserved,
+                    metered=metered,
+                    lease_id=lease,
                 ),
             )
         except BaseException:
             await conn.rollback()
-            if reserved:
-                await self.allowance.give_back(conn, vendor.vendor_id, period, hard)
+            if lease is not None:
+                await self.allowance.give_back(conn, vendor.vendor_id, period, hard, lease)
             raise
         if written is None:
             raise PlanLimitExceeded("The plan's transactions for this month are used up.")

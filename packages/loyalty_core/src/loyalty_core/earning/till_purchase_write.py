@@ -1,6 +1,7 @@
-"""Round trip 2 of a till's purchase: one statement, pipelined with ``COMMIT``, that moves the plan's
-meter when the purchase reserved no unit ahead (a conditional upsert: racing purchases never pass
-the hard limit), credits the wallet, writes the entry, its lot, the transaction, its lines, the
+"""Round trip 2 of a till's purchase: one statement, pipelined with ``COMMIT``, that uses the unit the
+purchase reserved ahead (deleting its lease, EARN-18) or, when it reserved none or its lease was
+taken back, moves the plan's meter (a conditional upsert: racing purchases never pass the hard
+limit), credits the wallet, writes the entry, its lot, the transaction, its lines, the
 moments it paid and its ``transaction.created`` event (EVENT-1, EVENT-11: a snapshot,
 ``earning.events``), each step only when the meter admitted it, so the meter's row is held only for
 the commit. ``till_posting.posting_statement`` builds it: the meter before the posting, gating it,
@@ -35,7 +36,10 @@ class PurchaseWrite(PostingParams, frozen=True):
 
     period: date
     metered: bool
-    """The meter is moved here: the purchase reserved no unit ahead."""
+    """The vendor's plan meters purchases."""
+    lease_id: int | None
+    """The unit reserved ahead (``till_meter``): its lease is deleted here; None, or a lease that is
+    gone, and the meter is moved here."""
     hard_limit: int
     customer_id: int
     idempotency_key: str
@@ -60,14 +64,18 @@ _WRITE = SQL(
     "write",
     posting_statement(
         before=(
+            """spent AS (
+    DELETE FROM meter_leases WHERE vendor_id = %(vendor_id)s AND id = %(lease_id)s
+    RETURNING 1
+)""",
             """meter AS (
     INSERT INTO transaction_meters AS tm (vendor_id, period, used)
-    SELECT %(vendor_id)s, %(period)s, 1 WHERE %(metered)s
+    SELECT %(vendor_id)s, %(period)s, 1 WHERE %(metered)s AND NOT EXISTS (SELECT 1 FROM spent)
     ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + 1 WHERE tm.used < %(hard_limit)s
     RETURNING 1
 )""",
             """ok AS (
-    SELECT 1 AS go WHERE NOT %(metered)s OR EXISTS (SELECT 1 FROM meter)
+    SELECT 1 AS go WHERE NOT %(metered)s OR EXISTS (SELECT 1 FROM spent) OR EXISTS (SELECT 1 FROM meter)
 )""",
         ),
         gate="EXISTS (SELECT 1 FROM ok)",
@@ -137,6 +145,7 @@ def purchase_write(
     period: date,
     hard_limit: int,
     metered: bool,
+    lease_id: int | None,
 ) -> PurchaseWrite:
     """The write's parameters, once per purchase; ``lines``: (name, sku, quantity, unit price,
     category) in the request's order."""
@@ -157,6 +166,7 @@ def purchase_write(
         **bound(posting),
         period=period,
         metered=metered,
+        lease_id=lease_id,
         hard_limit=hard_limit,
         customer_id=customer_id,
         idempotency_key=key,

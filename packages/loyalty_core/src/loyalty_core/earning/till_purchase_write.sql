@@ -1,12 +1,15 @@
 -- name: write
 -- params: PurchaseWrite
-WITH meter AS (
+WITH spent AS (
+    DELETE FROM meter_leases WHERE vendor_id = %(vendor_id)s AND id = %(lease_id)s
+    RETURNING 1
+), meter AS (
     INSERT INTO transaction_meters AS tm (vendor_id, period, used)
-    SELECT %(vendor_id)s, %(period)s, 1 WHERE %(metered)s
+    SELECT %(vendor_id)s, %(period)s, 1 WHERE %(metered)s AND NOT EXISTS (SELECT 1 FROM spent)
     ON CONFLICT (vendor_id, period) DO UPDATE SET used = tm.used + 1 WHERE tm.used < %(hard_limit)s
     RETURNING 1
 ), ok AS (
-    SELECT 1 AS go WHERE NOT %(metered)s OR EXISTS (SELECT 1 FROM meter)
+    SELECT 1 AS go WHERE NOT %(metered)s OR EXISTS (SELECT 1 FROM spent) OR EXISTS (SELECT 1 FROM meter)
 ), ledger_balance AS (
     UPDATE wallets SET balance = balance - %(expired_points)s + %(amount)s, updated_at = %(now)s
     WHERE vendor_id = %(vendor_id)s AND id = %(wallet_id)s AND %(amount)s <> 0 AND (EXISTS (SELECT 1 FROM ok))
