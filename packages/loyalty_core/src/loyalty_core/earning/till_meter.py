@@ -197,19 +197,19 @@ class Allowance:
             return leases.pop()
         done = self._reserving[key] = asyncio.get_running_loop().create_future()
         try:
-            return await self._reserve(conn, key, hard, leases if under != hard else [])
+            return await self._reserve(conn, key, hard)
         finally:
             del self._reserving[key]
             done.set_result(None)
 
-    async def _reserve(
-        self, conn: AsyncConnection[Any], key: tuple[int, date], hard: int, stale: list[int]
-    ) -> int | None:
+    async def _reserve(self, conn: AsyncConnection[Any], key: tuple[int, date], hard: int) -> int | None:
         vendor_id, period = key
-        if stale:
+        under, stale = self._held.get(key, (hard, []))
+        if under != hard:
             # the plan changed since: those units were counted under another limit
             del self._held[key]
-            await _release(conn, vendor_id, period, stale)
+            if stale:
+                await _release(conn, vendor_id, period, stale)
         size = block_size(hard, self._read.get(key))
         reserved = await self._reserve_units(conn, key, hard, size)
         if reserved is None and size > 1:
@@ -219,7 +219,7 @@ class Allowance:
         used, (first, *rest) = reserved
         self._read[key] = used
         if rest:
-            self._held.setdefault(key, (hard, []))[1].extend(rest)
+            self._held[key] = (hard, [*self._held.get(key, (hard, []))[1], *rest])
         return first
 
     async def _reserve_units(
