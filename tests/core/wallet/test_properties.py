@@ -1,4 +1,4 @@
-"""Property test (LEDGER-1, LEDGER-2): random sequences of earn,
+"""Property test (LEDGER-1, LEDGER-2, LEDGER-11): random sequences of earn,
 adjust, redeem, expire and clock moves, checked after every step against a reference model of
 FIFO lots. The balance equals the model's, refused steps change nothing, lots never go negative,
 and expired points are exactly the unspent remainders; LEDGER-1 holds at the end of every example."""
@@ -115,6 +115,8 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int]], expire_after: int 
             if amount < 0:
                 accepted = model.take(-amount)
             else:
+                # an adjustment that adds points expires the ended ones first (LEDGER-11)
+                model.expire()
                 model.add(amount)
                 accepted = True
             try:
