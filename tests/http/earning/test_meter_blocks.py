@@ -1,9 +1,10 @@
-"""A large allowance is reserved in blocks, one unit at a time near the limit (EARN-17, EARN-9)."""
+"""A large allowance is reserved in blocks, one unit at a time near the limit (EARN-17, EARN-9); a
+served process keeps the units it holds leased (EARN-18)."""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 import psycopg
@@ -14,6 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SettableClock
 from loyalty_core.earning.till_meter import BLOCK, SPREAD, Allowance
+from loyalty_http.access.connection import DriverPools
+from loyalty_http.plugin import LeaseRenewal
 from tests.support.app import build_app
 from tests.support.customers import register
 from tests.support.envelope import error_of
@@ -215,3 +218,40 @@ async def test_a_late_purchase_of_the_old_month_leaves_the_new_months_units_held
         assert await meter_of(conn, tenant.vendor_id, new) == 1 + BLOCK
         await allowance.give_back_all(conn)
         assert await meter_of(conn, tenant.vendor_id, new) == 3
+
+
+async def test_a_running_app_renews_the_leases_of_the_units_it_holds(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """EARN-18: while the app runs, its lease renewal keeps the units the process holds leased past
+    the lease's first end (the two handed to purchases are the purchases' to use); once it stops
+    renewing, their leases end too."""
+    tenant = await metered(client, engine, LARGE)
+    lease = timedelta(milliseconds=300)
+    allowance, period = Allowance(lease=lease), date(2042, 1, 1)
+    pools = DriverPools(engine, size=1, filled=False)
+    await pools.start()
+    renewal = LeaseRenewal(allowance, pools)
+    try:
+        async with await psycopg.AsyncConnection.connect(driver_url(engine)) as conn:
+            for _ in range(2):  # one unit, then a block of which BLOCK - 1 are held
+                assert await allowance.take(conn, tenant.vendor_id, period, LARGE)
+            await renewal.start()
+            await asyncio.sleep(3 * lease.total_seconds())
+            assert await live_leases(conn, tenant.vendor_id) == BLOCK - 1
+            await renewal.stop()
+            await asyncio.sleep(2 * lease.total_seconds())
+            assert await live_leases(conn, tenant.vendor_id) == 0
+    finally:
+        await renewal.stop()
+        await pools.stop()
+
+
+async def live_leases(conn: psycopg.AsyncConnection[Any], vendor_id: int) -> int:
+    cursor = await conn.execute(
+        "SELECT count(*) FROM meter_leases WHERE vendor_id = %s AND expires_at > now()", (vendor_id,)
+    )
+    row = await cursor.fetchone()
+    await conn.commit()
+    assert row is not None
+    return int(row[0])
