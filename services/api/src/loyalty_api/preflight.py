@@ -151,10 +151,10 @@ def check_schema(url: str) -> None:
     from loyalty_api import migrate
 
     with _connect(url, "one connection") as conn:
-        found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (migrate.VERSION_TABLE,)).fetchone()
+        (exists,) = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (migrate.VERSION_TABLE,)).fetchone() or (False,)
         stored = (
-            {str(row[0]) for row in conn.execute(f"SELECT version_num FROM {migrate.VERSION_TABLE}")}
-            if found and found[0]
+            {str(version) for (version,) in conn.execute(f"SELECT version_num FROM {migrate.VERSION_TABLE}")}
+            if exists
             else set()
         )
     behind = migrate.behind(stored)
