@@ -31,6 +31,7 @@ from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.staff.models import PortalSession, SignInFailure, User
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
+from loyalty_core.tiers.models import Tier, TierLadder, tier_months
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
 from loyalty_core.wallet.models import Wallet, ledger_totals, ledger_totals_overall, ledger_totals_watermark
 
@@ -61,6 +62,8 @@ __all__ = [
     "RewardBranch",
     "SignInFailure",
     "SuppressionRelease",
+    "Tier",
+    "TierLadder",
     "Transaction",
     "TransactionItem",
     "TransactionReturn",
@@ -80,6 +83,7 @@ __all__ = [
     "metadata",
     "meter_leases",
     "meters",
+    "tier_months",
 ]
 
 metadata = Base.metadata

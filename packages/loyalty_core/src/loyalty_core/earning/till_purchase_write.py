@@ -22,6 +22,7 @@ from loyalty_core.earning.models import MomentState
 from loyalty_core.earning.rules.engine import Scoring
 from loyalty_core.events.services.recording import deliveries_of, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
+from loyalty_core.tiers.till_months import PURCHASE_MONTH
 from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet.models import CauserType, EntryType
 from loyalty_core.wallet.rules import lot_expiry
@@ -111,6 +112,7 @@ _WRITE = SQL(
     SET state = '{MomentState.PAID}', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
     WHERE cm.state = '{MomentState.DUE}'
 )""",
+            PURCHASE_MONTH,
             event_ctes(
                 NAME,
                 source="t",

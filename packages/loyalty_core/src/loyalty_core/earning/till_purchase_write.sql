@@ -100,6 +100,12 @@ WITH spent AS (
     ON CONFLICT (vendor_id, customer_id, moment, since) DO UPDATE
     SET state = 'paid', transaction_id = excluded.transaction_id, updated_at = excluded.updated_at
     WHERE cm.state = 'due'
+), tier_month AS (
+    INSERT INTO tier_months AS tmo (vendor_id, customer_id, month, spend, points)
+    SELECT %(vendor_id)s, %(customer_id)s, %(period)s, %(total_amount)s, %(amount)s
+    FROM t
+    ON CONFLICT (vendor_id, customer_id, month)
+    DO UPDATE SET spend = tmo.spend + excluded.spend, points = tmo.points + excluded.points
 ), purchase_event_recorded AS (
     INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
     SELECT %(vendor_id)s, CAST(%(purchase_event_id)s AS text), 'transaction.created', 1,

@@ -12,8 +12,9 @@ Two round trips for a new return:
    attempt is rolled back and run again, so the points are taken where the family's points are.
 2. After deciding in Python: one statement that posts the ``return`` entry (none for 0 points),
    takes its points from the lots that expire first, writes the return, moves the purchase's
-   totals and records ``transaction.returned`` (EVENT-2: the purchase, read in round trip 1 under
-   its lock, with its new totals and the return under ``return``); with ``COMMIT`` (each attempt
+   totals and its month's qualifying amounts (TIER-2) and records ``transaction.returned``
+   (EVENT-2: the purchase, read in round trip 1 under its lock, with its new totals and the return
+   under ``return``); with ``COMMIT`` (each attempt
    is one ``transaction()``, a savepoint inside a caller's). The ledger's one writer builds that
    statement (``till_posting.posting_statement``), the return's rows after its posting.
 Refusals raise before step 2, which writes nothing. Returns are not metered. Lots whose end has
@@ -44,6 +45,7 @@ from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
 from loyalty_core.events.services.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
+from loyalty_core.tiers.till_months import RETURN_MONTH
 from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import CauserType, EntryType
@@ -183,6 +185,7 @@ _WRITE = SQL(
         points_reversed = points_reversed + %(points_reversed)s, updated_at = %(now)s
     WHERE vendor_id = %(vendor_id)s AND id = %(transaction_id)s
 )""",
+            RETURN_MONTH,
             event_ctes(
                 "return_event",
                 source="ret",

@@ -120,6 +120,14 @@ WITH ledger_balance AS (
     SET returned_amount = returned_amount + %(returned_amount)s,
         points_reversed = points_reversed + %(points_reversed)s, updated_at = %(now)s
     WHERE vendor_id = %(vendor_id)s AND id = %(transaction_id)s
+), tier_month AS (
+    UPDATE tier_months tmo
+    SET spend = tmo.spend - %(returned_amount)s,
+        points = tmo.points - (%(points_reversed)s + %(points_unrecovered)s)
+    FROM transactions bought
+    WHERE bought.vendor_id = %(vendor_id)s AND bought.id = %(transaction_id)s
+      AND tmo.vendor_id = bought.vendor_id AND tmo.customer_id = bought.customer_id
+      AND tmo.month = date_trunc('month', bought.created_at AT TIME ZONE 'UTC')::date
 ), return_event_recorded AS (
     INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
     SELECT %(vendor_id)s, CAST(%(return_event_id)s AS text), 'transaction.returned', 1,
