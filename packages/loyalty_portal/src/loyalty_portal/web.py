@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 import structlog
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -28,8 +29,22 @@ TEMPLATES = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def segment(value: object) -> str:
+    """One path segment, every character that could end it or climb out of it encoded (PORTAL-5)."""
+    return quote(str(value), safe="")
+
+
+def portal_path(*segments: object) -> str:
+    """An address under the portal from its segments (ids and fixed words), each one encoded: stored
+    text never shapes an address (PORTAL-5)."""
+    return "/".join([MOUNT_PATH, *(segment(s) for s in segments)])
+
+
 # a field's ``maxlength`` is the bound the form checks, the API's own declaration
 TEMPLATES.globals["bounds"] = bounds
+TEMPLATES.filters["segment"] = segment
 
 SECURITY_HEADERS: Mapping[str, str] = {
     # pages hold customers' personal data: never stored by a browser or a proxy
