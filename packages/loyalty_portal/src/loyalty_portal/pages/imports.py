@@ -68,6 +68,10 @@ class ImportController(Controller):
         except ImportFileRefused as refused:
             await asyncio.to_thread(uploaded.path.unlink, missing_ok=True)
             return await page(db, config, visitor, status=422, error=str(refused))
+        except BaseException:
+            # no job names the file: left on disk, nothing would ever remove it (PORTAL-6)
+            await asyncio.to_thread(uploaded.path.unlink, missing_ok=True)
+            raise
         return see_other(f"{MOUNT_PATH}/import/{job.id}")
 
     @get("/{job_id:str}")
