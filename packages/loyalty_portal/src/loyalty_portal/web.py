@@ -84,9 +84,9 @@ class SignedOut(Exception):
 class Refused(Exception):
     """A request the portal refuses with a page saying why."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.headers = status, message, dict(headers or {})
 
 
 def render(name: str, *, status: int = 200, visitor: Visitor | None = None, **context: Any) -> Response[str]:
@@ -116,7 +116,9 @@ def on_signed_out(request: Request[Any, Any, Any], exc: SignedOut) -> Response[A
 
 
 def on_refused(request: Request[Any, Any, Any], exc: Refused) -> Response[str]:
-    return _page(request, exc.status, exc.message)
+    page = _page(request, exc.status, exc.message)
+    page.headers.update(exc.headers)
+    return page
 
 
 def on_domain_error(request: Request[Any, Any, Any], exc: DomainError) -> Response[str]:
