@@ -15,6 +15,7 @@ from litestar.response import Redirect
 from litestar.types import Message, Scope
 
 from loyalty_core import bounds
+from loyalty_core.db import database_unavailable
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.staff.services.sessions import Visitor
@@ -132,7 +133,16 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
     return _page(request, status, messages.get(status, "The request could not be read."))
 
 
+RETRY_AFTER_SECONDS = 1
+UNAVAILABLE = "The service cannot reach its database just now; nothing was changed. Try again in a moment."
+
+
 def on_error(request: Request[Any, Any, Any], exc: Exception) -> Response[str]:
+    if database_unavailable(exc):  # refused or busy: 503 as the API answers it (PORTAL-8)
+        log.warning("portal request found the database unavailable", path=request.url.path, error=type(exc).__name__)
+        page = _page(request, 503, UNAVAILABLE)
+        page.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return page
     log.exception("portal request failed", path=request.url.path)
     return _page(request, 500, "Something went wrong on our side; nothing was changed.")
 
