@@ -17,6 +17,7 @@ from loyalty_portal.access import (
     refuse_unreadable,
 )
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.pages.account_links import AccountLinksController
 from loyalty_portal.pages.billing import BillingController
 from loyalty_portal.pages.branches import BranchesController
 from loyalty_portal.pages.branding import BrandingController
@@ -40,6 +41,7 @@ __all__ = ["CONTROLLERS", "MOUNT_PATH", "create_portal"]
 
 CONTROLLERS = [
     LoginController,
+    AccountLinksController,
     DashboardController,
     CustomersController,
     CustomerActionsController,

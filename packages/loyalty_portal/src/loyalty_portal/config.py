@@ -31,3 +31,7 @@ class PortalConfig:
     """Hands an accepted import to the worker after its commit (the job's id)."""
     enqueue_webhooks: Callable[[], Awaitable[None]] | None = None
     """Wakes the webhook delivery worker after a commit that recorded events (EVENT-7)."""
+    public_url: str = ""
+    """The service's address as people reach it: the links of the account mails start with it."""
+    send_mail: Callable[[str, str, str], Awaitable[None]] | None = None
+    """Sends an account mail ``(to, subject, text)``: an invitation, a password-reset link."""

@@ -17,6 +17,7 @@ from saq import Queue, Worker
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from loyalty_api.adapters.account_message import account_mailer
 from loyalty_api.adapters.pass_platforms import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.jobs import SCHEDULED
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
@@ -110,6 +111,9 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         import_dir=str(settings.home / "imports"),
         enqueue_import=queue.enqueue_import,
         enqueue_webhooks=queue.enqueue_webhooks,
+        send_mail=account_mailer(jobs.mailer, settings.mail_from, mail_domain(settings.mail_from))
+        if jobs.mailer
+        else None,
     )
     app = Litestar(
         route_handlers=[portal], plugins=[http], lifespan=[lifespan.run], logging_config=None, openapi_config=None

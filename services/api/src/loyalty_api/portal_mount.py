@@ -25,6 +25,7 @@ def portal_mount(
     import_dir: str | None = None,
     enqueue_import: Callable[[int], Awaitable[None]] | None = None,
     enqueue_webhooks: Callable[[], Awaitable[None]] | None = None,
+    send_mail: Callable[[str, str, str], Awaitable[None]] | None = None,
 ) -> ASGIRouteHandler:
     portal = create_portal(
         PortalConfig(
@@ -36,6 +37,8 @@ def portal_mount(
             import_dir=import_dir,
             enqueue_import=enqueue_import,
             enqueue_webhooks=enqueue_webhooks,
+            public_url=public_url.rstrip("/"),
+            send_mail=send_mail,
         )
     )
 

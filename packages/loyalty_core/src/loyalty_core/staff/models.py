@@ -1,6 +1,7 @@
-"""Portal users, their sessions and failed sign-ins.
+"""Portal users, their sessions and failed sign-ins, and the one-time links that invite a user or
+reset a password.
 
-All three are read before any vendor is known (sign-in names only an email, a cookie only a
+All of them are read before any vendor is known (sign-in names only an email, a cookie only a
 session), so they are reference tables, not distributed by ``vendor_id``.
 """
 
@@ -62,3 +63,35 @@ class SignInFailure(Base):
     email: Mapped[str] = mapped_column(String(254))
     failed_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
     locks_until: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class Invitation(Base):
+    """An owner's invitation of an email to the shop with a role: a user is made only when the link
+    is used (STAFF-2). Only the SHA-256 of the link's token is kept; ``accepted_at`` is set by the
+    one conditional update that uses it, so a link works once (STAFF-3)."""
+
+    __tablename__ = "portal_invitations"
+    __table_args__ = (
+        CheckConstraint(one_of("role", Role), name="role_known"),
+        CheckConstraint("email = lower(email)", name="email_lowercased"),
+        Index("ix_portal_invitations_vendor_email", "vendor_id", "email"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    email: Mapped[str] = mapped_column(String(254))
+    role: Mapped[str] = mapped_column(String(16))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class PasswordReset(Base):
+    """A password-reset link mailed to a user; like an invitation, kept as its token's hash and used
+    once (STAFF-3)."""
+
+    __tablename__ = "password_resets"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    used_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
