@@ -49,6 +49,7 @@ REFERENCE_TABLES = frozenset(
         "sign_in_failures",
         "portal_invitations",
         "password_resets",
+        "recovery_codes",
         "ledger_totals_overall",
         "ledger_totals_watermark",
     }

@@ -114,6 +114,8 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         send_mail=account_mailer(jobs.mailer, settings.mail_from, mail_domain(settings.mail_from))
         if jobs.mailer
         else None,
+        sealer=jobs.webhook_sealer,
+        owner_totp_required=settings.portal_owner_totp,
     )
     app = Litestar(
         route_handlers=[portal], plugins=[http], lifespan=[lifespan.run], logging_config=None, openapi_config=None

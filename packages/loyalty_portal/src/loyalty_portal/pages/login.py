@@ -13,7 +13,7 @@ from litestar.params import FromQuery
 
 from loyalty_core.staff.services.sessions import Outcome, PortalSessions, Visitor, csrf_matches
 from loyalty_core.text import MAX_EMAIL_LENGTH
-from loyalty_portal.access import ANY_STATE, COOKIE, CSRF_AT_SIGN_IN, EXPIRED, Cfg, Db, Me, Throttles, sent_csrf
+from loyalty_portal.access import COOKIE, CSRF_AT_SIGN_IN, ENROLMENT, EXPIRED, Cfg, Db, Me, Throttles, sent_csrf
 from loyalty_portal.web import HOME, LOGIN, MOUNT_PATH, Refused, render, see_other
 
 MESSAGES = {
@@ -39,6 +39,7 @@ def ended_cookie(config: Cfg) -> Cookie:
     )
 
 
+CODE_PAGE = f"{MOUNT_PATH}/login/code"
 DONE = {
     "password": "Your password is set. Sign in with your email and new password.",
 }
@@ -100,14 +101,14 @@ class LoginController(Controller):
         if not email or not password:
             return _form(visitor, None, config, status=422, error="Enter your email and password", email=email)
         result = await sessions.sign_in(visitor, email, password)
-        if result.outcome == Outcome.SIGNED_IN and result.token is not None:
-            response = see_other(HOME)
+        if result.outcome in (Outcome.SIGNED_IN, Outcome.CODE_NEEDED) and result.token is not None:
+            response = see_other(HOME if result.outcome == Outcome.SIGNED_IN else CODE_PAGE)
             response.set_cookie(session_cookie(result.token, config))
             return response
         status, message = MESSAGES[result.outcome]
         return _form(visitor, None, config, status=status, error=message, email=email)
 
-    @post("/logout", opt=ANY_STATE)
+    @post("/logout", opt=ENROLMENT)
     async def sign_out(self, visitor: Me, db: Db, config: Cfg) -> Any:
         await PortalSessions(db, config.clock, config.passwords).end(visitor.session_id)
         response = see_other(LOGIN)
