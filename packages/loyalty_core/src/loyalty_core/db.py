@@ -52,16 +52,19 @@ REFERENCE_TABLES = frozenset(
         "users",
         "portal_sessions",
         "sign_in_failures",
+        "portal_invitations",
+        "password_resets",
+        "recovery_codes",
         "ledger_totals_overall",
         "ledger_totals_watermark",
     }
 )
 """Tables shared by every vendor or read before the vendor is known (a client by its ``client_id``
 at the token endpoint, a token by its ``jti``, an address suppressed at any shop, a portal user by
-the email that signs in, a portal session by its cookie, the ledger's totals over all vendors and the watermark of
-their fold), and the small
-branch table that clients point at. On a sharded PostgreSQL they are reference tables, copied to
-every node; every other table is distributed by ``vendor_id`` (``VendorRow``)."""
+the email that signs in, a portal session by its cookie, an invitation or reset link by its token,
+the ledger's totals over all vendors and the watermark of their fold), and the small branch table
+that clients point at. On a sharded PostgreSQL they are reference tables, copied to every node;
+every other table is distributed by ``vendor_id`` (``VendorRow``)."""
 
 
 class VendorRow:

@@ -16,6 +16,7 @@ from loyalty_portal.access import (
     refuse_unreadable,
 )
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.pages.account_links import AccountLinksController
 from loyalty_portal.pages.billing import BillingController
 from loyalty_portal.pages.branches import BranchesController
 from loyalty_portal.pages.branding import BrandingController
@@ -32,6 +33,7 @@ from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
 from loyalty_portal.pages.rewards import RewardsController
+from loyalty_portal.pages.two_factor import SignInCodeController, TwoFactorController
 from loyalty_portal.pages.users import UsersController
 from loyalty_portal.web import EXCEPTION_HANDLERS, MOUNT_PATH, add_security_headers
 
@@ -39,6 +41,9 @@ __all__ = ["CONTROLLERS", "MOUNT_PATH", "create_portal"]
 
 CONTROLLERS = [
     LoginController,
+    AccountLinksController,
+    SignInCodeController,
+    TwoFactorController,
     DashboardController,
     CustomersController,
     CustomerActionsController,

@@ -10,6 +10,7 @@ from litestar import Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
+from loyalty_core.events.services.endpoints import Sealer
 from loyalty_core.passes.services.ports import PassMaker
 from loyalty_core.staff.services.passwords import DEFAULT, Passwords
 
@@ -42,3 +43,12 @@ class PortalConfig:
     """Hands an accepted import to the worker after its commit (the job's id)."""
     enqueue_webhooks: Callable[[], Awaitable[None]] | None = None
     """Wakes the webhook delivery worker after a commit that recorded events (EVENT-7)."""
+    public_url: str = ""
+    """The service's address as people reach it: the links of the account mails start with it."""
+    send_mail: Callable[[str, str, str], Awaitable[None]] | None = None
+    """Sends an account mail ``(to, subject, text)``: an invitation, a password-reset link."""
+    sealer: Sealer | None = None
+    """Seals the users' TOTP secrets at rest (the deployment's encryption key); without one the
+    second factor cannot be set up."""
+    owner_totp_required: bool = False
+    """``LOYALTY_PORTAL_OWNER_TOTP=required``: owners must turn on the second factor (STAFF-8)."""

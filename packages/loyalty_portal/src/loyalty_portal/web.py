@@ -22,6 +22,7 @@ from loyalty_core.staff.services.sessions import Visitor
 
 MOUNT_PATH = "/portal"
 LOGIN = f"{MOUNT_PATH}/login"
+ENROL = f"{MOUNT_PATH}/account/two-factor"
 log = structlog.get_logger("loyalty.portal")
 
 TEMPLATES = Environment(
@@ -82,6 +83,11 @@ class SignedOut(Exception):
     """No signed-in session: every page sends the browser to the sign-in form."""
 
 
+class MustEnrol(Exception):
+    """An owner signed in without the second factor the deployment requires of owners: every page
+    but the enrolment sends them to it (STAFF-8)."""
+
+
 class Refused(Exception):
     """A request the portal refuses with a page saying why."""
 
@@ -114,6 +120,10 @@ def _page(request: Request[Any, Any, Any], status: int, message: str) -> Respons
 
 def on_signed_out(request: Request[Any, Any, Any], exc: SignedOut) -> Response[Any]:
     return see_other(LOGIN)
+
+
+def on_must_enrol(request: Request[Any, Any, Any], exc: MustEnrol) -> Response[Any]:
+    return see_other(ENROL)
 
 
 def on_refused(request: Request[Any, Any, Any], exc: Refused) -> Response[str]:
@@ -149,6 +159,7 @@ def on_error(request: Request[Any, Any, Any], exc: Exception) -> Response[str]:
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     SignedOut: on_signed_out,
+    MustEnrol: on_must_enrol,
     Refused: on_refused,
     DomainError: on_domain_error,
     HTTPException: on_http_error,

@@ -17,6 +17,7 @@ from saq import Queue, Worker
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from loyalty_api.adapters.account_message import account_mailer
 from loyalty_api.adapters.pass_platforms import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.jobs import SCHEDULED
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
@@ -118,6 +119,11 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         enqueue_import=queue.enqueue_import,
         enqueue_webhooks=queue.enqueue_webhooks,
         sign_in_limit=sign_in_limit,
+        send_mail=account_mailer(jobs.mailer, settings.mail_from, mail_domain(settings.mail_from))
+        if jobs.mailer
+        else None,
+        sealer=jobs.webhook_sealer,
+        owner_totp_required=settings.portal_owner_totp,
     )
     app = Litestar(
         route_handlers=[portal],

@@ -13,6 +13,7 @@ from litestar.types import Message, Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.clock import Clock
+from loyalty_core.events.services.endpoints import Sealer
 from loyalty_core.passes.services.ports import PassMaker
 from loyalty_http.access.rate_limit import MemoryBackend, RateLimiter, RedisBackend
 from loyalty_http.access.tokens import TokenCodec
@@ -79,6 +80,9 @@ def portal_mount(
     enqueue_import: Callable[[int], Awaitable[None]] | None = None,
     enqueue_webhooks: Callable[[], Awaitable[None]] | None = None,
     sign_in_limit: SignInLimit | None = None,
+    send_mail: Callable[[str, str, str], Awaitable[None]] | None = None,
+    sealer: Sealer | None = None,
+    owner_totp_required: bool = False,
 ) -> ASGIRouteHandler:
     portal = create_portal(
         PortalConfig(
@@ -91,6 +95,10 @@ def portal_mount(
             import_dir=import_dir,
             enqueue_import=enqueue_import,
             enqueue_webhooks=enqueue_webhooks,
+            public_url=public_url.rstrip("/"),
+            send_mail=send_mail,
+            sealer=sealer,
+            owner_totp_required=owner_totp_required,
         )
     )
 
