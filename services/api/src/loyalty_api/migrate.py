@@ -46,7 +46,9 @@ def upgrade(database_url: str, revision: str = "head") -> None:
     alembic = commands(database_url)
     engine = cast("Engine", alembic.sqlalchemy_config.get_engine())  # a sync config makes a sync engine
     try:
-        with engine.connect() as guard:
+        # the lock is the session's, held outside any transaction: an open one would make a migration's
+        # CREATE INDEX CONCURRENTLY wait on it for ever
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as guard:
             guard.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
             try:
                 alembic.upgrade(revision=revision)
