@@ -19,6 +19,7 @@ from loyalty_core.db import database_unavailable
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.staff.services.sessions import Visitor
+from loyalty_portal.names import customer_name, person_of
 
 MOUNT_PATH = "/portal"
 LOGIN = f"{MOUNT_PATH}/login"
@@ -47,6 +48,8 @@ def portal_path(*segments: object) -> str:
 # a field's ``maxlength`` is the bound the form checks, the API's own declaration
 TEMPLATES.globals["bounds"] = bounds
 TEMPLATES.filters["segment"] = segment
+TEMPLATES.filters["customer_name"] = customer_name
+TEMPLATES.filters["person"] = person_of
 
 SECURITY_HEADERS: Mapping[str, str] = {
     # pages hold customers' personal data: never stored by a browser or a proxy
@@ -74,6 +77,10 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Users", f"{MOUNT_PATH}/users", False),
     ("Billing", f"{MOUNT_PATH}/billing", False),
     ("Mail", f"{MOUNT_PATH}/mail", False),
+    ("Branding", f"{MOUNT_PATH}/branding", False),
+    ("Import", f"{MOUNT_PATH}/import", False),
+    ("Export", f"{MOUNT_PATH}/export", False),
+    ("Activity", f"{MOUNT_PATH}/activity", False),
 )
 HOME = MOUNT_PATH
 """Where signing in lands: the dashboard."""
