@@ -10,7 +10,7 @@ from sqlalchemy import create_engine, text
 from loyalty_api import migrate
 from tests.support.database import database_name, fresh_database
 
-_BEFORE = "f935b627c77a"
+_BEFORE = "7c4e2a9d1b05"
 """The revision before tiers."""
 
 _PURCHASES = [
@@ -80,6 +80,7 @@ def test_the_months_of_past_purchases_are_filled_net_of_their_returns() -> None:
                 text("SELECT customer_id, month, spend, points FROM tier_months ORDER BY customer_id, month")
             ).all()
     finally:
+        alembic.sqlalchemy_config.get_engine().dispose()
         engine.dispose()
     assert [tuple(row) for row in rows] == [
         (3, date(2026, 9, 1), 6_000, 60),
