@@ -9,18 +9,15 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from loyalty_api import migrate
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
-from tests.support.database import database_name, fresh_database
+from tests.support.database import database_name, migrated_database
 from tests.support.service import ADMIN_TOKEN
 
 
 @pytest.fixture(scope="session")
 def database_url() -> str:
-    url = fresh_database(database_name("api"))
-    migrate.upgrade(url)
-    return url
+    return migrated_database(database_name("api"))
 
 
 @pytest.fixture(scope="session")

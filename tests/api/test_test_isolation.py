@@ -186,3 +186,14 @@ def test_the_run_deletes_only_its_own_redis_keys() -> None:
             assert (client.exists(mine), client.exists(foreign)) == (0, 1)
         finally:
             client.delete(foreign)
+
+
+def test_a_full_server_is_known_through_sqlalchemys_wrapper_too() -> None:
+    """The migration of a suite's database meets a full server as SQLAlchemy's error, caused by
+    psycopg's: it is waited out as well; another refusal is not."""
+    from sqlalchemy.exc import OperationalError
+
+    assert database.server_full(OperationalError("connect", {}, psycopg.OperationalError(FULL)))
+    other = OperationalError("connect", {}, psycopg.OperationalError('FATAL:  role "nobody" does not exist'))
+    assert not database.server_full(other)
+    assert not database.server_full(ValueError("too many clients"))

@@ -42,10 +42,16 @@ FULL_WAIT_SECONDS = 60.0
 lanes' or other people's tests hold them for a while), backing off, before it fails."""
 
 
-def server_full(error: psycopg.OperationalError) -> bool:
-    """The server refused a connection for want of a slot (SQLSTATE 53300, whichever its wording)."""
-    text = str(error)
-    return error.sqlstate == "53300" or "too many clients" in text or "connection slots are reserved" in text
+def server_full(error: BaseException) -> bool:
+    """The server refused a connection for want of a slot (SQLSTATE 53300, whichever its wording),
+    raised by psycopg itself or wrapped by SQLAlchemy or Alembic (``orig``, the cause)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, psycopg.OperationalError):
+            text = str(seen)
+            return seen.sqlstate == "53300" or "too many clients" in text or "connection slots are reserved" in text
+        seen = getattr(seen, "orig", None) or seen.__cause__
+    return False
 
 
 def connect(
@@ -62,7 +68,7 @@ def when_room(attempt: Callable[[], T], wait: float = FULL_WAIT_SECONDS) -> T:
     while True:
         try:
             return attempt()
-        except psycopg.OperationalError as error:
+        except Exception as error:
             if not server_full(error) or time.monotonic() + pause > deadline:
                 raise
         time.sleep(pause)
@@ -98,6 +104,16 @@ def server_url() -> str:
         warnings.simplefilter("ignore")
         _embedded.append(get_server(pgdata, cleanup_mode="stop"))
     return f"postgresql://postgres@/postgres?host={pgdata}"
+
+
+def migrated_database(name: str) -> str:
+    """``fresh_database``, migrated to the newest revision (the composed service's suites), the
+    migration waiting out a full server as ``connect`` does."""
+    from loyalty_api import migrate
+
+    url = fresh_database(name)
+    when_room(lambda: migrate.upgrade(url))
+    return url
 
 
 def fresh_database(name: str) -> str:
