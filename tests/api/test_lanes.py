@@ -23,7 +23,7 @@ import pytest
 
 from tests.support import lanes
 from tests.support.database import connect, server_url
-from tests.support.lanes import CONNECTIONS_PER_LANE, LANES, Lanes, Server, TooFew, plan, read_server
+from tests.support.lanes import CONNECTIONS, LANES, Lanes, Server, TooFew, needed, plan, read_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,16 +85,28 @@ def server(max_connections: int, in_use: int, reserved: int = 3) -> Server:
     return Server("127.0.0.1:5432", max_connections, in_use, reserved)
 
 
+def needed_for(free: int) -> int:
+    """How many of the hungriest lanes fit in ``free`` connections (at least one here)."""
+    return max(n for n in range(1, len(LANES) + 1) if needed(n) <= free)
+
+
+def test_the_connections_needed_are_those_of_the_hungriest_lanes() -> None:
+    assert set(CONNECTIONS) == set(LANES)
+    hungriest = sorted(CONNECTIONS.values(), reverse=True)
+    assert [needed(n) for n in (1, 2, 4)] == [hungriest[0], hungriest[0] + hungriest[1], sum(hungriest)]
+
+
 @pytest.mark.parametrize(
     ("cores", "found", "lanes_at_once"),
     [
-        (2, server(100, 10), 4),  # 87 free: the cores' four
-        (2, server(100, 38), 2),  # 59 free: two lanes' connections
+        (2, server(200, 10), 4),  # room for all: the cores' four
+        (2, server(100, 38), needed_for(59)),  # the shared server on a busy day
         (2, server(60, 0), 2),  # the busy-machine run's server
-        (1, server(100, 0), 2),
+        (1, server(500, 0), 2),  # one core
         (8, server(500, 0), 4),  # never more than there are lanes
         (2, None, 4),  # an embedded server of the run's own
-        (2, server(100, 100 - 3 - CONNECTIONS_PER_LANE), 1),  # exactly one lane's worth
+        (4, server(100, 100 - 3 - needed(1)), 1),  # exactly the hungriest lane's
+        (4, server(100, 100 - 3 - needed(2)), 2),
     ],
 )
 def test_the_lanes_at_once_follow_the_cores_and_the_free_connections(
@@ -103,15 +115,19 @@ def test_the_lanes_at_once_follow_the_cores_and_the_free_connections(
     at_once, why = plan(cores, found, None)
     assert at_once == lanes_at_once
     assert why.startswith(f"lanes: {lanes_at_once} at once ({cores} cores;")
+    if found is not None:
+        assert needed(at_once) <= found.free
+        assert why.endswith(f"connections free at 127.0.0.1:5432, {needed(at_once)} needed)")
 
 
 def test_too_few_free_connections_for_one_lane_is_one_line() -> None:
+    in_use = 100 - 3 - needed(1) + 1
     with pytest.raises(TooFew) as refused:
-        plan(2, server(100, 100 - 3 - CONNECTIONS_PER_LANE + 1), None)
+        plan(2, server(100, in_use), None)
     assert str(refused.value) == (
-        f"too few free PostgreSQL connections for one test lane: {CONNECTIONS_PER_LANE - 1} free at 127.0.0.1:5432 "
-        f"(max_connections 100, {100 - 3 - CONNECTIONS_PER_LANE + 1} in use, 3 reserved), {CONNECTIONS_PER_LANE} "
-        "needed; free some or set LOYALTY_TEST_LANES=1 to try anyway"
+        f"too few free PostgreSQL connections for one test lane: {needed(1) - 1} free at 127.0.0.1:5432 "
+        f"(max_connections 100, {in_use} in use, 3 reserved), {needed(1)} needed; free some or set "
+        "LOYALTY_TEST_LANES=1 to try anyway"
     )
     assert "\n" not in str(refused.value)
 

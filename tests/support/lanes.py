@@ -3,10 +3,11 @@
 Four lanes hold every suite once (``LANES``; tests/api/test_lanes.py checks it against the
 justfile's recipes). How many run at once follows the machine, checked before anything starts
 (``plan``): ``LANES_PER_CORE`` per core (the suites wait on servers and browsers much of the time),
-and no more than the tests' PostgreSQL has free connections for (``CONNECTIONS_PER_LANE`` each,
-measured: docs/contributing.md "Busy machine"). A run that would exhaust the server fails in
-every lane at once ("too many clients"), so too few connections for even one lane is one line and
-exit status 1 before any test runs. ``LOYALTY_TEST_LANES`` overrides the count (and skips the check).
+and no more than the tests' PostgreSQL has free connections for (``CONNECTIONS``, each lane's as
+measured in docs/contributing.md "Busy machine": the hungriest lanes together). A run that would
+exhaust the server fails in every lane at once ("too many clients"), so too few connections for
+even one lane is one line and exit status 1 before any test runs. ``LOYALTY_TEST_LANES`` overrides
+the count (and skips the check).
 
 Each lane's recipes run one after another, each ``just`` in a session of its own (killed as a
 group if the run is interrupted), every output line prefixed by the lane's name.
@@ -38,9 +39,9 @@ LANES: dict[str, tuple[str, ...]] = {
 }
 """Longest first, so that with fewer slots than lanes the short ones fill in at the end."""
 LANES_PER_CORE = 2
-CONNECTIONS_PER_LANE = 20
-"""What one lane may hold at once: its pytest's pools and the servers its tests start (measured in
-docs/contributing.md, "Busy machine")."""
+CONNECTIONS: dict[str, int] = {"processes": 32, "service": 20, "portal": 22, "packages": 20}
+"""The most connections each lane held at once in the busy-machine run (docs/contributing.md: 30,
+16, 19 and 17), with some to spare: its pytest's pools and the servers its tests start."""
 OVERRIDE = "LOYALTY_TEST_LANES"
 NO_TESTS = 5
 """pytest's status when options such as -k select none of a suite's tests: no failure."""
@@ -76,18 +77,24 @@ def plan(cores: int, server: Server | None, override: str | None) -> tuple[int, 
     if server is None:
         lanes = min(by_cores, len(LANES))
         return lanes, f"lanes: {lanes} at once ({cores} cores; an embedded PostgreSQL of the run's own)"
-    by_connections = server.free // CONNECTIONS_PER_LANE
+    by_connections = max((n for n in range(1, len(LANES) + 1) if needed(n) <= server.free), default=0)
     if by_connections < 1:
         raise TooFew(
             f"too few free PostgreSQL connections for one test lane: {server.free} free at {server.where} "
             f"(max_connections {server.max_connections}, {server.in_use} in use, {server.reserved} reserved), "
-            f"{CONNECTIONS_PER_LANE} needed; free some or set {OVERRIDE}=1 to try anyway"
+            f"{needed(1)} needed; free some or set {OVERRIDE}=1 to try anyway"
         )
     lanes = min(by_cores, by_connections, len(LANES))
     return lanes, (
         f"lanes: {lanes} at once ({cores} cores; {server.free} of {server.max_connections} PostgreSQL "
-        f"connections free at {server.where}, {CONNECTIONS_PER_LANE} per lane)"
+        f"connections free at {server.where}, {needed(lanes)} needed)"
     )
+
+
+def needed(lanes: int) -> int:
+    """The connections ``lanes`` lanes at once may hold: any of them may run together, so the
+    hungriest that many."""
+    return sum(sorted(CONNECTIONS.values(), reverse=True)[:lanes])
 
 
 def read_server(url: str) -> Server:
