@@ -24,7 +24,7 @@ db-revision MESSAGE:
 # `just test` runs the suites in four lanes (tests/support/lanes.py holds which recipes each runs):
 # the packages alone, the composed service in two (its files that start processes of their own, and
 # the rest), the portal. How many lanes run at once follows the machine, checked before anything
-# starts: two per core, no more than the tests' PostgreSQL has free connections for (20 to 32 a lane;
+# starts: two per core, no more than the tests' PostgreSQL has free connections for (16 to 30 a lane;
 # one line and exit status 1 when not even one fits); LOYALTY_TEST_LANES=N overrides. Each output
 # line is prefixed by its lane, and the run fails when any suite fails (tests/api/test_lanes.py
 # checks that each suite and each file of tests/api runs in exactly one lane).
