@@ -23,6 +23,8 @@ from tests.support.service import ADMIN_TOKEN
 class Live:
     url: str
     database_url: str
+    home: Path
+    """The service's home: its outbox folder holds the mails it wrote (no SMTP is configured)."""
 
     def call(self, method: str, path: str, body: Any = None, token: str = ADMIN_TOKEN) -> tuple[int, Any]:
         request = urllib.request.Request(
@@ -73,6 +75,6 @@ def served(database_url: str, home: Path) -> Iterator[Live]:
     with started([sys.executable, "-m", "loyalty_api.cli", "serve"], env, home / "serve.log") as command:
         command.wait_answering(url + "/health/live")
         try:
-            yield Live(url, database_url)
+            yield Live(url, database_url, home)
         finally:
             command.stop()

@@ -9,7 +9,6 @@ from litestar.di import Provide
 from litestar.static_files import create_static_files_router
 
 from loyalty_portal.access import (
-    Throttle,
     closing_the_session,
     guarding_state_changes,
     provide_db,
@@ -17,13 +16,16 @@ from loyalty_portal.access import (
     refuse_unreadable,
 )
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.pages.account_links import AccountLinksController
+from loyalty_portal.pages.activity import ActivityController
 from loyalty_portal.pages.billing import BillingController
 from loyalty_portal.pages.branches import BranchesController
-from loyalty_portal.pages.branding import BrandingController
+from loyalty_portal.pages.branding import BrandingController, ShopLogoController
 from loyalty_portal.pages.campaigns import CampaignsController
 from loyalty_portal.pages.cards import CardsController
 from loyalty_portal.pages.clients import ClientsController
 from loyalty_portal.pages.customer_actions import CustomerActionsController
+from loyalty_portal.pages.customer_profile import CustomerProfileController
 from loyalty_portal.pages.customers import CustomersController
 from loyalty_portal.pages.dashboard import DashboardController
 from loyalty_portal.pages.earn_rules import EarnRulesController
@@ -33,6 +35,7 @@ from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
 from loyalty_portal.pages.rewards import RewardsController
+from loyalty_portal.pages.two_factor import SignInCodeController, TwoFactorController
 from loyalty_portal.pages.users import UsersController
 from loyalty_portal.web import EXCEPTION_HANDLERS, MOUNT_PATH, add_security_headers
 
@@ -40,9 +43,13 @@ __all__ = ["CONTROLLERS", "MOUNT_PATH", "create_portal"]
 
 CONTROLLERS = [
     LoginController,
+    AccountLinksController,
+    SignInCodeController,
+    TwoFactorController,
     DashboardController,
     CustomersController,
     CustomerActionsController,
+    CustomerProfileController,
     RewardsController,
     RedemptionsController,
     EarnRulesController,
@@ -56,6 +63,8 @@ CONTROLLERS = [
     BrandingController,
     ExportController,
     ImportController,
+    ActivityController,
+    ShopLogoController,
 ]
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 65_536
@@ -63,19 +72,13 @@ MAX_BODY_BYTES = 65_536
 
 
 def create_portal(config: PortalConfig) -> Litestar:
-    throttle = Throttle(config.sign_in_posts_per_minute)
-
     def provide_config() -> PortalConfig:
         return config
-
-    def provide_throttle() -> Throttle:
-        return throttle
 
     return Litestar(
         route_handlers=[*CONTROLLERS, create_static_files_router(path="/static", directories=[STATIC])],
         dependencies={
             "config": Provide(provide_config, use_cache=True, sync_to_thread=False),
-            "throttle": Provide(provide_throttle, use_cache=True, sync_to_thread=False),
             "db": Provide(provide_db),
             "visitor": Provide(provide_visitor),
         },

@@ -1,6 +1,7 @@
-"""Portal users, their sessions and failed sign-ins.
+"""Portal users, their sessions and failed sign-ins, and the one-time links that invite a user or
+reset a password.
 
-All three are read before any vendor is known (sign-in names only an email, a cookie only a
+All of them are read before any vendor is known (sign-in names only an email, a cookie only a
 session), so they are reference tables, not distributed by ``vendor_id``.
 """
 
@@ -10,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from advanced_alchemy.types import DateTimeUTC
-from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, String
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from loyalty_core.db import Base, one_of
@@ -36,6 +37,12 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(16))
     password_hash: Mapped[str] = mapped_column(String(255))
     active: Mapped[bool] = mapped_column(Boolean, default=True)
+    totp_secret: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    """The TOTP secret of the second factor, sealed with the deployment's key (STAFF-6)."""
+    totp_confirmed_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    """Set once a code from the secret was entered: from then on sign-in asks for a code."""
+    totp_last_step: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """The 30-second step of the last code accepted: a code is taken once."""
 
 
 class PortalSession(Base):
@@ -49,6 +56,10 @@ class PortalSession(Base):
         BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=True, index=True
     )
     csrf_token: Mapped[str] = mapped_column(String(64))
+    pending_user_id: Mapped[int | None] = mapped_column(
+        BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=True
+    )
+    """An anonymous session whose user gave the right password and owes their second factor's code."""
     last_seen_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True), index=True)
 
 
@@ -62,3 +73,46 @@ class SignInFailure(Base):
     email: Mapped[str] = mapped_column(String(254))
     failed_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
     locks_until: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class Invitation(Base):
+    """An owner's invitation of an email to the shop with a role: a user is made only when the link
+    is used (STAFF-2). Only the SHA-256 of the link's token is kept; ``accepted_at`` is set by the
+    one conditional update that uses it, so a link works once (STAFF-3)."""
+
+    __tablename__ = "portal_invitations"
+    __table_args__ = (
+        CheckConstraint(one_of("role", Role), name="role_known"),
+        CheckConstraint("email = lower(email)", name="email_lowercased"),
+        Index("ix_portal_invitations_vendor_email", "vendor_id", "email"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"))
+    email: Mapped[str] = mapped_column(String(254))
+    role: Mapped[str] = mapped_column(String(16))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class PasswordReset(Base):
+    """A password-reset link mailed to a user; like an invitation, kept as its token's hash and used
+    once (STAFF-3)."""
+
+    __tablename__ = "password_resets"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    used_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class RecoveryCode(Base):
+    """One of a user's recovery codes, shown once when the second factor is confirmed and kept as an
+    argon2id hash; ``used_at`` spends it (STAFF-7)."""
+
+    __tablename__ = "recovery_codes"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    code_hash: Mapped[str] = mapped_column(String(255))
+    used_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
