@@ -16,6 +16,7 @@ from litestar.types import Message, Scope
 from loyalty_core import bounds
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
+from loyalty_core.numbers import euro_amount, euros
 from loyalty_core.staff.services.sessions import Visitor
 
 MOUNT_PATH = "/portal"
@@ -30,6 +31,9 @@ TEMPLATES = Environment(
 )
 # a field's ``maxlength`` is the bound the form checks, the API's own declaration
 TEMPLATES.globals["bounds"] = bounds
+# money is stored in cents and shown and typed in euros, by one pair of helpers (PORTAL-5)
+TEMPLATES.filters["euros"] = euros
+TEMPLATES.filters["euro_amount"] = euro_amount
 
 SECURITY_HEADERS: Mapping[str, str] = {
     # pages hold customers' personal data: never stored by a browser or a proxy

@@ -9,9 +9,9 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
-from loyalty_core.accounts.reads import search as customer_search
 from loyalty_core.accounts.services import CustomerService
 from loyalty_core.bounds import ADJUST_KEY, ADJUST_REASON, CUSTOMER_SEARCH
+from loyalty_core.customer_list import SORTS, STATUSES, customer_list
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
 from loyalty_core.earning.reads import latest_purchases
@@ -24,6 +24,7 @@ from loyalty_core.wallet.services import WalletService
 from loyalty_core.wallet.services.reads import LedgerFilter
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
+from loyalty_portal.paging import page_number, pager_of
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Customers"
@@ -48,11 +49,38 @@ class CustomersController(Controller):
 
     @get("/")
     async def search(
-        self, visitor: Me, db: Db, q: FromQuery[str] = "", done: FromQuery[str | None] = None
+        self,
+        visitor: Me,
+        db: Db,
+        config: Cfg,
+        q: FromQuery[str] = "",
+        status: FromQuery[str] = "",
+        sort: FromQuery[str] = "",
+        page: FromQuery[str] = "",
+        done: FromQuery[str | None] = None,
     ) -> Response[Any]:
-        found = await customer_search.search(db, visitor.vendor_id, q[: CUSTOMER_SEARCH.max_length])
+        """A page of the shop's customers; the search, status and sort stay in the query (PORTAL-6)."""
+        q = q[: CUSTOMER_SEARCH.max_length]
+        status = status if status in STATUSES else ""
+        sort = sort if sort in SORTS else ""
+        found = await customer_list(
+            db, config.clock.now(), visitor.vendor_id, q=q, status=status, sort=sort, page=page_number(page)
+        )
+        pager = pager_of(found, f"{MOUNT_PATH}/customers", {"q": q, "status": status, "sort": sort})
         message = "The customer is anonymized." if done == "anonymized" else None
-        return render("customers.html", visitor=visitor, current=CURRENT, customers=found, q=q, done=message)
+        return render(
+            "customers.html",
+            visitor=visitor,
+            current=CURRENT,
+            customers=found.items,
+            pager=pager,
+            q=q,
+            status_filter=status,
+            sort=sort,
+            statuses=STATUSES,
+            sorts=SORTS,
+            done=message,
+        )
 
     @get("/{customer_id:str}")
     async def show(
