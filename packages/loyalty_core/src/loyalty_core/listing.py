@@ -80,13 +80,26 @@ class Paged(Generic[T]):
 
     @property
     def too_deep(self) -> bool:
-        """The page asked for starts past the rows a list pages through."""
-        return offset_of(self.page, self.per_page) >= COUNT_CAP
+        """The rows past this page are out of the list's reach: it starts past the cap, or ends at
+        it with more rows left; a narrower filter reaches them."""
+        start = offset_of(self.page, self.per_page)
+        return start >= COUNT_CAP or (self.more and start + len(self.items) >= COUNT_CAP)
 
 
 def last_page(per_page: int = PER_PAGE) -> int:
     """The deepest page a back-office list serves."""
     return -(-COUNT_CAP // per_page)
+
+
+def counted(items: list[T], total: int, *, page: int, per_page: int) -> Paged[T]:
+    """A page read by a read that counts its whole list itself (one customer's ledger or purchases,
+    counted through the customer's index), shown with the same cap."""
+    return Paged(items, page, per_page, min(total, COUNT_CAP), total > COUNT_CAP)
+
+
+def bounded_page(page: int, per_page: int = PER_PAGE) -> int:
+    """``page`` kept to the pages a back-office list serves."""
+    return max(1, min(page, last_page(per_page) + 1))
 
 
 async def capped_count(session: AsyncSession, statement: Select[Any]) -> tuple[int, bool]:
@@ -110,11 +123,12 @@ async def paged(
     """One page of ``statement`` (already ordered, by a unique key last), at an offset below
     ``COUNT_CAP``, with the capped count of ``count``: rows as tuples, or the first column's ORM
     entities with ``entities``."""
-    page = max(1, min(page, last_page(per_page) + 1))
+    page = bounded_page(page, per_page)
     total, more = await capped_count(session, count)
     if total == 0 or offset_of(page, per_page) >= min(total, COUNT_CAP):
         return Paged([], page, per_page, total, more)
-    window = statement.limit(per_page).offset(offset_of(page, per_page))
+    # the page ends at the cap too: past it the list is not paged, only narrowed
+    window = statement.limit(min(per_page, COUNT_CAP - offset_of(page, per_page))).offset(offset_of(page, per_page))
     if entities:
         return Paged(list((await session.scalars(window)).all()), page, per_page, total, more)
     return Paged([tuple(r) for r in (await session.execute(window)).all()], page, per_page, total, more)

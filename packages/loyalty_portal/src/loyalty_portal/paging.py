@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from loyalty_core.listing import COUNT_CAP, Paged
+from loyalty_core.listing import Paged
 from loyalty_core.numbers import whole_of
 
 
@@ -26,6 +26,7 @@ class Pager:
     next: str | None
     too_deep: bool
     name: str
+    cap: str
 
 
 def pager_of(found: Paged[Any], path: str, query: Mapping[str, str], *, name: str = "page") -> Pager:
@@ -43,6 +44,7 @@ def pager_of(found: Paged[Any], path: str, query: Mapping[str, str], *, name: st
         shown=shown,
         previous=link(found.page - 1) if found.page > 1 else None,
         next=link(found.page + 1) if found.has_next else None,
-        too_deep=found.too_deep or (found.more and found.last >= COUNT_CAP),
+        too_deep=found.too_deep,
         name=name,
+        cap=f"{found.total:,}",
     )

@@ -14,9 +14,10 @@ from loyalty_core.bounds import ADJUST_KEY, ADJUST_REASON, CUSTOMER_SEARCH
 from loyalty_core.customer_list import SORTS, STATUSES, customer_list
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
-from loyalty_core.earning.reads import latest_purchases
+from loyalty_core.earning.reads import customer_purchases
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
+from loyalty_core.listing import bounded_page, counted, offset_of
 from loyalty_core.redemptions.reads import customer_redemptions
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import Causer, CauserType
@@ -84,9 +85,17 @@ class CustomersController(Controller):
 
     @get("/{customer_id:str}")
     async def show(
-        self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None
+        self,
+        customer_id: FromPath[str],
+        visitor: Me,
+        db: Db,
+        config: Cfg,
+        done: FromQuery[str | None] = None,
+        ledger_page: FromQuery[str] = "",
+        purchases_page: FromQuery[str] = "",
     ) -> Response[Any]:
-        return await page(db, config, visitor, customer_id_of(customer_id), done=DONE.get(done or ""))
+        pages = {"ledger_page": page_number(ledger_page), "purchases_page": page_number(purchases_page)}
+        return await page(db, config, visitor, customer_id_of(customer_id), pages=pages, done=DONE.get(done or ""))
 
     @post("/{customer_id:str}/adjust")
     async def adjust(
@@ -153,17 +162,36 @@ class CustomersController(Controller):
 
 
 async def page(
-    db: Db, config: Cfg, visitor: Me, customer_id: int, *, status: int = 200, **context: Any
+    db: Db,
+    config: Cfg,
+    visitor: Me,
+    customer_id: int,
+    *,
+    status: int = 200,
+    pages: dict[str, int] | None = None,
+    **context: Any,
 ) -> Response[str]:
-    """The customer's page: who they are, their cards, balance, ledger, purchases and redemptions."""
+    """The customer's page: who they are, their cards, balance, ledger, purchases and redemptions;
+    the ledger and the purchases page each under its own query name, the other one kept (PORTAL-6)."""
+    at = {name: bounded_page(number, SHOWN) for name, number in (pages or {}).items()}
+    ledger_at, purchases_at = at.get("ledger_page", 1), at.get("purchases_page", 1)
     customer = await CustomerService(db, config.clock).reads.get(visitor.vendor_id, customer_id)
     wallets = WalletService(db, config.clock)
     try:
         wallet = await wallets.reads.read(visitor.vendor_id, customer_id)
         expiring = wallet.expiring_soon
-        entries, _ = await wallets.reads.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
+        entries, held = await wallets.reads.entries(
+            visitor.vendor_id, customer_id, LedgerFilter(), offset=offset_of(ledger_at, SHOWN), limit=SHOWN
+        )
     except WalletNotFound:
-        expiring, entries = 0, []
+        expiring, entries, held = 0, [], 0
+    purchases, bought = await customer_purchases(
+        db, visitor.vendor_id, customer_id, offset=offset_of(purchases_at, SHOWN), limit=SHOWN
+    )
+    path = f"{MOUNT_PATH}/customers/{customer_id}"
+    kept = {name: str(number) for name, number in at.items() if number > 1}
+    ledger = counted(entries, held, page=ledger_at, per_page=SHOWN)
+    bought_page = counted(purchases, bought, page=purchases_at, per_page=SHOWN)
     cards = [i for i in customer.identifiers if i.type != IdentifierType.EMAIL]
     return render(
         "customer.html",
@@ -174,7 +202,9 @@ async def page(
         cards=cards,
         expiring=expiring,
         entries=entries,
-        purchases=await latest_purchases(db, visitor.vendor_id, customer_id, limit=SHOWN),
+        ledger_pager=pager_of(ledger, path, kept, name="ledger_page"),
+        purchases=purchases,
+        purchases_pager=pager_of(bought_page, path, kept, name="purchases_page"),
         redemptions=await customer_redemptions(db, visitor.vendor_id, customer_id),
         key=secrets.token_hex(16),
         **context,

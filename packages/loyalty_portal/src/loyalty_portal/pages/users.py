@@ -12,12 +12,14 @@ from litestar.params import FromPath, FromQuery
 from loyalty_core.bounds import PASSWORD, USER_EMAIL
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.listing import PER_PAGE, bounded_page, counted
 from loyalty_core.staff.errors import UserNotFound
 from loyalty_core.staff.models import Role, User
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.staff.services.users import UserService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
+from loyalty_portal.paging import page_number, pager_of
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Users"
@@ -28,7 +30,6 @@ DONE = {
     "deactivated": "The user is deactivated and signed out.",
     "activated": "The user may sign in again.",
 }
-ALL_ROWS = 1000
 ROLES = tuple(Role)
 
 
@@ -68,11 +69,17 @@ class UsersController(Controller):
     opt = OWNER_ONLY
 
     @get("/")
-    async def list_users(self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None) -> Response[Any]:
-        users, _ = await UserService(db, config.clock, config.passwords).list_page(
-            visitor.vendor_id, page=1, per_page=ALL_ROWS
+    async def list_users(
+        self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None, page: FromQuery[str] = ""
+    ) -> Response[Any]:
+        at = bounded_page(page_number(page))
+        users, total = await UserService(db, config.clock, config.passwords).list_page(
+            visitor.vendor_id, page=at, per_page=PER_PAGE
         )
-        return render("users.html", visitor=visitor, current=CURRENT, users=users, done=DONE.get(done or ""))
+        pager = pager_of(counted(list(users), total, page=at, per_page=PER_PAGE), f"{MOUNT_PATH}/users", {})
+        return render(
+            "users.html", visitor=visitor, current=CURRENT, users=users, pager=pager, done=DONE.get(done or "")
+        )
 
     @get("/new")
     async def new_user(self, visitor: Me) -> Response[Any]:
