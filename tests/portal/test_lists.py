@@ -259,3 +259,26 @@ async def test_an_amount_typed_in_euros_is_stored_in_cents_and_shown_in_euros(
     assert 'name="unit_amount" inputmode="decimal" required value="2.50"' in edit.text
     assert "Unit amount (€)" in edit.text
     assert "Minimum purchase (€)" in edit.text
+
+
+async def test_a_customers_ledger_pages_under_its_own_name_keeping_the_purchases_page(
+    client: AsyncTestClient[Litestar],
+) -> None:
+    shop = await make_shop(client, with_staff=False)
+    [c] = await customers(client, shop, 1)
+    for n in range(23):
+        moved = await client.post(
+            f"/api/v1/customers/{c['id']}/wallet/adjust",
+            json={"amount": n + 1, "reason": f"visit {n}", "idempotency_key": f"visit-{n}"},
+            headers=shop.tenant.headers,
+        )
+        assert moved.status_code == 201, moved.text
+    await signed_in(client, shop.owner)
+    first = await client.get(f"/portal/customers/{c['id']}?purchases_page=2")
+    ledger = re.search(r'aria-label="Ledger pages">\s*<span class="shown">([^<]+)</span>', first.text)
+    assert ledger is not None
+    assert ledger.group(1) == "1–20 of 23"
+    assert links(first.text, "next") == [f"/portal/customers/{c['id']}?purchases_page=2&ledger_page=2"]
+    second = await client.get(f"/portal/customers/{c['id']}?purchases_page=2&ledger_page=2")
+    assert "21–23 of 23" in second.text
+    assert re.findall(r"<td>(visit \d+)</td>", second.text) == ["visit 2", "visit 1", "visit 0"]
