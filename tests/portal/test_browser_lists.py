@@ -1,6 +1,6 @@
 """The portal's lists, money and redemptions in Chromium, as a manager uses them: paging past the
-first page with the filter and sort kept (PORTAL-6), an amount typed in euros and read back
-(PORTAL-5), and today's redemptions with a used one cancelled for a stated reason (PORTAL-7)."""
+first page with the filter and sort kept (PORTAL-11), an amount typed in euros and read back
+(PORTAL-10), and today's redemptions with a used one cancelled for a stated reason (PORTAL-12)."""
 
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ async def test_a_campaign_is_created_previewed_edited_and_deleted(page: Page, li
 
     await page.get_by_role("link", name="Croissant days").click()
     await expect(page.get_by_label("SKUs")).to_have_value("CR-1, CR-2")
-    # the form shows the fields of the kind chosen, without a script (PORTAL-8)
+    # the form shows the fields of the kind chosen, without a script (PORTAL-13)
     await expect(page.get_by_label("Multiplier")).to_be_hidden()
     await expect(page.get_by_label("Moment")).to_be_hidden()
     await page.get_by_label("Kind").select_option("multiplier")

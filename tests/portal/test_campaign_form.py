@@ -1,4 +1,4 @@
-"""The campaign form by kind (PORTAL-8): the fields of other kinds, families and moments are hidden
+"""The campaign form by kind (PORTAL-13): the fields of other kinds, families and moments are hidden
 on the page and their values dropped by the server, never refused."""
 
 from __future__ import annotations

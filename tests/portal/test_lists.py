@@ -1,7 +1,7 @@
-"""The portal's lists (PORTAL-6): a count of the rows ("51–53 of 53") capped at 10,000, previous and
+"""The portal's lists (PORTAL-11): a count of the rows ("51–53 of 53") capped at 10,000, previous and
 next links that keep the filters and sort of the query string, the customer list's rows and sorts,
-and the redemption list's filters; a used redemption's cancel asks why (PORTAL-7); money typed in
-euros (PORTAL-5)."""
+and the redemption list's filters; a used redemption's cancel asks why (PORTAL-12); money typed in
+euros (PORTAL-10)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The back office's list of customers: a page of the shop's customers matching a search and a
 status, sorted as a manager asks (newest, oldest, name, balance, last purchase), each row with its
-first card code, balance and last purchase, and a count capped at ``listing.COUNT_CAP`` (PORTAL-6).
+first card code, balance and last purchase, and a count capped at ``listing.COUNT_CAP`` (PORTAL-11).
 It joins the customer (``accounts``) with the fold's latest purchase (``earning``), so it sits above
 both.
 

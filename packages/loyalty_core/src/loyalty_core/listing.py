@@ -1,5 +1,5 @@
 """One page of a list: the rows of the page and how many the whole list holds, in two statements;
-a page of a back-office list whose count and depth are capped (``Paged``, PORTAL-6); and a whole list
+a page of a back-office list whose count and depth are capped (``Paged``, PORTAL-11); and a whole list
 streamed a chunk of rows at a time (the back office's exports)."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ async def rows_of(session: AsyncSession, statement: Select[Any], *, page: int, p
 
 COUNT_CAP = 10_000
 """How far a back-office list counts and pages: past it the count reads ``10,000+`` and deeper pages
-ask for a narrower filter, so no page of a list costs more than this many index entries (PORTAL-6)."""
+ask for a narrower filter, so no page of a list costs more than this many index entries (PORTAL-11)."""
 PER_PAGE = 50
 """Rows on a page of a back-office list."""
 

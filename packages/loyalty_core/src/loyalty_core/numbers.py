@@ -75,7 +75,7 @@ a comma (``12``, ``12.5``, ``12.50``, ``12,50``); no sign, no thousands separato
 def cents_of(text: str) -> int | None:
     """The cents an amount of euros typed as ``text`` (already trimmed) spells, or None when it spells
     none: more than two decimals, digits of other scripts, a sign or a separator are refused rather
-    than rounded or guessed (PORTAL-5)."""
+    than rounded or guessed (PORTAL-10)."""
     found = _EUROS.fullmatch(text)
     if found is None:
         return None

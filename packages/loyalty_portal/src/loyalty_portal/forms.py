@@ -76,7 +76,7 @@ class Form:
 
     def money(self, name: str, bound: Meta | None = None, *, required: bool = False) -> int | None:
         """An amount typed in euros (``12.50``; a comma for the point, or fewer decimals, too), as the
-        cents core stores, within ``bound`` (the API's bounds, in cents); never rounded (PORTAL-5)."""
+        cents core stores, within ``bound`` (the API's bounds, in cents); never rounded (PORTAL-10)."""
         value = self.text(name, required=required)
         if value is None:
             return None

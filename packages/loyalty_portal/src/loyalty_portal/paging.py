@@ -1,4 +1,4 @@
-"""What every list page shows around its rows (PORTAL-6): which rows these are of how many ("51–53 of
+"""What every list page shows around its rows (PORTAL-11): which rows these are of how many ("51–53 of
 53", "10,001–10,050 of 10,000+"), and links to the previous and next page that keep the list's
 filters and sort, since they live in the query string. ``_pager.html`` renders it."""
 

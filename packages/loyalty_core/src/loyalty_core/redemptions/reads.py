@@ -101,7 +101,7 @@ async def recent_redemptions(
     page: int,
 ) -> Paged[RedemptionRow]:
     """A page of the shop's redemptions, newest first unless asked, by status as shown now, branch key
-    and day (UTC): the primary key walked from the shop's end, the count capped (PORTAL-6)."""
+    and day (UTC): the primary key walked from the shop's end, the count capped (PORTAL-11)."""
     r = Redemption
     condition = r.vendor_id == vendor_id
     if status in STATUSES:

@@ -22,7 +22,7 @@ REWARD_SORTS: dict[str, str] = {"newest": "Newest first", "name": "Name", "point
 
 async def rewards(session: AsyncSession, vendor_id: int, *, status: str | None, sort: str, page: int) -> Paged[Reward]:
     """A page of the shop's rewards of any status or of one, newest first unless asked (deleted ones
-    are gone), with the capped count (PORTAL-6)."""
+    are gone), with the capped count (PORTAL-11)."""
     condition = and_(Reward.vendor_id == vendor_id, Reward.deleted_at.is_(None))
     if status is not None:
         condition = and_(condition, Reward.status == status)

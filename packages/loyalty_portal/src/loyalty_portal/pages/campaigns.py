@@ -45,7 +45,7 @@ def values_of(form: Form) -> dict[str, Any]:
 
 
 def _of_its_kind(values: dict[str, Any]) -> dict[str, Any]:
-    """The values without the fields of other kinds, families and moments (PORTAL-8): the form hides
+    """The values without the fields of other kinds, families and moments (PORTAL-13): the form hides
     them without a script and a value left in a hidden field is dropped, never refused; the fields
     the kind needs are still the service's to require (EARN-13)."""
     kind, moment = values["kind"], values["moment"]

@@ -25,7 +25,7 @@ from loyalty_portal.config import PortalConfig
 from loyalty_portal.exports import safe_cell
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.paging import page_number, pager_of
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Cards"
 
@@ -92,7 +92,7 @@ async def _batches_page(
         visitor=visitor,
         current=CURRENT,
         batches=batches,
-        pager=pager_of(found, f"{MOUNT_PATH}/cards", {}),
+        pager=pager_of(found, portal_path("cards"), {}),
         makers=makers,
         most=MAX_BATCH,
         **context,

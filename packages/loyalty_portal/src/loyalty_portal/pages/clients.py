@@ -20,7 +20,7 @@ from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.paging import page_number, pager_of
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "API clients"
 SCOPES = ("read", "write", "webhooks")
@@ -62,7 +62,7 @@ class ClientsController(Controller):
     ) -> Response[Any]:
         at = bounded_page(page_number(page))
         found = await TenancyReads(db, config.clock).clients(visitor.vendor_id, page=at, per_page=PER_PAGE)
-        pager = pager_of(counted(found.items, found.total, page=at, per_page=PER_PAGE), f"{MOUNT_PATH}/clients", {})
+        pager = pager_of(counted(found.items, found.total, page=at, per_page=PER_PAGE), portal_path("clients"), {})
         message = "The client is revoked: its tokens no longer work." if done == "revoked" else None
         return render("clients.html", visitor=visitor, current=CURRENT, clients=found.items, pager=pager, done=message)
 
@@ -124,7 +124,7 @@ def _confirm(visitor: Visitor, client: ApiClient) -> Response[Any]:
         current=CURRENT,
         title=f"Revoke client {client.name}",
         note=f"The till using {client.client_id} stops working at once: every token it holds is refused.",
-        action=f"{MOUNT_PATH}/clients/{client.client_id}/revoke",
+        action=portal_path("clients", client.client_id, "revoke"),
         keep=f"{MOUNT_PATH}/clients",
         confirm="Confirm revoke",
         keep_label="Keep it",

@@ -26,7 +26,7 @@ from loyalty_core.wallet.services.reads import LedgerFilter
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.paging import page_number, pager_of
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Customers"
 SHOWN = 20
@@ -60,14 +60,14 @@ class CustomersController(Controller):
         page: FromQuery[str] = "",
         done: FromQuery[str | None] = None,
     ) -> Response[Any]:
-        """A page of the shop's customers; the search, status and sort stay in the query (PORTAL-6)."""
+        """A page of the shop's customers; the search, status and sort stay in the query (PORTAL-11)."""
         q = q[: CUSTOMER_SEARCH.max_length]
         status = status if status in STATUSES else ""
         sort = sort if sort in SORTS else ""
         found = await customer_list(
             db, config.clock.now(), visitor.vendor_id, q=q, status=status, sort=sort, page=page_number(page)
         )
-        pager = pager_of(found, f"{MOUNT_PATH}/customers", {"q": q, "status": status, "sort": sort})
+        pager = pager_of(found, portal_path("customers"), {"q": q, "status": status, "sort": sort})
         message = "The customer is anonymized." if done == "anonymized" else None
         return render(
             "customers.html",
@@ -128,13 +128,22 @@ class CustomersController(Controller):
             return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, form=form)
         return see_other(f"{MOUNT_PATH}/customers/{number}?done=adjusted")
 
-    @post("/{customer_id:str}/cards/{code:str}/{action:str}")
+    @post("/{customer_id:str}/cards/{action:str}")
     async def card(
-        self, customer_id: FromPath[str], code: FromPath[str], action: FromPath[str], visitor: Me, db: Db, config: Cfg
+        self,
+        customer_id: FromPath[str],
+        action: FromPath[str],
+        request: Request[Any, Any, Any],
+        visitor: Me,
+        db: Db,
+        config: Cfg,
     ) -> Response[Any]:
+        """Block or unblock the card the form names: its value travels in the body, never in the
+        address, where a stored value shaped like a path could name another action (PORTAL-5)."""
         number = customer_id_of(customer_id)
         if action not in ("block", "unblock"):
             raise CustomerNotFound("There is no such card action.")
+        code = (await Form.of(request)).raw.get("card", "")
         try:
             async with db.begin_nested():
                 await CustomerService(db, config.clock).identifiers.set_identifier_active(
@@ -172,7 +181,7 @@ async def page(
     **context: Any,
 ) -> Response[str]:
     """The customer's page: who they are, their cards, balance, ledger, purchases and redemptions;
-    the ledger and the purchases page each under its own query name, the other one kept (PORTAL-6)."""
+    the ledger and the purchases page each under its own query name, the other one kept (PORTAL-11)."""
     at = {name: bounded_page(number, SHOWN) for name, number in (pages or {}).items()}
     ledger_at, purchases_at = at.get("ledger_page", 1), at.get("purchases_page", 1)
     customer = await CustomerService(db, config.clock).reads.get(visitor.vendor_id, customer_id)
@@ -188,7 +197,7 @@ async def page(
     purchases, bought = await customer_purchases(
         db, visitor.vendor_id, customer_id, offset=offset_of(purchases_at, SHOWN), limit=SHOWN
     )
-    path = f"{MOUNT_PATH}/customers/{customer_id}"
+    path = portal_path("customers", customer_id)
     kept = {name: str(number) for name, number in at.items() if number > 1}
     ledger = counted(entries, held, page=ledger_at, per_page=SHOWN)
     bought_page = counted(purchases, bought, page=purchases_at, per_page=SHOWN)

@@ -16,7 +16,7 @@ from loyalty_portal.pages.owner_settings import Kind, OwnerSettingsController
 
 FIELDS = ("name", "points_per_unit", "unit_amount", "min_transaction_amount")
 MONEY = ("unit_amount", "min_transaction_amount")
-"""Stored in cents, typed and shown in euros (PORTAL-5)."""
+"""Stored in cents, typed and shown in euros (PORTAL-10)."""
 
 
 def rule_id_of(raw: str) -> int:

@@ -1,6 +1,6 @@
 """The shop's redemptions: today's and recent ones listed (by status, branch and day), one found by
 its code, and cancelling one (the points and the stock come back; a reward already handed over
-asks why, PORTAL-7)."""
+asks why, PORTAL-12)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.paging import page_number, pager_of
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import portal_path, render, see_other
 
 CURRENT = "Redemptions"
 SORTS = {"newest": "Newest first", "oldest": "Oldest first"}
@@ -53,9 +53,9 @@ class RedemptionsController(Controller):
         sort: FromQuery[str] = "",
         page: FromQuery[str] = "",
     ) -> Response[Any]:
-        """A code typed in opens its redemption; otherwise a page of the list, filtered (PORTAL-6)."""
+        """A code typed in opens its redemption; otherwise a page of the list, filtered (PORTAL-11)."""
         if code and code.strip():
-            return see_other(f"{MOUNT_PATH}/redemptions/{code.strip().upper()}")
+            return see_other(portal_path("redemptions", code.strip().upper()))
         now = config.clock.now()
         status = status if status in STATUSES else ""
         branch = branch[: BRANCH_KEY.max_length or 0]
@@ -78,7 +78,7 @@ class RedemptionsController(Controller):
             visitor=visitor,
             current=CURRENT,
             rows=[(row, shown_status(row.redemption, now)) for row in found.items],
-            pager=pager_of(found, f"{MOUNT_PATH}/redemptions", kept),
+            pager=pager_of(found, portal_path("redemptions"), kept),
             filters=kept,
             statuses=STATUSES,
             branches=branches.items,
@@ -136,4 +136,4 @@ class RedemptionsController(Controller):
                 reason=form.raw.get("reason", ""),
                 error=refused.message,
             )
-        return see_other(f"{MOUNT_PATH}/redemptions/{found.confirmation_code}?done=cancelled")
+        return see_other(portal_path("redemptions", found.confirmation_code) + "?done=cancelled")

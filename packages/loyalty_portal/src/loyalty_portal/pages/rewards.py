@@ -24,7 +24,7 @@ from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.paging import page_number, pager_of
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Rewards"
 DONE = {
@@ -111,7 +111,7 @@ class RewardsController(Controller):
         page: FromQuery[str] = "",
         done: FromQuery[str | None] = None,
     ) -> Response[Any]:
-        """A page of the shop's rewards; the status and sort stay in the query (PORTAL-6)."""
+        """A page of the shop's rewards; the status and sort stay in the query (PORTAL-11)."""
         status = status if status in set(RewardStatus) else ""
         sort = sort if sort in reads.REWARD_SORTS else ""
         found = await reads.rewards(db, visitor.vendor_id, status=status or None, sort=sort, page=page_number(page))
@@ -120,7 +120,7 @@ class RewardsController(Controller):
             visitor=visitor,
             current=CURRENT,
             rewards=found.items,
-            pager=pager_of(found, f"{MOUNT_PATH}/rewards", {"status": status, "sort": sort}),
+            pager=pager_of(found, portal_path("rewards"), {"status": status, "sort": sort}),
             filters={"status": status, "sort": sort},
             sorts=reads.REWARD_SORTS,
             done=DONE.get(done or ""),

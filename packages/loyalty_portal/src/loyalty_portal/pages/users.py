@@ -20,7 +20,7 @@ from loyalty_core.staff.services.users import UserService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.paging import page_number, pager_of
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Users"
 DONE = {
@@ -76,7 +76,7 @@ class UsersController(Controller):
         users, total = await UserService(db, config.clock, config.passwords).list_page(
             visitor.vendor_id, page=at, per_page=PER_PAGE
         )
-        pager = pager_of(counted(list(users), total, page=at, per_page=PER_PAGE), f"{MOUNT_PATH}/users", {})
+        pager = pager_of(counted(list(users), total, page=at, per_page=PER_PAGE), portal_path("users"), {})
         return render(
             "users.html", visitor=visitor, current=CURRENT, users=users, pager=pager, done=DONE.get(done or "")
         )

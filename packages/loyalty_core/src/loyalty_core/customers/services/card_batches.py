@@ -70,7 +70,7 @@ class CardBatches:
         return batch, codes
 
     async def recent(self, vendor_id: int, *, page: int) -> Paged[CardBatch]:
-        """A page of the vendor's batches, newest first, with the capped count (PORTAL-6)."""
+        """A page of the vendor's batches, newest first, with the capped count (PORTAL-11)."""
         condition = CardBatch.vendor_id == vendor_id
         statement = select(CardBatch).where(condition).order_by(CardBatch.id.desc())
         return await paged(
