@@ -1,5 +1,6 @@
 """One page of a list: the rows of the page and how many the whole list holds, in two statements;
-and a whole list streamed a chunk of rows at a time (the back office's exports)."""
+a page of a back-office list whose count and depth are capped (``Paged``, PORTAL-18); and a whole list
+streamed a chunk of rows at a time (the back office's exports)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,92 @@ async def rows_of(session: AsyncSession, statement: Select[Any], *, page: int, p
         return Listed([], total)
     rows = await session.execute(statement.limit(per_page).offset(offset_of(page, per_page)))
     return Listed([tuple(r) for r in rows.all()], total)
+
+
+COUNT_CAP = 10_000
+"""How far a back-office list counts and pages: past it the count reads ``10,000+`` and deeper pages
+ask for a narrower filter, so no page of a list costs more than this many index entries (PORTAL-18)."""
+PER_PAGE = 50
+"""Rows on a page of a back-office list."""
+
+
+@dataclass(frozen=True, slots=True)
+class Paged(Generic[T]):
+    """One page of a back-office list: its rows, where it starts (1-based page), and how many rows the
+    list holds, counted up to ``COUNT_CAP`` (``more``: there are more than that)."""
+
+    items: list[T]
+    page: int
+    per_page: int
+    total: int
+    more: bool
+
+    @property
+    def first(self) -> int:
+        return offset_of(self.page, self.per_page) + 1 if self.items else 0
+
+    @property
+    def last(self) -> int:
+        return offset_of(self.page, self.per_page) + len(self.items)
+
+    @property
+    def has_next(self) -> bool:
+        return self.last < self.total and self.last < COUNT_CAP
+
+    @property
+    def too_deep(self) -> bool:
+        """The rows past this page are out of the list's reach: it starts past the cap, or ends at
+        it with more rows left; a narrower filter reaches them."""
+        start = offset_of(self.page, self.per_page)
+        return start >= COUNT_CAP or (self.more and start + len(self.items) >= COUNT_CAP)
+
+
+def last_page(per_page: int = PER_PAGE) -> int:
+    """The deepest page a back-office list serves."""
+    return -(-COUNT_CAP // per_page)
+
+
+def counted(items: list[T], total: int, *, page: int, per_page: int) -> Paged[T]:
+    """A page read by a read that counts its whole list itself (one customer's ledger or purchases,
+    counted through the customer's index), shown with the same cap."""
+    return Paged(items, page, per_page, min(total, COUNT_CAP), total > COUNT_CAP)
+
+
+def bounded_page(page: int, per_page: int = PER_PAGE) -> int:
+    """``page`` kept to the pages a back-office list serves."""
+    return max(1, min(page, last_page(per_page) + 1))
+
+
+async def capped_count(session: AsyncSession, statement: Select[Any]) -> tuple[int, bool]:
+    """How many rows ``statement`` selects, counting no further than ``COUNT_CAP`` (one more to know
+    there are more): the work is bounded whatever the list's size. Give it the narrowest statement
+    that selects the same rows (the ids, with the filter's joins only)."""
+    inner = statement.order_by(None).limit(COUNT_CAP + 1).offset(None).subquery()
+    counted = int(await session.scalar(select(func.count()).select_from(inner)) or 0)
+    return min(counted, COUNT_CAP), counted > COUNT_CAP
+
+
+async def paged(
+    session: AsyncSession,
+    statement: Select[Any],
+    *,
+    count: Select[Any],
+    page: int,
+    per_page: int = PER_PAGE,
+    entities: bool = False,
+) -> Paged[Any]:
+    """One page of ``statement`` (already ordered, by a unique key last), at an offset below
+    ``COUNT_CAP``, with the capped count of ``count``: rows as tuples, or the first column's ORM
+    entities with ``entities``."""
+    page = bounded_page(page, per_page)
+    total, more = await capped_count(session, count)
+    if total == 0 or offset_of(page, per_page) >= min(total, COUNT_CAP):
+        return Paged([], page, per_page, total, more)
+    # the page ends at the cap too: past it the list is not paged, only narrowed
+    window = statement.limit(min(per_page, COUNT_CAP - offset_of(page, per_page))).offset(offset_of(page, per_page))
+    if entities:
+        return Paged(list((await session.scalars(window)).all()), page, per_page, total, more)
+    return Paged([tuple(r) for r in (await session.execute(window)).all()], page, per_page, total, more)
 
 
 CHUNK = 1_000

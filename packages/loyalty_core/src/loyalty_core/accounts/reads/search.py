@@ -1,6 +1,7 @@
 """The back office's customer search: one vendor's customers matching what a person at the counter
 or in the portal types (a card code, an email, an external id, or a part of a name); the admin API
-pages through them oldest first, the portal shows the newest.
+pages through them oldest first, and the portal's list (``loyalty_core.customer_list``) filters by
+the same condition.
 
 The admin API and the vendor portal both answer with it, so it lives here with the read it
 extends: the customer with its balance, as ``accounts.reads.customer`` builds it.
@@ -8,7 +9,6 @@ extends: the customer with its balance, as ``accounts.reads.customer`` builds it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import and_, exists, func, or_, select
@@ -20,9 +20,6 @@ from loyalty_core.customers.models import Customer, CustomerIdentifier, Customer
 from loyalty_core.customers.reads.customer import CustomerView, view_of
 from loyalty_core.listing import Listed, count_of, offset_of
 from loyalty_core.text import fold, folded, like_part
-
-FOUND = 50
-"""The customers a search shows, newest first."""
 
 _C = Customer.__table__.c
 _I = CustomerIdentifier.__table__.c
@@ -71,12 +68,3 @@ class CustomerSearch:
         )
         rows = (await self._session.execute(statement)).mappings().all()
         return Listed([view_of(row) for row in rows], total)
-
-
-async def search(session: AsyncSession, vendor_id: int, q: str) -> Sequence[Customer]:
-    """The shop's customers whose card code, email or external id is ``q`` or whose name holds it
-    (:func:`matching`); without ``q`` the newest. Anonymized customers never appear."""
-    found = await session.scalars(
-        select(Customer).where(matching(vendor_id, q)).order_by(Customer.id.desc()).limit(FOUND)
-    )
-    return found.all()
