@@ -131,8 +131,8 @@ def _table_blocks(conn: Conn) -> Counter[str]:
 
 # every row version of the table (dead ones not yet pruned too) whose xmax is a MultiXact (HEAP_XMAX_IS_MULTI)
 _MULTI_XMAX = """
-SELECT t_xmax::text::bigint FROM generate_series(0, pg_relation_size(%(table)s::regclass) / 8192 - 1) AS b,
-       heap_page_items(get_raw_page(%(table)s, b::int))
+SELECT t_xmax::text::bigint FROM generate_series(0, pg_relation_size(%(table)s::text::regclass) / 8192 - 1) AS b,
+       heap_page_items(get_raw_page(%(table)s::text, b::int))
  WHERE t_infomask & 4096 <> 0
 """
 _MEMBERS = "SELECT string_agg(mode, '+' ORDER BY mode) FROM pg_get_multixact_members(%s::text::xid)"
