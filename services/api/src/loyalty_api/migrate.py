@@ -59,8 +59,9 @@ def upgrade(database_url: str, revision: str = "head") -> None:
     alembic = commands(database_url)
     engine = cast("Engine", alembic.sqlalchemy_config.get_engine())  # a sync config makes a sync engine
     try:
-        with engine.connect() as guard:
-            # the turn waits as long as the other process migrates: no lock timeout on this one
+        # autocommit: the guard holds its session's advisory lock and no transaction, which an index
+        # built CONCURRENTLY would wait for; its turn waits as long as the other process migrates
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as guard:
             guard.execute(text("SET lock_timeout = 0"))
             guard.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
             try:
