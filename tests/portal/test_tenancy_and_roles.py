@@ -124,7 +124,9 @@ CASES: dict[str, Case] = {
     "POST /customers/{customer_id}/adjust": Case(
         404, lambda w: f"{_customer(w)}/adjust", lambda w: {"amount": "-5", "reason": "x"}
     ),
-    "POST /customers/{customer_id}/cards/{code}/{action}": Case(404, lambda w: f"{_customer(w)}/cards/{w.card}/block"),
+    "POST /customers/{customer_id}/cards/{action}": Case(
+        404, lambda w: f"{_customer(w)}/cards/block", lambda w: {"card": w.card}
+    ),
     "POST /customers/{customer_id}/deactivate": Case(404, lambda w: f"{_customer(w)}/deactivate"),
     "GET /customers/{customer_id}/anonymize": Case(404, lambda w: f"{_customer(w)}/anonymize"),
     "POST /customers/{customer_id}/anonymize": Case(404, lambda w: f"{_customer(w)}/anonymize"),

@@ -1,11 +1,8 @@
 """Who is asking: the request's database session, the signed-in visitor with their shop and role,
-the router's CSRF guard of every state-changing request, and the per-address throttle of the
-sign-in form."""
+and the router's CSRF guard of every state-changing request."""
 
 from __future__ import annotations
 
-import time
-from collections import defaultdict, deque
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -165,29 +162,7 @@ def refuse_unreadable(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRou
         raise Refused(404, "There is no page here.")
 
 
-class Throttle:
-    """At most ``per_minute`` requests per client address in any minute, counted in this process."""
-
-    def __init__(self, per_minute: int) -> None:
-        self._per_minute = per_minute
-        self._seen: defaultdict[str, deque[float]] = defaultdict(deque)
-
-    def allow(self, address: str) -> bool:
-        now = time.monotonic()
-        seen = self._seen[address]
-        while seen and seen[0] <= now - 60:
-            seen.popleft()
-        if len(seen) >= self._per_minute:
-            return False
-        seen.append(now)
-        if len(self._seen) > 10_000:  # forget idle addresses so the map stays small
-            for key in [k for k, v in self._seen.items() if not v or v[-1] <= now - 60]:
-                del self._seen[key]
-        return True
-
-
 Db = NamedDependency[AsyncSession]
 Me = NamedDependency[Visitor]
 """The signed-in user of the request (signed out, the page redirects to the sign-in form)."""
 Cfg = NamedDependency[PortalConfig]
-Throttles = NamedDependency[Throttle]

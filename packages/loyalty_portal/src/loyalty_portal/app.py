@@ -9,7 +9,6 @@ from litestar.di import Provide
 from litestar.static_files import create_static_files_router
 
 from loyalty_portal.access import (
-    Throttle,
     closing_the_session,
     guarding_state_changes,
     provide_db,
@@ -63,19 +62,13 @@ MAX_BODY_BYTES = 65_536
 
 
 def create_portal(config: PortalConfig) -> Litestar:
-    throttle = Throttle(config.sign_in_posts_per_minute)
-
     def provide_config() -> PortalConfig:
         return config
-
-    def provide_throttle() -> Throttle:
-        return throttle
 
     return Litestar(
         route_handlers=[*CONTROLLERS, create_static_files_router(path="/static", directories=[STATIC])],
         dependencies={
             "config": Provide(provide_config, use_cache=True, sync_to_thread=False),
-            "throttle": Provide(provide_throttle, use_cache=True, sync_to_thread=False),
             "db": Provide(provide_db),
             "visitor": Provide(provide_visitor),
         },

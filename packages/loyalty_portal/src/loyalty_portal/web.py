@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 import structlog
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -14,6 +15,7 @@ from litestar.response import Redirect
 from litestar.types import Message, Scope
 
 from loyalty_core import bounds
+from loyalty_core.db import database_unavailable
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.staff.services.sessions import Visitor
@@ -28,8 +30,22 @@ TEMPLATES = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def segment(value: object) -> str:
+    """One path segment, every character that could end it or climb out of it encoded (PORTAL-5)."""
+    return quote(str(value), safe="")
+
+
+def portal_path(*segments: object) -> str:
+    """An address under the portal from its segments (ids and fixed words), each one encoded: stored
+    text never shapes an address (PORTAL-5)."""
+    return "/".join([MOUNT_PATH, *(segment(s) for s in segments)])
+
+
 # a field's ``maxlength`` is the bound the form checks, the API's own declaration
 TEMPLATES.globals["bounds"] = bounds
+TEMPLATES.filters["segment"] = segment
 
 SECURITY_HEADERS: Mapping[str, str] = {
     # pages hold customers' personal data: never stored by a browser or a proxy
@@ -69,9 +85,9 @@ class SignedOut(Exception):
 class Refused(Exception):
     """A request the portal refuses with a page saying why."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.headers = status, message, dict(headers or {})
 
 
 def render(name: str, *, status: int = 200, visitor: Visitor | None = None, **context: Any) -> Response[str]:
@@ -101,7 +117,9 @@ def on_signed_out(request: Request[Any, Any, Any], exc: SignedOut) -> Response[A
 
 
 def on_refused(request: Request[Any, Any, Any], exc: Refused) -> Response[str]:
-    return _page(request, exc.status, exc.message)
+    page = _page(request, exc.status, exc.message)
+    page.headers.update(exc.headers)
+    return page
 
 
 def on_domain_error(request: Request[Any, Any, Any], exc: DomainError) -> Response[str]:
@@ -115,7 +133,16 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
     return _page(request, status, messages.get(status, "The request could not be read."))
 
 
+RETRY_AFTER_SECONDS = 1
+UNAVAILABLE = "The service cannot reach its database just now; nothing was changed. Try again in a moment."
+
+
 def on_error(request: Request[Any, Any, Any], exc: Exception) -> Response[str]:
+    if database_unavailable(exc):  # refused or busy: 503 as the API answers it (PORTAL-8)
+        log.warning("portal request found the database unavailable", path=request.url.path, error=type(exc).__name__)
+        page = _page(request, 503, UNAVAILABLE)
+        page.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return page
     log.exception("portal request failed", path=request.url.path)
     return _page(request, 500, "Something went wrong on our side; nothing was changed.")
 

@@ -18,7 +18,7 @@ from loyalty_core.tenancy.reads import ClientRead, TenancyReads
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "API clients"
 SCOPES = ("read", "write", "webhooks")
@@ -118,7 +118,7 @@ def _confirm(visitor: Visitor, client: ApiClient) -> Response[Any]:
         current=CURRENT,
         title=f"Revoke client {client.name}",
         note=f"The till using {client.client_id} stops working at once: every token it holds is refused.",
-        action=f"{MOUNT_PATH}/clients/{client.client_id}/revoke",
+        action=portal_path("clients", client.client_id, "revoke"),
         keep=f"{MOUNT_PATH}/clients",
         confirm="Confirm revoke",
         keep_label="Keep it",

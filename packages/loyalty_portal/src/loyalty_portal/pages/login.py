@@ -1,6 +1,6 @@
 """Signing in and out. The sign-in form carries the CSRF token of the visitor's anonymous session,
-which its handler checks (the route says so: ``CSRF_AT_SIGN_IN``) once the per-address throttle has
-counted the attempt; a successful sign-in replaces that session with a new one. Signing out is a
+which its handler checks (the route says so: ``CSRF_AT_SIGN_IN``) once the service's per-address
+limit has counted the attempt (PORTAL-7); a successful sign-in replaces that session with a new one. Signing out is a
 POST like any other, guarded by the router."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from litestar.datastructures import Cookie
 
 from loyalty_core.staff.services.sessions import Outcome, PortalSessions, csrf_matches
 from loyalty_core.text import MAX_EMAIL_LENGTH
-from loyalty_portal.access import ANY_STATE, COOKIE, CSRF_AT_SIGN_IN, EXPIRED, Cfg, Db, Me, Throttles, sent_csrf
+from loyalty_portal.access import ANY_STATE, COOKIE, CSRF_AT_SIGN_IN, EXPIRED, Cfg, Db, Me, sent_csrf
 from loyalty_portal.web import HOME, LOGIN, MOUNT_PATH, Refused, render, see_other
 
 MESSAGES = {
@@ -61,10 +61,14 @@ class LoginController(Controller):
         return _form(visitor, token, config)
 
     @post("/login", opt=CSRF_AT_SIGN_IN)
-    async def sign_in(self, request: Request[Any, Any, Any], db: Db, config: Cfg, throttle: Throttles) -> Any:
-        address = request.client.host if request.client else "unknown"
-        if not throttle.allow(address):
-            raise Refused(429, "Too many sign-in attempts from your address. Wait a minute and try again.")
+    async def sign_in(self, request: Request[Any, Any, Any], db: Db, config: Cfg) -> Any:
+        wait = await config.sign_in_limit(request) if config.sign_in_limit is not None else None
+        if wait is not None:
+            raise Refused(
+                429,
+                "Too many sign-in attempts from your address. Wait a minute and try again.",
+                {"Retry-After": str(wait)},
+            )
         sessions = PortalSessions(db, config.clock, config.passwords)
         visitor = await sessions.visitor(request.cookies.get(COOKIE))
         if visitor is None or not csrf_matches(visitor, await sent_csrf(request)):
