@@ -34,15 +34,16 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
 
 @pytest.fixture(scope="module", autouse=True)
 async def ledger_holds_after_module(database_url: str) -> AsyncIterator[None]:
-    """The ledger invariant (tests/support/invariants.py) after every test module."""
+    """The ledger invariant and the till rows' keys (tests/support/invariants.py) after every test module."""
     yield
     from loyalty_core.db import make_engine
-    from tests.support.invariants import ledger_violations
+    from tests.support.invariants import dangling_keys, ledger_violations
 
     engine = make_engine(database_url)
     try:
         async with engine.connect() as conn:
             assert await ledger_violations(conn) == []
+            assert await dangling_keys(conn) == []
     finally:
         await engine.dispose()
 
