@@ -25,7 +25,7 @@ from psycopg import sql
 from bench._scale_check import check
 from bench._scale_rows import COST, FUNCTIONS, steps
 from bench._scale_sizes import Sizes, shares
-from bench._support import SERVER
+from bench._support import SERVER, forget_later
 
 BIG = (
     "customers",
@@ -114,13 +114,15 @@ def ensure_template(sizes: Sizes, say: Say, *, rebuild: bool = False) -> str:
 
 
 def clone(template: str, name: str) -> str:
-    """A copy of ``template`` named ``name``; answers its libpq URL."""
+    """A copy of ``template`` named ``name`` (a ``scratch_name``, dropped when the bench exits);
+    answers its libpq URL."""
     with psycopg.connect(SERVER, autocommit=True) as conn:
         conn.execute(
             sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
                 sql.Identifier(name), sql.Identifier(template)
             )
         )
+    forget_later(name)
     return url_of(name)
 
 

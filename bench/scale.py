@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from bench._scale_build import ensure_template
+from bench._scale_build import clone, ensure_template
 from bench._scale_sizes import add_options, sizes_of
+from bench._support import scratch_name
 
 
 def _options(argv: list[str]) -> argparse.Namespace:
@@ -25,6 +26,7 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--rebuild", action="store_true", help="drop this size's template first and build it anew")
     parser.add_argument("--requests", type=int, default=200, help="requests per measured call (default 200)")
     parser.add_argument("--workers", type=int, default=1, help="granian workers of the served clone (default 1)")
+    parser.add_argument("--job-limit", type=int, default=300, help="seconds a job may run before it is stopped (300)")
     return parser.parse_args(argv)
 
 
@@ -38,4 +40,13 @@ def run(argv: list[str] | None = None) -> str:
     began = time.monotonic()
     template = ensure_template(sizes, say, rebuild=options.rebuild)
     ready = time.monotonic() - began
-    return f"# Scale data\n\nTemplate `{template}` ready in {ready:.0f} s for {sizes}.\n"
+    if options.build_only:
+        return f"# Scale data\n\nTemplate `{template}` ready in {ready:.0f} s for {sizes}.\n"
+    from bench._scale_measure import measure
+
+    name = scratch_name("loyalty_scale")
+    cloned_at = time.monotonic()
+    url = clone(template, name)
+    took = time.monotonic() - cloned_at
+    say(f"scale: cloned {template} in {took:.1f} s")
+    return measure(url, sizes, options, template=template, clone_s=took, build_s=ready)
