@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,12 +43,21 @@ MIGRATION_LOCK = 0x6C6F7961
 scale-out shape) migrate one after the other, and the later ones find the schema at head."""
 
 
+LOCK_POLL_SECONDS = 0.2
+"""How often an upgrade waiting for another one asks for the lock again."""
+
+
 def upgrade(database_url: str, revision: str = "head") -> None:
     alembic = commands(database_url)
     engine = cast("Engine", alembic.sqlalchemy_config.get_engine())  # a sync config makes a sync engine
     try:
-        with engine.connect() as guard:
-            guard.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+        # The guard holds the session's advisory lock outside any transaction, and one that waits for
+        # it asks again every LOCK_POLL_SECONDS rather than waiting inside a statement: an open
+        # transaction or a running statement holds a snapshot, which a migration's CREATE INDEX
+        # CONCURRENTLY waits for to end, so the upgrade holding the lock would wait for ever.
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as guard:
+            while not guard.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": MIGRATION_LOCK}).scalar():
+                time.sleep(LOCK_POLL_SECONDS)
             try:
                 alembic.upgrade(revision=revision)
             finally:

@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.reads.customer import customer_rows
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
 from loyalty_core.customers.reads.customer import CustomerView, view_of
-from loyalty_core.listing import Listed, count_of, offset_of
-from loyalty_core.text import fold, folded, like_part
+from loyalty_core.listing import Listed, count_of, offset_of, past_the_end
+from loyalty_core.text import fold, folded_name, like_part
 
 FOUND = 50
 """The customers a search shows, newest first."""
@@ -32,22 +32,29 @@ def matching(vendor_id: int, q: str | None) -> Any:
     """The condition on ``customers``: every customer of the vendor but anonymized ones, and with
     ``q`` those whose card code or other identifier, email or external id is ``q`` exactly (case
     aside for codes and emails), or whose name holds ``q`` without regard to case or accents.
-    The exact matches go through the unique indexes on identifier value, email and external id."""
+
+    Every way of matching is a condition an index answers (CUSTOMER-17): the identifier's customer
+    is one row of the unique index on identifier value, read once before the scan; email and
+    external id have their unique indexes, a part of a name the names' trigram index
+    (``folded_name``). So the planner ORs the four indexes for a rare term, and for a common one
+    (three letters held by thousands of names) walks the key in the list's order and stops at the
+    page's last row, instead of reading every match."""
     condition = and_(_C.vendor_id == vendor_id, _C.status != CustomerStatus.ANONYMIZED)
     term = (q or "").strip()
     if not term:
         return condition
-    held = exists().where(
-        _I.vendor_id == _C.vendor_id, _I.customer_id == _C.id, func.lower(_I.value) == func.lower(term)
+    held = (
+        select(_I.customer_id)
+        .where(_I.vendor_id == vendor_id, func.lower(_I.value) == func.lower(term))
+        .scalar_subquery()
     )
-    name = func.concat_ws(" ", _C.first_name, _C.last_name)
     return and_(
         condition,
         or_(
-            held,
+            _C.id == held,
             func.lower(_C.email) == func.lower(term),
             _C.external_id == term,
-            folded(name).like(like_part(fold(term))),
+            folded_name(_C.first_name, _C.last_name).like(like_part(fold(term))),
         ),
     )
 
@@ -60,7 +67,7 @@ class CustomerSearch:
         """A page of the matching customers, oldest first, each as the customer read shows it."""
         ids = select(_C.id).where(matching(vendor_id, q))
         total = await count_of(self._session, ids)
-        if total == 0 or offset_of(page, per_page) >= total:
+        if past_the_end(total, page, per_page):
             return Listed([], total)
         statement = (
             customer_rows(self._clock.now())
