@@ -89,15 +89,24 @@ def _exists(conn: psycopg.Connection[Any], name: str) -> bool:
     return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
 
 
-def ensure_template(sizes: Sizes, say: Say, *, rebuild: bool = False) -> str:
-    """The template for ``sizes``, built now unless one for this schema and these sizes exists."""
+def ensure_template(sizes: Sizes, say: Say, *, rebuild: bool = False) -> tuple[str, bool]:
+    """The template for ``sizes`` and whether its clones need migrating: this schema's, else one of
+    an older schema (its clone is then migrated, which also times the new migrations on a year of
+    data), else one built now."""
     name = template_name(sizes)
     with psycopg.connect(SERVER, autocommit=True) as conn:
         if rebuild:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         if _exists(conn, name):
             say(f"scale: reusing template {name}")
-            return name
+            return name, False
+        older = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s ORDER BY oid DESC LIMIT 1",
+            (f"loyalty_scale_tpl_%_{sizes.key()}",),
+        ).fetchone()
+        if older is not None and not rebuild:
+            say(f"scale: reusing template {older[0]} of an older schema; its clone is migrated")
+            return str(older[0]), True
         building = f"loyalty_scale_build_{sizes.key()}_{int(time.time())}"
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(building)))
     try:
@@ -110,7 +119,7 @@ def ensure_template(sizes: Sizes, say: Say, *, rebuild: bool = False) -> str:
         with psycopg.connect(SERVER, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(building)))
         raise
-    return name
+    return name, False
 
 
 def clone(template: str, name: str) -> str:

@@ -145,7 +145,14 @@ def _job(name: str, url: str, db: psycopg.Connection[Any], count: str, shop: Sho
 
 
 def measure(
-    url: str, sizes: Sizes, options: argparse.Namespace, *, template: str, clone_s: float, build_s: float
+    url: str,
+    sizes: Sizes,
+    options: argparse.Namespace,
+    *,
+    template: str,
+    clone_s: float,
+    build_s: float,
+    migrated_s: float | None = None,
 ) -> str:
     database = url.rsplit("/", 1)[1].split("?")[0]
     db = psycopg.connect(url, autocommit=True)
@@ -178,7 +185,7 @@ def measure(
                         f"| {shop.label} | {rows:,} | {first:.0f} | {whole:.1f} | {rate:,.0f} | {size / 1e6:.1f} |"
                     )
                 _prepare_jobs(db)
-                for name, count in JOBS:
+                for name, count in [] if options.skip_jobs else JOBS:
                     jobs.append(_job(name, url, db, count, large, client, options.job_limit))
                     print(f"scale: job {jobs[-1]}", flush=True)
                     if name == "ledger-totals":
@@ -190,7 +197,12 @@ def measure(
         "".join(f"-- {ms:.1f} ms\n{plan}\n\n" for ms, plan in plans) or "no statement took 10 ms or more\n"
     )
     db.close()
-    return _report(sizes, template, clone_s, build_s, figures, extra, jobs, len(plans), load_before, os.getloadavg())
+    report = _report(sizes, template, clone_s, build_s, figures, extra, jobs, len(plans), load_before, os.getloadavg())
+    if migrated_s is not None:
+        report = report.replace(
+            "\n\n", f"\n\nThe template's schema was older: its clone migrated in {migrated_s:.0f} s.\n\n", 1
+        )
+    return report
 
 
 def group_of(call: Any) -> str:

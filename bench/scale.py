@@ -26,6 +26,7 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--rebuild", action="store_true", help="drop this size's template first and build it anew")
     parser.add_argument("--requests", type=int, default=200, help="requests per measured call (default 200)")
     parser.add_argument("--workers", type=int, default=1, help="granian workers of the served clone (default 1)")
+    parser.add_argument("--skip-jobs", action="store_true", help="measure the requests only, not the jobs")
     parser.add_argument("--job-limit", type=int, default=300, help="seconds a job may run before it is stopped (300)")
     return parser.parse_args(argv)
 
@@ -38,7 +39,7 @@ def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
     sizes = sizes_of(options)
     began = time.monotonic()
-    template = ensure_template(sizes, say, rebuild=options.rebuild)
+    template, behind = ensure_template(sizes, say, rebuild=options.rebuild)
     ready = time.monotonic() - began
     if options.build_only:
         return f"# Scale data\n\nTemplate `{template}` ready in {ready:.0f} s for {sizes}.\n"
@@ -49,4 +50,12 @@ def run(argv: list[str] | None = None) -> str:
     url = clone(template, name)
     took = time.monotonic() - cloned_at
     say(f"scale: cloned {template} in {took:.1f} s")
-    return measure(url, sizes, options, template=template, clone_s=took, build_s=ready)
+    migrated = None
+    if behind:
+        from loyalty_api.migrate import upgrade
+
+        began = time.monotonic()
+        upgrade(url.replace("postgresql://", "postgresql+psycopg://", 1))
+        migrated = time.monotonic() - began
+        say(f"scale: migrated the clone to this schema in {migrated:.1f} s")
+    return measure(url, sizes, options, template=template, clone_s=took, build_s=ready, migrated_s=migrated)
