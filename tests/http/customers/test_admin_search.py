@@ -135,18 +135,24 @@ async def test_a_search_by_part_of_a_name_reads_the_names_trigram_index(
         )
         await conn.execute(text("ANALYZE customers"))
         await conn.execute(text("SET LOCAL enable_seqscan = off"))
-        statement = select(Customer.id).where(matching(tenant.vendor_id, "BRUCKENB"))
-        compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
-        plan = "\n".join(row[0] for row in await conn.execute(text(f"EXPLAIN {compiled}")))
-        found = (await conn.execute(statement)).scalars().all()
-    assert found == [zoe["id"]]
-    for index in (
-        "ix_customers_folded_name",
-        "uq_customer_identifiers_vendor_value",
-        "uq_customers_vendor_email",
-        "uq_customers_vendor_external_id",
-    ):
-        assert index in plan, plan
+        plans, found = [], []
+        # letters only (one OR of the indexed conditions), then a term with a digit (a union)
+        for term in ("BRUCKENB", "name 2999"):
+            statement = select(Customer.id).where(matching(tenant.vendor_id, term))
+            compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
+            plans.append("\n".join(row[0] for row in await conn.execute(text(f"EXPLAIN {compiled}"))))
+            found.append(len((await conn.execute(statement)).scalars().all()))
+        named = (await conn.execute(select(Customer.id).where(matching(tenant.vendor_id, "BRUCKENB")))).scalars()
+        assert named.all() == [zoe["id"]]
+    assert found == [1, 1]
+    for plan in plans:
+        for index in (
+            "ix_customers_folded_name",
+            "uq_customer_identifiers_vendor_value",
+            "uq_customers_vendor_email",
+            "uq_customers_vendor_external_id",
+        ):
+            assert index in plan, plan
 
 
 async def test_a_list_longer_than_the_exact_count_reports_an_estimate_and_serves_every_page(

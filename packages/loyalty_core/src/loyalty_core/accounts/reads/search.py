@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, or_, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.reads.customer import customer_rows
@@ -26,6 +26,7 @@ FOUND = 50
 
 _C = Customer.__table__.c
 _I = CustomerIdentifier.__table__.c
+_M = Customer.__table__.alias("matched").c
 
 
 def matching(vendor_id: int, q: str | None) -> Any:
@@ -33,30 +34,36 @@ def matching(vendor_id: int, q: str | None) -> Any:
     ``q`` those whose card code or other identifier, email or external id is ``q`` exactly (case
     aside for codes and emails), or whose name holds ``q`` without regard to case or accents.
 
-    Every way of matching is a condition an index answers (CUSTOMER-17): the identifier's customer
-    is one row of the unique index on identifier value, read once before the scan; email and
-    external id have their unique indexes, a part of a name the names' trigram index
-    (``folded_name``). So the planner ORs the four indexes for a rare term, and for a common one
-    (three letters held by thousands of names) walks the key in the list's order and stops at the
-    page's last row, instead of reading every match."""
+    Every way of matching is answered by an index (CUSTOMER-17): the identifier value, email and
+    external id by their unique indexes, a part of a name by the names' trigram index
+    (``folded_name``). A term of letters only is written as one OR, so the planner may walk the key
+    in the list's order and stop at the page's end when the term is common (three letters held by
+    thousands of names); a term with a digit or an ``@`` (a card, an email, an external id) is a union
+    of the four index reads, since the planner takes such a term for a common part of a name and
+    would walk every customer to find the one it names."""
     condition = and_(_C.vendor_id == vendor_id, _C.status != CustomerStatus.ANONYMIZED)
     term = (q or "").strip()
     if not term:
         return condition
-    held = (
-        select(_I.customer_id)
-        .where(_I.vendor_id == vendor_id, func.lower(_I.value) == func.lower(term))
-        .scalar_subquery()
-    )
-    return and_(
-        condition,
-        or_(
-            _C.id == held,
-            func.lower(_C.email) == func.lower(term),
-            _C.external_id == term,
-            folded_name(_C.first_name, _C.last_name).like(like_part(fold(term))),
+    name = folded_name(_C.first_name, _C.last_name).like(like_part(fold(term)))
+    if not any(c.isdigit() or c == "@" for c in term):
+        held = (
+            select(_I.customer_id)
+            .where(_I.vendor_id == vendor_id, func.lower(_I.value) == func.lower(term))
+            .scalar_subquery()
+        )
+        return and_(
+            condition, or_(_C.id == held, func.lower(_C.email) == func.lower(term), _C.external_id == term, name)
+        )
+    found = union(
+        select(_I.customer_id).where(_I.vendor_id == vendor_id, func.lower(_I.value) == func.lower(term)),
+        select(_M.id).where(_M.vendor_id == vendor_id, func.lower(_M.email) == func.lower(term)),
+        select(_M.id).where(_M.vendor_id == vendor_id, _M.external_id == term),
+        select(_M.id).where(
+            _M.vendor_id == vendor_id, folded_name(_M.first_name, _M.last_name).like(like_part(fold(term)))
         ),
     )
+    return and_(condition, _C.id.in_(found))
 
 
 class CustomerSearch:
