@@ -126,3 +126,7 @@ typecheck:
 # run a benchmark of bench/ (e.g. `just bench mix`); results are recorded in bench/results/
 bench *ARGS:
     uv run --frozen python -m bench {{ARGS}}
+
+# build (or find) the small scale deployment and check it against the rule book (CI; under a minute)
+scale-small:
+    BENCH_RESULTS_DIR="$(mktemp -d)" uv run --frozen python -m bench scale --small --build-only --rebuild

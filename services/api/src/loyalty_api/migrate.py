@@ -56,6 +56,7 @@ scale-out shape) migrate one after the other, and the later ones find the schema
 
 
 LOCK_POLL_SECONDS = 0.2
+"""How often an upgrade waiting for another one asks for the lock again."""
 
 
 def upgrade(database_url: str, revision: str = "head") -> None:
