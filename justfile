@@ -21,37 +21,21 @@ db-upgrade:
 db-revision MESSAGE:
     uv run --frozen python -m loyalty_api.revision -m "{{MESSAGE}}"
 
-# The suites wait on servers and browsers much of the time, so four lanes at once use the cores a
-# serial run leaves idle; each line is prefixed by its lane, and the run fails when any suite fails.
-# The composed service's suite is the longest, so it is two lanes: its files that start processes of
-# their own and the rest (tests/api/test_lanes.py checks that each file runs in exactly one).
+# `just test` runs the suites in four lanes (tests/support/lanes.py holds which recipes each runs):
+# the packages alone, the composed service in two (its files that start processes of their own, and
+# the rest), the portal. How many lanes run at once follows the machine, checked before anything
+# starts: two per core, no more than the tests' PostgreSQL has free connections for (16 to 30 a lane;
+# one line and exit status 1 when not even one fits); LOYALTY_TEST_LANES=N overrides. Each output
+# line is prefixed by its lane, and the run fails when any suite fails (tests/api/test_lanes.py
+# checks that each suite and each file of tests/api runs in exactly one lane).
 
 # tests/api's files that start processes of their own (`loyalty serve`, `uv sync`, the README's shell
 # blocks): about half of that suite's time; `test-api-in-process` runs every other file of it
-api_procs := "tests/api/test_fuzz.py tests/api/test_readme.py tests/api/test_start_failures.py tests/api/test_logs.py tests/api/test_lean_install.py tests/api/test_serve.py tests/api/test_serve_limits.py tests/api/test_process_lifetimes.py"
+api_procs := "tests/api/test_fuzz.py tests/api/test_readme.py tests/api/test_start_failures.py tests/api/test_logs.py tests/api/test_lean_install.py tests/api/test_serve.py tests/api/test_serve_limits.py tests/api/test_process_lifetimes.py tests/api/test_test_processes.py"
 
-# every suite, in four lanes at once: the packages alone, the composed service (in two), the portal
+# every suite, in lanes: as many at once as the cores and the database's free connections allow
 test *ARGS:
-    #!/usr/bin/env bash
-    set -uo pipefail
-    lane() {
-        local name=$1 rc=0 recipe start=$SECONDS; shift
-        for recipe in "$@"; do
-            {{just_executable()}} --justfile {{justfile()}} "$recipe" {{ARGS}} 2>&1 | sed -u "s/^/[$name] /"
-            # pytest's 5: options such as -k selected none of this suite's tests, which is no failure
-            case "${PIPESTATUS[0]}" in 0 | 5) ;; *) rc=1 ;; esac
-        done
-        local took=$((SECONDS - start))
-        echo "[$name] lane finished: $([ $rc -eq 0 ] && echo passed || echo FAILED) in $((took / 60))m$((took % 60))s"
-        return $rc
-    }
-    lane packages test-core test-wallet-pass test-client test-http & packages=$!
-    lane service test-api-in-process & service=$!
-    lane processes test-api-procs & processes=$!
-    lane portal test-portal & portal=$!
-    status=0
-    for lane in $packages $service $processes $portal; do wait "$lane" || status=1; done
-    exit $status
+    uv run --frozen python -m tests.support.lanes --just {{quote(just_executable())}} --justfile {{quote(justfile())}} {{ARGS}}
 
 # every suite one after another: each package alone in its own environment, then the composed service
 test-serial *ARGS: (test-core ARGS) (test-wallet-pass ARGS) (test-http ARGS) (test-api ARGS) (test-client ARGS) (test-portal ARGS)
@@ -142,3 +126,7 @@ typecheck:
 # run a benchmark of bench/ (e.g. `just bench mix`); results are recorded in bench/results/
 bench *ARGS:
     uv run --frozen python -m bench {{ARGS}}
+
+# build (or find) the small scale deployment and check it against the rule book (CI; under a minute)
+scale-small:
+    BENCH_RESULTS_DIR="$(mktemp -d)" uv run --frozen python -m bench scale --small --build-only --rebuild

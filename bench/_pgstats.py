@@ -1,6 +1,8 @@
 """What a load costs PostgreSQL, read from PostgreSQL itself (``bench.pg_cost``): per statement
 (``pg_stat_statements``), per wait event (``pg_stat_activity`` sampled), MultiXacts
-(``pg_control_checkpoint()``'s ``next_multixact_id``, current only after a ``CHECKPOINT``), WAL
+(``pg_control_checkpoint()``'s ``next_multixact_id``, current only after a ``CHECKPOINT``, which counts
+the whole cluster's) and the rows of the bench database that carry one made during the run
+(``pageinspect``: which rows concurrent writers share-locked, by table and member lock modes), WAL
 bytes (``pg_current_wal_lsn()``), commits and index/heap block touches of the bench database; and,
 on the bench's own cluster (whose WAL it can read), the WAL written meanwhile by relation and record
 kind (``pg_waldump`` over the run's range: what each part of a request's WAL is).
@@ -77,9 +79,12 @@ class Cost:
     """WAL bytes (records with their full-page images) by "relation: resource manager record"; empty
     where the cluster's WAL is not readable here."""
     wal_images: Counter[str] = field(default_factory=Counter)
+    """The full-page images' part of ``wal_parts`` (a page's first change after a checkpoint)."""
     table_blocks: Counter[str] = field(default_factory=Counter)
     """Shared blocks touched (hit or read) per table, its indexes with it (``pg_statio_user_tables``)."""
-    """The full-page images' part of ``wal_parts`` (a page's first change after a checkpoint)."""
+    multixact_rows: Counter[str] = field(default_factory=Counter)
+    """Row versions whose xmax is a MultiXact made during the run, by "table: member modes" (a
+    lower bound: a version pruned before the census is not seen)."""
 
 
 # "rmgr: Heap  len (rec/tot): 79/ 79, tx: 735, lsn: ..., desc: INSERT off 3 ..., blkref #0: rel 1663/16385/16424"
@@ -122,6 +127,38 @@ SELECT relname, heap_blks_hit + heap_blks_read + coalesce(idx_blks_hit + idx_blk
 
 def _table_blocks(conn: Conn) -> Counter[str]:
     return Counter({str(name): int(str(n)) for name, n in conn.execute(_TABLE_BLOCKS).fetchall()})
+
+
+# every row version of the table (dead ones not yet pruned too) whose xmax is a MultiXact (HEAP_XMAX_IS_MULTI)
+_MULTI_XMAX = """
+SELECT t_xmax::text::bigint FROM generate_series(0, pg_relation_size(%(table)s::text::regclass) / 8192 - 1) AS b,
+       heap_page_items(get_raw_page(%(table)s::text, b::int))
+ WHERE t_infomask & 4096 <> 0
+"""
+_MEMBERS = "SELECT string_agg(mode, '+' ORDER BY mode) FROM pg_get_multixact_members(%s::text::xid)"
+
+
+def multixact_rows(conn: Conn, since: int, sampled: int = 200) -> Counter[str]:
+    """Row versions of the bench database's tables whose xmax is a MultiXact numbered ``since`` or
+    later, by "table: member lock modes" (the modes read for up to ``sampled`` per table): where
+    concurrent transactions shared a row's lock. Needs ``pageinspect``."""
+    found: Counter[str] = Counter()
+    tables = conn.execute(
+        "SELECT relname FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY 1"
+    ).fetchall()
+    for (table,) in tables:
+        multis = [int(str(m)) for (m,) in conn.execute(_MULTI_XMAX, {"table": str(table)}).fetchall()]
+        multis = [m for m in multis if m >= since]
+        for n, multi in enumerate(multis):
+            modes = "modes not read"
+            if n < sampled:
+                try:
+                    row = conn.execute(_MEMBERS, (str(multi),)).fetchone()
+                    modes = str(row[0]) if row else "?"
+                except psycopg.Error:  # already truncated by a vacuum
+                    modes = "members gone"
+            found[f"{table}: {modes}"] += 1
+    return found
 
 
 def _counters(conn: Conn) -> tuple[int, ...]:
@@ -176,9 +213,23 @@ class Watch:
         self._conn.execute("CHECKPOINT")
         after = _counters(self._conn)
         tables = _table_blocks(self._conn) - self._tables
+        shared = multixact_rows(self._conn, self._before[0])
         m, wal, commits, heap, index, scans, rows = (a - b for a, b in zip(after, self._before, strict=True))
         self.cost = Cost(
-            m, wal, commits, heap, index, scans, rows, statements, self._waits, self._samples, parts, images, tables
+            m,
+            wal,
+            commits,
+            heap,
+            index,
+            scans,
+            rows,
+            statements,
+            self._waits,
+            self._samples,
+            parts,
+            images,
+            tables,
+            shared,
         )
 
 
@@ -186,6 +237,7 @@ def ensure_extension(url: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
             conn.execute("SELECT 1 FROM pg_stat_statements LIMIT 1")
         except psycopg.Error as error:
             raise SystemExit(

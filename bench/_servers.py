@@ -159,7 +159,7 @@ async def post(client: httpx.AsyncClient, path: str, body: object, headers: dict
 
 
 async def _seed(
-    url: str, customers: int, plan_fields: dict[str, object] | None = None, vendors: int = 1
+    url: str, customers: int, plan_fields: dict[str, object] | None = None, vendors: int = 1, branch: bool = False
 ) -> list[Seeded]:
     admin = ADMIN
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
@@ -175,7 +175,13 @@ async def _seed(
         async def vendor(n: int) -> tuple[int, str]:
             made_vendor = await made("/admin/v1/vendors", {"name": f"bench {n}", "plan_id": plan["id"]}, admin)
             vendor_id = int(str(made_vendor["id"]))
-            pair = await made(f"/admin/v1/vendors/{vendor_id}/clients", {"name": "bench"}, admin)
+            client: dict[str, object] = {"name": "bench"}
+            if branch:
+                # a till's client stands in one shop: each of its writes names that branch
+                shop = {"external_id": "shop-1", "name": "Shop 1"}
+                await made(f"/admin/v1/vendors/{vendor_id}/branches", shop, admin)
+                client["default_branch"] = "shop-1"
+            pair = await made(f"/admin/v1/vendors/{vendor_id}/clients", client, admin)
             grant = {
                 "grant_type": "client_credentials",
                 "client_id": pair["client_id"],
@@ -202,9 +208,12 @@ async def _seed(
     return [Seeded(v, token, sorted(mine)) for (v, token), mine in zip(shops, made_customers, strict=True)]
 
 
-def seed(service: Server, customers: int, plan_fields: dict[str, object] | None = None) -> Seeded:
-    """One vendor on a plan of its own (``plan_fields`` adds to it) with ``customers`` customers."""
-    return asyncio.run(_seed(service.url, customers, plan_fields))[0]
+def seed(
+    service: Server, customers: int, plan_fields: dict[str, object] | None = None, *, branch: bool = False
+) -> Seeded:
+    """One vendor on a plan of its own (``plan_fields`` adds to it) with ``customers`` customers;
+    with ``branch``, its client's default branch is a shop of its own, as a till's client is."""
+    return asyncio.run(_seed(service.url, customers, plan_fields, branch=branch))[0]
 
 
 def seed_vendors(

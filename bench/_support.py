@@ -33,12 +33,19 @@ def scratch_database(name: str) -> str:
         raise ValueError(f"{name!r} is not this run's name: make it with scratch_name")
     with psycopg.connect(SERVER, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    if not _created:
-        atexit.register(_drop_created)
-    _created.append(name)
+    forget_later(name)
     head, _, query = SERVER.partition("?")
     url = f"{head.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
     return url.replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+def forget_later(name: str) -> None:
+    """Drop ``name`` (a ``scratch_name`` this run created) when the bench process exits."""
+    if not name.endswith(f"_{RUN}"):
+        raise ValueError(f"{name!r} is not this run's name: make it with scratch_name")
+    if not _created:
+        atexit.register(_drop_created)
+    _created.append(name)
 
 
 def _drop_created() -> None:

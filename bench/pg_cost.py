@@ -2,17 +2,21 @@
 
 ``LOYALTY_BENCH_OWN_POSTGRES=1 uv run just bench pg-cost [--duration 8 --warmup 2 --connections 32
 --workers 1 --customers 1000 --calls transaction,adjust,redeem,verify,lookup --max-transactions 0
---vendors 1 --rounds 1]``
+--vendors 1 --rounds 1 --branch --redis URL]``
+
+The outside A/B harness's configuration (2 server processes, no Redis, one shop's till, 3 alternating
+15 s rounds): ``--workers 2 --duration 15 --rounds 3 --branch --calls transaction,redeem,adjust,lookup``.
 
 On the bench's own cluster (``bench._cluster``: ``pg_stat_statements`` preloaded) ``loyalty serve``
 migrates a fresh database; one vendor (campaigns on, a transaction meter of ``--max-transactions``,
 0 for none) registers ``--customers`` customers, gives each points, makes the earning terms of
 ``bench.earning`` and the reward of ``bench.redemptions``. Each call then runs at the service and
 at the raw app (``bench._raw_app``) with the same wrk scripts as those benchmarks; around each
-measured run: ``CHECKPOINT`` and ``next_multixact_id``, the WAL position, commits and block touches
-before and after, ``pg_stat_statements`` reset before and read after, and the active backends' wait
-events sampled every 20 ms. Every figure is per request, so it does not depend on the machine's
-load; req/s is printed for reference only.
+measured run: ``CHECKPOINT`` and ``next_multixact_id`` (and after it, the rows of the database that
+carry a MultiXact made meanwhile, by table: what concurrent writers share-locked), the WAL position,
+commits and block touches before and after, ``pg_stat_statements`` reset before and read after, and
+the active backends' wait events sampled every 20 ms. Every figure is per request, so it does not
+depend on the machine's load; req/s is printed for reference only.
 
 ``--vendors N`` (N > 1) adds N more vendors on a plan like the first's, the same number of customers
 dealt out among them, each with the same terms: the purchase then runs at the service for the one
@@ -76,6 +80,17 @@ def _options(argv: list[str]) -> argparse.Namespace:
         help="drop this index once migrated (what one index costs the writes: run with and without)",
     )
     parser.add_argument("--max-transactions", type=int, default=0, help="the plan's monthly transactions (0: none)")
+    parser.add_argument(
+        "--branch",
+        action="store_true",
+        help="the vendor's client has a default branch, so every purchase and redemption names it (a shop's till)",
+    )
+    parser.add_argument(
+        "--redis",
+        default=None,
+        metavar="URL",
+        help="the service's REDIS_URL (its job queue and rate limits on Redis); default none: both on PostgreSQL",
+    )
     parser.add_argument("--top", type=int, default=8, help="statements listed per run")
     parser.add_argument(
         "--prime",
@@ -193,7 +208,7 @@ def run(argv: list[str] | None = None) -> str:
     pool = -(-options.connections // options.workers)
 
     def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work)
+        return _servers.start_service(database_url, options.workers, work, options.redis)
 
     plan = {"features": {"campaigns": True}, "max_transactions": options.max_transactions}
     first = service()
@@ -202,7 +217,7 @@ def run(argv: list[str] | None = None) -> str:
             conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(index)))
     try:
         print(f"bench: registering {options.customers} customers, their points, the terms and the reward", flush=True)
-        seeded = _servers.seed(first, options.customers, plan)
+        seeded = _servers.seed(first, options.customers, plan, branch=options.branch)
         earning._terms(first, seeded.vendor_id)
         reward = redemptions._give_points_and_reward(first, seeded)
         customers = _servers.write_customers([seeded], work / "customers.txt")
@@ -253,6 +268,16 @@ def run(argv: list[str] | None = None) -> str:
         + "; plan meter "
         + (f"{options.max_transactions:,}/month" if options.max_transactions else "off")
         + "".join(f"; index `{index}` dropped" for index in options.without_index)
+        + (
+            "; the client's default branch is a shop of the vendor (every purchase and redemption names it)"
+            if options.branch
+            else "; the client has no default branch"
+        )
+        + (
+            f"; the service's job queue, worker and limits on Redis ({options.redis})"
+            if options.redis
+            else "; no Redis: the service's job queue and its in-process worker on PostgreSQL"
+        )
         + f"; {options.prime:g} s each of purchases and redemptions at the service to prime the tables, then"
         " `VACUUM ANALYZE`;"
         f" wrk `-t{_load.THREADS} -c{options.connections} -d{options.duration:g}s` after {options.warmup:g} s"
@@ -334,6 +359,16 @@ def report(runs: list[Run], top: int) -> list[str]:
             f"| {r.call} | {r.server} | {r.cost.samples} | {_per(active, r.cost.samples):.1f} | {_waits(r.cost)} |"
         )
     lines += _wal_parts(runs, top)
+    lines += [
+        "",
+        "## Rows under a MultiXact (row versions whose xmax is a MultiXact made during the run: the rows"
+        " concurrent transactions shared a lock on, by table and member lock modes; a lower bound)",
+        "",
+    ]
+    lines += ["| call | server | rows |", "|---|---|---|"]
+    for r in runs:
+        rows = ", ".join(f"{name} {n:,}" for name, n in r.cost.multixact_rows.most_common(top))
+        lines.append(f"| {r.call} | {r.server} | {rows or '-'} |")
     lines += ["", "## Shared blocks by table (its indexes with it; per request, the most first)", ""]
     lines += ["| call | server | tables |", "|---|---|---|"]
     for r in runs:

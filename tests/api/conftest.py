@@ -9,18 +9,15 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from loyalty_api import migrate
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
-from tests.support.database import database_name, fresh_database
+from tests.support.database import database_name, migrated_database
 from tests.support.service import ADMIN_TOKEN
 
 
 @pytest.fixture(scope="session")
 def database_url() -> str:
-    url = fresh_database(database_name("api"))
-    migrate.upgrade(url)
-    return url
+    return migrated_database(database_name("api"))
 
 
 @pytest.fixture(scope="session")
@@ -37,15 +34,16 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
 
 @pytest.fixture(scope="module", autouse=True)
 async def ledger_holds_after_module(database_url: str) -> AsyncIterator[None]:
-    """The ledger invariant (tests/support/invariants.py) after every test module."""
+    """The ledger invariant and the till rows' keys (tests/support/invariants.py) after every test module."""
     yield
     from loyalty_core.db import make_engine
-    from tests.support.invariants import ledger_violations
+    from tests.support.invariants import dangling_keys, ledger_violations
 
     engine = make_engine(database_url)
     try:
         async with engine.connect() as conn:
             assert await ledger_violations(conn) == []
+            assert await dangling_keys(conn) == []
     finally:
         await engine.dispose()
 

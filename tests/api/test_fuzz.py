@@ -8,11 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,12 +18,8 @@ from typing import Any
 import pytest
 
 from tests.support import fuzzing
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.support.ports import free_port
+from tests.support.processes import started
 
 
 def _call(url: str, body: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -42,7 +34,7 @@ def _call(url: str, body: dict[str, Any] | None = None, headers: dict[str, str] 
 def served(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     """`loyalty serve` on a free port, and a vendor token on a plan without a rate ceiling (the
     admin token is in ``admin_headers``)."""
-    port = _free_port()
+    port = free_port()
     home = tmp_path_factory.mktemp("fuzz-home")
     env = {
         **os.environ,
@@ -53,12 +45,9 @@ def served(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         "LOYALTY_MAX_RATE_PER_MINUTE": "1000000",
     }
     env.pop("REDIS_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "loyalty_api.cli", "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
-    )
     base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_up(base)
+    with started([sys.executable, "-m", "loyalty_api.cli", "serve"], env, home / "serve.log") as command:
+        command.wait_answering(f"{base}/health/live")
         admin = {"Authorization": f"Bearer {(Path(home) / 'admin-token').read_text().strip()}"}
         plan = _call(f"{base}/admin/v1/plans", {"name": "fuzz plan"}, admin)["data"]
         vendor = _call(f"{base}/admin/v1/vendors", {"name": "fuzz vendor", "plan_id": plan["id"]}, admin)["data"]
@@ -73,24 +62,11 @@ def served(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         )["access_token"]
         _ADMIN.update(admin)
         yield base, {"Authorization": f"Bearer {token}"}
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        command.stop()
 
 
 _ADMIN: dict[str, str] = {}
 """The served app's admin token header, once ``served`` has started it."""
-
-
-def _wait_until_up(base: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/health/live", timeout=2).close()
-            return
-        except (OSError, urllib.error.HTTPError):
-            time.sleep(0.2)
-    raise AssertionError("loyalty serve did not answer within 30 s")
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,6 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from tests.support.database import delete_redis_keys, redis_prefix
 from tests.support.ports import free_port
+from tests.support.processes import Started, living, started
 from tests.support.served import serve_environment
 from tests.support.service import ADMIN_TOKEN, with_redis
 
@@ -53,76 +53,21 @@ START_SPAN = 8.0
 starts: from the imports through the migrations to the workers' own start."""
 
 
-class Started:
-    """A command of the service in a session of its own, its output in ``log``; ``end`` kills
-    whatever of the session is left."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
-        self.log = log
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-
-    @property
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def wait_for(self, text: str, seconds: float = START_SECONDS) -> None:
-        deadline = time.monotonic() + seconds
-        while text not in self.output:
-            assert self.process.poll() is None, f"ended before {text!r}:\n{self.output}"
-            assert time.monotonic() < deadline, f"no {text!r} after {seconds} s:\n{self.output}"
-            time.sleep(0.05)
-
-    def stop(self, *, again: bool = False) -> tuple[int, float]:
-        """Send SIGTERM (``again``: then, while it stops, SIGINT and SIGTERM once more); answer the
-        exit status and how long the command took to end."""
-        sent = time.monotonic()
-        self.process.send_signal(signal.SIGTERM)
-        if again:
-            time.sleep(0.05)
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(ProcessLookupError):
-                    self.process.send_signal(signum)
-        try:
-            code = self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            code = -1
-        return code, time.monotonic() - sent
-
-    def session(self) -> list[psutil.Process]:
-        """The living processes of the command's session (its process group), itself included."""
-        return living(p for p in psutil.process_iter() if _group(p.pid) == self.process.pid)
-
-    def end(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-
-def _group(pid: int) -> int | None:
+def signal_stop(command: Started, *, again: bool = False) -> tuple[int, float]:
+    """Send SIGTERM (``again``: then, while it stops, SIGINT and SIGTERM once more); answer the
+    exit status and how long the command took to end."""
+    sent = time.monotonic()
+    command.process.send_signal(signal.SIGTERM)
+    if again:
+        time.sleep(0.05)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(ProcessLookupError):
+                command.process.send_signal(signum)
     try:
-        return os.getpgid(pid)
-    except ProcessLookupError:
-        return None
-
-
-def living(processes: Any) -> list[psutil.Process]:
-    """Those still running: a zombie has ended, it only waits for its parent to read its status."""
-    alive = []
-    for process in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                alive.append(process)
-    return alive
-
-
-@contextlib.contextmanager
-def started(argv: list[str], env: dict[str, str], log: Path) -> Iterator[Started]:
-    command = Started(argv, env, log)
-    try:
-        yield command
-    finally:
-        command.end()
+        code = command.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        code = -1
+    return code, time.monotonic() - sent
 
 
 def serve(database_url: str | None, home: Path, **settings: str) -> tuple[list[str], dict[str, str]]:
@@ -240,7 +185,7 @@ def test_sigterm_during_the_start_stops_it_within_5_seconds(database_url: str, t
     argv, env = serve(database_url, tmp_path)
     with started(argv, env, tmp_path / "serve.log") as command:
         time.sleep(START_SPAN * (attempt + 0.5) / REPEATS)
-        code, took = command.stop()
+        code, took = signal_stop(command)
         assert_stopped_cleanly(command, code, took)
 
 
@@ -273,7 +218,7 @@ def test_sigterm_under_load_stops_it_within_5_seconds(database_url: str, tmp_pat
             thread.start()
         try:
             time.sleep(1.0)
-            code, took = command.stop()
+            code, took = signal_stop(command)
         finally:
             stop.set()
             for thread in clients:
@@ -294,7 +239,7 @@ def test_sigterm_with_redis_unreachable_stops_it_within_5_seconds(
     with started(argv, env, tmp_path / "serve.log") as command:
         command.wait_for("cannot reach Redis at 127.0.0.1:")
         time.sleep(START_SPAN * (attempt + 0.5) / REPEATS)
-        code, took = command.stop(again=True)  # more signals while it stops: none may hang it
+        code, took = signal_stop(command, again=True)  # more signals while it stops: none may hang it
         assert_stopped_cleanly(command, code, took)
 
 
@@ -306,7 +251,7 @@ def test_sigterm_stops_the_embedded_postgresql(tmp_path: Path) -> None:
         argv, env = serve(None, tmp_path)
         with started(argv, env, tmp_path / "serve.log") as command:
             command.wait_for(moment)
-            code, took = command.stop()
+            code, took = signal_stop(command)
             assert_stopped_cleanly(command, code, took)
             assert "stopping embedded PostgreSQL" in command.output
         pgdata = str((tmp_path / "pgdata").resolve())

@@ -8,11 +8,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +19,8 @@ from typing import Any
 import pytest
 
 from tests.support.database import database_name, fresh_database
+from tests.support.ports import free_port
+from tests.support.processes import started
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -48,12 +47,6 @@ def test_the_walkthrough_has_its_blocks() -> None:
     assert not re.search(r"/vendors/\d|--vendor-id \d|--plan-id \d|reward_id\": \d", "".join(blocks))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _get(url: str, token: str) -> tuple[int, Any]:
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
     try:
@@ -66,7 +59,7 @@ def _get(url: str, token: str) -> tuple[int, Any]:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """``loyalty serve`` on a free port over a fresh, unmigrated database, with its own home."""
-    port = _free_port()
+    port = free_port()
     home = tmp_path / "home"
     env = {
         **os.environ,
@@ -76,23 +69,11 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     }
     for name in ("REDIS_URL", "LOYALTY_ADMIN_TOKEN", "LOYALTY_TEST_MODE", "LOYALTY_SMTP_HOST", "LOYALTY_WORKER"):
         env.pop(name, None)
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "loyalty_api.cli", "serve"], env=env, stdout=log, stderr=log)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"{base}/health/live", timeout=2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-                time.sleep(0.2)
+    with started([sys.executable, "-m", "loyalty_api.cli", "serve"], env, tmp_path / "serve.log") as command:
+        base = f"http://127.0.0.1:{port}"
+        command.wait_answering(f"{base}/health/live")
         yield base, home
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
-        log.close()
+        command.stop()
 
 
 def test_the_readme_walkthrough_runs_block_by_block(served: tuple[str, Path], tmp_path: Path) -> None:

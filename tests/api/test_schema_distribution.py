@@ -18,7 +18,8 @@ from sqlalchemy.exc import IntegrityError
 from loyalty_api.migrate import include_object
 from loyalty_core.db import REFERENCE_TABLES, make_engine, make_sessionmaker
 from loyalty_core.models import metadata
-from tests.support.vendors import make_vendor
+from tests.support.invariants import dangling_keys
+from tests.support.vendors import make_branch, make_vendor
 from tests.support.wallets import make_customer
 
 
@@ -113,13 +114,13 @@ TILL_TABLES = (
     "redemptions",
 )
 """The rows a till's purchase, return, adjustment or redemption inserts."""
-HOT_PARENTS = ("vendors", "rewards")
-"""Rows that every concurrent till write of a vendor (or of a reward) would share-lock."""
+HOT_PARENTS = ("vendors", "rewards", "branches")
+"""Rows that every concurrent till write of a vendor (or of a reward, or at a shop) would share-lock."""
 
 
 def test_till_rows_take_no_key_share_of_a_hot_parent(conn: Connection) -> None:
-    """TENANCY-5: no foreign key from a till-written table to vendors or rewards (each inserted row
-    would take FOR KEY SHARE on that one row, a MultiXact per purchase under load); the vendor is
+    """TENANCY-5: no foreign key from a till-written table to vendors, rewards or branches (each
+    inserted row would take FOR KEY SHARE on that one row, a MultiXact per purchase under load); the vendor is
     implied by a composite key to a vendor-owned parent that keeps its own key to vendors."""
     rows = conn.execute(
         text(
@@ -188,5 +189,31 @@ async def test_the_database_refuses_a_row_pointing_at_another_vendors_row(databa
                     ),
                     {"b": b.id, "c": customer.id},
                 )
+    finally:
+        await engine.dispose()
+
+
+async def test_a_till_row_naming_another_vendors_branch_is_found_by_the_key_check(database_url: str) -> None:
+    """TENANCY-5: with no foreign key from a purchase to its branch, the check every test module
+    ends with (``dangling_keys``) is what finds a purchase naming a branch of another vendor."""
+    engine = make_engine(database_url)
+    try:
+        async with make_sessionmaker(engine).begin() as db:
+            a, b = await make_vendor(db), await make_vendor(db)
+            customer = await make_customer(db, a.id, card=False)
+            theirs = await make_branch(db, b.id, "shop-b", name="B's shop")
+        async with engine.connect() as conn:
+            outer = await conn.begin()
+            made = await conn.execute(
+                text(
+                    "INSERT INTO transactions (vendor_id, customer_id, idempotency_key, total_amount,"
+                    " points_earned, rules_applied, branch_id, created_at, updated_at)"
+                    " VALUES (:a, :c, 'cross-branch', 100, 0, '[]', :branch, now(), now()) RETURNING id"
+                ),
+                {"a": a.id, "c": customer.id, "branch": theirs.id},
+            )
+            found = await dangling_keys(conn)
+            await outer.rollback()
+        assert found == [{"key": "transactions.branch_id", "vendor_id": a.id, "id": made.scalar_one()}]
     finally:
         await engine.dispose()

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -24,20 +22,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ports import free_port
+from tests.support.processes import started
+
 MAX_BODY = 1024
 LONGEST_TARGET = 65_534
 """The longest request target the server parses (its URI type stores lengths below 2**16 - 1)."""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def served(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    port = _free_port()
+    port = free_port()
     home: Path = tmp_path_factory.mktemp("serve-limits")
     env = {
         **os.environ,
@@ -47,24 +42,10 @@ def served(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         "LOYALTY_MAX_BODY_BYTES": str(MAX_BODY),
     }
     env.pop("REDIS_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "loyalty_api.cli", "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+    with started([sys.executable, "-m", "loyalty_api.cli", "serve"], env, home / "serve.log") as command:
+        command.wait_answering(f"http://127.0.0.1:{port}/health/live")
         yield port
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        command.stop()
 
 
 def _answer(sock: socket.socket) -> tuple[str, dict[str, str], bytes]:

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -231,8 +232,10 @@ def test_a_worker_on_a_database_behind_the_release_is_one_line(command: Command,
     url = fresh_database(name)
     line = the_one_line(command(["worker"], serve_environment(url, tmp_path)))
     head = migrate.behind(set())
+    server = urlsplit(server_url())  # the tests' server, wherever LOYALTY_TEST_DATABASE_URL puts it
+    where = f"{server.hostname}:{server.port or 5432}"
     assert line == (
-        f"loyalty: the database at 127.0.0.1:5432/{name} is not migrated to this release (revision none, this "
+        f"loyalty: the database at {where}/{name} is not migrated to this release (revision none, this "
         f"release needs {head}); run `loyalty db upgrade`, or correct DATABASE_URL"
     )
 

@@ -8,7 +8,9 @@ import re
 import secrets
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import psycopg
 import pytest
@@ -71,6 +73,75 @@ def test_the_run_drops_what_it_created_and_only_that(monkeypatch: pytest.MonkeyP
     assert database.drop_created() == []
 
 
+def test_a_refused_connection_at_the_end_is_a_warning_and_the_databases_stay_listed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The session's end never raises (an exception there hid the run's failure list): a server that
+    refuses the connection that would drop the run's databases gives one warning line naming them."""
+    monkeypatch.setattr(database, "_roles", [])
+    made = fresh_database(database_name("refused"))
+    name = made.rsplit("/", 1)[1].split("?")[0]
+    monkeypatch.setattr(database, "_created", [name])
+    role = f"loyalty_test_refused_{database.RUN_ID}"
+    with psycopg.connect(server_url(), autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN CONNECTION LIMIT 0").format(sql.Identifier(role)))
+    try:
+        refusing = server_url().replace("postgresql://postgres@", f"postgresql://{role}@", 1)
+        monkeypatch.setattr(database, "server_url", lambda: refusing)
+        said: list[str] = []
+        database.finish_session(said.append)
+        [line] = said
+        assert line.startswith(f"warning: the test databases {name} were not dropped: connection failed")
+        assert "too many connections" in line
+        assert database.left_behind() == [name]
+        monkeypatch.undo()
+        assert _exists(name)
+    finally:
+        with psycopg.connect(server_url(), autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+FULL = "connection failed: FATAL:  sorry, too many clients already"
+
+
+def test_a_full_server_is_waited_out_with_back_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(database, "time", SimpleNamespace(monotonic=time.monotonic, sleep=pauses.append))
+    refusals = [psycopg.OperationalError(FULL), psycopg.OperationalError(FULL)]
+
+    def attempt() -> str:
+        if refusals:
+            raise refusals.pop()
+        return "connected"
+
+    assert database.when_room(attempt) == "connected"
+    assert pauses == [0.5, 1.0]
+
+
+def test_a_server_full_for_longer_than_the_wait_fails_and_other_errors_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [0.0]
+    # database's clock only: the sleeps pass at once and move it
+    fake = SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+    monkeypatch.setattr(database, "time", fake)
+
+    def full() -> None:
+        raise psycopg.OperationalError(FULL)
+
+    with pytest.raises(psycopg.OperationalError, match="too many clients"):
+        database.when_room(full, wait=20)
+    assert 15 <= clock[0] <= 20  # 0.5 + 1 + 2 + 4 + 5 + 5 seconds, the next pause would pass the wait
+    calls: list[int] = []
+
+    def refused() -> None:
+        calls.append(1)
+        raise psycopg.OperationalError('connection failed: FATAL:  role "nobody" does not exist')
+
+    with pytest.raises(psycopg.OperationalError, match="does not exist"):
+        database.when_room(refused)
+    assert calls == [1]
+
+
 # spelled in parts, so that this file does not match its own search
 FORBIDDEN = re.compile("flush" + "(db|all)|" + "DROP " + "DATABASE", re.IGNORECASE)
 ALLOWED = {Path("tests/support/database.py"), Path("bench/_support.py"), Path(__file__).relative_to(ROOT)}
@@ -115,3 +186,14 @@ def test_the_run_deletes_only_its_own_redis_keys() -> None:
             assert (client.exists(mine), client.exists(foreign)) == (0, 1)
         finally:
             client.delete(foreign)
+
+
+def test_a_full_server_is_known_through_sqlalchemys_wrapper_too() -> None:
+    """The migration of a suite's database meets a full server as SQLAlchemy's error, caused by
+    psycopg's: it is waited out as well; another refusal is not."""
+    from sqlalchemy.exc import OperationalError
+
+    assert database.server_full(OperationalError("connect", {}, psycopg.OperationalError(FULL)))
+    other = OperationalError("connect", {}, psycopg.OperationalError('FATAL:  role "nobody" does not exist'))
+    assert not database.server_full(other)
+    assert not database.server_full(ValueError("too many clients"))

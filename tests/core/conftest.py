@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from loyalty_core.clock import FixedClock
 from loyalty_core.db import make_engine
 from tests.support.database import database_name, fresh_database
-from tests.support.invariants import ledger_violations
+from tests.support.invariants import dangling_keys, ledger_violations
 from tests.support.schema import create_schema
 
 
@@ -33,6 +33,7 @@ async def db(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
             yield session
             # the ledger invariant after every test that used the database, before its rollback
             assert await ledger_violations(session) == []
+            assert await dangling_keys(session) == []
         finally:
             await session.close()
             await outer.rollback()

@@ -5,7 +5,17 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from loyalty_core.numbers import INT32_MAX, INT32_MIN, is_number, row_id_of, whole_of, whole_range
+from loyalty_core.numbers import (
+    INT32_MAX,
+    INT32_MIN,
+    cents_of,
+    euro_amount,
+    euros,
+    is_number,
+    row_id_of,
+    whole_of,
+    whole_range,
+)
 
 
 @pytest.mark.parametrize(
@@ -61,3 +71,31 @@ def test_row_ids_are_digits_without_a_leading_zero(text: str, expected: int) -> 
 def test_anything_else_names_no_row(text: str) -> None:
     """INPUT-13: a path id that is not a whole number names no row (the route's not-found)."""
     assert row_id_of(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "cents"),
+    [("12", 1200), ("12.5", 1250), ("12.50", 1250), ("12,50", 1250), ("0.05", 5), ("0", 0), ("007.10", 710)],
+)
+def test_an_amount_in_euros_is_read_as_cents(text: str, cents: int) -> None:
+    """PORTAL-17: a point or a comma, at most two decimals, stored in cents."""
+    assert cents_of(text) == cents
+
+
+@pytest.mark.parametrize(
+    "text", ["", "12.505", "12.", ".5", "-1", "+1", "1,000.00", "1 000", "€12", "١٢", "1e3", "12.5x"]
+)
+def test_an_amount_with_more_decimals_a_sign_or_other_digits_is_no_amount(text: str) -> None:
+    """PORTAL-17: more than two decimals, signs, separators, currency signs and digits of other scripts
+    are refused, never rounded."""
+    assert cents_of(text) is None
+
+
+@pytest.mark.parametrize(
+    ("cents", "shown", "typed"), [(1250, "€12.50", "12.50"), (5, "€0.05", "0.05"), (-305, "-€3.05", "-3.05")]
+)
+def test_cents_are_shown_in_euros_with_two_decimals(cents: int, shown: str, typed: str) -> None:
+    """PORTAL-17: one helper shows money, one fills a form field; a shown amount reads back the same."""
+    assert (euros(cents), euro_amount(cents)) == (shown, typed)
+    if cents >= 0:
+        assert cents_of(euro_amount(cents)) == cents

@@ -16,7 +16,7 @@ from loyalty_core.db import make_engine
 from tests.support.app import build_app
 from tests.support.database import database_name, fresh_database
 from tests.support.declared_errors import Answered, recorder, undeclared
-from tests.support.invariants import ledger_violations
+from tests.support.invariants import dangling_keys, ledger_violations
 from tests.support.schema import create_schema
 
 
@@ -53,10 +53,12 @@ async def client(app: Litestar) -> AsyncIterator[AsyncTestClient[Litestar]]:
 @pytest.fixture(scope="module", autouse=True)
 async def ledger_holds_after_module(engine: AsyncEngine) -> AsyncIterator[None]:
     """The ledger invariant after every test module: every wallet's balance = sum of its entries =
-    last running balance >= 0, and its open lots hold the balance."""
+    last running balance >= 0, and its open lots hold the balance; and no till row names a reward or
+    branch its vendor lacks (TENANCY-5)."""
     yield
     async with engine.connect() as conn:
         assert await ledger_violations(conn) == []
+        assert await dangling_keys(conn) == []
 
 
 @pytest.fixture(autouse=True)

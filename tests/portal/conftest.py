@@ -11,21 +11,18 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from loyalty_api import migrate
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
 from loyalty_core.db import make_engine
 from tests.support.app import ADMIN_TOKEN
 from tests.support.browser import browser, chromium, context, page, pytest_runtest_makereport  # noqa: F401  (fixtures and hook)
-from tests.support.database import database_name, fresh_database
+from tests.support.database import database_name, migrated_database
 from tests.support.live import Live, served
 
 
 @pytest.fixture(scope="session")
 def database_url() -> str:
-    url = fresh_database(database_name("portal"))
-    migrate.upgrade(url)
-    return url
+    return migrated_database(database_name("portal"))
 
 
 @pytest.fixture(scope="session")

@@ -14,8 +14,10 @@ from tests.support.live import Live
 TEMPLATES = Path(__file__).resolve().parents[2] / "packages/loyalty_portal/src/loyalty_portal/templates"
 ADDRESS = re.compile(r'\b(?:action|href)="([^"]*)"')
 SHOWN = re.compile(r"{{(.*?)}}")
-BUILT_IN_PYTHON = {"base", "path", "preview_path", "action", "keep", "older"}
-"""Addresses a page's controller builds with the one path helper (``loyalty_portal.web.portal_path``)."""
+BUILT_IN_PYTHON = {"base", "path", "preview_path", "action", "keep", "older", "p.previous", "p.next"}
+"""Addresses a page's controller builds with the one path helper (``loyalty_portal.web.portal_path``),
+and a pager's links, which ``loyalty_portal.paging.pager_of`` builds from such an address and the
+list's query, encoded."""
 
 
 async def test_a_card_value_shaped_like_a_path_blocks_that_card_and_nothing_else(page: Page, live: Live) -> None:

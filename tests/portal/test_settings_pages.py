@@ -118,7 +118,7 @@ async def test_an_example_basket_that_cannot_be_read_says_which_line(client: Asy
     assert '<span class="error" id="quantity_2-problem">A whole number from 1 to 2147483647.</span>' in wrong.text
     assert 'id="preview-result"' not in wrong.text
     priced = await client.get("/portal/campaigns?preview=1&sku_1=A&quantity_1=2&amount_1=150")
-    assert "Points for a basket of 300 cents: 0" in priced.text
+    assert "Points for a basket of €300.00: 0" in priced.text
 
 
 async def test_inviting_one_of_the_shops_own_users_again_is_refused_on_the_form(

@@ -98,12 +98,12 @@ SETTINGS_CASES: dict[str, Case] = {
     "POST /branches/{external_id}": Case(404, lambda w: f"/portal/branches/{w.branch}", lambda w: {"name": "x"}),
     "POST /branches/{external_id}/deactivate": Case(404, lambda w: f"/portal/branches/{w.branch}/deactivate"),
     "POST /branches/{external_id}/activate": Case(404, lambda w: f"/portal/branches/{w.branch}/activate"),
-    "GET /clients": Case(LISTS_OWN, lambda w: "/portal/clients"),
+    "GET /clients": Case(LISTS_OWN, lambda w: "/portal/clients?page=1"),
     "GET /clients/new": Case(200, lambda w: "/portal/clients/new"),
     "POST /clients": Case(201, lambda w: "/portal/clients", lambda w: {"name": "own", "scope_read": "on"}),
     "GET /clients/{client_id}/revoke": Case(404, lambda w: f"/portal/clients/{w.client_id}/revoke"),
     "POST /clients/{client_id}/revoke": Case(404, lambda w: f"/portal/clients/{w.client_id}/revoke"),
-    "GET /users": Case(LISTS_OWN, lambda w: "/portal/users"),
+    "GET /users": Case(LISTS_OWN, lambda w: "/portal/users?page=1"),
     "GET /users/new": Case(200, lambda w: "/portal/users/new"),
     "POST /users": Case(
         303,
@@ -117,8 +117,8 @@ SETTINGS_CASES: dict[str, Case] = {
     "POST /users/{user_id}/activate": Case(404, lambda w: f"/portal/users/{w.user_id}/activate"),
 }
 CASES: dict[str, Case] = {
-    "GET /customers": Case(LISTS_OWN, lambda w: f"/portal/customers?q={w.card}"),
-    "GET /customers/{customer_id}": Case(404, _customer),
+    "GET /customers": Case(LISTS_OWN, lambda w: f"/portal/customers?q={w.card}&status=active&sort=balance"),
+    "GET /customers/{customer_id}": Case(404, lambda w: f"{_customer(w)}?ledger_page=2&purchases_page=2"),
     "POST /customers/{customer_id}/adjust": Case(
         404, lambda w: f"{_customer(w)}/adjust", lambda w: {"amount": "-5", "reason": "x"}
     ),
@@ -140,7 +140,7 @@ CASES: dict[str, Case] = {
     "POST /customers/{customer_id}/edit": Case(
         404, lambda w: f"{_customer(w)}/edit", lambda w: {"first_name": "x", "locale": "en"}
     ),
-    "GET /rewards": Case(LISTS_OWN, lambda w: "/portal/rewards"),
+    "GET /rewards": Case(LISTS_OWN, lambda w: "/portal/rewards?status=active&sort=name"),
     "GET /rewards/new": Case(200, lambda w: "/portal/rewards/new"),
     "POST /rewards": Case(
         303, lambda w: "/portal/rewards", lambda w: {"name": "own", "type": "free_product", "point_cost": "3"}
@@ -152,12 +152,14 @@ CASES: dict[str, Case] = {
     "POST /rewards/{reward_id}/give": Case(
         404, lambda w: f"{_reward(w)}/give", lambda w: {"customer": str(w.customer_id)}
     ),
-    "GET /redemptions": Case(303, lambda w: f"/portal/redemptions?code={w.code}"),
+    # the list of the intruder's own redemptions, filtered: none of the owner's rows; a code typed
+    # in opens its page, which answers 404 (GET /redemptions/{code})
+    "GET /redemptions": Case(LISTS_OWN, lambda w: "/portal/redemptions?status=valid&branch=B-1&sort=oldest"),
     "GET /redemptions/{code}": Case(404, _redemption),
     "GET /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
     "POST /redemptions/{code}/cancel": Case(404, lambda w: f"{_redemption(w)}/cancel"),
     **SETTINGS_CASES,
-    "GET /cards": Case(LISTS_OWN, lambda w: "/portal/cards"),
+    "GET /cards": Case(LISTS_OWN, lambda w: "/portal/cards?page=1"),
     "POST /cards": Case(303, lambda w: "/portal/cards", lambda w: {"count": "1"}),
     "GET /cards/{batch_id}": Case(404, _batch),
     "GET /cards/{batch_id}/pdf": Case(404, lambda w: f"{_batch(w)}/pdf"),

@@ -14,9 +14,12 @@ import itertools
 import os
 import secrets
 import sys
+import time
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 import psycopg
 from psycopg import sql
@@ -33,19 +36,65 @@ RUN_ID = secrets.token_hex(4)
 _created: list[str] = []
 _roles: list[str] = []
 _numbers = itertools.count()
+T = TypeVar("T")
+FULL_WAIT_SECONDS = 60.0
+"""How long a connection waits out a server that has no slot free ("too many clients": other
+lanes' or other people's tests hold them for a while), backing off, before it fails."""
 
 
-@lru_cache(maxsize=1)
-def server_url() -> str:
-    """A libpq URL of a maintenance database on the server the tests use."""
+def server_full(error: BaseException) -> bool:
+    """The server refused a connection for want of a slot (SQLSTATE 53300, whichever its wording),
+    raised by psycopg itself or wrapped by SQLAlchemy or Alembic (``orig``, the cause)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, psycopg.OperationalError):
+            text = str(seen)
+            return seen.sqlstate == "53300" or "too many clients" in text or "connection slots are reserved" in text
+        seen = getattr(seen, "orig", None) or seen.__cause__
+    return False
+
+
+def connect(
+    url: str, *, autocommit: bool = True, wait: float = FULL_WAIT_SECONDS
+) -> psycopg.Connection[tuple[object, ...]]:
+    """``psycopg.connect``, waiting (with back-off, up to ``wait`` seconds) while the server is full."""
+    return when_room(lambda: psycopg.connect(url, autocommit=autocommit), wait)
+
+
+def when_room(attempt: Callable[[], T], wait: float = FULL_WAIT_SECONDS) -> T:
+    """``attempt()``, again after 0.5, 1, 2, 4, then every 5 seconds while it meets a full server,
+    until ``wait`` seconds have passed; any other error at once."""
+    deadline, pause = time.monotonic() + wait, 0.5
+    while True:
+        try:
+            return attempt()
+        except Exception as error:
+            if not server_full(error) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 5.0)
+
+
+def shared_server_url() -> str | None:
+    """The configured server's URL, else the local one's if it answers; None where the tests would
+    start an embedded server of their own."""
     configured = os.environ.get("LOYALTY_TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")
     if configured:
         return configured.replace("postgresql+psycopg://", "postgresql://", 1)
     try:
         psycopg.connect(LOCAL, connect_timeout=2).close()
-        return LOCAL
-    except psycopg.OperationalError:
-        pass
+    except psycopg.OperationalError as error:
+        # a full server is there all the same, and its slots are what the caller must wait for
+        return LOCAL if server_full(error) else None
+    return LOCAL
+
+
+@lru_cache(maxsize=1)
+def server_url() -> str:
+    """A libpq URL of a maintenance database on the server the tests use."""
+    shared = shared_server_url()
+    if shared is not None:
+        return shared
     from pgserver.postgres_server import get_server
 
     pgdata = ROOT / ".loyalty" / "test-pgdata"
@@ -57,38 +106,68 @@ def server_url() -> str:
     return f"postgresql://postgres@/postgres?host={pgdata}"
 
 
+def migrated_database(name: str) -> str:
+    """``fresh_database``, migrated to the newest revision (the composed service's suites), the
+    migration waiting out a full server as ``connect`` does."""
+    from loyalty_api import migrate
+
+    url = fresh_database(name)
+    when_room(lambda: migrate.upgrade(url))
+    return url
+
+
 def fresh_database(name: str) -> str:
     """Create database ``name`` (from ``database_name``: no other run uses it; an existing database of
     that name is an error, never dropped) and answer its SQLAlchemy URL (psycopg driver). It is
     dropped at the end of the session."""
     base = server_url()
-    with psycopg.connect(base, autocommit=True) as conn:
+    with connect(base) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     _created.append(name)
     return to_sqlalchemy(with_database(base, name))
 
 
-def drop_created() -> list[str]:
+def drop_created(wait: float = FULL_WAIT_SECONDS) -> list[str]:
     """Drop the databases this run created (connections still open to them are ended); answer their
-    names. Nothing else on the server is touched."""
+    names. Nothing else on the server is touched. A full server is waited out (``connect``); a name
+    stays listed until its drop has succeeded, so an error leaves ``left_behind`` true."""
     if not _created and not _roles:
         return []
     dropped: list[str] = []
-    with psycopg.connect(server_url(), autocommit=True) as conn:
+    with connect(server_url(), wait=wait) as conn:
         while _created:
-            name = _created.pop()
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-            dropped.append(name)
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(_created[-1])))
+            dropped.append(_created.pop())
         while _roles:  # after the databases they own
-            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(_roles.pop())))
+            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(_roles[-1])))
+            _roles.pop()
     return dropped
+
+
+def left_behind() -> list[str]:
+    """The databases and roles this run made and has not dropped."""
+    return [*_created, *_roles]
+
+
+def finish_session(report: Callable[[str], object]) -> None:
+    """The end of a session: drop what the run made and delete its Redis keys. This never raises
+    (an exception here would hide the run's failure list): a failure is one ``report``ed line naming
+    what was left behind."""
+    try:
+        drop_created()
+    except Exception as error:
+        report(f"warning: the test databases {', '.join(left_behind())} were not dropped: {error}")
+    try:
+        delete_run_redis_keys()
+    except Exception as error:
+        report(f"warning: the run's Redis keys under {redis_prefix()} were not deleted: {error}")
 
 
 def owned_database(name: str, role: str) -> None:
     """Create login role ``role`` and database ``name`` owned by it (for tests of what a non-superuser
     meets, such as connection limits); both dropped at the end of the session, like every database
     the run created."""
-    with psycopg.connect(server_url(), autocommit=True) as conn:
+    with connect(server_url()) as conn:
         conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
         conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(role)))
     _created.append(name)

@@ -134,11 +134,12 @@ class Deployment:
             if honcho.poll() is None:
                 honcho.send_signal(signal.SIGTERM)
         for honcho in self._honchos.values():
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 honcho.wait(30)
-            except subprocess.TimeoutExpired:
+            # whatever of its session is left (a worker that outlived its entry) goes too
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(honcho.pid, signal.SIGKILL)
-                honcho.wait()
+            honcho.wait()
         self._honchos.clear()
         if self._redis is not None:
             self.stop_redis()

@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis.errors import Unsatisfiable
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.errors import FlakyStrategyDefinition, Unsatisfiable
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
@@ -118,6 +119,7 @@ def run_statefully(schema: Any, headers: dict[str, str]) -> None:
     """Bounded stateful runs over the document's links; a failure raises as found (the server's
     state is not the fuzzer's to replay, so there is no shrinking)."""
     machine = schema.as_state_machine()
+    failed: list[BaseException] = []
 
     # schemathesis builds the state machine class at run time; mypy takes no variable as a base
     class WithToken(machine):  # type: ignore[misc, valid-type]
@@ -128,18 +130,68 @@ def run_statefully(schema: Any, headers: dict[str, str]) -> None:
             case.body = _uniquified(case.body)
 
         def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
-            case.validate_response(
-                response, excluded_checks=[positive_data_acceptance, negative_data_rejection], transport_kwargs=kwargs
-            )
+            try:
+                case.validate_response(
+                    response,
+                    excluded_checks=[positive_data_acceptance, negative_data_rejection],
+                    transport_kwargs=kwargs,
+                )
+            except BaseException as failure:
+                failed.append(failure)
+                raise
 
-    WithToken.run(
-        settings=settings(
-            max_examples=STATEFUL_SCENARIOS,
-            stateful_step_count=STATEFUL_STEPS,
-            derandomize=True,
-            phases=[Phase.generate],
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
+    run_scenarios(WithToken, STATEFUL_SCENARIOS, failed)
+
+
+def run_scenarios(
+    machine: type[RuleBasedStateMachine], count: int, failed: list[BaseException], steps: int = STATEFUL_STEPS
+) -> int:
+    """At least ``count`` scenarios of ``machine`` (answered: how many ran), from fixed seeds; the
+    machine appends every failure it meets to ``failed``, and the first is raised.
+
+    The service's state outlives a scenario, so a scenario that makes the same first choices as an
+    earlier one of the same Hypothesis run can meet other answers (a bundle left empty where it was
+    filled), and Hypothesis then stops the run as inconsistent generation
+    (``FlakyStrategyDefinition``), the more surely the more scenarios (L10). That says nothing of
+    the service: the run goes on as a fresh Hypothesis run from the next seed, whose first scenario
+    cannot meet an earlier one, until ``count`` have run. A real failure can end in that verdict
+    too (Hypothesis runs the failing scenario again, and the service answers otherwise), which is
+    why failures are taken from ``failed``, not from what Hypothesis raises."""
+    started = 0
+
+    class Counted(machine):  # type: ignore[misc, valid-type]
+        """Counts the scenarios that took a step: Hypothesis also starts machines for examples it
+        drops before their first step. It checks the invariants at the start and after each step."""
+
+        checks = 0
+
+        def check_invariants(self, *args: Any, **kwargs: Any) -> None:
+            nonlocal started
+            self.checks += 1
+            started += self.checks == 2
+            super().check_invariants(*args, **kwargs)
+
+    run = 0
+    while started < count:
+        before = started
+        test = get_state_machine_test(
+            Counted,
+            settings=settings(
+                max_examples=count - started,
+                stateful_step_count=steps,
+                phases=[Phase.generate],
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            ),
+            _min_steps=min(2, steps),  # as schemathesis' own run: each scenario steps past its start
         )
-    )
+        try:
+            seed(run)(test)()
+        except FlakyStrategyDefinition:
+            if started == before and not failed:  # cannot happen on a fresh run; never loop without progress
+                raise
+        if failed:
+            raise failed[0]
+        run += 1
+    return started

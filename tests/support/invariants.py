@@ -36,3 +36,30 @@ async def ledger_violations(conn: Any) -> list[dict[str, Any]]:
     """``conn``: an AsyncSession or AsyncConnection."""
     rows = (await conn.execute(LEDGER_INVARIANT)).mappings().all()
     return [dict(r) for r in rows]
+
+
+DANGLING_KEYS = text("""
+SELECT 'redemptions.reward_id' AS key, r.vendor_id, r.id FROM redemptions r
+ WHERE NOT EXISTS (SELECT 1 FROM rewards p WHERE p.vendor_id = r.vendor_id AND p.id = r.reward_id)
+UNION ALL
+SELECT 'redemptions.branch_id', r.vendor_id, r.id FROM redemptions r
+ WHERE r.branch_id IS NOT NULL
+   AND NOT EXISTS (SELECT 1 FROM branches p WHERE p.vendor_id = r.vendor_id AND p.id = r.branch_id)
+UNION ALL
+SELECT 'transactions.branch_id', t.vendor_id, t.id FROM transactions t
+ WHERE t.branch_id IS NOT NULL
+   AND NOT EXISTS (SELECT 1 FROM branches p WHERE p.vendor_id = t.vendor_id AND p.id = t.branch_id)
+UNION ALL
+SELECT 'transaction_returns.branch_id', t.vendor_id, t.id FROM transaction_returns t
+ WHERE t.branch_id IS NOT NULL
+   AND NOT EXISTS (SELECT 1 FROM branches p WHERE p.vendor_id = t.vendor_id AND p.id = t.branch_id)
+""")
+"""The keys a till-written row holds without a foreign key (TENANCY-5: a key to that one row would
+share-lock it under every concurrent write): each names a row of its own vendor."""
+
+
+async def dangling_keys(conn: Any) -> list[dict[str, Any]]:
+    """Till rows whose reward or branch is not one of their vendor's; empty when all hold.
+    ``conn``: an AsyncSession or AsyncConnection."""
+    rows = (await conn.execute(DANGLING_KEYS)).mappings().all()
+    return [dict(r) for r in rows]

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.ports import free_port
+from tests.support.processes import started
 from tests.support.service import ADMIN_TOKEN
 
 
@@ -55,15 +53,11 @@ class Live:
             return str(json.loads(answer.read())["access_token"])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def served(database_url: str, home: Path) -> Iterator[Live]:
-    port = _free_port()
+    """``loyalty serve`` in a session of its own (tests/support/processes.py), its output in
+    ``<home>/serve.log``: a start that fails raises with that output's tail."""
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {
         **os.environ,
@@ -77,26 +71,10 @@ def served(database_url: str, home: Path) -> Iterator[Live]:
         "LOYALTY_LOG_LEVEL": "WARNING",
     }
     env.pop("REDIS_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "loyalty_api.cli", "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/health/live", timeout=2):
-                    break
-            except (OSError, urllib.error.HTTPError):
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("the service did not start") from None
-                time.sleep(0.2)
-        yield Live(url, database_url, home)
-    finally:
-        proc.send_signal(signal.SIGTERM)
+    home.mkdir(parents=True, exist_ok=True)
+    with started([sys.executable, "-m", "loyalty_api.cli", "serve"], env, home / "serve.log") as command:
+        command.wait_answering(url + "/health/live")
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            yield Live(url, database_url, home)
+        finally:
+            command.stop()

@@ -8,10 +8,13 @@ Imports nothing beyond the standard library and pytest: every package's environm
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import tempfile
 import time
 from urllib.parse import urlsplit
 
@@ -35,25 +38,35 @@ def answers(url: str) -> bool:
 
 
 def start_redis_server(port: int) -> subprocess.Popen[bytes]:
-    """A redis-server on ``port`` that keeps nothing on disk, answering when this returns."""
-    server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + START_SECONDS
-    while not answers(f"redis://127.0.0.1:{port}/0"):
-        if server.poll() is not None or time.monotonic() > deadline:
-            server.kill()
-            server.wait()
-            raise RuntimeError(f"redis-server on port {port} did not start")
-        time.sleep(0.05)
+    """A redis-server on ``port`` that keeps nothing on disk, answering when this returns, in a
+    session of its own; its output goes to a temporary file that a failed start shows."""
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + START_SECONDS
+        while not answers(f"redis://127.0.0.1:{port}/0"):
+            if server.poll() is not None or time.monotonic() > deadline:
+                stop_redis_server(server, grace=0)
+                log.seek(0)
+                said = log.read().decode(errors="replace").splitlines()[-30:]
+                raise RuntimeError(f"redis-server on port {port} did not start:\n" + "\n".join(said))
+            time.sleep(0.05)
     return server
 
 
-def stop_redis_server(server: subprocess.Popen[bytes]) -> None:
-    server.terminate()
-    server.wait(30)
+def stop_redis_server(server: subprocess.Popen[bytes], grace: float = 30) -> None:
+    """SIGTERM, up to ``grace`` seconds, then its whole session is killed."""
+    if server.poll() is None:
+        server.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            server.wait(grace)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(server.pid, signal.SIGKILL)
+    server.wait()
 
 
 def redis_url() -> str:

@@ -1,25 +1,22 @@
 """``loyalty serve`` as a person runs it: granian in its own process on a free port, over a database
 of the test's, its output in ``<home>/serve.log``. ``Served.url`` is its base address; leaving the
-``with`` block sends SIGTERM and waits for a clean exit."""
+``with`` block sends SIGTERM and waits for a clean exit, then kills whatever of its session is left
+(tests/support/processes.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 from tests.support.ports import free_port
+from tests.support.processes import START_SECONDS, Started
 from tests.support.service import ADMIN_TOKEN
-
-START_SECONDS = 60
-"""Longest wait for the service to answer after its start (a loaded machine imports slowly)."""
 
 
 def serve_environment(database_url: str, home: Path, **settings: str) -> dict[str, str]:
@@ -30,15 +27,22 @@ def serve_environment(database_url: str, home: Path, **settings: str) -> dict[st
 
 
 def run_serve(env: dict[str, str], timeout: float = START_SECONDS) -> subprocess.CompletedProcess[str]:
-    """``loyalty serve`` to its end: for starts that must fail."""
-    return subprocess.run(
+    """``loyalty serve`` to its end, in a session of its own that is killed after: for starts that
+    must fail (one that served on is killed when ``timeout`` runs out, and raises)."""
+    with subprocess.Popen(
         [sys.executable, "-m", "loyalty_api.cli", "serve"],
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        check=False,
-    )
+        start_new_session=True,
+    ) as process:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 @dataclass
@@ -49,7 +53,7 @@ class Served:
     port: int = field(default_factory=free_port)
     python: str = sys.executable
     """The interpreter of the environment to serve from (another install than the tests')."""
-    process: subprocess.Popen[bytes] | None = None
+    command: Started | None = None
 
     @property
     def url(self) -> str:
@@ -61,16 +65,12 @@ class Served:
 
     def __enter__(self) -> Served:
         env = serve_environment(self.database_url, self.home, LOYALTY_PORT=str(self.port), **self.settings)
-        with self.log.open("wb") as out:
-            self.process = subprocess.Popen(
-                [self.python, "-m", "loyalty_api.cli", "serve"], env=env, stdout=out, stderr=subprocess.STDOUT
-            )
-        deadline = time.monotonic() + START_SECONDS
-        while not self._answers():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise AssertionError(f"loyalty serve did not answer:\n{self.log.read_text()}")
-            time.sleep(0.2)
+        self.command = Started([self.python, "-m", "loyalty_api.cli", "serve"], env, self.log)
+        try:
+            self.command.wait_answering(f"{self.url}/health/live")
+        except RuntimeError:
+            self.command.end()
+            raise
         return self
 
     def __exit__(
@@ -81,20 +81,5 @@ class Served:
             assert code == 0, self.log.read_text()
 
     def stop(self) -> int | None:
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
-
-    def _answers(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.url}/health/live", timeout=2) as response:
-                return bool(response.status == 200)
-        except (OSError, urllib.error.URLError):
-            return False
+        """SIGTERM and a clean exit's status; whatever of its session is left is killed."""
+        return None if self.command is None else self.command.stop()

@@ -45,7 +45,11 @@ steps = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[*settings().suppress_health_check, HealthCheck.function_scoped_fixture],
+)
 @given(plan=steps)
 @example(plan=[("redeem", 0, 0), ("merge", 0, 1), ("cancel", 0, 0)])
 @example(plan=[("merge", 0, 1), ("merge", 1, 2), ("adjust", 0, 5), ("redeem", 0, 0)])

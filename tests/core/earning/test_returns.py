@@ -134,7 +134,11 @@ steps = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[*settings().suppress_health_check, HealthCheck.function_scoped_fixture],
+)
 @given(total=st.integers(1, 2000), points=st.integers(0, 60), plan=steps)
 async def test_partial_returns_interleaved_with_spending_follow_the_formula(
     engine: AsyncEngine, total: int, points: int, plan: list[tuple[str, int]]

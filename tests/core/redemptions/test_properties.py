@@ -95,7 +95,11 @@ steps = st.lists(
 )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[*settings().suppress_health_check, HealthCheck.function_scoped_fixture],
+)
 @given(plan=steps)
 async def test_random_sequences_match_the_model(engine: AsyncEngine, plan: list[tuple[str, int]]) -> None:
     async with engine.connect() as conn:

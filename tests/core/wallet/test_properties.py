@@ -75,7 +75,11 @@ steps = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[*settings().suppress_health_check, HealthCheck.function_scoped_fixture],
+)
 @given(plan=steps, expire_after=st.sampled_from([None, 7, 30]))
 async def test_random_sequences_match_the_fifo_model(
     engine: AsyncEngine, plan: list[tuple[str, int]], expire_after: int | None

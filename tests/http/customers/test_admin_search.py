@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from loyalty_core import listing
+from loyalty_core.accounts.reads.search import matching
+from loyalty_core.customers.models import Customer
 from tests.support.app import ADMIN
 from tests.support.customers import card_batch, portal, register
 from tests.support.envelope import error_of
@@ -108,3 +113,61 @@ async def test_an_unknown_card_in_an_admin_path_names_the_resource(client: Async
     assert response.status_code == 404
     error = error_of(response)
     assert (error["code"], error["details"]["resource"]) == ("NOT_FOUND", "card")
+
+
+async def test_a_search_by_part_of_a_name_reads_the_names_trigram_index(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """CUSTOMER-17: each way of matching reads its own index; the part of a name, the trigrams of the
+    folded name, among 3,000 other names (sequential scans off: the plan shows what the indexes
+    allow, not what a table of a test's few rows makes cheapest)."""
+    tenant = await make_tenant(client)
+    zoe = await register(client, tenant, first_name="Zoë", last_name="Brückenbauer")
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO customers (id, vendor_id, first_name, last_name, locale, status, marketing_consent,"
+                " created_at, updated_at) SELECT nextval('customers_id_seq'), :vendor, 'Other', 'Name ' || n, 'nl',"
+                " 'active', false, now(), now()"
+                " FROM generate_series(1, 3000) n"
+            ),
+            {"vendor": tenant.vendor_id},
+        )
+        await conn.execute(text("ANALYZE customers"))
+        await conn.execute(text("SET LOCAL enable_seqscan = off"))
+        plans, found = [], []
+        # letters only (one OR of the indexed conditions), then a term with a digit (a union)
+        for term in ("BRUCKENB", "name 2999"):
+            statement = select(Customer.id).where(matching(tenant.vendor_id, term))
+            compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
+            plans.append("\n".join(row[0] for row in await conn.execute(text(f"EXPLAIN {compiled}"))))
+            found.append(len((await conn.execute(statement)).scalars().all()))
+        named = (await conn.execute(select(Customer.id).where(matching(tenant.vendor_id, "BRUCKENB")))).scalars()
+        assert named.all() == [zoe["id"]]
+    assert found == [1, 1]
+    for plan in plans:
+        for index in (
+            "ix_customers_folded_name",
+            "uq_customer_identifiers_vendor_value",
+            "uq_customers_vendor_email",
+            "uq_customers_vendor_external_id",
+        ):
+            assert index in plan, plan
+
+
+async def test_a_list_longer_than_the_exact_count_reports_an_estimate_and_serves_every_page(
+    client: AsyncTestClient[Litestar], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """INPUT-22, with the exact count cut to 3 rows: five customers are counted as at least four,
+    and the fifth still comes on the last page."""
+    monkeypatch.setattr(listing, "COUNT_CAP", 3)
+    tenant = await make_tenant(client)
+    made = [await register(client, tenant, first_name=f"Many:{n}%") for n in range(5)]
+    for q in ({}, {"q": "ny:"}):  # the estimate's statement holds the term's text as it is
+        meta = (await _search(client, tenant, per_page=2, **q))["meta"]
+        assert meta["total"] >= 4
+        assert meta["per_page"] == 2
+        assert (await _search(client, tenant, per_page=2, page=3, **q))["data"] == made[4:]
+        assert (await _search(client, tenant, per_page=2, page=4, **q))["data"] == []
+    # a list within the exact count is exact, its pages past the end empty
+    assert (await _search(client, tenant, q="Many:1%", per_page=2))["meta"]["total"] == 1

@@ -27,6 +27,8 @@ REWARD_DESCRIPTION: Final = Meta(max_length=65535)
 # wallet adjustments
 ADJUST_REASON: Final = Meta(max_length=500)
 ADJUST_KEY: Final = Meta(max_length=255)
+CANCEL_NOTE: Final = Meta(max_length=400)
+"""Why a redemption is cancelled, after ``redemption_cancelled: `` in the entry's 500-character reason."""
 
 # customers
 STATEMENT_VERSION: Final = Meta(max_length=255)

@@ -65,3 +65,32 @@ def row_id_of(text: str) -> int | None:
     """The row id ``text`` names, or None: anything but a row id's digits names no row, which is the
     kind's not-found rather than an error of the server (INPUT-13)."""
     return int(text) if _ROW_ID.fullmatch(text) else None
+
+
+_EUROS = re.compile(r"([0-9]{1,12})(?:[.,]([0-9]{1,2}))?")
+"""An amount of euros as a person types it: ASCII digits, then at most two decimals after a point or
+a comma (``12``, ``12.5``, ``12.50``, ``12,50``); no sign, no thousands separator, no currency sign."""
+
+
+def cents_of(text: str) -> int | None:
+    """The cents an amount of euros typed as ``text`` (already trimmed) spells, or None when it spells
+    none: more than two decimals, digits of other scripts, a sign or a separator are refused rather
+    than rounded or guessed (PORTAL-17)."""
+    found = _EUROS.fullmatch(text)
+    if found is None:
+        return None
+    whole, decimals = found.group(1), (found.group(2) or "").ljust(2, "0")
+    return int(whole) * 100 + int(decimals)
+
+
+def euro_amount(cents: int) -> str:
+    """Cents as the amount a form field holds: ``12.50``, ``-3.05``."""
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}{whole}.{part:02d}"
+
+
+def euros(cents: int) -> str:
+    """Cents as a page shows money: ``€12.50``, ``-€3.05``."""
+    amount = euro_amount(cents)
+    return f"-€{amount[1:]}" if amount.startswith("-") else f"€{amount}"

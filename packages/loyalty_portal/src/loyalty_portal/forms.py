@@ -15,7 +15,7 @@ from litestar import Request
 from msgspec import Meta
 
 from loyalty_core.errors import NotFound, ValidationFailed
-from loyalty_core.numbers import is_number, row_id_of, whole_of, whole_range
+from loyalty_core.numbers import cents_of, euros, is_number, row_id_of, whole_of, whole_range
 
 
 def row_id(raw: str, refusal: Callable[[], NotFound]) -> int:
@@ -73,6 +73,23 @@ class Form:
             self.problems.setdefault(name, []).append(f"A whole number from {low} to {high}.")
             return None
         return number
+
+    def money(self, name: str, bound: Meta | None = None, *, required: bool = False) -> int | None:
+        """An amount typed in euros (``12.50``; a comma for the point, or fewer decimals, too), as the
+        cents core stores, within ``bound`` (the API's bounds, in cents); never rounded (PORTAL-17)."""
+        value = self.text(name, required=required)
+        if value is None:
+            return None
+        low, high = whole_range(bound)
+        low = max(low, 0)
+        cents = cents_of(value)
+        if cents is None:
+            self.problems.setdefault(name, []).append("An amount in euros such as 12.50, with at most two decimals.")
+            return None
+        if not low <= cents <= high:
+            self.problems.setdefault(name, []).append(f"An amount from {euros(low)} to {euros(high)}.")
+            return None
+        return cents
 
     def line(self, name: str, bound: Meta, *, required: bool = False) -> str | None:
         """Text shown on one line (a name that reaches mail headers and passes): no control character."""

@@ -15,9 +15,10 @@ from litestar.response import Redirect
 from litestar.types import Message, Scope
 
 from loyalty_core import bounds
-from loyalty_core.db import database_unavailable
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
+from loyalty_core.numbers import euro_amount, euros
+from loyalty_core.outages import database_unavailable
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_portal.names import customer_name, person_of
 
@@ -47,6 +48,9 @@ def portal_path(*segments: object) -> str:
 
 # a field's ``maxlength`` is the bound the form checks, the API's own declaration
 TEMPLATES.globals["bounds"] = bounds
+# money is stored in cents and shown and typed in euros, by one pair of helpers (PORTAL-17)
+TEMPLATES.filters["euros"] = euros
+TEMPLATES.filters["euro_amount"] = euro_amount
 TEMPLATES.filters["segment"] = segment
 TEMPLATES.filters["customer_name"] = customer_name
 TEMPLATES.filters["person"] = person_of

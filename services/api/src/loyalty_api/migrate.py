@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from advanced_alchemy.alembic.commands import AlembicCommands
-from advanced_alchemy.config import AlembicSyncConfig, SQLAlchemySyncConfig
+from advanced_alchemy.config import AlembicSyncConfig, EngineConfig, SQLAlchemySyncConfig
+from psycopg.errors import LockNotAvailable
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -26,9 +29,18 @@ def include_object(obj: Any, name: str | None, type_: str, reflected: bool, comp
     return True
 
 
+LOCK_TIMEOUT = "1s"
+"""The longest a migration's statement waits for a lock (MIGRATE-1). A statement waiting for a lock
+makes every later request for a conflicting one queue behind it, the till's included: so a step
+that cannot have its lock soon gives up, its migration rolls back, and ``upgrade`` tries again."""
+LOCK_ATTEMPTS = 60
+"""Tries of a migration whose lock stayed busy; a pause of a second between them."""
+
+
 def commands(database_url: str) -> AlembicCommands:
     config = SQLAlchemySyncConfig(
         connection_string=database_url,
+        engine_config=EngineConfig(connect_args={"options": f"-c lock_timeout={LOCK_TIMEOUT}"}),
         alembic_config=AlembicSyncConfig(
             script_location=str(MIGRATIONS),
             version_table_name=VERSION_TABLE,
@@ -44,6 +56,7 @@ scale-out shape) migrate one after the other, and the later ones find the schema
 
 
 LOCK_POLL_SECONDS = 0.2
+"""How often an upgrade waiting for another one asks for the lock again."""
 
 
 def upgrade(database_url: str, revision: str = "head") -> None:
@@ -58,11 +71,29 @@ def upgrade(database_url: str, revision: str = "head") -> None:
             while not guard.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": MIGRATION_LOCK}).scalar_one():
                 time.sleep(LOCK_POLL_SECONDS)
             try:
-                alembic.upgrade(revision=revision)
+                _upgrade_retrying(alembic, revision)
             finally:
                 guard.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
     finally:
         engine.dispose()
+
+
+def _upgrade_retrying(alembic: AlembicCommands, revision: str) -> None:
+    """Each migration commits on its own (``migrations/env.py``), so a try resumes at the one whose
+    lock was busy; the ones before it stay done (MIGRATE-1)."""
+    for attempt in range(1, LOCK_ATTEMPTS + 1):
+        try:
+            alembic.upgrade(revision=revision)
+            return
+        except OperationalError as exc:
+            if not isinstance(exc.orig, LockNotAvailable) or attempt == LOCK_ATTEMPTS:
+                raise
+            print(
+                f"loyalty: a migration's lock stayed busy for {LOCK_TIMEOUT}; trying again ({attempt})",
+                file=sys.stderr,
+                flush=True,
+            )
+            time.sleep(1)
 
 
 def behind(stored: set[str]) -> str | None:

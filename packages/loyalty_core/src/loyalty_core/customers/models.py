@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from enum import StrEnum
+from typing import Any
 
 from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
@@ -16,11 +17,15 @@ from sqlalchemy import (
     Integer,
     String,
     UniqueConstraint,
+    event,
     func,
+    text,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, mapped_column
 
 from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
+from loyalty_core.text import FOLDED_NAME_FUNCTION
 
 
 class CustomerStatus(StrEnum):
@@ -94,6 +99,23 @@ class Customer(VendorRow, Base):
 Index("uq_customers_vendor_email", Customer.vendor_id, func.lower(Customer.email), unique=True)
 # the dashboard's new customers of a range of days (accounts/reads/customer.py)
 Index("ix_customers_vendor_created", Customer.vendor_id, Customer.created_at)
+
+
+# the schema made from the models (the suites that run no migrations) gets the name's function first
+@event.listens_for(Customer.__table__, "before_create")
+def _folded_name_function(target: Any, connection: Connection, **_: Any) -> None:
+    connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_trgm"))
+    connection.execute(text(FOLDED_NAME_FUNCTION))
+
+
+# a search by part of a name reads the customers holding its trigrams (``text.folded_name``, the
+# migration's immutable SQL function), not every customer of the vendor
+Index(
+    "ix_customers_folded_name",
+    func.loyalty_folded_name(Customer.first_name, Customer.last_name).label("folded_name"),
+    postgresql_using="gin",
+    postgresql_ops={"folded_name": "gin_trgm_ops"},
+)
 # the accounts merged into one (a family's adjustment keys, a merge carrying earlier ones along)
 Index(
     "ix_customers_vendor_merged_into",

@@ -130,7 +130,6 @@ class Transaction(VendorRow, Base):
         # keys are per vendor (TENANCY-4): two vendors' keys never meet
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_transactions_vendor_key"),
         vendor_reference("customer_id", "customers", "fk_transactions_customer"),
-        vendor_reference("branch_id", "branches", "fk_transactions_branch"),
         CheckConstraint("total_amount >= 1", name="total_positive"),
         CheckConstraint("points_earned >= 0", name="points_not_negative"),
         CheckConstraint("returned_amount >= 0 AND returned_amount <= total_amount", name="returned_within_total"),
@@ -149,6 +148,8 @@ class Transaction(VendorRow, Base):
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
     external_reference: Mapped[str | None] = mapped_column(String(255), nullable=True)
     branch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """One of the vendor's branches, read in the write's own transaction; no key to it, whose one row
+    every write of the shop would share-lock (TENANCY-5)."""
     points_earned: Mapped[int] = mapped_column(BigInteger)
     rules_applied: Mapped[list[Any]] = mapped_column(JSONB)
     ledger_entry_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
@@ -192,7 +193,6 @@ class TransactionReturn(VendorRow, Base):
         vendor_key("transaction_returns"),
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_transaction_returns_vendor_key"),
         vendor_reference("transaction_id", "transactions", "fk_transaction_returns_transaction"),
-        vendor_reference("branch_id", "branches", "fk_transaction_returns_branch"),
         CheckConstraint("amount >= 1", name="amount_positive"),
         CheckConstraint("points_reversed >= 0", name="reversed_not_negative"),
         CheckConstraint("points_unrecovered >= 0", name="unrecovered_not_negative"),
@@ -208,6 +208,8 @@ class TransactionReturn(VendorRow, Base):
     items: Mapped[list[Any] | None] = mapped_column(JSONB, nullable=True)
     reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     branch_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """One of the vendor's branches, read in the write's own transaction; no key to it, whose one row
+    every write of the shop would share-lock (TENANCY-5)."""
     points_reversed: Mapped[int] = mapped_column(BigInteger)
     points_unrecovered: Mapped[int] = mapped_column(BigInteger)
     ledger_entry_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

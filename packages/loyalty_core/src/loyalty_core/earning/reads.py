@@ -24,21 +24,20 @@ from loyalty_core.earning.till_terms import fetch_terms, paying
 from loyalty_core.tenancy.services import ceilings
 
 
-async def latest_purchases(
-    session: AsyncSession, vendor_id: int, customer_id: int, *, limit: int
-) -> list[TransactionView]:
-    """The customer's latest ``limit`` purchases, newest first; CUSTOMER_NOT_FOUND for no customer
-    of the shop."""
-    purchases, _ = await customer_transactions(
+async def customer_purchases(
+    session: AsyncSession, vendor_id: int, customer_id: int, *, offset: int, limit: int
+) -> tuple[list[TransactionView], int]:
+    """A page of the customer's purchases, newest first, and how many they made (through the
+    customer's newest-first index); CUSTOMER_NOT_FOUND for no customer of the shop."""
+    return await customer_transactions(
         await driver_connection(session),
         vendor_id,
         customer_id,
         date_from=None,
         date_to=None,
-        offset=0,
+        offset=offset,
         limit=limit,
     )
-    return purchases
 
 
 ACTIVE_WINDOW = timedelta(days=90)

@@ -9,13 +9,14 @@ from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.events import errors as e
 from loyalty_core.events.models import PING, DeliveryStatus, events
 from loyalty_core.events.services.recording import first_id_after
+from loyalty_core.listing import count_of
 
 _E = events.c
 
@@ -36,7 +37,7 @@ async def page_of_events(
         where.append(_E.type == event_type)
     if created_after is not None:
         where.append(_E.id >= first_id_after(created_after))
-    total = await session.scalar(select(func.count()).select_from(events).where(*where))
+    total = await count_of(session, select(_E.id).where(*where))
     rows = await session.execute(
         select(events).where(*where).order_by(_E.id.desc()).offset((page - 1) * per_page).limit(per_page)
     )

@@ -37,7 +37,6 @@ class Redemption(VendorRow, Base):
         # keys are per vendor (one key, one redemption); NULL keys (counter gifts) never collide
         UniqueConstraint("vendor_id", "idempotency_key", name="uq_redemptions_vendor_idempotency_key"),
         vendor_reference("customer_id", "customers", "fk_redemptions_vendor_customer"),
-        vendor_reference("branch_id", "branches", "fk_redemptions_vendor_branch"),
         CheckConstraint(one_of("status", StoredStatus), name="status_known"),
         CheckConstraint("points_deducted >= 1", name="points_positive"),
         # a reward's per-customer limit and the reward list's customer_redemptions count one
@@ -46,7 +45,8 @@ class Redemption(VendorRow, Base):
     )
 
     # no key to vendors, whose one row every concurrent insert would share-lock:
-    # the customer's key implies the vendor; none to rewards either (TENANCY-5)
+    # the customer's key implies the vendor; none to rewards or branches either, the one row of
+    # which every redemption of that reward or at that shop would share-lock (TENANCY-5)
     vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     reward_id: Mapped[int] = mapped_column(BigInteger)
     customer_id: Mapped[int] = mapped_column(BigInteger)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -22,7 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerNotFound
-from loyalty_core.listing import Listed, rows_of
+from loyalty_core.customers.models import Customer
+from loyalty_core.listing import Listed, Paged, paged, rows_of
 from loyalty_core.redemptions.errors import RedemptionNotFound
 from loyalty_core.redemptions.models import Redemption, StoredStatus
 from loyalty_core.redemptions.rules import NOT_COUNTED
@@ -71,6 +72,56 @@ class RedemptionList:
         if status is not None:
             statement = statement.where(status_condition(status, self._clock.now()))
         return await rows_of(self._session, statement, page=page, per_page=per_page)
+
+
+@dataclass(frozen=True, slots=True)
+class RedemptionRow:
+    """A row of the back office's redemption list: the redemption, its branch and its customer's name."""
+
+    redemption: Redemption
+    branch: Branch | None
+    first_name: str | None
+    last_name: str | None
+
+    @property
+    def customer(self) -> str:
+        named = " ".join(part for part in (self.first_name, self.last_name) if part)
+        return named or f"Customer {self.redemption.customer_id}"
+
+
+async def recent_redemptions(
+    session: AsyncSession,
+    now: datetime,
+    vendor_id: int,
+    *,
+    status: str | None,
+    branch: str | None,
+    day: date | None,
+    oldest_first: bool,
+    page: int,
+) -> Paged[RedemptionRow]:
+    """A page of the shop's redemptions, newest first unless asked, by status as shown now, branch key
+    and day (UTC): the primary key walked from the shop's end, the count capped (PORTAL-18)."""
+    r = Redemption
+    condition = r.vendor_id == vendor_id
+    if status in STATUSES:
+        condition = and_(condition, status_condition(status, now))
+    if day is not None:
+        start = datetime.combine(day, time(), tzinfo=UTC)
+        condition = and_(condition, r.redeemed_at >= start, r.redeemed_at < start + timedelta(days=1))
+    joined = and_(Branch.vendor_id == r.vendor_id, Branch.id == r.branch_id)
+    if branch:
+        condition = and_(condition, Branch.external_id == branch)
+    statement = (
+        select(r, Branch, Customer.first_name, Customer.last_name)
+        .outerjoin(Branch, joined)
+        .join(Customer, and_(Customer.vendor_id == r.vendor_id, Customer.id == r.customer_id))
+        .where(condition)
+        .order_by(r.id.asc() if oldest_first else r.id.desc())
+    )
+    count = select(r.id).outerjoin(Branch, joined).where(condition) if branch else select(r.id).where(condition)
+    found = await paged(session, statement, count=count, page=page)
+    return Paged([RedemptionRow(*row) for row in found.items], found.page, found.per_page, found.total, found.more)
 
 
 @dataclass(frozen=True, slots=True)

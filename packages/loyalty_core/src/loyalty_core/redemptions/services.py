@@ -134,9 +134,13 @@ CANCEL_REASON = "redemption_cancelled"
 
 
 class PortalRedemptions(RedemptionService):
-    async def cancel(self, vendor_id: int, code: str, *, causer: Causer) -> tuple[Redemption, Branch | None]:
+    async def cancel(
+        self, vendor_id: int, code: str, *, causer: Causer, note: str | None = None
+    ) -> tuple[Redemption, Branch | None]:
         """valid or used -> cancelled: the points come back as an ``adjust`` entry re-creating the
-        consumed lots with their original end dates, and the stock comes back, exactly once."""
+        consumed lots with their original end dates, and the stock comes back, exactly once. A
+        ``note`` (why: the portal asks for one when the reward was handed over) follows the entry's
+        reason, ``redemption_cancelled: <note>``."""
         now = self._clock.now()
         redemption: Redemption | None = await self._session.scalar(
             select(Redemption)
@@ -156,7 +160,12 @@ class PortalRedemptions(RedemptionService):
         wallet = await posting.open_wallet(vendor_id, redemption.customer_id)
         lots = [(int(points), _when(end)) for points, end in redemption.taken_lots]
         await posting.post(
-            wallet, redemption.points_deducted, kind=EntryType.ADJUST, causer=causer, reason=CANCEL_REASON, lots=lots
+            wallet,
+            redemption.points_deducted,
+            kind=EntryType.ADJUST,
+            causer=causer,
+            reason=f"{CANCEL_REASON}: {note}" if note else CANCEL_REASON,
+            lots=lots,
         )
         await self._session.execute(
             update(Reward)

@@ -4,25 +4,35 @@ reads, every status, newest first. A deleted reward is left out: a delete is fin
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.listing import Listed, page_of
+from loyalty_core.listing import Listed, Paged, page_of, paged
 from loyalty_core.rewards import errors as e
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.tenancy.models import Branch
 
+REWARD_SORTS: dict[str, str] = {"newest": "Newest first", "name": "Name", "point_cost": "Fewest points"}
+"""The orders the back office's reward list takes, the first the default, with their labels."""
 
-async def rewards(session: AsyncSession, vendor_id: int) -> Sequence[Reward]:
-    """Every reward of the shop, whatever its status, newest first (deleted ones are gone)."""
-    found = await session.scalars(
-        select(Reward).where(Reward.vendor_id == vendor_id, Reward.deleted_at.is_(None)).order_by(Reward.id.desc())
-    )
-    return found.all()
+
+async def rewards(session: AsyncSession, vendor_id: int, *, status: str | None, sort: str, page: int) -> Paged[Reward]:
+    """A page of the shop's rewards of any status or of one, newest first unless asked (deleted ones
+    are gone), with the capped count (PORTAL-18)."""
+    condition = and_(Reward.vendor_id == vendor_id, Reward.deleted_at.is_(None))
+    if status is not None:
+        condition = and_(condition, Reward.status == status)
+    by: dict[str, list[Any]] = {
+        "name": [func.lower(Reward.name), Reward.id],
+        "point_cost": [Reward.point_cost, Reward.id],
+    }
+    orders = by.get(sort, [Reward.id.desc()])
+    statement = select(Reward).where(condition).order_by(*orders)
+    return await paged(session, statement, count=select(Reward.id).where(condition), page=page, entities=True)
 
 
 async def reward(session: AsyncSession, vendor_id: int, reward_id: int) -> Reward:

@@ -13,9 +13,9 @@ from psycopg_pool import PoolTimeout as DriverPoolTimeout
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from loyalty_core.db import BUSY_SQLSTATES, database_unavailable
 from loyalty_core.error_status import STATUS_BY_CODE
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.outages import BUSY_SQLSTATES, database_unavailable
 from loyalty_http.wire.body import printable
 from loyalty_http.wire.error_status import CODE_BY_FRAMEWORK_STATUS
 from loyalty_http.wire.errors import HttpError

@@ -12,7 +12,7 @@ from loyalty_core.bounds import BRANCH_KEY, ITEM_QUANTITY, ITEM_TEXT, TOTAL_AMOU
 from loyalty_core.earning.reads import score_example
 from loyalty_core.earning.rules.engine import RuleResult
 from loyalty_core.earning.rules.terms import LineItem, Purchase
-from loyalty_core.numbers import whole_range
+from loyalty_core.numbers import euros, whole_range
 from loyalty_portal.access import Cfg, Db
 from loyalty_portal.forms import Form
 
@@ -31,22 +31,23 @@ def basket_of(form: Form) -> Purchase | None:
     """The basket typed in, or None (with the form's problems) when a line cannot be read."""
     items, total = [], 0
     for n in range(1, LINES + 1):
-        # a line as the preview endpoint's item takes it: sku, quantity and unit price in cents
+        # a line as the preview endpoint's item takes it: sku, quantity, and a unit price typed in
+        # euros that the purchase totals in cents
         sku = form.text(f"sku_{n}", ITEM_TEXT)
         quantity = form.whole(f"quantity_{n}", ITEM_QUANTITY)
-        amount = form.whole(f"amount_{n}")
+        amount = form.money(f"amount_{n}")
         if sku is None and quantity is None and amount is None:
             continue
         if quantity is None and f"quantity_{n}" not in form.problems:
             quantity = 1
         if amount is None and f"amount_{n}" not in form.problems:
-            form.problems.setdefault(f"amount_{n}", []).append("The line's price in cents is required.")
+            form.problems.setdefault(f"amount_{n}", []).append("The line's unit price in euros is required.")
         if quantity is not None and amount is not None:
             items.append(LineItem(quantity, sku))
             total += quantity * amount
     low, high = whole_range(TOTAL_AMOUNT)
     if items and not low <= total <= high:
-        form.problems.setdefault("amount_1", []).append(f"The basket may total from {low} to {high} cents.")
+        form.problems.setdefault("amount_1", []).append(f"The basket may total from {euros(low)} to {euros(high)}.")
     if not items and not form.problems:
         form.problems.setdefault("amount_1", []).append("Enter at least one line.")
     branch = form.text("branch", BRANCH_KEY)

@@ -10,7 +10,7 @@ from typing import Any
 
 from anyio import to_thread
 from litestar import Controller, Request, Response, get, post
-from litestar.params import FromPath
+from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
 
 from loyalty_core.bounds import CARD_BATCH_COUNT, MAX_BATCH
@@ -24,7 +24,8 @@ from loyalty_portal.card_sheets import PER_PAGE, SheetWriter
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.exports import safe_cell
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.paging import page_number, pager_of
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Cards"
 
@@ -78,9 +79,12 @@ def _download(body: AsyncIterator[bytes], media_type: str, filename: str) -> Str
     return Stream(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
-async def _batches_page(visitor: Me, db: Db, config: Cfg, *, status: int = 200, **context: Any) -> Response[Any]:
-    """The generate form and the shop's batches, newest first."""
-    batches = await CardBatches(db, config.clock).recent(visitor.vendor_id)
+async def _batches_page(
+    visitor: Me, db: Db, config: Cfg, *, status: int = 200, page: int = 1, **context: Any
+) -> Response[Any]:
+    """The generate form and a page of the shop's batches, newest first."""
+    found = await CardBatches(db, config.clock).recent(visitor.vendor_id, page=page)
+    batches = found.items
     makers = await user_emails(db, visitor.vendor_id, {b.created_by_user_id for b in batches if b.created_by_user_id})
     return render(
         "cards.html",
@@ -88,6 +92,7 @@ async def _batches_page(visitor: Me, db: Db, config: Cfg, *, status: int = 200, 
         visitor=visitor,
         current=CURRENT,
         batches=batches,
+        pager=pager_of(found, portal_path("cards"), {}),
         makers=makers,
         most=MAX_BATCH,
         **context,
@@ -99,8 +104,8 @@ class CardsController(Controller):
     opt = OWNER_ONLY
 
     @get("/")
-    async def batches(self, visitor: Me, db: Db, config: Cfg) -> Response[Any]:
-        return await _batches_page(visitor, db, config, values={})
+    async def batches(self, visitor: Me, db: Db, config: Cfg, page: FromQuery[str] = "") -> Response[Any]:
+        return await _batches_page(visitor, db, config, page=page_number(page), values={})
 
     @post("/")
     async def generate(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:

@@ -11,6 +11,7 @@ from litestar.params import FromPath, FromQuery
 from loyalty_core.bounds import ADMIN_NAME, BRANCH_KEY
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.listing import PER_PAGE, bounded_page, counted
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.tenancy.errors import ClientNotFound
 from loyalty_core.tenancy.models import ApiClient, Branch
@@ -18,6 +19,7 @@ from loyalty_core.tenancy.reads import ClientRead, TenancyReads
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
+from loyalty_portal.paging import page_number, pager_of
 from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "API clients"
@@ -55,10 +57,14 @@ class ClientsController(Controller):
     opt = OWNER_ONLY
 
     @get("/")
-    async def list_clients(self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None) -> Response[Any]:
-        found = await TenancyReads(db, config.clock).clients(visitor.vendor_id, page=1, per_page=ALL_ROWS)
+    async def list_clients(
+        self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None, page: FromQuery[str] = ""
+    ) -> Response[Any]:
+        at = bounded_page(page_number(page))
+        found = await TenancyReads(db, config.clock).clients(visitor.vendor_id, page=at, per_page=PER_PAGE)
+        pager = pager_of(counted(found.items, found.total, page=at, per_page=PER_PAGE), portal_path("clients"), {})
         message = "The client is revoked: its tokens no longer work." if done == "revoked" else None
-        return render("clients.html", visitor=visitor, current=CURRENT, clients=found.items, done=message)
+        return render("clients.html", visitor=visitor, current=CURRENT, clients=found.items, pager=pager, done=message)
 
     @get("/new")
     async def new_client(self, visitor: Me, db: Db, config: Cfg) -> Response[Any]:

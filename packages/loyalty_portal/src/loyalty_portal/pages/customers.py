@@ -9,14 +9,15 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
-from loyalty_core.accounts.reads import search as customer_search
 from loyalty_core.accounts.services import CustomerService
 from loyalty_core.bounds import ADJUST_KEY, ADJUST_REASON, CUSTOMER_SEARCH
+from loyalty_core.customer_list import SORTS, STATUSES, customer_list
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.models import IdentifierType
-from loyalty_core.earning.reads import latest_purchases
+from loyalty_core.earning.reads import customer_purchases
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
+from loyalty_core.listing import bounded_page, counted, offset_of
 from loyalty_core.redemptions.reads import customer_redemptions
 from loyalty_core.staff.reads import causer_names
 from loyalty_core.wallet.errors import WalletNotFound
@@ -25,7 +26,8 @@ from loyalty_core.wallet.services import WalletService
 from loyalty_core.wallet.services.reads import LedgerFilter
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.paging import page_number, pager_of
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Customers"
 SHOWN = 20
@@ -50,17 +52,52 @@ class CustomersController(Controller):
 
     @get("/")
     async def search(
-        self, visitor: Me, db: Db, q: FromQuery[str] = "", done: FromQuery[str | None] = None
+        self,
+        visitor: Me,
+        db: Db,
+        config: Cfg,
+        q: FromQuery[str] = "",
+        status: FromQuery[str] = "",
+        sort: FromQuery[str] = "",
+        page: FromQuery[str] = "",
+        done: FromQuery[str | None] = None,
     ) -> Response[Any]:
-        found = await customer_search.search(db, visitor.vendor_id, q[: CUSTOMER_SEARCH.max_length])
+        """A page of the shop's customers; the search, status and sort stay in the query (PORTAL-18)."""
+        q = q[: CUSTOMER_SEARCH.max_length]
+        status = status if status in STATUSES else ""
+        sort = sort if sort in SORTS else ""
+        found = await customer_list(
+            db, config.clock.now(), visitor.vendor_id, q=q, status=status, sort=sort, page=page_number(page)
+        )
+        pager = pager_of(found, portal_path("customers"), {"q": q, "status": status, "sort": sort})
         message = "The customer is anonymized." if done == "anonymized" else None
-        return render("customers.html", visitor=visitor, current=CURRENT, customers=found, q=q, done=message)
+        return render(
+            "customers.html",
+            visitor=visitor,
+            current=CURRENT,
+            customers=found.items,
+            pager=pager,
+            q=q,
+            status_filter=status,
+            sort=sort,
+            statuses=STATUSES,
+            sorts=SORTS,
+            done=message,
+        )
 
     @get("/{customer_id:str}")
     async def show(
-        self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None
+        self,
+        customer_id: FromPath[str],
+        visitor: Me,
+        db: Db,
+        config: Cfg,
+        done: FromQuery[str | None] = None,
+        ledger_page: FromQuery[str] = "",
+        purchases_page: FromQuery[str] = "",
     ) -> Response[Any]:
-        return await page(db, config, visitor, customer_id_of(customer_id), done=DONE.get(done or ""))
+        pages = {"ledger_page": page_number(ledger_page), "purchases_page": page_number(purchases_page)}
+        return await page(db, config, visitor, customer_id_of(customer_id), pages=pages, done=DONE.get(done or ""))
 
     @post("/{customer_id:str}/adjust")
     async def adjust(
@@ -136,18 +173,37 @@ class CustomersController(Controller):
 
 
 async def page(
-    db: Db, config: Cfg, visitor: Me, customer_id: int, *, status: int = 200, **context: Any
+    db: Db,
+    config: Cfg,
+    visitor: Me,
+    customer_id: int,
+    *,
+    status: int = 200,
+    pages: dict[str, int] | None = None,
+    **context: Any,
 ) -> Response[str]:
     """The customer's page: who they are (the whole profile), their cards, balance, ledger with who
-    caused each entry (PORTAL-12), purchases and redemptions."""
+    caused each entry (PORTAL-12), purchases and redemptions; the ledger and the purchases page each
+    under its own query name, the other one kept (PORTAL-18)."""
+    at = {name: bounded_page(number, SHOWN) for name, number in (pages or {}).items()}
+    ledger_at, purchases_at = at.get("ledger_page", 1), at.get("purchases_page", 1)
     customer = await CustomerService(db, config.clock).reads.get(visitor.vendor_id, customer_id)
     wallets = WalletService(db, config.clock)
     try:
         wallet = await wallets.reads.read(visitor.vendor_id, customer_id)
         expiring = wallet.expiring_soon
-        entries, _ = await wallets.reads.entries(visitor.vendor_id, customer_id, LedgerFilter(), offset=0, limit=SHOWN)
+        entries, held = await wallets.reads.entries(
+            visitor.vendor_id, customer_id, LedgerFilter(), offset=offset_of(ledger_at, SHOWN), limit=SHOWN
+        )
     except WalletNotFound:
-        expiring, entries = 0, []
+        expiring, entries, held = 0, [], 0
+    purchases, bought = await customer_purchases(
+        db, visitor.vendor_id, customer_id, offset=offset_of(purchases_at, SHOWN), limit=SHOWN
+    )
+    path = portal_path("customers", customer_id)
+    kept = {name: str(number) for name, number in at.items() if number > 1}
+    ledger = counted(entries, held, page=ledger_at, per_page=SHOWN)
+    bought_page = counted(purchases, bought, page=purchases_at, per_page=SHOWN)
     cards = [i for i in customer.identifiers if i.type != IdentifierType.EMAIL]
     causers = await causer_names(db, visitor.vendor_id, {(e.causer_type, e.causer_id) for e in entries})
     return render(
@@ -159,7 +215,9 @@ async def page(
         cards=cards,
         expiring=expiring,
         entries=[(e, causers[(e.causer_type, e.causer_id)]) for e in entries],
-        purchases=await latest_purchases(db, visitor.vendor_id, customer_id, limit=SHOWN),
+        ledger_pager=pager_of(ledger, path, kept, name="ledger_page"),
+        purchases=purchases,
+        purchases_pager=pager_of(bought_page, path, kept, name="purchases_page"),
         redemptions=await customer_redemptions(db, visitor.vendor_id, customer_id),
         key=secrets.token_hex(16),
         **context,

@@ -13,7 +13,7 @@ from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
-from loyalty_core.numbers import row_id_of
+from loyalty_core.numbers import euro_amount, row_id_of
 from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.rewards import reads
 from loyalty_core.rewards.errors import RewardNotFound
@@ -24,7 +24,8 @@ from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.names import customer_name
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.paging import page_number, pager_of
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Rewards"
 DONE = {
@@ -51,8 +52,12 @@ def values_of(form: Form) -> dict[str, Any]:
         "available_from": form.day("available_from"),
         "available_until": form.day("available_until"),
         "discount_type": form.text("discount_type"),
-        "discount_value": form.whole("discount_value", POSITIVE),
     }
+    # one stored value, two meanings: a percentage, or an amount typed in euros and kept in cents
+    if values["discount_type"] == "fixed_amount":
+        values["discount_value"] = form.money("discount_amount", POSITIVE)
+    else:
+        values["discount_value"] = form.whole("discount_percent", POSITIVE)
     if values["type"] is not None and values["type"] not in set(RewardType):
         form.problems.setdefault("type", []).append("Choose discount or free product.")
     if values["status"] not in set(RewardStatus):
@@ -98,9 +103,30 @@ class RewardsController(Controller):
     path = "/rewards"
 
     @get("/")
-    async def list_rewards(self, visitor: Me, db: Db, done: FromQuery[str | None] = None) -> Response[Any]:
-        found = await reads.rewards(db, visitor.vendor_id)
-        return render("rewards.html", visitor=visitor, current=CURRENT, rewards=found, done=DONE.get(done or ""))
+    async def list_rewards(
+        self,
+        visitor: Me,
+        db: Db,
+        status: FromQuery[str] = "",
+        sort: FromQuery[str] = "",
+        page: FromQuery[str] = "",
+        done: FromQuery[str | None] = None,
+    ) -> Response[Any]:
+        """A page of the shop's rewards; the status and sort stay in the query (PORTAL-18)."""
+        status = status if status in set(RewardStatus) else ""
+        sort = sort if sort in reads.REWARD_SORTS else ""
+        found = await reads.rewards(db, visitor.vendor_id, status=status or None, sort=sort, page=page_number(page))
+        return render(
+            "rewards.html",
+            visitor=visitor,
+            current=CURRENT,
+            rewards=found.items,
+            pager=pager_of(found, portal_path("rewards"), {"status": status, "sort": sort}),
+            filters={"status": status, "sort": sort},
+            sorts=reads.REWARD_SORTS,
+            done=DONE.get(done or ""),
+            **CHOICES,
+        )
 
     @get("/new")
     async def new_reward(self, visitor: Me) -> Response[Any]:
@@ -188,6 +214,11 @@ def shown(reward: Reward) -> dict[str, str]:
         "available_from",
         "available_until",
         "discount_type",
-        "discount_value",
     )
-    return {name: "" if getattr(reward, name) is None else str(getattr(reward, name)) for name in fields}
+    values = {name: "" if getattr(reward, name) is None else str(getattr(reward, name)) for name in fields}
+    if reward.discount_value is not None:
+        if reward.discount_type == "fixed_amount":
+            values["discount_amount"] = euro_amount(reward.discount_value)
+        else:
+            values["discount_percent"] = str(reward.discount_value)
+    return values

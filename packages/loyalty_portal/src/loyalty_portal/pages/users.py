@@ -14,6 +14,7 @@ from litestar.params import FromPath, FromQuery
 from loyalty_core.bounds import USER_EMAIL
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.listing import PER_PAGE, bounded_page, counted
 from loyalty_core.staff.errors import UserNotFound
 from loyalty_core.staff.models import Role, User
 from loyalty_core.staff.services.links import Invitations, PasswordResets
@@ -22,7 +23,8 @@ from loyalty_core.staff.services.users import UserService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
 from loyalty_portal.mails import after_the_answer, invitation_mail, reset_mail
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.paging import page_number, pager_of
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Users"
 DONE = {
@@ -32,7 +34,6 @@ DONE = {
     "deactivated": "The user is deactivated and signed out.",
     "activated": "The user may sign in again.",
 }
-ALL_ROWS = 1000
 ROLES = tuple(Role)
 
 
@@ -64,13 +65,23 @@ class UsersController(Controller):
     opt = OWNER_ONLY
 
     @get("/")
-    async def list_users(self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None) -> Response[Any]:
-        users, _ = await UserService(db, config.clock, config.passwords).list_page(
-            visitor.vendor_id, page=1, per_page=ALL_ROWS
+    async def list_users(
+        self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None, page: FromQuery[str] = ""
+    ) -> Response[Any]:
+        at = bounded_page(page_number(page))
+        users, total = await UserService(db, config.clock, config.passwords).list_page(
+            visitor.vendor_id, page=at, per_page=PER_PAGE
         )
+        pager = pager_of(counted(list(users), total, page=at, per_page=PER_PAGE), portal_path("users"), {})
         invited = await Invitations(db, config.clock, config.passwords).pending(visitor.vendor_id)
         return render(
-            "users.html", visitor=visitor, current=CURRENT, users=users, invited=invited, done=DONE.get(done or "")
+            "users.html",
+            visitor=visitor,
+            current=CURRENT,
+            users=users,
+            pager=pager,
+            invited=invited,
+            done=DONE.get(done or ""),
         )
 
     @get("/new")

@@ -23,6 +23,8 @@ def run_migrations_online() -> None:
             render_as_batch=False,
             user_module_prefix="advanced_alchemy.types.",
             include_object=include_object,
+            # each migration commits and lets its locks go before the next one starts (MIGRATE-1)
+            transaction_per_migration=True,
         )
         with context.begin_transaction():
             context.run_migrations()

@@ -8,8 +8,6 @@ registration.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import BigInteger, String, func, literal, select, true
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -22,6 +20,7 @@ from loyalty_core.customers.errors import CardBatchNotFound
 from loyalty_core.customers.models import CardBatch, CustomerIdentifier
 from loyalty_core.customers.rules import cards
 from loyalty_core.errors import ValidationFailed
+from loyalty_core.listing import Paged, paged
 
 PAGE = 1_000
 """Codes read per statement when a batch is read back."""
@@ -70,12 +69,13 @@ class CardBatches:
             codes.extend(added)
         return batch, codes
 
-    async def recent(self, vendor_id: int, *, limit: int = 100) -> Sequence[CardBatch]:
-        """The vendor's newest batches first."""
-        found = await self._session.scalars(
-            select(CardBatch).where(CardBatch.vendor_id == vendor_id).order_by(CardBatch.id.desc()).limit(limit)
+    async def recent(self, vendor_id: int, *, page: int) -> Paged[CardBatch]:
+        """A page of the vendor's batches, newest first, with the capped count (PORTAL-18)."""
+        condition = CardBatch.vendor_id == vendor_id
+        statement = select(CardBatch).where(condition).order_by(CardBatch.id.desc())
+        return await paged(
+            self._session, statement, count=select(CardBatch.id).where(condition), page=page, entities=True
         )
-        return found.all()
 
     async def get(self, vendor_id: int, batch_id: int) -> CardBatch:
         found = await self._session.scalar(

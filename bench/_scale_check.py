@@ -1,0 +1,142 @@
+"""The scale deployment's proof: every rule its rows must keep, each a query that counts what breaks
+it (zero everywhere, or the build fails), and the sizes it reached.
+
+- LEDGER-1: per wallet, the balance is the sum of its entries and the last running balance, each
+  running balance is the one before plus its amount, and the open lots hold the balance;
+- LEDGER-2: every positive entry opened one lot of its amount, ending ``expiry_days`` after it;
+- EARN-1: a purchase earned ``floor(total / 100)``, its entry's amount, and its lines add up to it;
+- a redemption's entry took its points, and its ``taken_lots`` add up to them;
+- TOTALS-2: the folded totals equal the ledger's sums up to the watermark, and each customer's
+  latest purchase is folded;
+- the sequences hand out ids above every row's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import psycopg
+
+from bench._scale_sizes import Sizes
+
+CHECKS: list[tuple[str, str]] = [
+    (
+        "LEDGER-1 balance = sum of entries = last running balance",
+        """SELECT count(*) FROM wallets w LEFT JOIN (
+               SELECT DISTINCT ON (wallet_id) wallet_id, running_balance AS last FROM ledger_entries
+               ORDER BY wallet_id, id DESC) l ON l.wallet_id = w.id
+           LEFT JOIN (SELECT wallet_id, sum(amount) AS total FROM ledger_entries GROUP BY wallet_id) s
+               ON s.wallet_id = w.id
+           WHERE w.balance <> coalesce(s.total, 0) OR w.balance <> coalesce(l.last, 0)""",
+    ),
+    (
+        "LEDGER-1 each running balance = the previous one + its amount",
+        """SELECT count(*) FROM (
+               SELECT running_balance - amount
+                      - coalesce(lag(running_balance) OVER (PARTITION BY wallet_id ORDER BY created_at, id), 0) AS off
+               FROM ledger_entries) d WHERE off <> 0""",
+    ),
+    (
+        "LEDGER-1 the open lots hold the balance",
+        """SELECT count(*) FROM wallets w
+           LEFT JOIN (SELECT wallet_id, sum(remaining) AS held FROM point_lots GROUP BY wallet_id) p
+               ON p.wallet_id = w.id
+           WHERE w.balance <> coalesce(p.held, 0)""",
+    ),
+    (
+        "LEDGER-2 one lot of its amount per positive entry, ending after the vendor's days",
+        """SELECT count(*) FROM ledger_entries e
+           JOIN vendors v ON v.id = e.vendor_id
+           LEFT JOIN point_lots p ON p.vendor_id = e.vendor_id AND p.entry_id = e.id
+           WHERE e.amount > 0 AND (p.id IS NULL OR p.points <> e.amount
+               OR p.expires_at <> e.created_at + make_interval(days => v.points_expire_after_days))""",
+    ),
+    (
+        "EARN-1 a purchase earns floor(total / 100), its entry's amount, its lines add up",
+        """SELECT count(*) FROM transactions t
+           JOIN ledger_entries e ON e.vendor_id = t.vendor_id AND e.id = t.ledger_entry_id
+           LEFT JOIN (SELECT vendor_id, transaction_id, sum(line_total) AS lines FROM transaction_items
+                      GROUP BY 1, 2) i ON i.vendor_id = t.vendor_id AND i.transaction_id = t.id
+           WHERE t.points_earned <> t.total_amount / 100 OR e.amount <> t.points_earned OR e.type <> 'earn'
+              OR e.wallet_id <> t.customer_id OR (i.lines IS NOT NULL AND i.lines <> t.total_amount)""",
+    ),
+    (
+        "a redemption's entry and taken lots hold its points",
+        """SELECT count(*) FROM redemptions r
+           JOIN ledger_entries e ON e.vendor_id = r.vendor_id AND e.id = r.ledger_entry_id
+           WHERE e.amount <> -r.points_deducted OR e.running_balance <> r.remaining_balance
+              OR (SELECT sum((l ->> 0)::bigint) FROM jsonb_array_elements(r.taken_lots) l) <> r.points_deducted""",
+    ),
+    (
+        "TOTALS-2 the folded totals equal the ledger's sums up to the watermark",
+        """SELECT count(*) FROM (
+               SELECT vendor_id, (created_at AT TIME ZONE 'UTC')::date AS day, type, sum(amount) AS points,
+                      count(*) AS entries
+               FROM ledger_entries WHERE id <= (SELECT folded_through FROM ledger_totals_watermark)
+               GROUP BY 1, 2, 3) s
+           FULL JOIN ledger_totals t USING (vendor_id, day, type)
+           WHERE s.points IS DISTINCT FROM t.points OR s.entries IS DISTINCT FROM t.entries""",
+    ),
+    (
+        "TOTALS-2 each customer's latest purchase is folded",
+        """SELECT count(*) FROM (SELECT vendor_id, customer_id, max(created_at) AS last FROM transactions
+                                 WHERE id <= (SELECT purchases_folded_through FROM ledger_totals_watermark)
+                                 GROUP BY 1, 2) s
+           FULL JOIN customer_activity a USING (vendor_id, customer_id)
+           WHERE s.last IS DISTINCT FROM a.last_purchase_at""",
+    ),
+    (
+        "the sequences hand out ids above every row's",
+        """SELECT count(*) FROM (VALUES
+               ((SELECT max(id) FROM ledger_entries), 'ledger_entries_id_seq'),
+               ((SELECT max(id) FROM point_lots), 'point_lots_id_seq'),
+               ((SELECT max(id) FROM transactions), 'transactions_id_seq'),
+               ((SELECT max(id) FROM transaction_items), 'transaction_items_id_seq'),
+               ((SELECT max(id) FROM redemptions), 'redemptions_id_seq'),
+               ((SELECT max(id) FROM customers), 'customers_id_seq')) m(top, seq)
+           WHERE top >= (SELECT last_value FROM pg_sequences WHERE sequencename = seq)""",
+    ),
+]
+
+SIZES = """
+SELECT (SELECT count(*) FROM customers WHERE vendor_id = 1), (SELECT count(*) FROM customers),
+       (SELECT count(*) FROM ledger_entries WHERE vendor_id = 1), (SELECT count(*) FROM ledger_entries),
+       (SELECT count(*) FROM transactions WHERE vendor_id = 1), (SELECT count(*) FROM redemptions WHERE vendor_id = 1),
+       (SELECT count(*) FROM events WHERE vendor_id = 1), (SELECT count(*) FROM point_lots),
+       (SELECT count(*) FROM point_lots WHERE remaining > 0 AND expires_at < now()),
+       (SELECT count(*) FROM ledger_entries WHERE vendor_id = 1 AND wallet_id = 1),
+       (SELECT count(*) FROM vendors)
+"""
+SIZE_NAMES = (
+    "large vendor's customers",
+    "customers",
+    "large vendor's entries",
+    "entries",
+    "large vendor's purchases",
+    "large vendor's redemptions",
+    "large vendor's events",
+    "lots",
+    "open lots past their end",
+    "heavy customer's entries",
+    "vendors",
+)
+
+
+def check(url: str, sizes: Sizes, say: Callable[[str], None]) -> dict[str, int]:
+    """Run every check (raising on the first that finds a broken row); answer the sizes reached."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET work_mem = '256MB'")
+        for name, query in CHECKS:
+            began = time.monotonic()
+            row = conn.execute(query).fetchone()
+            broken = int(row[0]) if row else -1
+            say(f"scale: check {name}: {broken} broken ({time.monotonic() - began:.1f} s)")
+            if broken != 0:
+                raise RuntimeError(f"the scale data breaks a rule: {name} ({broken} rows)")
+        row = conn.execute(SIZES).fetchone()
+    reached: dict[str, int] = dict(zip(SIZE_NAMES, (int(v) for v in row or ()), strict=True))
+    if reached["heavy customer's entries"] != sizes.heavy:
+        raise RuntimeError(f"the heavy customer holds {reached['heavy customer' + chr(39) + 's entries']} entries")
+    say("scale: sizes " + ", ".join(f"{k} {v:,}" for k, v in reached.items()))
+    return reached

@@ -1,0 +1,118 @@
+"""The back office's list of customers: a page of the shop's customers matching a search and a
+status, sorted as a manager asks (newest, oldest, name, balance, last purchase), each row with its
+first card code, balance and last purchase, and a count capped at ``listing.COUNT_CAP`` (PORTAL-18).
+It joins the customer (``accounts``) with the fold's latest purchase (``earning``), so it sits above
+both.
+
+Newest and oldest first walk the primary key from the shop's end and stop after the page; the other
+sorts read the shop's matching customers once and keep the top of the order (a top-N sort, its
+memory bounded by the page), which docs/decisions.md weighs. The count stops at the cap either way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, and_, cast, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from loyalty_core.accounts.reads.search import matching
+from loyalty_core.customers.models import Customer, CustomerIdentifier, IdentifierType
+from loyalty_core.earning.models import Transaction, customer_activity
+from loyalty_core.listing import Paged, paged
+from loyalty_core.wallet.models import Wallet, due_points
+
+_C = Customer.__table__.c
+_I = CustomerIdentifier.__table__.c
+_W = Wallet.__table__.c
+_A = customer_activity.c
+_T = Transaction.__table__.c
+
+SORTS: dict[str, str] = {
+    "newest": "Newest first",
+    "oldest": "Oldest first",
+    "name": "Name",
+    "balance": "Highest balance",
+    "last_purchase": "Latest purchase",
+}
+"""The orders the list takes (``sort`` in the query), the first the default, with their labels."""
+STATUSES = ("active", "deactivated")
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerRow:
+    id: int
+    first_name: str | None
+    last_name: str | None
+    email: str | None
+    card: str | None
+    balance: int
+    status: str
+    last_purchase_at: datetime | None
+
+    @property
+    def name(self) -> str:
+        return " ".join(part for part in (self.first_name, self.last_name) if part)
+
+
+def _orders(sort: str) -> list[Any]:
+    """The ``order by`` of a sort, ending with the id so that pages never overlap."""
+    if sort == "oldest":
+        return [_C.id.asc()]
+    if sort == "name":
+        return [func.lower(_C.last_name).asc(), func.lower(_C.first_name).asc(), _C.id.asc()]
+    if sort == "balance":
+        return [func.coalesce(_W.balance, 0).desc(), _C.id.desc()]
+    if sort == "last_purchase":
+        return [_A.last_purchase_at.desc().nulls_last(), _C.id.desc()]
+    return [_C.id.desc()]
+
+
+async def customer_list(
+    session: AsyncSession, now: datetime, vendor_id: int, *, q: str | None, status: str | None, sort: str, page: int
+) -> Paged[CustomerRow]:
+    """A page of the shop's customers (anonymized ones never), with the capped count of the list."""
+    condition = matching(vendor_id, q)
+    if status in STATUSES:
+        condition = and_(condition, _C.status == status)
+    card = (
+        select(_I.value)
+        .where(
+            _I.vendor_id == _C.vendor_id,
+            _I.customer_id == _C.id,
+            _I.type == IdentifierType.LOYALTY_CARD,
+            _I.active.is_(True),
+        )
+        .order_by(_I.assigned_at.asc().nulls_first(), _I.id)
+        .limit(1)
+        .correlate(Customer.__table__)
+        .scalar_subquery()
+    )
+    # the latest purchase read from the customer's newest-first index: exact, though the fold lags
+    latest = (
+        select(func.max(_T.created_at))
+        .where(_T.vendor_id == _C.vendor_id, _T.customer_id == _C.id)
+        .correlate(Customer.__table__)
+        .scalar_subquery()
+    )
+    due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
+    statement = (
+        select(
+            _C.id,
+            _C.first_name,
+            _C.last_name,
+            _C.email,
+            card,
+            cast(func.coalesce(_W.balance, 0) - due, BigInteger),
+            _C.status,
+            latest,
+        )
+        .select_from(Customer.__table__)
+        .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
+        .outerjoin(customer_activity, and_(_A.vendor_id == _C.vendor_id, _A.customer_id == _C.id))
+        .where(condition)
+        .order_by(*_orders(sort if sort in SORTS else "newest"))
+    )
+    found = await paged(session, statement, count=select(_C.id).where(condition), page=page)
+    return Paged([CustomerRow(*row) for row in found.items], found.page, found.per_page, found.total, found.more)
