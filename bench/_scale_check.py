@@ -8,6 +8,7 @@ it (zero everywhere, or the build fails), and the sizes it reached.
 - a redemption's entry took its points, and its ``taken_lots`` add up to them;
 - TOTALS-2: the folded totals equal the ledger's sums up to the watermark, and each customer's
   latest purchase is folded;
+- TIER-2: each customer's qualifying months are the sums of their purchases of that month;
 - the sequences hand out ids above every row's.
 """
 
@@ -21,6 +22,15 @@ import psycopg
 from bench._scale_sizes import Sizes
 
 CHECKS: list[tuple[str, str]] = [
+    (
+        "TIER-2 each customer's months are the sums of their purchases",
+        """SELECT count(*) FROM (
+               SELECT vendor_id, customer_id, date_trunc('month', created_at AT TIME ZONE 'UTC')::date AS month,
+                      sum(total_amount - returned_amount) AS spend, sum(points_earned - points_reversed) AS points
+               FROM transactions GROUP BY 1, 2, 3) t
+           FULL JOIN tier_months m USING (vendor_id, customer_id, month)
+           WHERE m.spend IS DISTINCT FROM t.spend OR m.points IS DISTINCT FROM t.points""",
+    ),
     (
         "LEDGER-1 balance = sum of entries = last running balance",
         """SELECT count(*) FROM wallets w LEFT JOIN (

@@ -83,6 +83,7 @@ def steps() -> list[tuple[str, str]]:
         ("point_lots", _LOTS),
         ("transactions", _TRANSACTIONS),
         ("transaction_items", _ITEMS),
+        ("tier_months", _TIER_MONTHS),
         ("redemptions", _REDEMPTIONS.format(codes=_CODES, spread=_SPREAD)),
         ("events", _EVENTS),
         ("ledger_totals, customer_activity, watermark", _FOLDED),
@@ -276,6 +277,14 @@ WHERE e.type = 'adjust' AND e.id >= (
         SELECT id FROM ledger_entries WHERE vendor_id = 1 AND type = 'adjust' ORDER BY id DESC LIMIT %(events)s
     ) newest
 )
+"""
+
+# TIER-2: each customer's qualifying months, as the purchases' statements keep them (no returns here)
+_TIER_MONTHS = """
+INSERT INTO tier_months (vendor_id, customer_id, month, spend, points)
+SELECT vendor_id, customer_id, date_trunc('month', created_at AT TIME ZONE 'UTC')::date,
+       sum(total_amount - returned_amount), sum(points_earned - points_reversed)
+FROM transactions GROUP BY 1, 2, 3
 """
 
 _FOLDED = """

@@ -10,7 +10,7 @@ from sqlalchemy import create_engine, text
 from loyalty_api import migrate
 from tests.support.database import database_name, fresh_database
 
-_BEFORE = "7c4e2a9d1b05"
+_BEFORE = "4e8b2d6f0a13"
 """The revision before tiers."""
 
 _PURCHASES = [

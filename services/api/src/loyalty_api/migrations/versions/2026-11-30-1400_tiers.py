@@ -8,7 +8,7 @@ counted when their range is reached; those it records after the fill, during a r
 are not: upgrade before a ladder matters (docs/deployment.md, "Upgrades and migrations").
 
 Revision ID: 46b08b72511f
-Revises: 7c4e2a9d1b05
+Revises: 4e8b2d6f0a13
 Create Date: 2026-11-29 12:00:00+00:00
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "46b08b72511f"
-down_revision = "7c4e2a9d1b05"
+down_revision = "4e8b2d6f0a13"
 branch_labels = None
 depends_on = None
 
