@@ -1,7 +1,8 @@
 """Portal users, their sessions and failed sign-ins.
 
-All three are read before any vendor is known (sign-in names only an email, a cookie only a
-session), so they are reference tables, not distributed by ``vendor_id``.
+Those three are read before any vendor is known (sign-in names only an email, a cookie only a
+session), so they are reference tables, not distributed by ``vendor_id``. The form keys a session
+has used are written with the shop's own writes, so they are the shop's rows (PORTAL-5).
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from datetime import datetime
 from enum import StrEnum
 
 from advanced_alchemy.types import DateTimeUTC
-from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, String
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key
 
 
 class Role(StrEnum):
@@ -49,6 +50,8 @@ class PortalSession(Base):
         BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=True, index=True
     )
     csrf_token: Mapped[str] = mapped_column(String(64))
+    flash: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    """What the last form did, shown once by the next page (the page a POST redirects to)."""
     last_seen_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True), index=True)
 
 
@@ -62,3 +65,23 @@ class SignInFailure(Base):
     email: Mapped[str] = mapped_column(String(254))
     failed_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
     locks_until: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class UsedFormKey(VendorRow, Base):
+    """A form key a session has used, written in the transaction of the write it admitted, with
+    where that write sent the browser: a second submission of the form goes there and changes
+    nothing (PORTAL-5). No key to ``portal_sessions`` (a reference table); ``prune-tokens`` deletes
+    the keys of sessions that ended, which can never be sent again."""
+
+    __tablename__ = "used_form_keys"
+    __table_args__ = (
+        vendor_key("used_form_keys"),
+        UniqueConstraint("vendor_id", "session_id", "form_key", name="uq_used_form_keys_vendor_session_key"),
+        Index("ix_used_form_keys_session_id", "session_id"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    session_id: Mapped[int] = mapped_column(BigInteger)
+    form_key: Mapped[str] = mapped_column(String(64))
+    location: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    flash: Mapped[str | None] = mapped_column(String(1000), nullable=True)

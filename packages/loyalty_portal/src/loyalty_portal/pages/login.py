@@ -13,6 +13,7 @@ from litestar.datastructures import Cookie
 from loyalty_core.staff.services.sessions import Outcome, PortalSessions, csrf_matches
 from loyalty_core.text import MAX_EMAIL_LENGTH
 from loyalty_portal.access import ANY_STATE, COOKIE, CSRF_AT_SIGN_IN, EXPIRED, Cfg, Db, Me, Throttles, sent_csrf
+from loyalty_portal.once import REPEATABLE
 from loyalty_portal.web import HOME, LOGIN, MOUNT_PATH, Refused, render, see_other
 
 MESSAGES = {
@@ -60,7 +61,7 @@ class LoginController(Controller):
             token, visitor = await sessions.open()
         return _form(visitor, token, config)
 
-    @post("/login", opt=CSRF_AT_SIGN_IN)
+    @post("/login", opt={**CSRF_AT_SIGN_IN, **REPEATABLE})
     async def sign_in(self, request: Request[Any, Any, Any], db: Db, config: Cfg, throttle: Throttles) -> Any:
         address = request.client.host if request.client else "unknown"
         if not throttle.allow(address):
@@ -83,7 +84,7 @@ class LoginController(Controller):
         status, message = MESSAGES[result.outcome]
         return _form(visitor, None, config, status=status, error=message, email=email)
 
-    @post("/logout", opt=ANY_STATE)
+    @post("/logout", opt={**ANY_STATE, **REPEATABLE})
     async def sign_out(self, visitor: Me, db: Db, config: Cfg) -> Any:
         await PortalSessions(db, config.clock, config.passwords).end(visitor.session_id)
         response = see_other(LOGIN)

@@ -46,6 +46,8 @@ class Visitor:
     vendor_name: str = ""
     read_only: bool = False
     """The shop's subscription has ended: it may read, not write."""
+    flash: str | None = None
+    """What the session's last form did, shown by this request's page and then forgotten."""
 
 
 class Outcome(StrEnum):
@@ -99,10 +101,12 @@ class PortalSessions:
         if now - stored.last_seen_at >= IDLE or not usable:
             await self._session.execute(delete(PortalSession).where(PortalSession.id == stored.id))
             return None
+        flash = stored.flash  # read before the write below, which empties the loaded row's too
+        touched: dict[str, object] = {"flash": None} if flash is not None else {}
         if now - stored.last_seen_at >= TOUCH_EVERY:
-            await self._session.execute(
-                update(PortalSession).where(PortalSession.id == stored.id).values(last_seen_at=now)
-            )
+            touched["last_seen_at"] = now
+        if touched:  # one write for both: the message is shown once, and reads stay reads
+            await self._session.execute(update(PortalSession).where(PortalSession.id == stored.id).values(**touched))
         if user is None or vendor is None:
             return Visitor(session_id=stored.id, csrf_token=stored.csrf_token)
         ended = vendor.subscription_ends_at is not None and now >= vendor.subscription_ends_at
@@ -115,6 +119,7 @@ class PortalSessions:
             vendor_id=vendor.id,
             vendor_name=vendor.name,
             read_only=ended,
+            flash=flash,
         )
 
     async def sign_in(self, previous: Visitor | None, email: str, password: str) -> SignIn:
