@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from playwright.async_api import Page, expect
+from playwright.async_api import FilePayload, Page, expect
 
 from tests.portal.browser_shop import LiveShop, make_live_shop, rows, sign_in
 from tests.support.live import Live
@@ -117,3 +117,59 @@ async def test_every_kind_of_form_sent_twice_acts_once(page: Page, live: Live) -
     assert (
         count(live, "SELECT count(*) FROM customers WHERE vendor_id = %(v)s AND merged_into_id IS NOT NULL", shop) == 1
     )
+
+
+async def test_settings_cards_imports_and_a_customers_end_sent_twice_act_once(page: Page, live: Live) -> None:
+    """PORTAL-5: an earn rule, a card mail, a reward's delete, an import checked and run, and a
+    customer deactivated then anonymized, each sent twice: one row, one mail, one job queued once,
+    and each second answer the first one's page (a second delete or anonymize would find nothing)."""
+    shop = make_live_shop(live, points=10)
+    reward = live.admin(
+        "POST", f"/admin/v1/vendors/{shop.vendor_id}/rewards", {"type": "free_product", "name": "Tea", "point_cost": 5}
+    )
+    await sign_in(page, live, shop.owner)
+
+    await page.goto(live.url + "/portal/earn-rules/new")
+    await page.get_by_label("Name").fill("Base")
+    await page.get_by_label("Points per unit").fill("1")
+    await page.get_by_label("Unit amount (cents)").fill("100")
+    assert await twice(page, "Create earn rule") == "/portal/earn-rules?done=created"
+    assert count(live, "SELECT count(*) FROM earn_rules WHERE vendor_id = %(v)s", shop) == 1
+
+    await page.goto(live.url + f"/portal/customers/{shop.customer_id}")
+    assert await twice(page, "Send card") == f"/portal/customers/{shop.customer_id}?done=sent"
+    assert count(live, "SELECT count(*) FROM card_mails WHERE vendor_id = %(v)s", shop) == 1
+
+    await page.goto(live.url + f"/portal/rewards/{reward['id']}/delete")
+    assert await twice(page, "Confirm delete") == "/portal/rewards?done=deleted"
+
+    await page.goto(live.url + "/portal/import")
+    chosen: FilePayload = {"name": "customers.csv", "mimeType": "text/csv", "buffer": b"external_id\r\nimp-1\r\n"}
+    await page.get_by_label("CSV file").set_input_files(files=[chosen])
+    pressed = page.get_by_role("button", name="Check file", exact=True)
+    fields = dict((await pressed.evaluate(SENT))["fields"][:2])  # the token and the key, before the file
+    async with page.expect_navigation():
+        await pressed.click()
+    job = path_of(page.url)
+    again = await page.request.post(
+        live.url + "/portal/import",
+        multipart={
+            **fields,
+            "file": {"name": "customers.csv", "mimeType": "text/csv", "buffer": b"external_id\r\nx\r\n"},
+        },
+        max_redirects=0,
+    )
+    assert (again.status, again.headers.get("location")) == (303, job)
+    assert count(live, "SELECT count(*) FROM customer_imports WHERE vendor_id = %(v)s", shop) == 1
+    assert await twice(page, "Import") == job
+    assert rows(live.database_url, "SELECT state FROM customer_imports WHERE vendor_id = %(v)s", v=shop.vendor_id) == [
+        ("queued",)
+    ]
+
+    await page.goto(live.url + f"/portal/customers/{shop.customer_id}")
+    assert await twice(page, "Deactivate") == f"/portal/customers/{shop.customer_id}?done=deactivated"
+    await page.goto(live.url + f"/portal/customers/{shop.customer_id}/anonymize")
+    assert await twice(page, "Confirm anonymize") == "/portal/customers?done=anonymized"
+    assert rows(live.database_url, "SELECT status FROM customers WHERE id = %(c)s", c=shop.customer_id) == [
+        ("anonymized",)
+    ]
