@@ -22,9 +22,9 @@ from loyalty_api.jobs import SCHEDULED
 from loyalty_api.jobs.context import JobContext
 from loyalty_api.jobs.customer_imports import JOB as IMPORT_JOB
 from loyalty_api.jobs.expire_points import expire_points
-from loyalty_api.jobs.hook import run_now
+from loyalty_api.jobs.hook import run_job, run_now
 from loyalty_api.settings import Settings
-from loyalty_api.worker import drain, make_queue, make_worker
+from loyalty_api.worker import EVERY_MINUTE, drain, make_queue, make_worker
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.wallet.models import LedgerEntry
@@ -118,7 +118,7 @@ async def test_prune_tokens_deletes_only_tokens_ended_a_day_ago(
     client: AsyncTestClient[Litestar], database_url: str
 ) -> None:
     """The issued_tokens table no longer grows forever: prune-tokens (scheduled daily, runnable from test
-    mode) deletes the rows of tokens that ended more than a day ago and keeps the rest. PORTAL-5: it
+    mode) deletes the rows of tokens that ended more than a day ago and keeps the rest. PORTAL-10: it
     deletes the used form keys of portal sessions that ended, and keeps those of a live session."""
     from datetime import timedelta
 
@@ -237,3 +237,32 @@ async def test_a_failed_job_is_logged_with_the_class_of_its_error() -> None:
         ("job started", "debug", "expire_points", None),
         ("job finished", "warning", "expire_points", "OperationalError"),
     ]
+
+
+async def test_a_sweep_scheduled_every_minute_ends_ok_at_debug_and_fails_at_warning() -> None:
+    """OPS-7: the worker's every-minute sweeps (ledger-totals, card-mails...) log a successful end at
+    debug, so a quiet shop's log is not an info line a minute per sweep; a failure still warns."""
+    engine = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/nothing")  # nothing listens there
+    context = JobContext(sessionmaker=make_sessionmaker(engine), clock=SystemClock())
+
+    async def sweep(ctx: JobContext) -> dict[str, int]:
+        return {"done": 1}
+
+    async def broken(ctx: JobContext) -> dict[str, int]:
+        raise RuntimeError("down")
+
+    try:
+        with capture_logs() as lines:
+            assert await run_job(sweep, context, "cron:sweep", True) == {"done": 1}
+            assert await run_job(sweep, context, "once", False) == {"done": 1}
+            with pytest.raises(RuntimeError):
+                await run_job(broken, context, "cron:broken", True)
+    finally:
+        await engine.dispose()
+    assert [(e["job_id"], e["log_level"]) for e in lines if e["event"] == "job finished"] == [
+        ("cron:sweep", "debug"),
+        ("once", "info"),
+        ("cron:broken", "warning"),
+    ]
+    every_minute = {name for name, (_, cron) in SCHEDULED.items() if cron == EVERY_MINUTE}
+    assert every_minute == {"card-mails", "webhook-deliveries", "customer-imports", "ledger-totals"}

@@ -30,6 +30,15 @@ def test_defaults_are_the_documented_ones() -> None:
     assert s.test_mode is False
     assert s.worker == "in-process"
     assert (s.log_level, s.log_format) == ("INFO", "json")
+    assert s.portal_owner_totp is False
+
+
+def test_owners_second_factor_is_required_only_when_said() -> None:
+    """STAFF-8's setting: `required` or `optional` (any case); anything else is refused by name."""
+    assert Settings.from_env({"LOYALTY_PORTAL_OWNER_TOTP": "Required"}).portal_owner_totp is True
+    assert Settings.from_env({"LOYALTY_PORTAL_OWNER_TOTP": "optional"}).portal_owner_totp is False
+    with pytest.raises(SettingsError, match="LOYALTY_PORTAL_OWNER_TOTP='yes' must be 'required' or 'optional'"):
+        Settings.from_env({"LOYALTY_PORTAL_OWNER_TOTP": "yes"})
 
 
 def test_every_variable_is_read() -> None:

@@ -1,4 +1,4 @@
-"""Each state-changing form sent twice in Chromium (PORTAL-5, PORTAL-6): submitted by the browser,
+"""Each state-changing form sent twice in Chromium (PORTAL-10, PORTAL-11): submitted by the browser,
 then the very same body sent again with the page's cookies, as a double click or a "confirm form
 resubmission" does. The second answer sends the browser to the first one's result page, and the
 write happened once."""
@@ -11,7 +11,6 @@ from playwright.async_api import FilePayload, Page, expect
 
 from tests.portal.browser_shop import LiveShop, make_live_shop, rows, sign_in
 from tests.support.live import Live
-from tests.support.portal import PASSWORD
 
 SENT = """button => ({
     action: button.form.action,
@@ -43,8 +42,8 @@ def count(live: Live, sql: str, shop: LiveShop) -> int:
 
 
 async def test_every_kind_of_form_sent_twice_acts_once(page: Page, live: Live) -> None:
-    """PORTAL-5: reward, give at the counter (one redemption, the points taken once), cancel (the
-    points back once), adjust, branch, cards, API client, user and merge, each sent twice."""
+    """PORTAL-10: reward, give at the counter (one redemption, the points taken once), cancel (the
+    points back once), adjust, branch, cards, API client, invitation and merge, each sent twice."""
     shop = make_live_shop(live, points=200)
     status, other = live.call("POST", "/api/v1/customers", {"email": "second@customer.example"}, shop.token)
     assert status == 201, other
@@ -106,9 +105,8 @@ async def test_every_kind_of_form_sent_twice_acts_once(page: Page, live: Live) -
     await page.goto(live.url + "/portal/users/new")
     await page.get_by_label("Email").fill(f"third-{shop.vendor_id}@bakery.example")
     await page.get_by_label("Role").select_option("staff")
-    await page.get_by_label("Password").fill(PASSWORD)
-    assert await twice(page, "Add user") == "/portal/users?done=created"
-    assert count(live, "SELECT count(*) FROM users WHERE vendor_id = %(v)s", shop) == 3
+    assert await twice(page, "Send invitation") == "/portal/users?done=invited"
+    assert count(live, "SELECT count(*) FROM portal_invitations WHERE vendor_id = %(v)s", shop) == 1
 
     await page.goto(live.url + f"/portal/customers/{other['data']['id']}")
     await page.get_by_label("Keep customer").fill(str(shop.customer_id))
@@ -120,7 +118,7 @@ async def test_every_kind_of_form_sent_twice_acts_once(page: Page, live: Live) -
 
 
 async def test_settings_cards_imports_and_a_customers_end_sent_twice_act_once(page: Page, live: Live) -> None:
-    """PORTAL-5: an earn rule, a card mail, a reward's delete, an import checked and run, and a
+    """PORTAL-10: an earn rule, a card mail, a reward's delete, an import checked and run, and a
     customer deactivated then anonymized, each sent twice: one row, one mail, one job queued once,
     and each second answer the first one's page (a second delete or anonymize would find nothing)."""
     shop = make_live_shop(live, points=10)

@@ -9,6 +9,7 @@ from typing import Any
 from playwright.async_api import Browser, Page, expect
 
 from tests.portal.browser_shop import LiveShop, make_live_shop, rows, sign_in
+from tests.portal.mailbox import link_in, wait_for_mails
 from tests.support.live import Live
 from tests.support.portal import PASSWORD
 
@@ -188,27 +189,35 @@ async def test_an_api_client_shows_its_secret_once_works_and_is_revoked(page: Pa
     assert status == 401
 
 
-async def test_users_are_added_changed_reset_and_deactivated_ending_their_sessions(
+async def test_users_are_invited_changed_reset_and_deactivated_ending_their_sessions(
     page: Page, live: Live, browser: Browser
 ) -> None:
+    """STAFF-2: the owner never types the new user's password; the invited person chooses it."""
     shop = make_live_shop(live)
     await sign_in(page, live, shop.owner)
     await page.get_by_role("navigation", name="Main").get_by_role("link", name="Users").click()
-    await page.get_by_role("link", name="Add user").click()
+    await page.get_by_role("link", name="Invite user").click()
     email = f"new-{shop.vendor_id}@bakery.example"
     await page.get_by_label("Email").fill(email)
-    await page.get_by_label("Password").fill("too short")
-    await page.get_by_role("button", name="Add user").click()
-    await expect(page.locator("#password-problem")).to_have_text("At least 12 characters.")
-    await page.get_by_label("Password").fill(PASSWORD)
-    await page.get_by_role("button", name="Add user").click()
-    await expect(page.get_by_role("status")).to_have_text("The user is added.")
-    [(user_id, role)] = rows(live.database_url, "SELECT id, role FROM users WHERE email = %(e)s", e=email)
-    assert role == "staff"
+    await page.get_by_role("button", name="Send invitation").click()
+    await expect(page.get_by_role("status")).to_have_text("Invitation sent. The link in it works once, for 72 hours.")
+    await expect(page.get_by_role("table", name="Invitations waiting")).to_contain_text(email)
 
     async with await browser.new_context() as other:
         theirs = await other.new_page()
+        [invitation] = wait_for_mails(live.home, email)
+        await theirs.goto(live.url + link_in(invitation))
+        await theirs.get_by_label("New password", exact=True).fill(PASSWORD)
+        await theirs.get_by_label("Repeat the new password").fill(PASSWORD)
+        await theirs.get_by_role("button", name="Set password").click()
+        await expect(theirs.get_by_role("status")).to_have_text(
+            "Your password is set. Sign in with your email and new password."
+        )
         await sign_in(theirs, live, email)
+        [(user_id, role)] = rows(live.database_url, "SELECT id, role FROM users WHERE email = %(e)s", e=email)
+        assert role == "staff"
+
+        await page.reload()
         await page.get_by_role("link", name=email).click()
         await page.get_by_label("New role").select_option("owner")
         await page.get_by_role("button", name="Change role").click()
@@ -217,9 +226,13 @@ async def test_users_are_added_changed_reset_and_deactivated_ending_their_sessio
         await theirs.goto(live.url + "/portal/customers")
         await expect(theirs).to_have_url(live.url + "/portal/login")
 
-        await page.get_by_label("New password").fill("a brand new passphrase")
-        await page.get_by_role("button", name="Reset password").click()
-        await expect(page.get_by_role("status")).to_have_text("The password is reset; the user signs in again.")
+        await page.get_by_role("button", name="Send password reset link").click()
+        await expect(page.get_by_role("status")).to_have_text("A link to choose a new password is mailed to the user.")
+        [_, reset] = wait_for_mails(live.home, email, 2)
+        await theirs.goto(live.url + link_in(reset))
+        await theirs.get_by_label("New password", exact=True).fill("a brand new passphrase")
+        await theirs.get_by_label("Repeat the new password").fill("a brand new passphrase")
+        await theirs.get_by_role("button", name="Set password").click()
         await sign_in(theirs, live, email, "a brand new passphrase")
         await page.get_by_role("button", name="Deactivate user").click()
         await expect(page.locator("#user-status")).to_have_text("deactivated")

@@ -1,6 +1,6 @@
 """Every state-changing request carries the session's CSRF token, checked by the portal's router
 (without it, or with another session's, 403 and nothing changes); failed sign-ins lock an email,
-counted in PostgreSQL across instances; the sign-in form is throttled per address."""
+counted in PostgreSQL across instances; the sign-in form is throttled per address (PORTAL-7)."""
 
 from __future__ import annotations
 

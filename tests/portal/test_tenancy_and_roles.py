@@ -108,13 +108,11 @@ SETTINGS_CASES: dict[str, Case] = {
     "POST /users": Case(
         303,
         lambda w: "/portal/users",
-        lambda w: {"email": f"x{w.user_id}@own.example", "role": "staff", "password": "x" * 12},
+        lambda w: {"email": f"x{w.user_id}@own.example", "role": "staff"},
     ),
     "GET /users/{user_id}": Case(404, lambda w: f"/portal/users/{w.user_id}"),
     "POST /users/{user_id}/role": Case(404, lambda w: f"/portal/users/{w.user_id}/role", lambda w: {"role": "staff"}),
-    "POST /users/{user_id}/password": Case(
-        404, lambda w: f"/portal/users/{w.user_id}/password", lambda w: {"password": "y" * 12}
-    ),
+    "POST /users/{user_id}/password": Case(404, lambda w: f"/portal/users/{w.user_id}/password"),
     "POST /users/{user_id}/deactivate": Case(404, lambda w: f"/portal/users/{w.user_id}/deactivate"),
     "POST /users/{user_id}/activate": Case(404, lambda w: f"/portal/users/{w.user_id}/activate"),
 }
@@ -124,7 +122,9 @@ CASES: dict[str, Case] = {
     "POST /customers/{customer_id}/adjust": Case(
         404, lambda w: f"{_customer(w)}/adjust", lambda w: {"amount": "-5", "reason": "x"}
     ),
-    "POST /customers/{customer_id}/cards/{code}/{action}": Case(404, lambda w: f"{_customer(w)}/cards/{w.card}/block"),
+    "POST /customers/{customer_id}/cards/{action}": Case(
+        404, lambda w: f"{_customer(w)}/cards/block", lambda w: {"card": w.card}
+    ),
     "POST /customers/{customer_id}/deactivate": Case(404, lambda w: f"{_customer(w)}/deactivate"),
     "GET /customers/{customer_id}/anonymize": Case(404, lambda w: f"{_customer(w)}/anonymize"),
     "POST /customers/{customer_id}/anonymize": Case(404, lambda w: f"{_customer(w)}/anonymize"),
@@ -178,11 +178,25 @@ CASES: dict[str, Case] = {
     # an import job of another shop: tests/portal/test_import_pages.py makes one to ask for
     "GET /import/{job_id}": Case(404, lambda w: f"/portal/import/{w.customer_id}"),
     "POST /import/{job_id}/run": Case(404, lambda w: f"/portal/import/{w.customer_id}/run"),
+    # the signed-in user's own second factor: no id in the path, nothing of a shop's
+    "GET /account/two-factor": Case(200, lambda w: "/portal/account/two-factor"),
+    "POST /account/two-factor/setup": Case(303, lambda w: "/portal/account/two-factor/setup"),
+    "POST /account/two-factor/confirm": Case(
+        422, lambda w: "/portal/account/two-factor/confirm", lambda w: {"code": "1"}
+    ),
 }
 NOT_SWEPT = {
     "GET /login": "the sign-in form: no shop is known yet",
     "POST /login": "sign-in names an email, not a shop's row (tests/portal/test_sign_in.py)",
     "POST /logout": "ends the caller's own session only",
+    "GET /login/code": "signed out, past the password: the session's own pending user (test_second_factor.py)",
+    "POST /login/code": "signed out, past the password: the session's own pending user (test_second_factor.py)",
+    "GET /forgot-password": "signed out: names no shop (tests/portal/test_account_links.py)",
+    "POST /forgot-password": "signed out: answers alike for every email (tests/portal/test_account_links.py)",
+    "GET /welcome/{token}": "signed out: an unguessable one-time link, not a shop's row (test_account_links.py)",
+    "POST /welcome/{token}": "signed out: an unguessable one-time link, not a shop's row (test_account_links.py)",
+    "GET /reset/{token}": "signed out: an unguessable one-time link, not a shop's row (test_account_links.py)",
+    "POST /reset/{token}": "signed out: an unguessable one-time link, not a shop's row (test_account_links.py)",
     "GET /static": "the portal's stylesheet: no shop data",
 }
 

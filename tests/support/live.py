@@ -25,6 +25,8 @@ from tests.support.service import ADMIN_TOKEN
 class Live:
     url: str
     database_url: str
+    home: Path
+    """The service's home: its outbox folder holds the mails it wrote (no SMTP is configured)."""
 
     def call(self, method: str, path: str, body: Any = None, token: str = ADMIN_TOKEN) -> tuple[int, Any]:
         request = urllib.request.Request(
@@ -91,7 +93,7 @@ def served(database_url: str, home: Path) -> Iterator[Live]:
                 if time.monotonic() > deadline or proc.poll() is not None:
                     raise RuntimeError("the service did not start") from None
                 time.sleep(0.2)
-        yield Live(url, database_url)
+        yield Live(url, database_url, home)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

@@ -8,19 +8,24 @@ from weakref import WeakKeyDictionary
 
 import psycopg
 import psycopg._queries
+import psycopg_pool
 from advanced_alchemy.base import BigIntAuditBase
 from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import Engine, ForeignKeyConstraint, PrimaryKeyConstraint
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import declared_attr
 
 __all__ = [
+    "BUSY_SQLSTATES",
     "REFERENCE_TABLES",
     "Base",
     "VendorRow",
     "cache_long_statements",
+    "database_unavailable",
     "driver_connection",
     "give_back_idle",
     "make_driver_pool",
@@ -47,16 +52,19 @@ REFERENCE_TABLES = frozenset(
         "users",
         "portal_sessions",
         "sign_in_failures",
+        "portal_invitations",
+        "password_resets",
+        "recovery_codes",
         "ledger_totals_overall",
         "ledger_totals_watermark",
     }
 )
 """Tables shared by every vendor or read before the vendor is known (a client by its ``client_id``
 at the token endpoint, a token by its ``jti``, an address suppressed at any shop, a portal user by
-the email that signs in, a portal session by its cookie, the ledger's totals over all vendors and the watermark of
-their fold), and the small
-branch table that clients point at. On a sharded PostgreSQL they are reference tables, copied to
-every node; every other table is distributed by ``vendor_id`` (``VendorRow``)."""
+the email that signs in, a portal session by its cookie, an invitation or reset link by its token,
+the ledger's totals over all vendors and the watermark of their fold), and the small branch table
+that clients point at. On a sharded PostgreSQL they are reference tables, copied to every node;
+every other table is distributed by ``vendor_id`` (``VendorRow``)."""
 
 
 class VendorRow:
@@ -89,6 +97,33 @@ def vendor_reference(column: str, table: str, name: str) -> ForeignKeyConstraint
 def one_of(column: str, values: Iterable[str]) -> str:
     """The text of a CHECK that ``column`` holds one of ``values`` (an enum's members, in order)."""
     return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
+
+
+BUSY_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
+"""lock_not_available (a wait past lock_timeout), deadlock_detected, serialization_failure: the
+request's transaction was rolled back whole, so the caller may simply send it again."""
+REFUSED_SQLSTATES = frozenset({"53300", "53400", "57P03"})
+"""too_many_connections, configuration_limit_exceeded, cannot_connect_now (starting or shutting
+down): PostgreSQL refused the connection itself."""
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """The database refused the request's connection or was too busy to serve it: nothing was done,
+    and the same request may be sent again shortly (the apps answer 503 with Retry-After). A pool
+    whose connections all stayed busy, a connection refused or lost (no SQLSTATE, or class 08), too
+    many clients, and the transient states of ``BUSY_SQLSTATES``."""
+    if isinstance(exc, PoolTimeout | psycopg_pool.PoolTimeout):
+        return True
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        exc = exc.orig if exc.orig is not None else exc
+    if not isinstance(exc, psycopg.Error):
+        return False
+    state = exc.sqlstate
+    if state is None:
+        return isinstance(exc, psycopg.OperationalError)
+    return state in BUSY_SQLSTATES or state in REFUSED_SQLSTATES or state.startswith("08")
 
 
 LOCK_TIMEOUT_MS = 5000

@@ -29,7 +29,15 @@ from loyalty_core.passes.models import (
 )
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
-from loyalty_core.staff.models import PortalSession, SignInFailure, UsedFormKey, User
+from loyalty_core.staff.models import (
+    Invitation,
+    PasswordReset,
+    PortalSession,
+    RecoveryCode,
+    SignInFailure,
+    UsedFormKey,
+    User,
+)
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
 from loyalty_core.wallet.models import Wallet, ledger_totals, ledger_totals_overall, ledger_totals_watermark
@@ -50,12 +58,15 @@ __all__ = [
     "CustomerMoment",
     "EarnRule",
     "EmailSuppression",
+    "Invitation",
     "IssuedToken",
     "PassBrandingRow",
+    "PasswordReset",
     "Plan",
     "PortalSession",
     "Product",
     "ProductCount",
+    "RecoveryCode",
     "Redemption",
     "Reward",
     "RewardBranch",

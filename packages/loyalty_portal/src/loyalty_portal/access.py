@@ -1,11 +1,8 @@
 """Who is asking: the request's database session, the signed-in visitor with their shop and role,
-the router's CSRF guard of every state-changing request, and the per-address throttle of the
-sign-in form."""
+and the router's CSRF guard of every state-changing request."""
 
 from __future__ import annotations
 
-import time
-from collections import defaultdict, deque
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -20,7 +17,7 @@ from loyalty_core.events.services.transaction import request_transaction
 from loyalty_core.staff.models import Role
 from loyalty_core.staff.services.sessions import PortalSessions, Visitor, csrf_matches
 from loyalty_portal.config import PortalConfig
-from loyalty_portal.web import Refused, SignedOut, log
+from loyalty_portal.web import MustEnrol, Refused, SignedOut, log
 
 COOKIE = "loyalty_portal_session"
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -38,6 +35,10 @@ sends before the file, so the body is never held whole to find it."""
 CSRF_AT_SIGN_IN = {"csrf": AT_SIGN_IN}
 """Route ``opt`` of the sign-in form: no one is signed in yet, so the handler checks the token of the
 visitor's anonymous session itself, after the per-address throttle has counted the attempt."""
+ENROLMENT = {"enrolment": True, "any_state": True}
+"""Route ``opt`` of the second factor's own pages and of signing out: open to an owner who must still
+turn it on (STAFF-8), and to a shop whose subscription ended (they touch the user's sign-in, not the
+shop's data)."""
 ANY_STATE = {"any_state": True}
 """Route ``opt`` of a POST a shop whose subscription ended may still make (signing out)."""
 
@@ -129,6 +130,9 @@ async def admitted(request: Request[Any, Any, Any], db: AsyncSession, config: Po
     opt = request.route_handler.opt
     if opt.get("owner_only") and visitor.role != Role.OWNER:
         raise Refused(403, "Only the shop's owners may open this page.")
+    enrolled = visitor.second_factor or visitor.role != Role.OWNER
+    if config.owner_totp_required and not enrolled and not opt.get("enrolment"):
+        raise MustEnrol
     if request.method in UNSAFE:
         if opt.get("csrf") not in CHECKED_BY_THE_HANDLER and not csrf_matches(visitor, await sent_csrf(request)):
             raise Refused(403, EXPIRED)
@@ -165,29 +169,15 @@ def refuse_unreadable(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRou
         raise Refused(404, "There is no page here.")
 
 
-class Throttle:
-    """At most ``per_minute`` requests per client address in any minute, counted in this process."""
-
-    def __init__(self, per_minute: int) -> None:
-        self._per_minute = per_minute
-        self._seen: defaultdict[str, deque[float]] = defaultdict(deque)
-
-    def allow(self, address: str) -> bool:
-        now = time.monotonic()
-        seen = self._seen[address]
-        while seen and seen[0] <= now - 60:
-            seen.popleft()
-        if len(seen) >= self._per_minute:
-            return False
-        seen.append(now)
-        if len(self._seen) > 10_000:  # forget idle addresses so the map stays small
-            for key in [k for k, v in self._seen.items() if not v or v[-1] <= now - 60]:
-                del self._seen[key]
-        return True
-
-
 Db = NamedDependency[AsyncSession]
 Me = NamedDependency[Visitor]
 """The signed-in user of the request (signed out, the page redirects to the sign-in form)."""
 Cfg = NamedDependency[PortalConfig]
-Throttles = NamedDependency[Throttle]
+
+
+async def count_address(request: Request[Any, Any, Any], config: PortalConfig, message: str) -> None:
+    """One more post from the client's address against the service's sign-in limit (PORTAL-7):
+    sign-in, its second step and the password-reset form share it; over it, 429 with ``message``."""
+    wait = await config.sign_in_limit(request) if config.sign_in_limit is not None else None
+    if wait is not None:
+        raise Refused(429, message, {"Retry-After": str(wait)})

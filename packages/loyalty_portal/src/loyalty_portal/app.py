@@ -9,7 +9,6 @@ from litestar.di import Provide
 from litestar.static_files import create_static_files_router
 
 from loyalty_portal.access import (
-    Throttle,
     closing_the_session,
     guarding_state_changes,
     provide_db,
@@ -18,6 +17,7 @@ from loyalty_portal.access import (
 )
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.once import claiming, settling
+from loyalty_portal.pages.account_links import AccountLinksController
 from loyalty_portal.pages.billing import BillingController
 from loyalty_portal.pages.branches import BranchesController
 from loyalty_portal.pages.branding import BrandingController
@@ -34,6 +34,7 @@ from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
 from loyalty_portal.pages.rewards import RewardsController
+from loyalty_portal.pages.two_factor import SignInCodeController, TwoFactorController
 from loyalty_portal.pages.users import UsersController
 from loyalty_portal.web import EXCEPTION_HANDLERS, MOUNT_PATH, add_security_headers
 
@@ -41,6 +42,9 @@ __all__ = ["CONTROLLERS", "MOUNT_PATH", "create_portal"]
 
 CONTROLLERS = [
     LoginController,
+    AccountLinksController,
+    SignInCodeController,
+    TwoFactorController,
     DashboardController,
     CustomersController,
     CustomerActionsController,
@@ -64,19 +68,13 @@ MAX_BODY_BYTES = 65_536
 
 
 def create_portal(config: PortalConfig) -> Litestar:
-    throttle = Throttle(config.sign_in_posts_per_minute)
-
     def provide_config() -> PortalConfig:
         return config
-
-    def provide_throttle() -> Throttle:
-        return throttle
 
     return Litestar(
         route_handlers=[*CONTROLLERS, create_static_files_router(path="/static", directories=[STATIC])],
         dependencies={
             "config": Provide(provide_config, use_cache=True, sync_to_thread=False),
-            "throttle": Provide(provide_throttle, use_cache=True, sync_to_thread=False),
             "db": Provide(provide_db),
             "visitor": Provide(provide_visitor),
         },
@@ -85,7 +83,7 @@ def create_portal(config: PortalConfig) -> Litestar:
         # the session's CSRF token never reaches its handler (PORTAL-3)
         guards=[refuse_unreadable, guarding_state_changes(config)],
         # then each one's form key is claimed before its handler writes and settled with its answer,
-        # in the request's transaction (PORTAL-5)
+        # in the request's transaction (PORTAL-10)
         before_request=claiming(config),
         after_request=settling,
         middleware=[closing_the_session],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 import structlog
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -15,6 +16,7 @@ from litestar.types import Message, Scope
 from markupsafe import Markup, escape
 
 from loyalty_core import bounds
+from loyalty_core.db import database_unavailable
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.staff.services.form_keys import mint
@@ -22,6 +24,7 @@ from loyalty_core.staff.services.sessions import Visitor
 
 MOUNT_PATH = "/portal"
 LOGIN = f"{MOUNT_PATH}/login"
+ENROL = f"{MOUNT_PATH}/account/two-factor"
 log = structlog.get_logger("loyalty.portal")
 
 TEMPLATES = Environment(
@@ -30,15 +33,29 @@ TEMPLATES = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def segment(value: object) -> str:
+    """One path segment, every character that could end it or climb out of it encoded (PORTAL-5)."""
+    return quote(str(value), safe="")
+
+
+def portal_path(*segments: object) -> str:
+    """An address under the portal from its segments (ids and fixed words), each one encoded: stored
+    text never shapes an address (PORTAL-5)."""
+    return "/".join([MOUNT_PATH, *(segment(s) for s in segments)])
+
+
 # a field's ``maxlength`` is the bound the form checks, the API's own declaration
 TEMPLATES.globals["bounds"] = bounds
+TEMPLATES.filters["segment"] = segment
 FORM_KEY = "form_key"
-"""The hidden field holding a form's one-time key (PORTAL-5)."""
+"""The hidden field holding a form's one-time key (PORTAL-10)."""
 
 
 def form_fields(visitor: Visitor) -> Markup:
     """The hidden fields of every state-changing form: the session's CSRF token (PORTAL-3) and a new
-    one-time key of this form (PORTAL-5), minted at each render."""
+    one-time key of this form (PORTAL-10), minted at each render."""
     token = escape(visitor.csrf_token)
     return Markup(
         f'<input type="hidden" name="csrf_token" value="{token}">'
@@ -83,12 +100,17 @@ class SignedOut(Exception):
     """No signed-in session: every page sends the browser to the sign-in form."""
 
 
+class MustEnrol(Exception):
+    """An owner signed in without the second factor the deployment requires of owners: every page
+    but the enrolment sends them to it (STAFF-8)."""
+
+
 class Refused(Exception):
     """A request the portal refuses with a page saying why."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.headers = status, message, dict(headers or {})
 
 
 def render(name: str, *, status: int = 200, visitor: Visitor | None = None, **context: Any) -> Response[str]:
@@ -98,7 +120,7 @@ def render(name: str, *, status: int = 200, visitor: Visitor | None = None, **co
 
 
 class SeeOther(Redirect):
-    """A POST's answer (PORTAL-6): the browser is sent to the page showing the result, and ``flash``,
+    """A POST's answer (PORTAL-11): the browser is sent to the page showing the result, and ``flash``,
     kept in the server-side session, is shown once there."""
 
     def __init__(self, path: str, flash: str | None = None) -> None:
@@ -126,8 +148,14 @@ def on_signed_out(request: Request[Any, Any, Any], exc: SignedOut) -> Response[A
     return see_other(LOGIN)
 
 
+def on_must_enrol(request: Request[Any, Any, Any], exc: MustEnrol) -> Response[Any]:
+    return see_other(ENROL)
+
+
 def on_refused(request: Request[Any, Any, Any], exc: Refused) -> Response[str]:
-    return _page(request, exc.status, exc.message)
+    page = _page(request, exc.status, exc.message)
+    page.headers.update(exc.headers)
+    return page
 
 
 def on_domain_error(request: Request[Any, Any, Any], exc: DomainError) -> Response[str]:
@@ -141,13 +169,23 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
     return _page(request, status, messages.get(status, "The request could not be read."))
 
 
+RETRY_AFTER_SECONDS = 1
+UNAVAILABLE = "The service cannot reach its database just now; nothing was changed. Try again in a moment."
+
+
 def on_error(request: Request[Any, Any, Any], exc: Exception) -> Response[str]:
+    if database_unavailable(exc):  # refused or busy: 503 as the API answers it (PORTAL-8)
+        log.warning("portal request found the database unavailable", path=request.url.path, error=type(exc).__name__)
+        page = _page(request, 503, UNAVAILABLE)
+        page.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return page
     log.exception("portal request failed", path=request.url.path)
     return _page(request, 500, "Something went wrong on our side; nothing was changed.")
 
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     SignedOut: on_signed_out,
+    MustEnrol: on_must_enrol,
     Refused: on_refused,
     DomainError: on_domain_error,
     HTTPException: on_http_error,

@@ -17,6 +17,7 @@ from saq import Queue, Worker
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from loyalty_api.adapters.account_message import account_mailer
 from loyalty_api.adapters.pass_platforms import WalletPasses, issuer_key, local_platform, wallet_passes
 from loyalty_api.jobs import SCHEDULED
 from loyalty_api.jobs.card_mails import JOB as CARD_MAIL_JOB
@@ -27,7 +28,7 @@ from loyalty_api.jobs.customer_imports import job_options as import_job_options
 from loyalty_api.jobs.hook import run_now
 from loyalty_api.jobs.webhook_deliveries import JOB as WEBHOOK_JOB
 from loyalty_api.jobs.webhook_deliveries import job_options as webhook_job_options
-from loyalty_api.portal_mount import portal_mount
+from loyalty_api.portal_mount import SignInLimit, portal_mount
 from loyalty_api.settings import Settings, SettingsError
 from loyalty_api.worker import (
     JOB_GRACE_SECONDS,
@@ -101,6 +102,13 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         passes=passes,
         redis_client=redis_client,
     )
+    sign_in_limit = SignInLimit(
+        clock,
+        jwt_secret=jwt_secret,
+        redis_url=settings.redis_url,
+        redis_prefix=settings.redis_namespace(),
+        trusted_proxies=settings.trusted_proxies,
+    )
     portal = portal_mount(
         sessionmaker,
         clock,
@@ -110,9 +118,21 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
         import_dir=str(settings.home / "imports"),
         enqueue_import=queue.enqueue_import,
         enqueue_webhooks=queue.enqueue_webhooks,
+        sign_in_limit=sign_in_limit,
+        send_mail=account_mailer(jobs.mailer, settings.mail_from, mail_domain(settings.mail_from))
+        if jobs.mailer
+        else None,
+        sealer=jobs.webhook_sealer,
+        owner_totp_required=settings.portal_owner_totp,
     )
     app = Litestar(
-        route_handlers=[portal], plugins=[http], lifespan=[lifespan.run], logging_config=None, openapi_config=None
+        route_handlers=[portal],
+        plugins=[http],
+        lifespan=[lifespan.run],
+        on_startup=[sign_in_limit.start],
+        on_shutdown=[sign_in_limit.stop],
+        logging_config=None,
+        openapi_config=None,
     )
     if served:
         app.on_startup.append(settle_heap)  # after the plugin's hooks: the pools and limiter exist by then

@@ -59,6 +59,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     webhook_endpoint_concurrency: int = 8
     """``LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY``: of those, at most this many to one endpoint."""
     trusted_proxies: tuple[str, ...] = ()
+    portal_owner_totp: bool = False
+    """``LOYALTY_PORTAL_OWNER_TOTP=required``: every portal owner must use two-factor sign-in."""
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
 
@@ -116,6 +118,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 ipaddress.ip_network(proxy, strict=False)
             except ValueError:
                 problems.append(f"LOYALTY_TRUSTED_PROXIES holds {proxy!r}, not an address or network")
+        owner_totp = (text("LOYALTY_PORTAL_OWNER_TOTP") or "optional").lower()
+        if owner_totp not in ("required", "optional"):
+            problems.append(f"LOYALTY_PORTAL_OWNER_TOTP={owner_totp!r} must be 'required' or 'optional'")
         host = text("LOYALTY_HOST") or "127.0.0.1"
         port = whole("LOYALTY_PORT", 8000, 1, 65535)
         settings = cls(
@@ -144,6 +149,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             webhook_concurrency=whole("LOYALTY_WEBHOOK_CONCURRENCY", 32, 1, 1000),
             webhook_endpoint_concurrency=whole("LOYALTY_WEBHOOK_ENDPOINT_CONCURRENCY", 8, 1, 1000),
             trusted_proxies=proxies,
+            portal_owner_totp=owner_totp == "required",
             log_level=(text("LOYALTY_LOG_LEVEL") or "INFO").upper(),
             log_format="console" if log_format == "console" else "json",
         )

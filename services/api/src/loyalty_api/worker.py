@@ -45,6 +45,8 @@ than a few mails to send. A job whose worker was killed keeps its unique key, an
 runs from starting, until a sweep takes it back: by its heartbeat, well before this timeout
 (``jobs.holding``). A delivery in hand when the timeout cancels a sweep still finishes
 (jobs/card_mails.py)."""
+EVERY_MINUTE = "* * * * *"
+"""The schedule of the sweeps whose successful runs are logged at debug (OPS-7)."""
 
 
 STORE_DOWN = (RedisConnectionError, RedisTimeoutError, psycopg.OperationalError, OSError)
@@ -199,7 +201,10 @@ def make_worker(queue: Queue, context: JobContext) -> Worker[Any]:
     async def startup(ctx: dict[str, Any]) -> None:
         keep(ctx, context)
 
-    crons = [CronJob(for_saq(fn), cron=cron, timeout=CRON_TIMEOUT_SECONDS) for fn, cron in SCHEDULED.values()]
+    crons = [
+        CronJob(for_saq(fn, quiet=cron == EVERY_MINUTE), cron=cron, timeout=CRON_TIMEOUT_SECONDS)
+        for fn, cron in SCHEDULED.values()
+    ]
     functions = [for_saq(fn) for fn in QUEUED]  # SAQ registers the crons' functions itself
     worker = QueueWorker(
         queue,

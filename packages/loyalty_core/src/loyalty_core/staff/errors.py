@@ -11,3 +11,10 @@ class UserNotFound(NotFound):
 
 class UserEmailDuplicate(Conflict):
     code = "USER_EMAIL_DUPLICATE"
+
+
+class LinkNotUsable(NotFound):
+    """An invitation or password-reset link that is unknown, used already or past its end: one answer
+    for all three, so the page tells nothing about links it did not send."""
+
+    code = "NOT_FOUND"

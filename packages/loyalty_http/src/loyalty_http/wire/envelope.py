@@ -13,6 +13,7 @@ from psycopg_pool import PoolTimeout as DriverPoolTimeout
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from loyalty_core.db import BUSY_SQLSTATES, database_unavailable
 from loyalty_core.error_status import STATUS_BY_CODE
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_http.wire.body import printable
@@ -97,19 +98,19 @@ def on_framework_error(request: Request[Any, Any, Any], exc: HTTPException) -> R
     return error_response(request, status, code, _FRAMEWORK_MESSAGES.get(code, exc.detail), headers=headers)
 
 
-TRANSIENT_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
-"""lock_not_available (a wait past lock_timeout), deadlock_detected, serialization_failure: the
-request's transaction was rolled back whole, so the caller may simply send it again."""
 RETRY_AFTER_SECONDS = 1
 
 
 def on_database_error(request: Request[Any, Any, Any], exc: DBAPIError | psycopg.Error) -> Response[bytes]:
     """Through SQLAlchemy (``DBAPIError``) or straight from psycopg (the till's statements)."""
     sqlstate = exc.sqlstate if isinstance(exc, psycopg.Error) else getattr(exc.orig, "sqlstate", None)
-    if sqlstate not in TRANSIENT_SQLSTATES:
-        return on_unexpected_error(request, exc)
-    log.warning("database busy", route=loggable_path(request.scope), sqlstate=sqlstate)
-    return _busy(request, "Another write holds what this request needs; nothing was changed, retry in a moment.")
+    if sqlstate in BUSY_SQLSTATES:
+        log.warning("database busy", route=loggable_path(request.scope), sqlstate=sqlstate)
+        return _busy(request, "Another write holds what this request needs; nothing was changed, retry in a moment.")
+    if database_unavailable(exc):  # refused connections: too many clients, nothing listening
+        log.warning("database refused the connection", route=loggable_path(request.scope), sqlstate=sqlstate)
+        return _busy(request, "The service cannot reach its database just now; nothing was changed, retry in a moment.")
+    return on_unexpected_error(request, exc)
 
 
 def on_pool_timeout(request: Request[Any, Any, Any], exc: PoolTimeout | DriverPoolTimeout) -> Response[bytes]:

@@ -4,7 +4,6 @@ admin API's service: the plan's location ceiling and the unique key refuse here 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
@@ -18,7 +17,7 @@ from loyalty_core.tenancy.reads import TenancyReads
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Branches"
 DONE = {
@@ -31,7 +30,7 @@ ALL_ROWS = 1000
 
 
 def path_of(branch: Branch) -> str:
-    return f"{MOUNT_PATH}/branches/{quote(branch.external_id, safe='')}"
+    return portal_path("branches", branch.external_id)
 
 
 def values_of(form: Form, *, new: bool) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.once import shown_at
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "API clients"
 SCOPES = ("read", "write", "webhooks")
@@ -86,7 +86,7 @@ class ClientsController(Controller):
             default_branch=branch,
         )
         # the secret is shown in this answer only, never kept to be shown after a redirect; the form
-        # sent again lists the clients and makes none (PORTAL-6)
+        # sent again lists the clients and makes none (PORTAL-11)
         again = f"The client {made.client.name} ({made.client.client_id}) was created; its secret was shown once."
         return shown_at(created, f"{MOUNT_PATH}/clients", again)
 
@@ -123,7 +123,7 @@ def _confirm(visitor: Visitor, client: ApiClient) -> Response[Any]:
         current=CURRENT,
         title=f"Revoke client {client.name}",
         note=f"The till using {client.client_id} stops working at once: every token it holds is refused.",
-        action=f"{MOUNT_PATH}/clients/{client.client_id}/revoke",
+        action=portal_path("clients", client.client_id, "revoke"),
         keep=f"{MOUNT_PATH}/clients",
         confirm="Confirm revoke",
         keep_label="Keep it",

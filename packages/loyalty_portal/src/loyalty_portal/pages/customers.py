@@ -91,13 +91,22 @@ class CustomersController(Controller):
             return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, form=form)
         return see_other(f"{MOUNT_PATH}/customers/{number}?done=adjusted")
 
-    @post("/{customer_id:str}/cards/{code:str}/{action:str}")
+    @post("/{customer_id:str}/cards/{action:str}")
     async def card(
-        self, customer_id: FromPath[str], code: FromPath[str], action: FromPath[str], visitor: Me, db: Db, config: Cfg
+        self,
+        customer_id: FromPath[str],
+        action: FromPath[str],
+        request: Request[Any, Any, Any],
+        visitor: Me,
+        db: Db,
+        config: Cfg,
     ) -> Response[Any]:
+        """Block or unblock the card the form names: its value travels in the body, never in the
+        address, where a stored value shaped like a path could name another action (PORTAL-5)."""
         number = customer_id_of(customer_id)
         if action not in ("block", "unblock"):
             raise CustomerNotFound("There is no such card action.")
+        code = (await Form.of(request)).raw.get("card", "")
         try:
             async with db.begin_nested():
                 await CustomerService(db, config.clock).identifiers.set_identifier_active(

@@ -68,13 +68,19 @@ class ImportController(Controller):
         uploaded = received.file
         if uploaded is None:
             return await page(db, config, visitor, status=422, error="Choose a CSV file to check.")
+        jobs = ImportJobs(db, config.clock)
         try:
-            job = await ImportJobs(db, config.clock).checked(
-                visitor.vendor_id, visitor.user_id, uploaded.file_name, uploaded.path
-            )
+            job = await jobs.checked(visitor.vendor_id, visitor.user_id, uploaded.file_name, uploaded.path)
+            # the shop's oldest checks beyond its allowance, and any past their age, go (PORTAL-9)
+            for discarded in await jobs.discard_unimported(visitor.vendor_id):
+                await asyncio.to_thread(discarded.unlink, missing_ok=True)
         except ImportFileRefused as refused:
             await asyncio.to_thread(uploaded.path.unlink, missing_ok=True)
             return await page(db, config, visitor, status=422, error=str(refused))
+        except BaseException:
+            # no job names the file: left on disk, nothing would ever remove it (PORTAL-6)
+            await asyncio.to_thread(uploaded.path.unlink, missing_ok=True)
+            raise
         return see_other(f"{MOUNT_PATH}/import/{job.id}")
 
     @get("/{job_id:str}")

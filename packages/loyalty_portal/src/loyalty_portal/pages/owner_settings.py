@@ -23,7 +23,7 @@ from loyalty_core.staff.services.sessions import Visitor
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.pages.basket import preview_context
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 ALL_ROWS = 1000
 """A shop keeps a handful of these (the plan caps campaigns); a page lists them all."""
@@ -172,8 +172,8 @@ class OwnerSettingsController(Controller):
             current=self.kind.current,
             title=f"Delete {self.kind.noun} {found.name}",
             note=DELETE_NOTE,
-            action=f"{MOUNT_PATH}/{self.kind.slug}/{found.id}/delete",
-            keep=f"{MOUNT_PATH}/{self.kind.slug}/{found.id}",
+            action=portal_path(self.kind.slug, found.id, "delete"),
+            keep=portal_path(self.kind.slug, found.id),
         )
 
     @post("/{row_id:str}/delete")

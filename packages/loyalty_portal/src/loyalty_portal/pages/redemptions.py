@@ -14,7 +14,7 @@ from loyalty_core.redemptions.reads import redemption
 from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import portal_path, render, see_other
 
 CURRENT = "Redemptions"
 
@@ -25,7 +25,7 @@ class RedemptionsController(Controller):
     @get("/")
     async def find(self, visitor: Me, code: FromQuery[str | None] = None) -> Response[Any]:
         if code and code.strip():
-            return see_other(f"{MOUNT_PATH}/redemptions/{code.strip().upper()}")
+            return see_other(portal_path("redemptions", code.strip().upper()))
         return render("redemptions.html", visitor=visitor, current=CURRENT)
 
     @get("/{code:str}")
@@ -66,4 +66,4 @@ class RedemptionsController(Controller):
                 state=shown_status(found, config.clock.now()),
                 error=refused.message,
             )
-        return see_other(f"{MOUNT_PATH}/redemptions/{found.confirmation_code}?done=cancelled")
+        return see_other(portal_path("redemptions", found.confirmation_code) + "?done=cancelled")

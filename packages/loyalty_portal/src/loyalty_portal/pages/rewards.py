@@ -167,7 +167,7 @@ class RewardsController(Controller):
             return _form(
                 visitor, found, shown(found), status=status_of(refused), customer=typed, give_error=refused.message
             )
-        # the redemption's own page shows the result, so reloading it gives nothing again (PORTAL-6)
+        # the redemption's own page shows the result, so reloading it gives nothing again (PORTAL-11)
         return see_other(
             f"{MOUNT_PATH}/redemptions/{given.confirmation_code}",
             flash=f"Given to customer {customer.id}: redemption {given.confirmation_code}.",

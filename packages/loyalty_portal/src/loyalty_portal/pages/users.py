@@ -1,5 +1,7 @@
-"""The shop's portal users: list, add, change role, deactivate (and back), reset password. Every write
-goes through the admin API's service, which ends the changed user's sessions."""
+"""The shop's portal users: list, invite, change role, deactivate (and back), mail a password-reset
+link. An owner never types another person's password: an invitation mails a link to choose it
+(STAFF-2), and answers alike whether or not the address signs in at another shop (STAFF-4). Every
+change goes through the admin API's service, which ends the changed user's sessions."""
 
 from __future__ import annotations
 
@@ -9,22 +11,24 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 
-from loyalty_core.bounds import PASSWORD, USER_EMAIL
+from loyalty_core.bounds import USER_EMAIL
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.staff.errors import UserNotFound
 from loyalty_core.staff.models import Role, User
+from loyalty_core.staff.services.links import Invitations, PasswordResets
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.staff.services.users import UserService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
+from loyalty_portal.mails import after_the_answer, invitation_mail, reset_mail
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Users"
 DONE = {
-    "created": "The user is added.",
+    "invited": "Invitation sent. The link in it works once, for 72 hours.",
     "role": "The role is changed; the user signs in again.",
-    "password": "The password is reset; the user signs in again.",
+    "password": "A link to choose a new password is mailed to the user.",
     "deactivated": "The user is deactivated and signed out.",
     "activated": "The user may sign in again.",
 }
@@ -34,14 +38,6 @@ ROLES = tuple(Role)
 
 def user_id_of(raw: str) -> int:
     return row_id(raw, lambda: UserNotFound("The vendor has no user with this id.", user_id=raw))
-
-
-def _password(form: Form, name: str) -> str:
-    """As typed, spaces included; the service checks its length (the rule's own message)."""
-    value = form.raw.get(name, "")
-    if PASSWORD.max_length is not None and len(value) > PASSWORD.max_length:
-        form.problems.setdefault(name, []).append(f"At most {PASSWORD.max_length} characters.")
-    return value
 
 
 def _role(form: Form) -> str | None:
@@ -72,36 +68,40 @@ class UsersController(Controller):
         users, _ = await UserService(db, config.clock, config.passwords).list_page(
             visitor.vendor_id, page=1, per_page=ALL_ROWS
         )
-        return render("users.html", visitor=visitor, current=CURRENT, users=users, done=DONE.get(done or ""))
+        invited = await Invitations(db, config.clock, config.passwords).pending(visitor.vendor_id)
+        return render(
+            "users.html", visitor=visitor, current=CURRENT, users=users, invited=invited, done=DONE.get(done or "")
+        )
 
     @get("/new")
     async def new_user(self, visitor: Me) -> Response[Any]:
         return render("user_form.html", visitor=visitor, current=CURRENT, values={"role": "staff"}, roles=ROLES)
 
     @post("/")
-    async def create_user(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+    async def invite_user(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
         form = await Form.of(request)
         try:
             email = form.matching("email", USER_EMAIL, "An email address such as name@shop.example.", required=True)
-            role, password = _role(form), _password(form, "password")
+            role = _role(form)
             form.check()
             async with db.begin_nested():
-                await UserService(db, config.clock, config.passwords).create(
-                    visitor.vendor_id, email=email or "", role=role or "", password=password
+                invited = await Invitations(db, config.clock, config.passwords).invite(
+                    visitor.vendor_id, email=email or "", role=role or ""
                 )
         except DomainError as refused:
-            values = {k: v for k, v in form.raw.items() if k != "password"}
             return render(
                 "user_form.html",
                 status=status_of(refused),
                 visitor=visitor,
                 current=CURRENT,
-                values=values,
+                values=form.raw,
                 roles=ROLES,
                 problems=_problems(refused),
                 error=refused.message,
             )
-        return see_other(f"{MOUNT_PATH}/users?done=created")
+        return after_the_answer(
+            see_other(f"{MOUNT_PATH}/users?done=invited"), config, [invitation_mail(invited, config)]
+        )
 
     @get("/{user_id:str}")
     async def show_user(
@@ -118,12 +118,16 @@ class UsersController(Controller):
         return await _change(visitor, db, config, user_id, form, "role", lambda: {"role": _role(form)})
 
     @post("/{user_id:str}/password")
-    async def reset_password(
-        self, user_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
-    ) -> Response[Any]:
-        form = await Form.of(request)
-        changes = lambda: {"password": _password(form, "password")}  # noqa: E731
-        return await _change(visitor, db, config, user_id, form, "password", changes)
+    async def send_reset_link(self, user_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        """The user gets a reset link (as from the sign-in page); their password stays until they use it."""
+        found = await UserService(db, config.clock, config.passwords).get(visitor.vendor_id, user_id_of(user_id))
+        asked = await PasswordResets(db, config.clock, config.passwords).ask(found.email) if found.active else None
+        if asked is None:
+            return _user_page(
+                visitor, found, status=409, error="No link was sent: the user is deactivated or was sent 3 this hour."
+            )
+        page = see_other(f"{MOUNT_PATH}/users/{found.id}?done=password")
+        return after_the_answer(page, config, [reset_mail(asked, config)])
 
     @post("/{user_id:str}/deactivate")
     async def deactivate(self, user_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:

@@ -28,8 +28,12 @@ SaqFunction = Callable[..., Awaitable[Mapping[str, Any]]]
 """A job as SAQ calls it: SAQ's context dict, then the job's keyword arguments."""
 
 
-async def run_job(body: JobFunction, context: JobContext, job_id: str, /, **kwargs: Any) -> Mapping[str, Any]:
-    """``kwargs`` are the job's own (positional-only parameters here: the import job takes a ``job_id``)."""
+async def run_job(
+    body: JobFunction, context: JobContext, job_id: str, /, quiet: bool = False, **kwargs: Any
+) -> Mapping[str, Any]:
+    """``kwargs`` are the job's own (positional-only parameters here: the import job takes a ``job_id``).
+    ``quiet``: a sweep that runs every minute ends ``ok`` at debug, since an info line a minute per
+    sweep would bury every other line of a quiet shop's log; its failures still warn."""
     name = body.__name__
     log.debug("job started", job=name, job_id=job_id)
     started = time.perf_counter()
@@ -38,11 +42,11 @@ async def run_job(body: JobFunction, context: JobContext, job_id: str, /, **kwar
     except BaseException as exc:  # cancellation too: a stopping worker or SAQ's timeout ends the run
         log.warning("job finished", job=name, job_id=job_id, ms=_ms(started), outcome=type(exc).__name__)
         raise
-    log.info("job finished", job=name, job_id=job_id, ms=_ms(started), outcome="ok")
+    (log.debug if quiet else log.info)("job finished", job=name, job_id=job_id, ms=_ms(started), outcome="ok")
     return result
 
 
-def for_saq(body: JobFunction) -> SaqFunction:
+def for_saq(body: JobFunction, *, quiet: bool = False) -> SaqFunction:
     """``body`` as SAQ runs it, under the body's own name (the name a job is queued by): it reads the
     worker's ``JobContext`` out of SAQ's context and the job's id off SAQ's job, and touches the job
     while it runs (``jobs.holding``). The touching ends before the body's result is handed back, so it
@@ -53,7 +57,7 @@ def for_saq(body: JobFunction) -> SaqFunction:
         job = ctx["job"]
         touching = asyncio.create_task(keep_alive(job))
         try:
-            return await run_job(body, job_context(ctx), str(job.id), **kwargs)
+            return await run_job(body, job_context(ctx), str(job.id), quiet, **kwargs)
         finally:
             touching.cancel()
             await asyncio.gather(touching, return_exceptions=True)

@@ -19,6 +19,7 @@ from typing import TextIO
 
 from loyalty_core.customers.rules import cards
 from loyalty_core.customers.services.profiles import IdentifierInput, Profile
+from loyalty_core.numbers import whole_of
 
 COLUMNS = ("external_id", "card", "email", "first_name", "last_name", "phone", "date_of_birth", "opening_points")
 MAX_POINTS = 2_147_483_647
@@ -103,8 +104,9 @@ def _row(line: int, names: list[str], values: list[str]) -> ImportRow:
             born = date.fromisoformat(raw["date_of_birth"])
         except ValueError:
             return ImportRow(line, reason="date_of_birth is not a date such as 1990-12-31.")
-    points_text = raw.get("opening_points") or "0"
-    if not points_text.isdigit() or len(points_text) > 10 or int(points_text) > MAX_POINTS:
+    # read as the API reads a number (INPUT-10): ASCII digits only, so "²" or "٣" is refused here
+    points = whole_of(raw.get("opening_points") or "0")
+    if points is None or not 0 <= points <= MAX_POINTS:
         return ImportRow(line, reason=f"opening_points is not a whole number from 0 to {MAX_POINTS}.")
     identifiers = (IdentifierInput(cards.LOYALTY_CARD, cards.normalise_code(card)),) if card else ()
     profile = Profile(
@@ -116,4 +118,4 @@ def _row(line: int, names: list[str], values: list[str]) -> ImportRow:
         external_id=raw.get("external_id") or None,
         identifiers=identifiers,
     )
-    return ImportRow(line, profile=profile, opening_points=int(points_text))
+    return ImportRow(line, profile=profile, opening_points=points)

@@ -17,7 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_core.accounts.jobs.import_file import ImportRow, open_file, rows_of
@@ -34,6 +34,11 @@ MAX_ERRORS = 100
 """Refusals kept on a job to show; the counts hold them all."""
 STALLED = timedelta(minutes=5)
 """A running job whose progress has not moved this long lost its worker; another takes it up."""
+UNIMPORTED_FOR = timedelta(hours=24)
+"""A checked upload never imported is removed this long after its check (PORTAL-9)."""
+MAX_WAITING = 5
+"""Checked uploads a shop may keep waiting; a newer check removes the oldest beyond them. With the
+page's limit per file, this bounds what one shop keeps on disk (PORTAL-9)."""
 
 
 def dry_run(path: Path) -> tuple[int, int, list[dict[str, Any]]]:
@@ -57,7 +62,10 @@ class ImportJobs:
 
     async def checked(self, vendor_id: int, user_id: int | None, file_name: str, path: Path) -> CustomerImport:
         total, accepted, errors = await asyncio.to_thread(dry_run, path)
+        now = self._clock.now()  # the service clock's: a check's age is counted on it (PORTAL-9)
         job = CustomerImport(
+            created_at=now,
+            updated_at=now,
             vendor_id=vendor_id,
             user_id=user_id,
             file_name=file_name[:255],
@@ -99,6 +107,27 @@ class ImportJobs:
             .values(state=ImportState.QUEUED, errors=[], updated_at=self._clock.now())
         )
         return bool(queued.rowcount)  # type: ignore[attr-defined]
+
+    async def discard_unimported(self, vendor_id: int | None = None) -> list[Path]:
+        """Remove the jobs of uploads checked but never imported: those checked more than
+        ``UNIMPORTED_FOR`` ago, and (for ``vendor_id``) a shop's beyond its ``MAX_WAITING`` newest.
+        Answers their files, which the caller deletes: they hold customers' personal data."""
+        stale = CustomerImport.updated_at < self._clock.now() - UNIMPORTED_FOR
+        if vendor_id is not None:
+            kept = (
+                select(CustomerImport.id)
+                .where(CustomerImport.vendor_id == vendor_id, CustomerImport.state == ImportState.CHECKED)
+                .order_by(CustomerImport.id.desc())
+                .limit(MAX_WAITING)
+                .correlate(None)
+            )
+            stale = (CustomerImport.vendor_id == vendor_id) & (stale | CustomerImport.id.not_in(kept.scalar_subquery()))
+        removed = await self._session.execute(
+            delete(CustomerImport)
+            .where(CustomerImport.state == ImportState.CHECKED, stale)
+            .returning(CustomerImport.path)
+        )
+        return [Path(path) for path in removed.scalars()]
 
     async def due(self) -> list[int]:
         """Queued jobs, and running ones whose worker went away."""

@@ -46,12 +46,17 @@ class Visitor:
     vendor_name: str = ""
     read_only: bool = False
     """The shop's subscription has ended: it may read, not write."""
+    second_factor: bool = False
+    """The user has confirmed a second factor (STAFF-6)."""
+    pending_user_id: int | None = None
+    """Anonymous, but past the password of this user, who owes their second factor's code."""
     flash: str | None = None
     """What the session's last form did, shown by this request's page and then forgotten."""
 
 
 class Outcome(StrEnum):
     SIGNED_IN = "signed_in"
+    CODE_NEEDED = "code_needed"
     INVALID = "invalid"
     LOCKED = "locked"
     SHOP_INACTIVE = "shop_inactive"
@@ -67,18 +72,22 @@ class PortalSessions:
     def __init__(self, session: AsyncSession, clock: Clock, passwords: Passwords = DEFAULT) -> None:
         self._session, self._clock, self._passwords = session, clock, passwords
 
-    async def open(self, user_id: int | None = None) -> tuple[str, Visitor]:
+    async def open(self, user_id: int | None = None, *, pending_user_id: int | None = None) -> tuple[str, Visitor]:
         """A new session under a new token (anonymous unless ``user_id``)."""
         token = secrets.token_urlsafe(32)
         row = PortalSession(
             token_hash=token_hash(token),
             user_id=user_id,
+            pending_user_id=pending_user_id,
             csrf_token=secrets.token_urlsafe(32),
             last_seen_at=self._clock.now(),
         )
         self._session.add(row)
         await self._session.flush()
-        return token, Visitor(session_id=row.id, csrf_token=row.csrf_token, user_id=user_id)
+        visitor = Visitor(
+            session_id=row.id, csrf_token=row.csrf_token, user_id=user_id, pending_user_id=pending_user_id
+        )
+        return token, visitor
 
     async def visitor(self, token: str | None) -> Visitor | None:
         """The live session the token names, None when there is none (unknown, idle too long, or its
@@ -108,7 +117,7 @@ class PortalSessions:
         if touched:  # one write for both: the message is shown once, and reads stay reads
             await self._session.execute(update(PortalSession).where(PortalSession.id == stored.id).values(**touched))
         if user is None or vendor is None:
-            return Visitor(session_id=stored.id, csrf_token=stored.csrf_token)
+            return Visitor(session_id=stored.id, csrf_token=stored.csrf_token, pending_user_id=stored.pending_user_id)
         ended = vendor.subscription_ends_at is not None and now >= vendor.subscription_ends_at
         return Visitor(
             session_id=stored.id,
@@ -119,6 +128,7 @@ class PortalSessions:
             vendor_id=vendor.id,
             vendor_name=vendor.name,
             read_only=ended,
+            second_factor=user.totp_confirmed_at is not None,
             flash=flash,
         )
 
@@ -139,11 +149,21 @@ class PortalSessions:
         if vendor is None or vendor.status != VendorStatus.ACTIVE:
             return SignIn(Outcome.SHOP_INACTIVE)
         await lockout.forget(self._session, address, now)
+        if user.totp_confirmed_at is not None:  # the code next, under a new token (STAFF-6)
+            if previous is not None:
+                await self.end(previous.session_id)
+            token, _ = await self.open(pending_user_id=user.id)
+            return SignIn(Outcome.CODE_NEEDED, token)
+        return SignIn(Outcome.SIGNED_IN, await self.start(previous, user.id))
+
+    async def start(self, previous: Visitor | None, user_id: int) -> str:
+        """End the visitor's session and open a signed-in one for ``user_id``: its token."""
         if previous is not None:
             await self.end(previous.session_id)
+        now = self._clock.now()
         await self._session.execute(delete(PortalSession).where(PortalSession.last_seen_at <= now - IDLE))
-        token, _ = await self.open(user.id)
-        return SignIn(Outcome.SIGNED_IN, token)
+        token, _ = await self.open(user_id)
+        return token
 
     async def end(self, session_id: int) -> None:
         await self._session.execute(delete(PortalSession).where(PortalSession.id == session_id))
