@@ -117,6 +117,10 @@ till-sql:
 openapi:
     uv run --frozen python -m loyalty_http.openapi.export docs
 
+# refresh docs/portal/ with Chromium's view of every portal page (runs tests/portal/test_screenshots.py)
+portal-screenshots:
+    LOYALTY_PORTAL_SCREENSHOTS=docs/portal uv run --frozen --exact --all-packages pytest tests/portal/test_screenshots.py -q
+
 # refresh docs/screenshots/ with Chromium's view of the docs pages (runs their browser tests)
 screenshots:
     LOYALTY_DOCS_SCREENSHOTS=docs/screenshots uv run --frozen --exact --all-packages pytest tests/api/docs -q

@@ -118,7 +118,7 @@ async def test_prune_tokens_deletes_only_tokens_ended_a_day_ago(
     client: AsyncTestClient[Litestar], database_url: str
 ) -> None:
     """The issued_tokens table no longer grows forever: prune-tokens (scheduled daily, runnable from test
-    mode) deletes the rows of tokens that ended more than a day ago and keeps the rest. PORTAL-10: it
+    mode) deletes the rows of tokens that ended more than a day ago and keeps the rest. PORTAL-17: it
     deletes the used form keys of portal sessions that ended, and keeps those of a live session."""
     from datetime import timedelta
 

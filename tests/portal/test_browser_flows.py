@@ -69,9 +69,9 @@ async def test_a_reward_is_created_edited_given_at_the_counter_and_deleted(page:
     await page.get_by_role("link", name="Free croissant").click()
     await page.get_by_label("Customer").fill(shop.card)
     await page.get_by_role("button", name="Give").click()
-    # PORTAL-11: the give lands on the redemption's own page, which says what was given once
+    # PORTAL-18: the give lands on the redemption's own page, which says what was given once
     await expect(page).to_have_url(re.compile(r"/portal/redemptions/[A-Z0-9-]+$"))
-    await expect(page.get_by_role("status")).to_contain_text(f"Given to customer {shop.customer_id}")
+    await expect(page.get_by_role("status")).to_contain_text(f"Given to Anna Jansen (card {shop.card}): redemption ")
     await expect(page.locator("#redemption-status")).to_have_text("used")
     [(reward_id, status)] = rows(
         live_database(live), "SELECT id, status FROM rewards WHERE vendor_id = %(v)s", v=shop.vendor_id

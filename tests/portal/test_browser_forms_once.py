@@ -1,4 +1,4 @@
-"""Each state-changing form sent twice in Chromium (PORTAL-10, PORTAL-11): submitted by the browser,
+"""Each state-changing form sent twice in Chromium (PORTAL-17, PORTAL-18): submitted by the browser,
 then the very same body sent again with the page's cookies, as a double click or a "confirm form
 resubmission" does. The second answer sends the browser to the first one's result page, and the
 write happened once."""
@@ -42,7 +42,7 @@ def count(live: Live, sql: str, shop: LiveShop) -> int:
 
 
 async def test_every_kind_of_form_sent_twice_acts_once(page: Page, live: Live) -> None:
-    """PORTAL-10: reward, give at the counter (one redemption, the points taken once), cancel (the
+    """PORTAL-17: reward, give at the counter (one redemption, the points taken once), cancel (the
     points back once), adjust, branch, cards, API client, invitation and merge, each sent twice."""
     shop = make_live_shop(live, points=200)
     status, other = live.call("POST", "/api/v1/customers", {"email": "second@customer.example"}, shop.token)
@@ -60,7 +60,7 @@ async def test_every_kind_of_form_sent_twice_acts_once(page: Page, live: Live) -
     await page.goto(live.url + f"/portal/rewards/{reward_id}")
     await page.get_by_label("Customer").fill(shop.card)
     given = await twice(page, "Give")
-    await expect(page.get_by_role("status")).to_contain_text(f"Given to customer {shop.customer_id}")
+    await expect(page.get_by_role("status")).to_contain_text(f"Given to Anna Jansen (card {shop.card}): redemption ")
     [(code,)] = rows(
         live.database_url, "SELECT confirmation_code FROM redemptions WHERE vendor_id = %(v)s", v=shop.vendor_id
     )
@@ -118,7 +118,7 @@ async def test_every_kind_of_form_sent_twice_acts_once(page: Page, live: Live) -
 
 
 async def test_settings_cards_imports_and_a_customers_end_sent_twice_act_once(page: Page, live: Live) -> None:
-    """PORTAL-10: an earn rule, a card mail, a reward's delete, an import checked and run, and a
+    """PORTAL-17: an earn rule, a card mail, a reward's delete, an import checked and run, and a
     customer deactivated then anonymized, each sent twice: one row, one mail, one job queued once,
     and each second answer the first one's page (a second delete or anonymize would find nothing)."""
     shop = make_live_shop(live, points=10)

@@ -14,7 +14,7 @@ from tests.support.live import Live
 TEMPLATES = Path(__file__).resolve().parents[2] / "packages/loyalty_portal/src/loyalty_portal/templates"
 ADDRESS = re.compile(r'\b(?:action|href)="([^"]*)"')
 SHOWN = re.compile(r"{{(.*?)}}")
-BUILT_IN_PYTHON = {"base", "path", "preview_path", "action", "keep"}
+BUILT_IN_PYTHON = {"base", "path", "preview_path", "action", "keep", "older"}
 """Addresses a page's controller builds with the one path helper (``loyalty_portal.web.portal_path``)."""
 
 

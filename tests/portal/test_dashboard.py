@@ -23,7 +23,9 @@ from tests.support.purchases import buy, earn_rule
 from tests.support.redemptions import redeem, reward
 from tests.support.tenants import admin, make_tenant, token_for
 
-ROW = re.compile(r'<tr><th scope="row">([\d-]+)</th><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td></tr>')
+ROW = re.compile(
+    r'<tr><th scope="row">([\d-]+)</th><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td></tr>'
+)
 
 
 def figure(page: str, name: str) -> str:
@@ -80,13 +82,14 @@ async def test_the_dashboard_shows_exactly_what_the_ledger_holds(
     await signed_in(client, staff)
     page = await client.get("/portal")
     assert page.status_code == 200
-    days = {day: (int(i), int(r), int(e)) for day, i, r, e in ROW.findall(page.text)}
+    days = {day: tuple(int(n) for n in figures) for day, *figures in ROW.findall(page.text)}
     assert sorted(days) == [(date(2033, 2, 9) + timedelta(days=n)).isoformat() for n in range(30)]
-    assert {day: figures for day, figures in days.items() if figures != (0, 0, 0)} == {
-        "2033-03-01": (42, 0, 0),
-        "2033-03-03": (0, 10, 0),
-        "2033-03-09": (0, 0, 35),
-        "2033-03-10": (14, 0, 0),
+    # (issued, redeemed, expired, earned, redemptions)
+    assert {day: figures for day, figures in days.items() if any(figures)} == {
+        "2033-03-01": (42, 0, 0, 42, 0),
+        "2033-03-03": (0, 10, 0, 0, 1),
+        "2033-03-09": (0, 0, 35, 0, 0),
+        "2033-03-10": (14, 0, 0, 14, 0),
     }
     assert figure(page.text, "active-customers") == "3"
     assert figure(page.text, "points-outstanding") == "14"
@@ -95,7 +98,11 @@ async def test_the_dashboard_shows_exactly_what_the_ledger_holds(
         held = await conn.scalar(text("SELECT sum(balance) FROM wallets WHERE vendor_id = :v"), {"v": tenant.vendor_id})
     assert held == 14
     assert "<svg" in page.text
-    assert "From 2033-02-09 to 2033-03-10: 56 points issued, 10 redeemed and 35 expired." in page.text
+    assert (
+        "From 2033-02-09 to 2033-03-10: 56 points issued (56 earned by purchases), 10 redeemed and 35 expired."
+        in page.text
+    )
+    assert figure(page.text, "redemptions") == "1"
 
 
 async def test_staff_open_the_dashboard_and_see_the_chart_in_a_browser(page: Page, live: Live) -> None:
@@ -116,3 +123,74 @@ async def test_staff_open_the_dashboard_and_see_the_chart_in_a_browser(page: Pag
     asked = requests_of(page)
     assert asked
     assert [url for url in asked if not url.startswith(live.url + "/")] == []
+
+
+async def test_the_range_in_the_url_chooses_the_days_and_issued_counts_every_positive_movement(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """DASHBOARD-1, DASHBOARD-3: `?days=7|30|90` picks the range (anything else is 30); issued
+    counts an adjustment as well as a purchase, earned only the purchase; new customers are those
+    enrolled in the range; folded and unfolded entries alike."""
+    tenant = await make_tenant(client)
+    owner = unique_email("owner")
+    users = f"/admin/v1/vendors/{tenant.vendor_id}/users"
+    await admin(client, "POST", users, {"email": owner, "role": "owner", "password": PASSWORD})
+    await earn_rule(engine, tenant.vendor_id)  # a point per 100 cents
+
+    async def moment(at: str) -> None:
+        await set_clock(client, at)
+        tenant.token = await token_for(client, tenant.client_id, tenant.client_secret)
+
+    await moment("2034-01-01T10:00:00Z")  # 40 days before the end: only in the 90 days
+    old = await register(client, tenant, email=unique_email("old"))
+    await moment("2034-02-01T10:00:00Z")  # 9 days before the end: in the 30 and 90 days
+    anna = unique_email("anna")
+    made = await register(client, tenant, email=anna)
+    assert (await buy(client, tenant, anna, 2500)).status_code == 201  # 25 earned
+    await run_job(client, "ledger-totals")
+    await run_job(client, "ledger-totals")
+    await moment("2034-02-09T10:00:00Z")  # the last 7 days
+    adjusted = await client.post(
+        f"/api/v1/customers/{made['id']}/wallet/adjust",
+        json={"amount": 40, "reason": "welcome back", "idempotency_key": "k1"},
+        headers=tenant.headers,
+    )
+    assert adjusted.status_code == 201, adjusted.text
+    adjusted = await client.post(
+        f"/api/v1/customers/{old['id']}/wallet/adjust",
+        json={"amount": 7, "reason": "sorry", "idempotency_key": "k2"},
+        headers=tenant.headers,
+    )
+    assert adjusted.status_code == 201, adjusted.text
+    await moment("2034-02-10T12:00:00Z")
+
+    await signed_in(client, owner)
+    expected = {
+        "7": ("47", "0", "0", "7 days"),
+        "30": ("72", "25", "1", "30 days"),
+        "90": ("72", "25", "2", "90 days"),
+        "": ("72", "25", "1", "30 days"),
+        "365": ("72", "25", "1", "30 days"),
+    }
+    for days, (issued, earned, new, label) in expected.items():
+        page = await client.get(f"/portal?days={days}" if days else "/portal")
+        assert page.status_code == 200, page.text
+        assert (figure(page.text, "points-issued"), figure(page.text, "points-earned")) == (issued, earned), days
+        assert figure(page.text, "new-customers") == new, days
+        assert f'aria-current="page">Last {label}</a>' in page.text, days
+        assert len(ROW.findall(page.text)) == int(label.split()[0]), days
+
+
+async def test_the_range_links_change_the_chart_in_a_browser(page: Page, live: Live) -> None:
+    """DASHBOARD-3: the range is a link (no script): 7 and 90 days redraw the chart and its table."""
+    shop = make_live_shop(live, points=200)
+    await sign_in(page, live, shop.owner)
+    ranges = page.get_by_role("navigation", name="Range")
+    await ranges.get_by_role("link", name="Last 7 days").click()
+    await expect(page).to_have_url(live.url + "/portal?days=7")
+    await expect(page.locator("#points-table tbody tr")).to_have_count(7)
+    await expect(page.locator("#points-issued")).to_have_text("200")
+    await ranges.get_by_role("link", name="Last 90 days").click()
+    await expect(page.locator("#points-table tbody tr")).to_have_count(90)
+    await expect(ranges.get_by_role("link", name="Last 90 days")).to_have_attribute("aria-current", "page")
+    await expect(page.locator("#new-customers")).to_have_text("1")

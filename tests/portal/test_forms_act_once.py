@@ -1,4 +1,4 @@
-"""Forms that act once (PORTAL-10) and answer with a redirect to their result (PORTAL-11): every
+"""Forms that act once (PORTAL-17) and answer with a redirect to their result (PORTAL-18): every
 state-changing portal route, read from the app's own route table, refuses a form without its
 one-time key and answers a used key with the first result, changing nothing; the give at the counter
 sent twice gives once."""
@@ -73,7 +73,7 @@ async def _counts(engine: AsyncEngine, vendor_id: int) -> dict[str, int]:
 async def test_every_post_route_refuses_a_missing_key_and_sends_a_used_one_to_its_first_result(
     client: Client, engine: AsyncEngine
 ) -> None:
-    """PORTAL-10: a new POST route cannot forget the key: each one the app registers, but the few that
+    """PORTAL-17: a new POST route cannot forget the key: each one the app registers, but the few that
     say why they need none, refuses a form without a key or with one minted for another session (403,
     the expired-form page) and answers a key used before with a redirect to that key's first result,
     its handler never run."""
@@ -99,7 +99,7 @@ async def test_every_post_route_refuses_a_missing_key_and_sends_a_used_one_to_it
 
 
 async def test_giving_at_the_counter_twice_with_one_form_gives_once(client: Client, engine: AsyncEngine) -> None:
-    """PORTAL-10, PORTAL-11: the give's form sent twice (a double click, a resubmission) makes one
+    """PORTAL-17, PORTAL-18: the give's form sent twice (a double click, a resubmission) makes one
     redemption and takes 40 points once; both answers send the browser to the redemption's page, which
     shows what was given once, from the server-side session."""
     shop = await make_shop(client, with_staff=False)
@@ -141,10 +141,10 @@ async def test_giving_at_the_counter_twice_with_one_form_gives_once(client: Clie
     [code] = codes
     assert entries == [-40]
     assert [(a.status_code, a.headers["location"]) for a in answers] == [(303, f"/portal/redemptions/{code}")] * 2
-    message = f"Given to customer {customer['id']}: redemption {code}."
+    message = f"(card {customer['loyalty_card_code']}): redemption {code}.</p>"
     shown = await client.get(f"/portal/redemptions/{code}")
     assert shown.status_code == 200
-    assert f'<p class="done" role="status">{message}</p>' in shown.text
+    assert re.search(r'<p class="done" role="status">Given to [^<]*' + re.escape(message), shown.text)
     again = await client.get(f"/portal/redemptions/{code}")
     assert message not in again.text
     wallet = await client.get(f"/api/v1/customers/{customer['id']}/wallet", headers=shop.tenant.headers)
@@ -152,7 +152,7 @@ async def test_giving_at_the_counter_twice_with_one_form_gives_once(client: Clie
 
 
 async def test_a_refused_form_keeps_its_key_for_the_corrected_submission(client: Client, engine: AsyncEngine) -> None:
-    """PORTAL-10: a write refused on the form (422, the message beside the field) changes nothing and
+    """PORTAL-17: a write refused on the form (422, the message beside the field) changes nothing and
     uses no key: the same form sent again, corrected, acts; sent a third time, it acts no more."""
     shop = await make_shop(client, with_staff=False)
     csrf = await signed_in(client, shop.owner)

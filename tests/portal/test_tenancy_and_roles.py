@@ -136,6 +136,10 @@ CASES: dict[str, Case] = {
         404, lambda w: f"{_customer(w)}/merge/preview", lambda w: {"keep": w.card}
     ),
     "POST /customers/{customer_id}/merge": Case(404, lambda w: f"{_customer(w)}/merge", lambda w: {"keep": w.card}),
+    "GET /customers/{customer_id}/edit": Case(404, lambda w: f"{_customer(w)}/edit"),
+    "POST /customers/{customer_id}/edit": Case(
+        404, lambda w: f"{_customer(w)}/edit", lambda w: {"first_name": "x", "locale": "en"}
+    ),
     "GET /rewards": Case(LISTS_OWN, lambda w: "/portal/rewards"),
     "GET /rewards/new": Case(200, lambda w: "/portal/rewards/new"),
     "POST /rewards": Case(
@@ -173,6 +177,9 @@ CASES: dict[str, Case] = {
     "GET /export/customers.csv": Case(LISTS_OWN, lambda w: "/portal/export/customers.csv"),
     "GET /export/ledger.csv": Case(LISTS_OWN, lambda w: "/portal/export/ledger.csv"),
     "GET /import": Case(LISTS_OWN, lambda w: "/portal/import"),
+    "GET /activity": Case(LISTS_OWN, lambda w: "/portal/activity"),
+    # the logo of the visitor's own shop, which has none: the owner's logo is never reachable
+    "GET /logo.png": Case(404, lambda w: "/portal/logo.png"),
     # a form that is no file upload: refused before anything is read or stored
     "POST /import": Case(400, lambda w: "/portal/import"),
     # an import job of another shop: tests/portal/test_import_pages.py makes one to ask for
@@ -314,6 +321,7 @@ async def test_staff_open_their_pages_and_are_refused_the_owners(client: AsyncTe
     refused = await client.get("/portal/mail")
     assert refused.status_code == 403
     assert "Only the shop&#39;s owners may open this page." in refused.text
+    assert (await client.get("/portal/activity")).status_code == 403
     assert (await client.post("/portal/mail/switch-on", data={**keyed(csrf), "email": "a@b.c"})).status_code == 403
 
 

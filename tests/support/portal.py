@@ -58,7 +58,7 @@ def csrf_of(page: Response) -> str:
 
 def keyed(csrf: str) -> dict[str, str]:
     """The hidden fields of a form as a page renders them: the session's CSRF token and a new
-    one-time key minted for the session (PORTAL-10), so each call is a new form."""
+    one-time key minted for the session (PORTAL-17), so each call is a new form."""
     return {"csrf_token": csrf, "form_key": mint(csrf)}
 
 

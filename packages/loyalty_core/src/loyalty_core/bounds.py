@@ -31,6 +31,13 @@ ADJUST_KEY: Final = Meta(max_length=255)
 # customers
 STATEMENT_VERSION: Final = Meta(max_length=255)
 """The marketing-consent statement a customer agreed to (CONSENT-2)."""
+CUSTOMER_NAME: Final = Meta(max_length=255)
+"""A customer's first or last name."""
+CUSTOMER_EMAIL: Final = Meta(max_length=MAX_EMAIL_LENGTH)
+"""A customer's email, which must also read as an email address (``loyalty_core.text.is_email``)."""
+CUSTOMER_PHONE: Final = Meta(max_length=50)
+EXTERNAL_ID: Final = Meta(max_length=255)
+"""The shop's own id of a customer."""
 CUSTOMER_SEARCH: Final = Meta(max_length=255)
 """What a back-office search for customers matches (a card code, an email, a part of a name)."""
 MAX_BATCH: Final = 10_000

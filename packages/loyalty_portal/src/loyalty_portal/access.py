@@ -4,6 +4,7 @@ and the router's CSRF guard of every state-changing request."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import replace
 from typing import Any
 
 from litestar import Request
@@ -14,6 +15,7 @@ from litestar.types import ASGIApp, Guard, Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.events.services.transaction import request_transaction
+from loyalty_core.passes.reads import shop_header
 from loyalty_core.staff.models import Role
 from loyalty_core.staff.services.sessions import PortalSessions, Visitor, csrf_matches
 from loyalty_portal.config import PortalConfig
@@ -126,6 +128,9 @@ async def admitted(request: Request[Any, Any, Any], db: AsyncSession, config: Po
     visitor = await PortalSessions(db, config.clock, config.passwords).visitor(request.cookies.get(COOKIE))
     if visitor is None or visitor.user_id is None:
         raise SignedOut
+    # the header names the shop as its cards do, with their logo (PORTAL-10)
+    display_name, has_logo = await shop_header(db, visitor.vendor_id)
+    visitor = replace(visitor, vendor_name=display_name or visitor.vendor_name, has_logo=has_logo)
     state[VISITOR_KEY] = visitor
     opt = request.route_handler.opt
     if opt.get("owner_only") and visitor.role != Role.OWNER:

@@ -18,13 +18,15 @@ from loyalty_portal.access import (
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.once import claiming, settling
 from loyalty_portal.pages.account_links import AccountLinksController
+from loyalty_portal.pages.activity import ActivityController
 from loyalty_portal.pages.billing import BillingController
 from loyalty_portal.pages.branches import BranchesController
-from loyalty_portal.pages.branding import BrandingController
+from loyalty_portal.pages.branding import BrandingController, ShopLogoController
 from loyalty_portal.pages.campaigns import CampaignsController
 from loyalty_portal.pages.cards import CardsController
 from loyalty_portal.pages.clients import ClientsController
 from loyalty_portal.pages.customer_actions import CustomerActionsController
+from loyalty_portal.pages.customer_profile import CustomerProfileController
 from loyalty_portal.pages.customers import CustomersController
 from loyalty_portal.pages.dashboard import DashboardController
 from loyalty_portal.pages.earn_rules import EarnRulesController
@@ -48,6 +50,7 @@ CONTROLLERS = [
     DashboardController,
     CustomersController,
     CustomerActionsController,
+    CustomerProfileController,
     RewardsController,
     RedemptionsController,
     EarnRulesController,
@@ -61,6 +64,8 @@ CONTROLLERS = [
     BrandingController,
     ExportController,
     ImportController,
+    ActivityController,
+    ShopLogoController,
 ]
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 65_536
@@ -83,7 +88,7 @@ def create_portal(config: PortalConfig) -> Litestar:
         # the session's CSRF token never reaches its handler (PORTAL-3)
         guards=[refuse_unreadable, guarding_state_changes(config)],
         # then each one's form key is claimed before its handler writes and settled with its answer,
-        # in the request's transaction (PORTAL-10)
+        # in the request's transaction (PORTAL-17)
         before_request=claiming(config),
         after_request=settling,
         middleware=[closing_the_session],

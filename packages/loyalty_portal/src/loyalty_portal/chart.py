@@ -75,9 +75,10 @@ def bar_chart(days: Sequence[DayPoints]) -> Chart:
                 )
             )
     y_ticks = [Tick(round(baseline - plot_height * part / 4, 2), f"{top * part // 4}") for part in range(5)]
+    every = max(1, len(days) // 6)  # about six dates under the bars, whatever the range
     x_ticks = [
         Tick(round(LEFT + n * slot + slot / 2, 2), day.day.strftime("%m-%d"))
         for n, day in enumerate(days)
-        if n % 5 == 0 or n == len(days) - 1
+        if n % every == 0 or n == len(days) - 1
     ]
     return Chart(WIDTH, HEIGHT, LEFT, baseline, bars, y_ticks, x_ticks, SERIES)

@@ -1,4 +1,4 @@
-"""Forms that act once (PORTAL-10): every state-changing request claims its form's one-time key in the
+"""Forms that act once (PORTAL-17): every state-changing request claims its form's one-time key in the
 request's transaction before its handler writes, and records where its answer sent the browser; a
 second submission of the same form is sent there again and changes nothing.
 

@@ -1,7 +1,7 @@
 """A file upload read as a stream: the multipart body is parsed as it arrives, the form's CSRF token
 checked before any byte of the file is accepted, and the file written to disk under a size limit of
 its own, so an upload of any size holds one network chunk in memory. The form's one-time key comes
-back with the file, for the handler to claim (PORTAL-10)."""
+back with the file, for the handler to claim (PORTAL-17)."""
 
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.staff.services.form_keys import mint
 from loyalty_core.staff.services.sessions import Visitor
+from loyalty_portal.names import customer_name, person_of
 
 MOUNT_PATH = "/portal"
 LOGIN = f"{MOUNT_PATH}/login"
@@ -49,13 +50,15 @@ def portal_path(*segments: object) -> str:
 # a field's ``maxlength`` is the bound the form checks, the API's own declaration
 TEMPLATES.globals["bounds"] = bounds
 TEMPLATES.filters["segment"] = segment
+TEMPLATES.filters["customer_name"] = customer_name
+TEMPLATES.filters["person"] = person_of
 FORM_KEY = "form_key"
-"""The hidden field holding a form's one-time key (PORTAL-10)."""
+"""The hidden field holding a form's one-time key (PORTAL-17)."""
 
 
 def form_fields(visitor: Visitor) -> Markup:
     """The hidden fields of every state-changing form: the session's CSRF token (PORTAL-3) and a new
-    one-time key of this form (PORTAL-10), minted at each render."""
+    one-time key of this form (PORTAL-17), minted at each render."""
     token = escape(visitor.csrf_token)
     return Markup(
         f'<input type="hidden" name="csrf_token" value="{token}">'
@@ -91,6 +94,10 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Users", f"{MOUNT_PATH}/users", False),
     ("Billing", f"{MOUNT_PATH}/billing", False),
     ("Mail", f"{MOUNT_PATH}/mail", False),
+    ("Branding", f"{MOUNT_PATH}/branding", False),
+    ("Import", f"{MOUNT_PATH}/import", False),
+    ("Export", f"{MOUNT_PATH}/export", False),
+    ("Activity", f"{MOUNT_PATH}/activity", False),
 )
 HOME = MOUNT_PATH
 """Where signing in lands: the dashboard."""
@@ -120,7 +127,7 @@ def render(name: str, *, status: int = 200, visitor: Visitor | None = None, **co
 
 
 class SeeOther(Redirect):
-    """A POST's answer (PORTAL-11): the browser is sent to the page showing the result, and ``flash``,
+    """A POST's answer (PORTAL-18): the browser is sent to the page showing the result, and ``flash``,
     kept in the server-side session, is shown once there."""
 
     def __init__(self, path: str, flash: str | None = None) -> None:

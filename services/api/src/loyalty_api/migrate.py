@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,12 +43,20 @@ MIGRATION_LOCK = 0x6C6F7961
 scale-out shape) migrate one after the other, and the later ones find the schema at head."""
 
 
+LOCK_POLL_SECONDS = 0.2
+
+
 def upgrade(database_url: str, revision: str = "head") -> None:
     alembic = commands(database_url)
     engine = cast("Engine", alembic.sqlalchemy_config.get_engine())  # a sync config makes a sync engine
     try:
-        with engine.connect() as guard:
-            guard.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+        # The lock is the session's, held and waited for outside any transaction: a migration's CREATE
+        # INDEX CONCURRENTLY waits for every transaction open when it starts, so an open one here, or
+        # another process's statement blocked in pg_advisory_lock, would stall it for ever. A waiting
+        # process asks again every moment instead, holding no snapshot in between.
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as guard:
+            while not guard.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": MIGRATION_LOCK}).scalar_one():
+                time.sleep(LOCK_POLL_SECONDS)
             try:
                 alembic.upgrade(revision=revision)
             finally:

@@ -92,6 +92,8 @@ class Customer(VendorRow, Base):
 
 
 Index("uq_customers_vendor_email", Customer.vendor_id, func.lower(Customer.email), unique=True)
+# the dashboard's new customers of a range of days (accounts/reads/customer.py)
+Index("ix_customers_vendor_created", Customer.vendor_id, Customer.created_at)
 # the accounts merged into one (a family's adjustment keys, a merge carrying earlier ones along)
 Index(
     "ix_customers_vendor_merged_into",
@@ -161,6 +163,8 @@ class ConsentEvent(VendorRow, Base):
         vendor_key("consent_events"),
         vendor_reference("customer_id", "customers", "fk_consent_events_customer"),
         Index("ix_consent_events_vendor_customer", "vendor_id", "customer_id"),
+        # the shop's activity, newest first (staff/reads/activity.py)
+        Index("ix_consent_events_vendor_moment", "vendor_id", "moment"),
         CheckConstraint(one_of("source", ConsentSource), name="source_known"),
     )
 

@@ -63,6 +63,10 @@ SCRUBBED = "customer.%"
 """The event types anonymizing scrubs (a LIKE pattern): the customer's own resource, which holds
 personal data. Rendered into SQL text so a prepared statement can use the partial index."""
 
+EVENT_ACTIVITY = f"type IN ('{EventType.CUSTOMER_MERGED}', '{EventType.CUSTOMER_ANONYMIZED}')"
+"""The events the shop's activity lists, as their partial index's predicate: a till's events are no
+row of it."""
+
 events = Table(
     "events",
     Base.metadata,
@@ -85,6 +89,7 @@ events = Table(
     # few pages and costs an insert next to nothing.
     Index("ix_events_vendor_customer", "vendor_id", "customer_id", postgresql_where=text(f"type LIKE '{SCRUBBED}'")),
     Index("ix_events_created", "created_at", postgresql_using="brin", postgresql_with={"autosummarize": "on"}),
+    Index("ix_events_vendor_activity", "vendor_id", "created_at", postgresql_where=text(EVENT_ACTIVITY)),
 )
 """``customer_id``: the customer the event is about, so anonymizing can find the events to scrub.
 ``data``: the payload as stored in ``payload_version`` (``events.rules.payloads``)."""

@@ -3,7 +3,8 @@ addresses that bounced or complained and that the shop has not switched mail on 
 shop's suppressions are not its to see, so every read joins the shop's customers), and how many card
 mails are in each state now, over all vendors, for the operator's metrics (a ``failed`` count that
 grows says mails are being given up on: refused for good, or not built or sent after their
-attempts)."""
+attempts). And the shop's name and logo as its branding sets them, for the portal's header
+(PORTAL-10)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sqlalchemy import Select, and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.passes.models import EmailSuppression, MailStatus, SuppressionRelease
+from loyalty_core.passes.models import EmailSuppression, MailStatus, PassBrandingRow, SuppressionRelease
 from loyalty_core.text import mail_key
 
 
@@ -57,3 +58,20 @@ async def card_mails_by_status(conn: AsyncConnection[Any]) -> dict[str, int]:
     for status, count in await (await conn.execute(_BY_STATUS, prepare=True)).fetchall():
         counts[status] = int(count)
     return counts
+
+
+async def shop_header(session: AsyncSession, vendor_id: int) -> tuple[str | None, bool]:
+    """The shop's display name (None: its own name) and whether it has a logo, through the branding's key."""
+    found = (
+        await session.execute(
+            select(PassBrandingRow.display_name, PassBrandingRow.logo_png.isnot(None)).where(
+                PassBrandingRow.vendor_id == vendor_id
+            )
+        )
+    ).one_or_none()
+    return (found[0], bool(found[1])) if found else (None, False)
+
+
+async def shop_logo(session: AsyncSession, vendor_id: int) -> bytes | None:
+    """The shop's logo (a PNG checked as a pass's logo, PASS-8), None when it has none."""
+    return await session.scalar(select(PassBrandingRow.logo_png).where(PassBrandingRow.vendor_id == vendor_id))

@@ -3,7 +3,7 @@ reset a password.
 
 All of them are read before any vendor is known (sign-in names only an email, a cookie only a
 session), so they are reference tables, not distributed by ``vendor_id``. The form keys a session
-has used are written with the shop's own writes, so they are the shop's rows (PORTAL-10).
+has used are written with the shop's own writes, so they are the shop's rows (PORTAL-17).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class RecoveryCode(Base):
 class UsedFormKey(VendorRow, Base):
     """A form key a session has used, written in the transaction of the write it admitted, with
     where that write sent the browser: a second submission of the form goes there and changes
-    nothing (PORTAL-10). No key to ``portal_sessions`` (a reference table); ``prune-tokens`` deletes
+    nothing (PORTAL-17). No key to ``portal_sessions`` (a reference table); ``prune-tokens`` deletes
     the keys of sessions that ended, which can never be sent again."""
 
     __tablename__ = "used_form_keys"

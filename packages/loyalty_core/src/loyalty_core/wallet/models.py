@@ -87,6 +87,11 @@ SYSTEM = Causer(CauserType.SYSTEM)
 """The service itself: the jobs (expiry) and the writes no person or client asked for."""
 
 
+LEDGER_ACTIVITY = f"type = '{EntryType.ADJUST}' OR causer_type = '{CauserType.PORTAL_USER}'"
+"""The entries the shop's activity lists (adjustments, and what the shop's people did at the
+counter), as its partial index's predicate: a till's purchase or redemption is no row of it."""
+
+
 class LedgerEntry(VendorRow, Base):
     """One signed movement of a wallet's points. ``created_at`` is the service clock's time."""
 
@@ -113,6 +118,14 @@ class LedgerEntry(VendorRow, Base):
         # pages for a few index pages and costs the till's inserts next to nothing (a b-tree on the id
         # alone would be a second index on every write)
         Index("ix_ledger_entries_id_ranges", "id", postgresql_using="brin", postgresql_with={"autosummarize": "on"}),
+        # the shop's activity, newest first (staff/reads/activity.py)
+        Index(
+            "ix_ledger_entries_vendor_activity",
+            "vendor_id",
+            text("created_at DESC"),
+            text("id DESC"),
+            postgresql_where=text(LEDGER_ACTIVITY),
+        ),
     )
 
     # no key to vendors, whose one row every concurrent insert would share-lock:

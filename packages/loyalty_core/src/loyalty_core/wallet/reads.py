@@ -75,18 +75,20 @@ _WATERMARK = "SELECT folded_through FROM ledger_totals_watermark WHERE id = 1"
 # the vendor's newest entries whatever the table's statistics say.
 _DAYS = f"""
 WITH {_MARK}, moved AS (
-    SELECT day, type, points_in, points_out FROM ledger_totals
+    SELECT day, type, points_in, points_out, entries FROM ledger_totals
     WHERE vendor_id = :vendor_id AND day >= :first AND day <= :last
     UNION ALL
-    SELECT (created_at AT TIME ZONE 'UTC')::date, type, greatest(amount, 0), greatest(-amount, 0)
+    SELECT (created_at AT TIME ZONE 'UTC')::date, type, greatest(amount, 0), greatest(-amount, 0), 1
     FROM ledger_entries
     WHERE vendor_id = :vendor_id AND id > :after AND id > (SELECT through FROM mark)
       AND created_at >= :begins AND created_at < :ends
 )
 SELECT day,
+       CAST(coalesce(sum(points_in), 0) AS bigint),
        CAST(coalesce(sum(points_in) FILTER (WHERE type = '{EntryType.EARN}'), 0) AS bigint),
        CAST(coalesce(sum(points_out) FILTER (WHERE type = '{EntryType.REDEEM}'), 0) AS bigint),
-       CAST(coalesce(sum(points_out) FILTER (WHERE type = '{EntryType.EXPIRE}'), 0) AS bigint)
+       CAST(coalesce(sum(points_out) FILTER (WHERE type = '{EntryType.EXPIRE}'), 0) AS bigint),
+       CAST(coalesce(sum(entries) FILTER (WHERE type = '{EntryType.REDEEM}'), 0) AS bigint)
 FROM moved GROUP BY day
 """
 _OUTSTANDING = f"""
@@ -99,12 +101,16 @@ SELECT CAST(coalesce((SELECT sum(points) FROM ledger_totals WHERE vendor_id = :v
 
 @dataclass(frozen=True, slots=True)
 class DayPoints:
-    """Points earned by purchases (issued), spent on rewards (redeemed) and expired on one UTC day."""
+    """One UTC day's points (DASHBOARD-1): every positive movement (issued: purchases, adjustments,
+    imports, cancels), of which earned by purchases, spent on rewards (redeemed), expired; and the
+    redemptions made (a redemption's one ``redeem`` entry each, so the totals count them too)."""
 
     day: date
     issued: int
     redeemed: int
     expired: int
+    earned: int = 0
+    redemptions: int = 0
 
 
 async def points_by_day(session: AsyncSession, vendor_id: int, first: date, last: date) -> list[DayPoints]:
@@ -117,8 +123,8 @@ async def points_by_day(session: AsyncSession, vendor_id: int, first: date, last
     days = []
     for n in range((last - first).days + 1):
         day = first + timedelta(days=n)
-        _, issued, redeemed, expired = found.get(day, (day, 0, 0, 0))
-        days.append(DayPoints(day, int(issued), int(redeemed), int(expired)))
+        _, issued, earned, redeemed, expired, redemptions = found.get(day, (day, 0, 0, 0, 0, 0))
+        days.append(DayPoints(day, int(issued), int(redeemed), int(expired), int(earned), int(redemptions)))
     return days
 
 

@@ -20,14 +20,14 @@ from loyalty_core.customers.resources import resource_fields as resource_fields
 from loyalty_core.customers.rules import cards
 from loyalty_core.customers.services.profiles import IdentifierInput, Profile
 from loyalty_core.tenancy.till_token_check import CompanionRead
-from loyalty_core.text import MAX_EMAIL_LENGTH, SURROGATE, is_email
+from loyalty_core.text import SURROGATE, is_email
 from loyalty_http.params import given, present
 from loyalty_http.wire.validation import NUL_MESSAGE, UTF8_MESSAGE
 
-Name = Annotated[str, msgspec.Meta(max_length=255)]
-Email = Annotated[str, msgspec.Meta(max_length=MAX_EMAIL_LENGTH, extra={"rule": "email"})]
-Phone = Annotated[str, msgspec.Meta(max_length=50)]
-ExternalId = Annotated[str, msgspec.Meta(max_length=255)]
+Name = Annotated[str, bounds.CUSTOMER_NAME]
+Email = Annotated[str, msgspec.Meta(max_length=bounds.CUSTOMER_EMAIL.max_length, extra={"rule": "email"})]
+Phone = Annotated[str, bounds.CUSTOMER_PHONE]
+ExternalId = Annotated[str, bounds.EXTERNAL_ID]
 Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
 """A value the endpoint validates only when it reads it (INPUT-19)."""
 

@@ -14,11 +14,12 @@ from litestar.params import FromQuery
 from loyalty_core.bounds import COLOUR, DISPLAY_NAME
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.passes.reads import shop_logo
 from loyalty_core.passes.services.cards import PassCards
 from loyalty_core.passes.services.ports import BrandingFacts
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
-from loyalty_portal.web import MOUNT_PATH, render, see_other
+from loyalty_portal.web import MOUNT_PATH, Refused, render, see_other
 
 CURRENT = "Branding"
 COLOURS = ("background", "foreground", "label")
@@ -97,3 +98,16 @@ class BrandingController(Controller):
                 values=form.raw,
             )
         return see_other(f"{MOUNT_PATH}/branding?done=1")
+
+
+class ShopLogoController(Controller):
+    """The shop's logo for the header of every page (PORTAL-10), open to staff and owners."""
+
+    path = "/logo.png"
+
+    @get("/")
+    async def logo(self, visitor: Me, db: Db) -> Response[bytes]:
+        found = await shop_logo(db, visitor.vendor_id)
+        if found is None:
+            raise Refused(404, "The shop has no logo.")
+        return Response(found, media_type="image/png")

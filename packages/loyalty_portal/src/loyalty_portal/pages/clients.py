@@ -86,7 +86,7 @@ class ClientsController(Controller):
             default_branch=branch,
         )
         # the secret is shown in this answer only, never kept to be shown after a redirect; the form
-        # sent again lists the clients and makes none (PORTAL-11)
+        # sent again lists the clients and makes none (PORTAL-18)
         again = f"The client {made.client.name} ({made.client.client_id}) was created; its secret was shown once."
         return shown_at(created, f"{MOUNT_PATH}/clients", again)
 

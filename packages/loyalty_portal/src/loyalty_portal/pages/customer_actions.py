@@ -11,6 +11,7 @@ from litestar.params import FromPath
 from loyalty_core.accounts.services import CustomerService
 from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.bounds import STATEMENT_VERSION
+from loyalty_core.customers.models import IdentifierType
 from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.customers.rules import consent
 from loyalty_core.error_status import status_of
@@ -20,6 +21,7 @@ from loyalty_core.redemptions.reads import customer_redemptions
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form
+from loyalty_portal.names import customer_name
 from loyalty_portal.once import REPEATABLE
 from loyalty_portal.pages.customers import CURRENT, customer_id_of, page
 from loyalty_portal.pages.rewards import customer_of
@@ -71,13 +73,16 @@ class CustomerActionsController(Controller):
         except DomainError as refused:
             return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, keep=given)
         redemptions = await customer_redemptions(db, visitor.vendor_id, closing.id)
+        cards = [i for i in closing.identifiers if i.type != IdentifierType.EMAIL]
         return render(
             "customer_merge.html",
             visitor=visitor,
             current=CURRENT,
             closing=closing,
             kept=kept,
-            cards=[i for i in closing.identifiers if i.type != "email"],
+            moving=[i.value for i in cards if i.active],
+            staying=[i.value for i in cards if not i.active],
+            stops=stops_identifying(closing, kept),
             redemptions=len(redemptions),
         )
 
@@ -99,6 +104,25 @@ class CustomerActionsController(Controller):
         except DomainError as refused:
             return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, keep=keep)
         return see_other(f"{MOUNT_PATH}/customers/{kept.id}?done=merged")
+
+
+def stops_identifying(closing: CustomerView, kept: CustomerView) -> list[str]:
+    """What no longer finds the customer once ``closing`` is merged into ``kept`` (PORTAL-14), by the
+    merge's own rules: the closed email stops resolving when the kept account has one (MERGE-4),
+    and the closed external id stays on the closed account (MERGE-5)."""
+    stops = []
+    if closing.email and kept.email:
+        stops.append(
+            f"The email {closing.email} stops identifying the customer: {kept.email} stays the customer's email."
+        )
+    elif closing.email:
+        stops.append(f"The email {closing.email} still finds the customer, as {customer_name(kept)} has no email.")
+    if closing.external_id:
+        stops.append(
+            f"The external id {closing.external_id} stops identifying the customer: it stays on the closed "
+            "account, a lookup by it answers the closed account and an update by it is refused."
+        )
+    return stops
 
 
 async def _pair(db: Db, config: Cfg, vendor_id: int, closing_id: int, keep: str) -> tuple[CustomerView, CustomerView]:

@@ -18,6 +18,7 @@ from loyalty_core.earning.reads import latest_purchases
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.redemptions.reads import customer_redemptions
+from loyalty_core.staff.reads import causer_names
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_core.wallet.services import WalletService
@@ -36,6 +37,7 @@ DONE = {
     "sent": "The card is on its way to the customer's email.",
     "consent": "The marketing consent is saved.",
     "merged": "The customers are merged into this one.",
+    "profile": "The profile is saved.",
 }
 
 
@@ -136,7 +138,8 @@ class CustomersController(Controller):
 async def page(
     db: Db, config: Cfg, visitor: Me, customer_id: int, *, status: int = 200, **context: Any
 ) -> Response[str]:
-    """The customer's page: who they are, their cards, balance, ledger, purchases and redemptions."""
+    """The customer's page: who they are (the whole profile), their cards, balance, ledger with who
+    caused each entry (PORTAL-12), purchases and redemptions."""
     customer = await CustomerService(db, config.clock).reads.get(visitor.vendor_id, customer_id)
     wallets = WalletService(db, config.clock)
     try:
@@ -146,6 +149,7 @@ async def page(
     except WalletNotFound:
         expiring, entries = 0, []
     cards = [i for i in customer.identifiers if i.type != IdentifierType.EMAIL]
+    causers = await causer_names(db, visitor.vendor_id, {(e.causer_type, e.causer_id) for e in entries})
     return render(
         "customer.html",
         status=status,
@@ -154,7 +158,7 @@ async def page(
         c=customer,
         cards=cards,
         expiring=expiring,
-        entries=entries,
+        entries=[(e, causers[(e.causer_type, e.causer_id)]) for e in entries],
         purchases=await latest_purchases(db, visitor.vendor_id, customer_id, limit=SHOWN),
         redemptions=await customer_redemptions(db, visitor.vendor_id, customer_id),
         key=secrets.token_hex(16),

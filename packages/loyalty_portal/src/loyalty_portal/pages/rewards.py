@@ -23,6 +23,7 @@ from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form, row_id
+from loyalty_portal.names import customer_name
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Rewards"
@@ -167,10 +168,10 @@ class RewardsController(Controller):
             return _form(
                 visitor, found, shown(found), status=status_of(refused), customer=typed, give_error=refused.message
             )
-        # the redemption's own page shows the result, so reloading it gives nothing again (PORTAL-11)
+        # the redemption's own page shows the result, so reloading it gives nothing again (PORTAL-18)
         return see_other(
             f"{MOUNT_PATH}/redemptions/{given.confirmation_code}",
-            flash=f"Given to customer {customer.id}: redemption {given.confirmation_code}.",
+            flash=f"Given to {customer_name(customer)}: redemption {given.confirmation_code}.",
         )
 
 

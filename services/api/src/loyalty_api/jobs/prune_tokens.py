@@ -1,6 +1,6 @@
 """``prune-tokens``: the ``issued_tokens`` table keeps a row per access token ever issued; rows of tokens
 that ended more than a day ago are deleted, batch by batch, each batch its own transaction. The
-portal's used form keys of sessions that ended go the same way (PORTAL-10): only their session could
+portal's used form keys of sessions that ended go the same way (PORTAL-17): only their session could
 send them again."""
 
 from __future__ import annotations

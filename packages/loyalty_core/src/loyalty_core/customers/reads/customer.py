@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import func, literal_column, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
 from loyalty_core.customers.resources import CustomerProfile
@@ -105,3 +106,14 @@ def view_of(row: Mapping[Any, Any]) -> CustomerView:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
     )
+
+
+async def new_customers(session: AsyncSession, vendor_id: int, since: datetime, until: datetime) -> int:
+    """The shop's customers enrolled from ``since`` up to ``until`` (DASHBOARD-3), counted over the
+    index on the shop and the enrolment time: the range's new customers, not the whole list."""
+    found = await session.scalar(
+        select(func.count())
+        .select_from(Customer)
+        .where(Customer.vendor_id == vendor_id, Customer.created_at >= since, Customer.created_at < until)
+    )
+    return int(found or 0)

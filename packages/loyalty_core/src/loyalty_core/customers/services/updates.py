@@ -52,7 +52,32 @@ class ProfileWrites:
         )
         if customer is None:
             raise e.ExternalIdNotFound("No customer of the vendor has this external_id.", external_id=external_id)
+        return await self._apply(customer, changes, provenance)
+
+    async def update(
+        self, vendor_id: int, customer_id: int, changes: Mapping[str, Any], *, provenance: Provenance
+    ) -> CustomerView:
+        """The back office's edit of a customer named by id (PORTAL-11): the rules of the update by
+        external id, and ``external_id`` set as a link is (CUSTOMER-9): given to a customer without
+        one, never overwritten or cleared (409 CUSTOMER_ALREADY_LINKED), unique in the shop (409
+        EXTERNAL_ID_DUPLICATE). A merged account's profile is its kept account's (422
+        CUSTOMER_DEACTIVATED)."""
+        customer = await locked_customer(self._session, vendor_id, customer_id)
+        if customer.merged_into_id is not None:
+            raise e.CustomerDeactivated("This customer was merged into another; edit the customer it was merged into.")
+        linked = changes.get("external_id", customer.external_id)
+        if linked != customer.external_id and customer.external_id is not None:
+            raise e.CustomerAlreadyLinked("The customer already has a different external_id; linking never overwrites.")
+        return await self._apply(customer, changes, provenance, external_id=linked)
+
+    async def _apply(
+        self, customer: Customer, changes: Mapping[str, Any], provenance: Provenance, *, external_id: str | None = None
+    ) -> CustomerView:
+        """``external_id``: the id to link when the customer has none (the update by id)."""
+        vendor_id = customer.vendor_id
         before = await self._reads.get(vendor_id, customer.id)
+        if customer.external_id is None and external_id is not None:
+            customer.external_id = external_id
         now = self._clock.now()
         date_of_birth = changes.get("date_of_birth", customer.date_of_birth)
         granted = changes.get("marketing_consent")

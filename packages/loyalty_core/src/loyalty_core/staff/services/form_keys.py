@@ -1,4 +1,4 @@
-"""The one-time keys of the portal's forms (PORTAL-10).
+"""The one-time keys of the portal's forms (PORTAL-17).
 
 Each form a page renders carries a new key, minted from the session's CSRF token so that only that
 session can send it, and stored nowhere until it is used. A state-changing request claims its key in

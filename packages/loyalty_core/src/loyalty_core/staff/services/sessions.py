@@ -44,6 +44,8 @@ class Visitor:
     role: str = ""
     vendor_id: int = 0
     vendor_name: str = ""
+    has_logo: bool = False
+    """The shop's branding has a logo, which the portal's header shows."""
     read_only: bool = False
     """The shop's subscription has ended: it may read, not write."""
     second_factor: bool = False

@@ -1,13 +1,13 @@
 """portal form keys: the one-time keys of the portal's forms a session has used, with where each
-first use sent the browser (PORTAL-10), and the message a session's next page shows once (PORTAL-11)
+first use sent the browser (PORTAL-17), and the message a session's next page shows once (PORTAL-18)
 
 A new table and a nullable column on the small ``portal_sessions`` table: nothing large is locked.
 The release before renders forms without keys and reads neither; during a rolling upgrade a form
 rendered by it and sent to this release is refused as expired, and shown again with a key.
 
 Revision ID: a542bf8f3266
-Revises: 2066876bcc43
-Create Date: 2026-11-30 11:00:00+00:00
+Revises: 7c4e2a9d1b05
+Create Date: 2026-11-30 12:00:00+00:00
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "a542bf8f3266"
-down_revision = "2066876bcc43"
+down_revision = "7c4e2a9d1b05"
 branch_labels = None
 depends_on = None
 
