@@ -118,9 +118,11 @@ async def test_prune_tokens_deletes_only_tokens_ended_a_day_ago(
     client: AsyncTestClient[Litestar], database_url: str
 ) -> None:
     """The issued_tokens table no longer grows forever: prune-tokens (scheduled daily, runnable from test
-    mode) deletes the rows of tokens that ended more than a day ago and keeps the rest."""
+    mode) deletes the rows of tokens that ended more than a day ago and keeps the rest. PORTAL-21: it
+    deletes the used form keys of portal sessions that ended, and keeps those of a live session."""
     from datetime import timedelta
 
+    from loyalty_core.staff.models import PortalSession, UsedFormKey
     from loyalty_core.tenancy.models import ApiClient, IssuedToken
 
     assert SCHEDULED["prune-tokens"][1] == "35 0 * * *"
@@ -140,6 +142,11 @@ async def test_prune_tokens_deletes_only_tokens_ended_a_day_ago(
                 ("live", -timedelta(hours=1)),
             ):
                 db.add(IssuedToken(jti=f"prune-{jti}", api_client_id=api_client.id, expires_at=now - ended))
+            live = PortalSession(token_hash=f"prune-{vendor.id}", csrf_token="c", last_seen_at=now)
+            db.add(live)
+            await db.flush()
+            for session_id, key in ((live.id, "kept"), (-vendor.id, "ended")):
+                db.add(UsedFormKey(vendor_id=vendor.id, session_id=session_id, form_key=key, location="/portal"))
         assert (
             await client.put("/admin/v1/test-clock", json={"now": now.isoformat()}, headers=ADMIN)
         ).status_code == 200
@@ -148,7 +155,10 @@ async def test_prune_tokens_deletes_only_tokens_ended_a_day_ago(
         assert ran.json()["data"]["result"]["tokens"] >= 1
         async with make_sessionmaker(engine)() as db:
             left = (await db.scalars(select(IssuedToken.jti).where(IssuedToken.jti.like("prune-%")))).all()
+            keys = (await db.scalars(select(UsedFormKey.form_key).where(UsedFormKey.vendor_id == vendor.id))).all()
         assert sorted(left) == ["prune-live", "prune-recent"]
+        assert keys == ["kept"]
+        assert ran.json()["data"]["result"]["form_keys"] >= 1
     finally:
         await client.delete("/admin/v1/test-clock", headers=ADMIN)
         await engine.dispose()

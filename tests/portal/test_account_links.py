@@ -15,14 +15,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_api.settings import Settings
 from loyalty_portal.pages.account_links import ASKED, NOT_USABLE
 from tests.portal.mailbox import body_of, link_in, mails_to
-from tests.support.portal import PASSWORD, csrf_of, make_shop, set_clock, sign_in, signed_in, unique_email
+from tests.support.portal import PASSWORD, csrf_of, keyed, make_shop, set_clock, sign_in, signed_in, unique_email
 from tests.support.tenants import admin
 
 NEW_PASSWORD = "a fresh passphrase of mine"
 
 
 async def _invite(client: AsyncTestClient[Litestar], csrf: str, email: str, role: str = "staff") -> None:
-    sent = await client.post("/portal/users", data={"csrf_token": csrf, "email": email, "role": role})
+    sent = await client.post("/portal/users", data={**keyed(csrf), "email": email, "role": role})
     assert sent.status_code == 303, sent.text
     assert sent.headers["location"] == "/portal/users?done=invited"
 
@@ -109,7 +109,7 @@ async def test_an_invitation_link_past_72_hours_is_refused(
     refused = await client.get(link)
     assert refused.status_code == 404
     csrf = csrf_of(await client.get("/portal/login"))
-    spent = await client.post(link, data={"csrf_token": csrf, "password": NEW_PASSWORD, "password_again": NEW_PASSWORD})
+    spent = await client.post(link, data={**keyed(csrf), "password": NEW_PASSWORD, "password_again": NEW_PASSWORD})
     assert spent.status_code == 404
     assert await _users_with(engine, email) == []
 
@@ -123,7 +123,7 @@ async def test_inviting_an_address_of_another_shop_answers_as_any_invitation_and
     fresh = unique_email("fresh")
     answers = []
     for email in (fresh, theirs.owner):
-        sent = await client.post("/portal/users", data={"csrf_token": csrf, "email": email, "role": "owner"})
+        sent = await client.post("/portal/users", data={**keyed(csrf), "email": email, "role": "owner"})
         answers.append((sent.status_code, sent.headers["location"], sent.text))
     assert answers[0] == answers[1] == (303, "/portal/users?done=invited", "")
     listed = (await client.get("/portal/users")).text
@@ -153,7 +153,7 @@ async def test_a_reset_answers_alike_for_any_email_and_its_link_ends_the_session
     unknown = unique_email("nobody")
     answers = []
     for email in (shop.staff.upper(), unknown):
-        asked = await client.post("/portal/forgot-password", data={"csrf_token": csrf, "email": email})
+        asked = await client.post("/portal/forgot-password", data={**keyed(csrf), "email": email})
         answers.append((asked.status_code, asked.text))
     assert answers[0] == answers[1]
     assert answers[0][0] == 200
@@ -182,12 +182,12 @@ async def test_reset_mails_are_limited_and_the_form_is_throttled_and_guarded(
     assert unguarded.status_code == 403
     csrf = csrf_of(await client.get("/portal/forgot-password"))
     for _ in range(4):
-        asked = await client.post("/portal/forgot-password", data={"csrf_token": csrf, "email": shop.owner})
+        asked = await client.post("/portal/forgot-password", data={**keyed(csrf), "email": shop.owner})
         assert (asked.status_code, ASKED in asked.text) == (200, True)
     assert len(mails_to(settings.home, shop.owner)) == 3
     for _ in range(30 - 5):
-        await client.post("/portal/forgot-password", data={"csrf_token": csrf, "email": unique_email("n")})
-    refused = await client.post("/portal/forgot-password", data={"csrf_token": csrf, "email": shop.owner})
+        await client.post("/portal/forgot-password", data={**keyed(csrf), "email": unique_email("n")})
+    refused = await client.post("/portal/forgot-password", data={**keyed(csrf), "email": shop.owner})
     assert refused.status_code == 429
     assert len(mails_to(settings.home, shop.owner)) == 3
 
@@ -200,7 +200,7 @@ async def test_an_owner_mails_a_user_a_reset_link_without_typing_a_password(
     page = (await client.get(f"/portal/users/{shop.staff_id}")).text
     assert 'type="password"' not in page
     assert ">Send password reset link</button>" in page
-    sent = await client.post(f"/portal/users/{shop.staff_id}/password", data={"csrf_token": csrf})
+    sent = await client.post(f"/portal/users/{shop.staff_id}/password", data={**keyed(csrf)})
     assert sent.headers["location"] == f"/portal/users/{shop.staff_id}?done=password"
     assert "A link to choose a new password is mailed to the user." in (await client.get(sent.headers["location"])).text
     [mail] = mails_to(settings.home, shop.staff)

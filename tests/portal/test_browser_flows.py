@@ -69,7 +69,10 @@ async def test_a_reward_is_created_edited_given_at_the_counter_and_deleted(page:
     await page.get_by_role("link", name="Free croissant").click()
     await page.get_by_label("Customer").fill(shop.card)
     await page.get_by_role("button", name="Give").click()
+    # PORTAL-22: the give lands on the redemption's own page, which says what was given once
+    await expect(page).to_have_url(re.compile(r"/portal/redemptions/[A-Z0-9-]+$"))
     await expect(page.get_by_role("status")).to_contain_text(f"Given to Anna Jansen (card {shop.card}): redemption ")
+    await expect(page.locator("#redemption-status")).to_have_text("used")
     [(reward_id, status)] = rows(
         live_database(live), "SELECT id, status FROM rewards WHERE vendor_id = %(v)s", v=shop.vendor_id
     )
@@ -84,8 +87,12 @@ async def test_a_reward_is_created_edited_given_at_the_counter_and_deleted(page:
     status_code, wallet = live.call("GET", f"/api/v1/customers/{shop.customer_id}/wallet", token=shop.token)
     assert status_code == 200
     assert wallet["data"]["balance"] == 150
+    await page.get_by_role("link", name="Rewards").click()
+    await page.get_by_role("link", name="Free croissant").click()
     await page.get_by_label("Customer").fill(shop.card)
     await page.get_by_role("button", name="Give").click()  # 150 points: enough for a second one
+    await page.get_by_role("link", name="Rewards").click()
+    await page.get_by_role("link", name="Free croissant").click()
     await page.get_by_label("Customer").fill("NO-SUCH-CARD")
     await page.get_by_role("button", name="Give").click()
     await expect(page.get_by_role("alert")).to_be_visible()

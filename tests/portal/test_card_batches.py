@@ -16,11 +16,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_portal.exports import safe_cell
 from tests.support.customers import card_batch, lookup, register
 from tests.support.pdf_labels import labels, qr_of
-from tests.support.portal import Shop, make_shop, signed_in
+from tests.support.portal import Shop, keyed, make_shop, signed_in
 
 
 async def generate(client: AsyncTestClient[Litestar], csrf: str, count: str) -> int:
-    made = await client.post("/portal/cards", data={"csrf_token": csrf, "count": count})
+    made = await client.post("/portal/cards", data={**keyed(csrf), "count": count})
     assert made.status_code == 303, made.text
     found = re.fullmatch(r"/portal/cards/(\d+)", made.headers["location"])
     assert found is not None, made.headers["location"]
@@ -104,7 +104,7 @@ async def test_a_count_out_of_bounds_is_shown_on_the_form(
 ) -> None:
     """BATCH-1"""
     shop, csrf = owner
-    refused = await client.post("/portal/cards", data={"csrf_token": csrf, "count": count})
+    refused = await client.post("/portal/cards", data={**keyed(csrf), "count": count})
     assert refused.status_code == 422
     expected = "This field is required." if count == "" else "A whole number from 1 to 10000."
     assert f'<span class="error" id="count-problem">{expected}</span>' in refused.text
@@ -129,7 +129,7 @@ async def test_staff_are_refused_the_cards_pages(client: AsyncTestClient[Litesta
         refused = await client.get(path)
         assert refused.status_code == 403, path
         assert code not in refused.text
-    posted = await client.post("/portal/cards", data={"csrf_token": csrf, "count": "5"})
+    posted = await client.post("/portal/cards", data={**keyed(csrf), "count": "5"})
     assert posted.status_code == 403
     assert 'href="/portal/cards"' not in (await client.get("/portal/customers")).text
     async with engine.connect() as conn:

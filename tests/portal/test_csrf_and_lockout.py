@@ -15,8 +15,19 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_sessionmaker
+from loyalty_core.staff.services.form_keys import mint
 from loyalty_portal import MOUNT_PATH, PortalConfig, create_portal
-from tests.support.portal import COOKIE, PASSWORD, csrf_of, make_shop, set_clock, sign_in, signed_in, unique_email
+from tests.support.portal import (
+    COOKIE,
+    PASSWORD,
+    csrf_of,
+    keyed,
+    make_shop,
+    set_clock,
+    sign_in,
+    signed_in,
+    unique_email,
+)
 
 STATE_CHANGING: tuple[Method, ...] = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -41,7 +52,7 @@ async def test_a_post_without_the_sessions_token_changes_nothing(
     header = await client.post("/portal/rewards", data=body, headers={"X-CSRF-Token": other_csrf})
     assert header.status_code == 403
     assert await _reward_names(engine, shop.vendor_id) == []
-    made = await client.post("/portal/rewards", data=body, headers={"X-CSRF-Token": csrf})
+    made = await client.post("/portal/rewards", data={**body, "form_key": mint(csrf)}, headers={"X-CSRF-Token": csrf})
     assert made.status_code == 303
     assert await _reward_names(engine, shop.vendor_id) == ["Free coffee"]
     # signing out is a POST like any other
@@ -83,9 +94,11 @@ async def test_a_route_mounted_on_the_router_is_refused_without_the_token_though
                 assert "This form has expired. Reload the page and try again." in refused.text
         assert reached == []
         for method in STATE_CHANGING:
-            made = await browser.request(method, "/portal/probe", headers={"X-CSRF-Token": csrf})
+            made = await browser.request(
+                method, "/portal/probe", data={"form_key": mint(csrf)}, headers={"X-CSRF-Token": csrf}
+            )
             assert (made.status_code, made.text) == (200, "changed"), method
-        posted = await browser.post("/portal/probe", data={"csrf_token": csrf})
+        posted = await browser.post("/portal/probe", data={**keyed(csrf)})
         assert (posted.status_code, posted.text) == (200, "changed")
     assert reached == [*STATE_CHANGING, "POST"]
 

@@ -21,7 +21,7 @@ from loyalty_http.rewards.schemas import RewardCreate
 from loyalty_http.wallet.schemas import WalletAdjust
 from tests.support.app import ADMIN
 from tests.support.customers import register
-from tests.support.portal import make_shop, signed_in
+from tests.support.portal import keyed, make_shop, signed_in
 
 
 def _metas(struct: type[msgspec.Struct], field: str) -> list[object]:
@@ -85,7 +85,7 @@ async def test_a_reward_form_takes_exactly_the_point_costs_the_admin_api_takes(
     for cost in POINT_COSTS:
         body = {"type": "free_product", "name": "Tea", "point_cost": cost}
         api = await client.post(f"/admin/v1/vendors/{shop.vendor_id}/rewards", json=body, headers=ADMIN)
-        form = await client.post("/portal/rewards", data={**body, "csrf_token": csrf})
+        form = await client.post("/portal/rewards", data={**body, **keyed(csrf)})
         verdicts.append((cost[:12], api.status_code, form.status_code))
     taken = {"1": (201, 303), "+7": (201, 303), "007": (201, 303), "2147483647": (201, 303)}
     assert verdicts == [(cost[:12], *taken.get(cost, (422, 422))) for cost in POINT_COSTS]
@@ -96,9 +96,9 @@ async def test_a_reward_name_is_bounded_as_the_api_bounds_it(client: AsyncTestCl
     shop = await make_shop(client, with_staff=False)
     csrf = await signed_in(client, shop.owner)
     most = bounds.REWARD_NAME.max_length or 0
-    body = {"csrf_token": csrf, "type": "free_product", "point_cost": "3"}
-    assert (await client.post("/portal/rewards", data={**body, "name": "n" * most})).status_code == 303
-    refused = await client.post("/portal/rewards", data={**body, "name": "n" * (most + 1)})
+    body = {"type": "free_product", "point_cost": "3"}
+    assert (await client.post("/portal/rewards", data={**body, **keyed(csrf), "name": "n" * most})).status_code == 303
+    refused = await client.post("/portal/rewards", data={**body, **keyed(csrf), "name": "n" * (most + 1)})
     assert refused.status_code == 422
     assert f'<span class="error" id="name-problem">At most {most} characters.</span>' in refused.text
     form = await client.get("/portal/rewards/new")
@@ -112,9 +112,9 @@ async def test_an_adjustment_reason_takes_what_the_api_takes(client: AsyncTestCl
     csrf = await signed_in(client, shop.owner)
     most = bounds.ADJUST_REASON.max_length or 0
     path = f"/portal/customers/{customer['id']}/adjust"
-    taken = await client.post(path, data={"csrf_token": csrf, "amount": "+5", "reason": "r" * most})
+    taken = await client.post(path, data={**keyed(csrf), "amount": "+5", "reason": "r" * most})
     assert taken.status_code == 303
-    refused = await client.post(path, data={"csrf_token": csrf, "amount": "5", "reason": "r" * (most + 1)})
+    refused = await client.post(path, data={**keyed(csrf), "amount": "5", "reason": "r" * (most + 1)})
     assert refused.status_code == 422
     assert f"At most {most} characters." in refused.text
     page = await client.get(f"/portal/customers/{customer['id']}")

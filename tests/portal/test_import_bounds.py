@@ -10,7 +10,7 @@ from litestar.testing import AsyncTestClient
 from loyalty_api.settings import Settings
 from loyalty_core.accounts.jobs.imports import MAX_WAITING
 from tests.portal.test_import_pages import job_of, run_jobs, upload
-from tests.support.portal import make_shop, set_clock, signed_in
+from tests.support.portal import keyed, make_shop, set_clock, signed_in
 
 FILE = "external_id,first_name\r\nw-1,Wim\r\n"
 
@@ -44,7 +44,7 @@ async def test_an_upload_never_imported_is_removed_after_a_day_on_the_service_cl
     csrf = await signed_in(client, shop.owner)
     waiting = await job_of(await upload(client, csrf, FILE))
     queued = await job_of(await upload(client, csrf, "external_id\r\nq-1\r\n"))
-    assert (await client.post(f"/portal/import/{queued}/run", data={"csrf_token": csrf})).status_code == 303
+    assert (await client.post(f"/portal/import/{queued}/run", data={**keyed(csrf)})).status_code == 303
     await run_jobs(client)  # imports the queued one, whose file then goes as before
     assert files_of(settings, shop.vendor_id) == 1
 

@@ -13,7 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.app import ADMIN
-from tests.support.portal import make_shop, signed_in
+from tests.support.portal import keyed, make_shop, signed_in
 
 Client = AsyncTestClient[Litestar]
 FILE = (
@@ -28,7 +28,7 @@ FILE = (
 
 async def upload(client: Client, csrf: str, content: str, name: str = "customers.csv") -> Response:
     return await client.post(
-        "/portal/import", data={"csrf_token": csrf}, files={"file": (name, content.encode(), "text/csv")}
+        "/portal/import", data={**keyed(csrf)}, files={"file": (name, content.encode(), "text/csv")}
     )
 
 
@@ -61,7 +61,7 @@ async def test_a_file_is_checked_imported_on_the_worker_and_a_second_run_brings_
         held = await conn.scalar(text("SELECT count(*) FROM customers WHERE vendor_id = :v"), {"v": shop.vendor_id})
     assert held == 0  # a dry run imports nothing
 
-    queued = await client.post(f"/portal/import/{job}/run", data={"csrf_token": csrf})
+    queued = await client.post(f"/portal/import/{job}/run", data={**keyed(csrf)})
     assert queued.status_code == 303
     waiting = await client.get(f"/portal/import/{job}")
     assert '<meta http-equiv="refresh" content="2">' in waiting.text
@@ -96,7 +96,7 @@ async def test_a_file_is_checked_imported_on_the_worker_and_a_second_run_brings_
     assert found.json()["data"]["first_name"] == "Bo"
 
     again = await job_of(await upload(client, csrf, FILE, "again.csv"))
-    assert (await client.post(f"/portal/import/{again}/run", data={"csrf_token": csrf})).status_code == 303
+    assert (await client.post(f"/portal/import/{again}/run", data={**keyed(csrf)})).status_code == 303
     await run_jobs(client)
     second = await client.get(f"/portal/import/{again}")
     assert '<span id="rows-created">0</span> customers imported' in second.text
@@ -114,7 +114,7 @@ async def test_a_file_is_checked_imported_on_the_worker_and_a_second_run_brings_
         ).one()
     assert tuple(totals) == (3, 195, 2)
     # a second Import of a job that ran already runs nothing
-    assert (await client.post(f"/portal/import/{job}/run", data={"csrf_token": csrf})).status_code == 303
+    assert (await client.post(f"/portal/import/{job}/run", data={**keyed(csrf)})).status_code == 303
     listing = await client.get("/portal/import")
     assert f'href="/portal/import/{again}"' in listing.text
 
@@ -126,7 +126,7 @@ async def test_an_upload_without_the_sessions_token_first_stores_nothing(client:
         refused = await client.post("/portal/import", data=sent, files={"file": ("c.csv", FILE.encode(), "text/csv")})
         assert refused.status_code == 403, sent
         assert "This form has expired" in refused.text
-    not_a_form = await client.post("/portal/import", data={"csrf_token": csrf})
+    not_a_form = await client.post("/portal/import", data={**keyed(csrf)})
     assert not_a_form.status_code == 400
     empty = await upload(client, csrf, "")
     assert empty.status_code == 422
@@ -147,7 +147,7 @@ async def test_another_shops_import_answers_404(client: Client, other_client: Cl
     intruder_csrf = await signed_in(client, intruder.owner)
     for response in (
         await client.get(f"/portal/import/{job}"),
-        await client.post(f"/portal/import/{job}/run", data={"csrf_token": intruder_csrf}),
+        await client.post(f"/portal/import/{job}/run", data={**keyed(intruder_csrf)}),
     ):
         assert response.status_code == 404
         assert "Zebulon" not in response.text

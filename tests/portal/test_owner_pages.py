@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_wallet_pass.images import encode_png
 from tests.support.customers import register
-from tests.support.portal import make_shop, set_clock, signed_in
+from tests.support.portal import keyed, make_shop, set_clock, signed_in
 from tests.support.tenants import admin
 
 Client = AsyncTestClient[Litestar]
@@ -43,7 +43,7 @@ async def test_staff_are_refused_the_owners_billing_branding_and_export(client: 
         assert page.status_code == 403, path
         assert "Only the shop&#39;s owners may open this page." in page.text
     for path in ("/portal/billing/plan", "/portal/branding", "/portal/import", "/portal/import/1/run"):
-        refused = await client.post(path, data={"csrf_token": csrf, "plan_id": "1", "background": "#000000"})
+        refused = await client.post(path, data={**keyed(csrf), "plan_id": "1", "background": "#000000"})
         assert refused.status_code == 403, path
     home = await client.get("/portal/customers")
     assert 'href="/portal/billing"' not in home.text
@@ -68,11 +68,11 @@ async def test_an_owner_chooses_a_selectable_plan_and_is_refused_one_the_shop_ou
     assert "Large" in page.text
     assert "Operator only" not in page.text
 
-    refused = await client.post("/portal/billing/plan", data={"csrf_token": csrf, "plan_id": str(small)})
+    refused = await client.post("/portal/billing/plan", data={**keyed(csrf), "plan_id": str(small)})
     assert refused.status_code == 422
     assert "The plan allows at most 2 customers; the shop holds 3." in refused.text
     for other in (str(hidden), "999999999", "x"):
-        wrong = await client.post("/portal/billing/plan", data={"csrf_token": csrf, "plan_id": other})
+        wrong = await client.post("/portal/billing/plan", data={**keyed(csrf), "plan_id": other})
         assert wrong.status_code == 422, other
         assert "This plan cannot be chosen." in wrong.text
     async with engine.connect() as conn:
@@ -80,7 +80,7 @@ async def test_an_owner_chooses_a_selectable_plan_and_is_refused_one_the_shop_ou
             shop.tenant.plan_id
         )
 
-    chosen = await client.post("/portal/billing/plan", data={"csrf_token": csrf, "plan_id": str(large)})
+    chosen = await client.post("/portal/billing/plan", data={**keyed(csrf), "plan_id": str(large)})
     assert chosen.status_code == 303
     assert chosen.headers["location"] == "/portal/billing?done=1"
     usage = await admin(client, "GET", f"/admin/v1/vendors/{shop.vendor_id}/usage")
@@ -94,11 +94,11 @@ async def test_a_logo_a_wallet_can_show_is_saved_and_shown_and_any_other_refused
     """PASS-8: the pass maker's check; a refused upload changes nothing."""
     shop = await make_shop(client, with_staff=False)
     csrf = await signed_in(client, shop.owner)
-    fields = {"csrf_token": csrf, "display_name": "Bakker Bart", "background": "#112233", "foreground": "#FFFFFF"}
+    fields = {"display_name": "Bakker Bart", "background": "#112233", "foreground": "#FFFFFF"}
     fields["label"] = "#aabbcc"
     refused = await client.post(
         "/portal/branding",
-        data=fields,
+        data={**fields, **keyed(csrf)},
         files={"logo": ("logo.png", b"GIF89a\x01\x00\x01\x00\x00\x00\x00;", "image/png")},
     )
     assert refused.status_code == 422
@@ -108,19 +108,23 @@ async def test_a_logo_a_wallet_can_show_is_saved_and_shown_and_any_other_refused
 
     # a logo of a few hundred KiB is read (the portal's other forms stop at 64 KiB) and judged
     large = b"\x89PNG\r\n\x1a\n" + bytes(300_000)
-    judged = await client.post("/portal/branding", data=fields, files={"logo": ("big.png", large, "image/png")})
+    judged = await client.post(
+        "/portal/branding", data={**fields, **keyed(csrf)}, files={"logo": ("big.png", large, "image/png")}
+    )
     assert judged.status_code == 422
     assert "Logo image is a damaged PNG" in judged.text
     too_large = await client.post(
-        "/portal/branding", data=fields, files={"logo": ("huge.png", bytes(700_000), "image/png")}
+        "/portal/branding", data={**fields, **keyed(csrf)}, files={"logo": ("huge.png", bytes(700_000), "image/png")}
     )
     assert too_large.status_code == 413
 
-    bad_colour = await client.post("/portal/branding", data={**fields, "background": "red"})
+    bad_colour = await client.post("/portal/branding", data={**fields, **keyed(csrf), "background": "red"})
     assert bad_colour.status_code == 422
     assert "A colour such as #1d1d1f." in bad_colour.text
 
-    saved = await client.post("/portal/branding", data=fields, files={"logo": ("logo.png", GOOD_PNG, "image/png")})
+    saved = await client.post(
+        "/portal/branding", data={**fields, **keyed(csrf)}, files={"logo": ("logo.png", GOOD_PNG, "image/png")}
+    )
     assert saved.status_code == 303, saved.text
     branding = await admin(client, "GET", f"/admin/v1/vendors/{shop.vendor_id}/pass-branding")
     assert branding == {
@@ -135,7 +139,7 @@ async def test_a_logo_a_wallet_can_show_is_saved_and_shown_and_any_other_refused
     assert '<rect x="0" y="0" width="320" height="200" rx="14" fill="#112233"' in page.text
     assert "data:image/png;base64," in page.text
 
-    removed = await client.post("/portal/branding", data={**fields, "remove_logo": "1"})
+    removed = await client.post("/portal/branding", data={**fields, **keyed(csrf), "remove_logo": "1"})
     assert removed.status_code == 303
     assert (await admin(client, "GET", f"/admin/v1/vendors/{shop.vendor_id}/pass-branding"))["has_logo"] is False
 

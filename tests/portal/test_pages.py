@@ -9,7 +9,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.customers import register
-from tests.support.portal import csrf_of, make_shop, sign_in, signed_in
+from tests.support.portal import csrf_of, keyed, make_shop, sign_in, signed_in
 from tests.support.tenants import admin
 
 
@@ -26,8 +26,8 @@ async def test_saving_a_reward_keeps_what_is_left_of_an_unchanged_stock(
     async with engine.begin() as conn:  # six were redeemed
         await conn.execute(text("UPDATE rewards SET remaining_stock = 4 WHERE id = :i"), {"i": reward["id"]})
     csrf = await signed_in(client, shop.owner)
-    form = {"csrf_token": csrf, "name": "Green tea", "type": "free_product", "point_cost": "6", "total_stock": "10"}
-    saved = await client.post(f"/portal/rewards/{reward['id']}", data=form)
+    form = {"name": "Green tea", "type": "free_product", "point_cost": "6", "total_stock": "10"}
+    saved = await client.post(f"/portal/rewards/{reward['id']}", data={**form, **keyed(csrf)})
     assert saved.status_code == 303
     async with engine.connect() as conn:
         row = (
@@ -49,18 +49,18 @@ async def test_core_refusals_show_as_messages_with_their_status(client: AsyncTes
     )
     csrf = await signed_in(client, shop.owner)
     poor = await client.post(
-        f"/portal/rewards/{reward['id']}/give", data={"csrf_token": csrf, "customer": str(customer["id"])}
+        f"/portal/rewards/{reward['id']}/give", data={**keyed(csrf), "customer": str(customer["id"])}
     )
     assert poor.status_code == 422
     assert 'role="alert"' in poor.text
-    discount = {"csrf_token": csrf, "name": "Deal", "type": "discount", "point_cost": "5"}
-    refused = await client.post("/portal/rewards", data=discount)
+    discount = {"name": "Deal", "type": "discount", "point_cost": "5"}
+    refused = await client.post("/portal/rewards", data={**discount, **keyed(csrf)})
     assert refused.status_code == 422
     assert "A discount needs a discount_type" in refused.text
     unknown = await client.get("/portal/redemptions/NOPE-12345678")
     assert unknown.status_code == 404
     assert "The shop has no redemption with this code." in unknown.text
-    not_ours = await client.post("/portal/mail/switch-on", data={"csrf_token": csrf, "email": "someone@else.example"})
+    not_ours = await client.post("/portal/mail/switch-on", data={**keyed(csrf), "email": "someone@else.example"})
     assert not_ours.status_code == 404
     missing = await client.get("/portal/no-such-page")
     assert missing.status_code == 404
@@ -85,9 +85,9 @@ async def test_hostile_input_is_refused_without_a_server_error(client: AsyncTest
         response = await client.get(path)
         assert response.status_code == 404, path
     reward = await client.post(
-        "/portal/rewards", data={"csrf_token": csrf, "name": "Te\x00a", "type": "free_product", "point_cost": "3"}
+        "/portal/rewards", data={**keyed(csrf), "name": "Te\x00a", "type": "free_product", "point_cost": "3"}
     )
     assert reward.status_code == 422
     assert "not allowed" in reward.text
-    huge = await client.post("/portal/rewards", data={"csrf_token": csrf, "name": "x" * 70_000})
+    huge = await client.post("/portal/rewards", data={**keyed(csrf), "name": "x" * 70_000})
     assert huge.status_code == 413

@@ -21,14 +21,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
 from tests.support.app import ADMIN
-from tests.support.portal import PASSWORD, csrf_of, make_shop, set_clock, sign_in, signed_in
+from tests.support.portal import PASSWORD, csrf_of, keyed, make_shop, set_clock, sign_in, signed_in
 
 START = datetime(2031, 6, 1, 12, 0, 0, tzinfo=UTC)
 
 
 async def turn_on(client: AsyncTestClient[Litestar], csrf: str, at: datetime = START) -> tuple[pyotp.TOTP, list[str]]:
     """Set up and confirm the signed-in user's second factor: their TOTP and recovery codes."""
-    started = await client.post("/portal/account/two-factor/setup", data={"csrf_token": csrf})
+    started = await client.post("/portal/account/two-factor/setup", data={**keyed(csrf)})
     assert started.headers["location"] == "/portal/account/two-factor"
     page = await client.get("/portal/account/two-factor")
     assert 'alt="QR code of the two-factor key" width="200" height="200"' in page.text
@@ -36,10 +36,10 @@ async def turn_on(client: AsyncTestClient[Litestar], csrf: str, at: datetime = S
     found = re.search(r'id="totp-key">([A-Z2-7 ]+)<', page.text)
     assert found is not None, page.text
     totp = pyotp.TOTP(found.group(1).replace(" ", ""))
-    wrong = await client.post("/portal/account/two-factor/confirm", data={"csrf_token": csrf, "code": "000000"})
+    wrong = await client.post("/portal/account/two-factor/confirm", data={**keyed(csrf), "code": "000000"})
     assert wrong.status_code == 422
     assert "The code does not match. Try the next one." in wrong.text
-    done = await client.post("/portal/account/two-factor/confirm", data={"csrf_token": csrf, "code": totp.at(at)})
+    done = await client.post("/portal/account/two-factor/confirm", data={**keyed(csrf), "code": totp.at(at)})
     assert done.status_code == 200, done.text
     codes = re.findall(r"<li><code>([a-z2-9]{5}-[a-z2-9]{5})</code></li>", done.text)
     assert len(codes) == 10
@@ -135,7 +135,7 @@ async def test_owners_must_turn_it_on_when_the_deployment_requires_it(
     page = await client.get("/portal/account/two-factor")
     assert "This service requires owners to use two-factor sign-in." in page.text
     csrf = csrf_of(page)
-    blocked = await client.post("/portal/users", data={"csrf_token": csrf, "email": "x@y.example", "role": "staff"})
+    blocked = await client.post("/portal/users", data={**keyed(csrf), "email": "x@y.example", "role": "staff"})
     assert blocked.headers["location"] == "/portal/account/two-factor"
     async with engine.connect() as conn:
         assert await conn.scalar(text("SELECT count(*) FROM portal_invitations WHERE email = 'x@y.example'")) == 0

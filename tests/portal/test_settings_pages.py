@@ -11,7 +11,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.support.portal import make_shop, signed_in
+from tests.support.portal import keyed, make_shop, signed_in
 from tests.support.tenants import admin
 
 OWNER_PAGES = [
@@ -50,7 +50,7 @@ async def test_staff_are_refused_every_settings_page_and_write(
         assert refused.status_code == 403, path
         assert "Only the shop&#39;s owners may open this page." in refused.text
     for path, form in OWNER_POSTS.items():
-        assert (await client.post(path, data={**form, "csrf_token": csrf})).status_code == 403, path
+        assert (await client.post(path, data={**form, **keyed(csrf)})).status_code == 403, path
     for table in ("earn_rules", "branches", "api_clients", "portal_invitations"):
         assert await _count(engine, table, shop.vendor_id) == (1 if table == "api_clients" else 0)
     assert await _count(engine, "users", shop.vendor_id) == 2
@@ -78,16 +78,16 @@ async def test_a_campaign_saved_on_a_replaced_version_is_refused_and_changes_not
     made = await admin(client, "POST", v, {"name": "Double", "kind": "multiplier", "multiplier": 2})
     await admin(client, "PATCH", f"{v}/{made['id']}", {"name": "Double days"})
     csrf = await signed_in(client, shop.owner)
-    form = {"csrf_token": csrf, "name": "Triple", "kind": "multiplier", "multiplier": "3", "active": "on"}
-    stale = await client.post(f"/portal/campaigns/{made['id']}", data={**form, "version": "1"})
+    form = {"name": "Triple", "kind": "multiplier", "multiplier": "3", "active": "on"}
+    stale = await client.post(f"/portal/campaigns/{made['id']}", data={**form, **keyed(csrf), "version": "1"})
     assert stale.status_code == 409
     assert "Someone changed this campaign since you opened it (now version 2)." in html.unescape(stale.text)
     assert (await admin(client, "GET", f"{v}/{made['id']}"))["name"] == "Double days"
-    saved = await client.post(f"/portal/campaigns/{made['id']}", data={**form, "version": "2"})
+    saved = await client.post(f"/portal/campaigns/{made['id']}", data={**form, **keyed(csrf), "version": "2"})
     assert (saved.status_code, saved.headers["location"]) == (303, "/portal/campaigns?done=saved")
     now = await admin(client, "GET", f"{v}/{made['id']}")
     assert (now["name"], now["multiplier"], now["version"]) == ("Triple", 3.0, 3)
-    missing = await client.post(f"/portal/campaigns/{made['id']}", data={**form})
+    missing = await client.post(f"/portal/campaigns/{made['id']}", data={**form, **keyed(csrf)})
     assert missing.status_code == 422
     assert 'id="version-problem"' not in missing.text
     assert "Some fields need another look." in missing.text
@@ -100,8 +100,8 @@ async def test_a_campaign_family_outside_the_plan_is_refused_on_the_form(
     answers the API's status for PLAN_FEATURE_UNAVAILABLE (PORTAL-1)."""
     shop = await make_shop(client, with_staff=False)
     csrf = await signed_in(client, shop.owner)
-    form = {"csrf_token": csrf, "name": "Ten", "kind": "fixed_points", "points": "10", "active": "on"}
-    refused = await client.post("/portal/campaigns", data=form)
+    form = {"name": "Ten", "kind": "fixed_points", "points": "10", "active": "on"}
+    refused = await client.post("/portal/campaigns", data={**form, **keyed(csrf)})
     assert refused.status_code == 403
     assert "The vendor&#39;s plan does not include transaction campaigns." in refused.text
     assert 'value="Ten"' in refused.text
@@ -126,11 +126,11 @@ async def test_inviting_one_of_the_shops_own_users_again_is_refused_on_the_form(
 ) -> None:
     shop = await make_shop(client)
     csrf = await signed_in(client, shop.owner)
-    form = {"csrf_token": csrf, "email": shop.staff.upper(), "role": "staff"}
-    refused = await client.post("/portal/users", data=form)
+    form = {"email": shop.staff.upper(), "role": "staff"}
+    refused = await client.post("/portal/users", data={**form, **keyed(csrf)})
     assert refused.status_code == 409
     assert "This person is already one of the shop&#39;s users." in refused.text
-    bad = await client.post("/portal/users", data={**form, "email": "not an email", "role": "boss"})
+    bad = await client.post("/portal/users", data={**form, **keyed(csrf), "email": "not an email", "role": "boss"})
     assert bad.status_code == 422
     assert "An email address such as name@shop.example." in bad.text
     assert "Choose owner or staff." in bad.text
@@ -143,11 +143,11 @@ async def test_the_last_active_owner_cannot_demote_or_deactivate_themselves(
     """STAFF-1 through the users page: the core's refusal shows beside the field, nothing changes."""
     shop = await make_shop(client)
     csrf = await signed_in(client, shop.owner)
-    demoted = await client.post(f"/portal/users/{shop.owner_id}/role", data={"csrf_token": csrf, "role": "staff"})
+    demoted = await client.post(f"/portal/users/{shop.owner_id}/role", data={**keyed(csrf), "role": "staff"})
     assert demoted.status_code == 422
     assert 'id="user-role">owner<' in demoted.text
     assert "The shop&#39;s last active owner cannot be made staff" in demoted.text
-    deactivated = await client.post(f"/portal/users/{shop.owner_id}/deactivate", data={"csrf_token": csrf})
+    deactivated = await client.post(f"/portal/users/{shop.owner_id}/deactivate", data={**keyed(csrf)})
     assert deactivated.status_code == 422
     assert "The shop&#39;s last active owner cannot be deactivated" in deactivated.text
     async with engine.connect() as conn:

@@ -15,6 +15,7 @@ from tests.support.portal import (
     COOKIE,
     PASSWORD,
     csrf_of,
+    keyed,
     make_shop,
     session_cookie,
     set_clock,
@@ -94,7 +95,7 @@ async def test_signing_out_ends_the_session_at_once(client: AsyncTestClient[Lite
     shop = await make_shop(client)
     csrf = await signed_in(client, shop.owner)
     token = client.cookies[COOKIE]
-    out = await client.post("/portal/logout", data={"csrf_token": csrf})
+    out = await client.post("/portal/logout", data={**keyed(csrf)})
     assert out.status_code == 303
     assert out.headers["location"] == "/portal/login"
     client.cookies[COOKIE] = token
@@ -124,11 +125,11 @@ async def test_an_ended_subscription_reads_but_does_not_write(client: AsyncTestC
     assert page.status_code == 200
     assert "subscription has ended" in page.text
     refused = await client.post(
-        "/portal/rewards", data={"csrf_token": csrf, "name": "Coffee", "type": "free_product", "point_cost": "10"}
+        "/portal/rewards", data={**keyed(csrf), "name": "Coffee", "type": "free_product", "point_cost": "10"}
     )
     assert refused.status_code == 403
     assert (await client.get("/portal/rewards")).text.count("Coffee") == 0
-    assert (await client.post("/portal/logout", data={"csrf_token": csrf})).status_code == 303
+    assert (await client.post("/portal/logout", data={**keyed(csrf)})).status_code == 303
 
 
 async def test_changing_a_user_ends_their_sessions(client: AsyncTestClient[Litestar]) -> None:

@@ -26,7 +26,7 @@ from loyalty_core.models import metadata
 from loyalty_http.plugin import LoyaltyHttp
 from loyalty_portal import PortalConfig, create_portal
 from tests.support.customers import register
-from tests.support.portal import Shop, make_shop, signed_in
+from tests.support.portal import Shop, keyed, make_shop, signed_in
 from tests.support.tenants import admin
 
 SECRET = "Zebulon-Quartz"
@@ -301,7 +301,7 @@ async def test_another_shops_user_gets_404_and_none_of_the_shops_data(
     case = CASES[key]
     before = await owner_rows(engine, owner.vendor_id)
     if key.startswith("POST"):
-        response = await client.post(case.path(world), data={**case.form(world), "csrf_token": csrf})
+        response = await client.post(case.path(world), data={**case.form(world), **keyed(csrf)})
     else:
         response = await client.get(case.path(world))
     assert response.status_code == case.status, response.text
@@ -324,7 +324,7 @@ async def test_staff_open_their_pages_and_are_refused_the_owners(client: AsyncTe
     assert refused.status_code == 403
     assert "Only the shop&#39;s owners may open this page." in refused.text
     assert (await client.get("/portal/activity")).status_code == 403
-    assert (await client.post("/portal/mail/switch-on", data={"csrf_token": csrf, "email": "a@b.c"})).status_code == 403
+    assert (await client.post("/portal/mail/switch-on", data={**keyed(csrf), "email": "a@b.c"})).status_code == 403
 
 
 async def test_a_refused_page_gives_its_connection_back_before_the_request_ends(settings: Settings) -> None:

@@ -17,7 +17,7 @@ from loyalty_api.settings import Settings
 from loyalty_core.accounts.jobs.imports import ImportJobs
 from tests.portal.test_import_pages import job_of, upload
 from tests.portal.test_tenancy_and_roles import CASES, owner_world
-from tests.support.portal import make_shop, signed_in
+from tests.support.portal import keyed, make_shop, signed_in
 
 DIGITS = ("²", "٣", "１２")
 TEMPLATES = Path(__file__).resolve().parents[2] / "packages/loyalty_portal/src/loyalty_portal/templates"
@@ -56,7 +56,7 @@ async def test_no_route_answers_500_on_digits_of_other_scripts(
                     query = "&".join(f"{n}={quote(digits)}" for n in FIELDS)
                     answer = await client.get(target + separator + query)
                 else:
-                    answer = await client.post(target, data={**dict.fromkeys(FIELDS, digits), "csrf_token": csrf})
+                    answer = await client.post(target, data={**dict.fromkeys(FIELDS, digits), **keyed(csrf)})
                 if answer.status_code >= 500:
                     failures.append(f"{method} {target} with {digits}: {answer.status_code}")
     assert failures == []

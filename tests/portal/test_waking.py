@@ -12,7 +12,7 @@ from litestar.testing import AsyncTestClient
 
 from loyalty_api.app import JobQueue, create_app
 from loyalty_api.settings import Settings
-from tests.support.portal import PASSWORD, signed_in, unique_email
+from tests.support.portal import PASSWORD, keyed, signed_in, unique_email
 from tests.support.tenants import admin
 from tests.support.webhooks import make_endpoint, webhook_tenant
 
@@ -52,7 +52,7 @@ async def test_a_portal_adjustment_with_a_listening_endpoint_wakes_the_worker_on
     await make_endpoint(client, tenant)
     calls.clear()
     adjusted = await client.post(
-        f"/portal/customers/{customer_id}/adjust", data={"csrf_token": csrf, "amount": "25", "reason": "counter"}
+        f"/portal/customers/{customer_id}/adjust", data={**keyed(csrf), "amount": "25", "reason": "counter"}
     )
     assert adjusted.status_code == 303, adjusted.text
     assert calls == [1]

@@ -12,6 +12,7 @@ from httpx import Response
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from loyalty_core.staff.services.form_keys import mint
 from tests.support.app import ADMIN
 from tests.support.tenants import Tenant, admin, make_tenant
 
@@ -53,6 +54,12 @@ def csrf_of(page: Response) -> str:
     found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
     assert found is not None, page.text
     return found.group(1)
+
+
+def keyed(csrf: str) -> dict[str, str]:
+    """The hidden fields of a form as a page renders them: the session's CSRF token and a new
+    one-time key minted for the session (PORTAL-21), so each call is a new form."""
+    return {"csrf_token": csrf, "form_key": mint(csrf)}
 
 
 async def sign_in(client: AsyncTestClient[Litestar], email: str, password: str = PASSWORD) -> Response:

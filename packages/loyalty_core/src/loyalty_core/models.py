@@ -29,7 +29,15 @@ from loyalty_core.passes.models import (
 )
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
-from loyalty_core.staff.models import Invitation, PasswordReset, PortalSession, RecoveryCode, SignInFailure, User
+from loyalty_core.staff.models import (
+    Invitation,
+    PasswordReset,
+    PortalSession,
+    RecoveryCode,
+    SignInFailure,
+    UsedFormKey,
+    User,
+)
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.tiers.models import Tier, TierLadder, tier_months
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
@@ -70,6 +78,7 @@ __all__ = [
     "Transaction",
     "TransactionItem",
     "TransactionReturn",
+    "UsedFormKey",
     "User",
     "Vendor",
     "Voucher",

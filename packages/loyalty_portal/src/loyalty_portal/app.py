@@ -16,6 +16,7 @@ from loyalty_portal.access import (
     refuse_unreadable,
 )
 from loyalty_portal.config import PortalConfig
+from loyalty_portal.once import claiming, settling
 from loyalty_portal.pages.account_links import AccountLinksController
 from loyalty_portal.pages.activity import ActivityController
 from loyalty_portal.pages.billing import BillingController
@@ -86,6 +87,10 @@ def create_portal(config: PortalConfig) -> Litestar:
         # every route, and one registered later, is behind these: a state-changing request without
         # the session's CSRF token never reaches its handler (PORTAL-3)
         guards=[refuse_unreadable, guarding_state_changes(config)],
+        # then each one's form key is claimed before its handler writes and settled with its answer,
+        # in the request's transaction (PORTAL-21)
+        before_request=claiming(config),
+        after_request=settling,
         middleware=[closing_the_session],
         request_max_body_size=MAX_BODY_BYTES,
         before_send=[add_security_headers],

@@ -1,6 +1,7 @@
 """A file upload read as a stream: the multipart body is parsed as it arrives, the form's CSRF token
 checked before any byte of the file is accepted, and the file written to disk under a size limit of
-its own, so an upload of any size holds one network chunk in memory."""
+its own, so an upload of any size holds one network chunk in memory. The form's one-time key comes
+back with the file, for the handler to claim (PORTAL-21)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from multipart import MultipartSegment, ParserError, PushMultipartParser, parse_
 
 from loyalty_core.staff.services.sessions import Visitor, csrf_matches
 from loyalty_portal.access import EXPIRED
-from loyalty_portal.web import Refused
+from loyalty_portal.web import FORM_KEY, Refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,11 +26,23 @@ class Uploaded:
     size: int
 
 
+@dataclass(frozen=True, slots=True)
+class Received:
+    file: Uploaded | None
+    """None when no file was chosen (or it is empty)."""
+    form_key: str
+
+    async def discard(self) -> None:
+        if self.file is not None:
+            await asyncio.to_thread(self.file.path.unlink, missing_ok=True)
+
+
 class _Receiving:
     def __init__(self, visitor: Visitor, folder: Path, field: str, max_bytes: int) -> None:
         self.visitor, self.folder, self.field, self.max_bytes = visitor, folder, field, max_bytes
         self.segment: MultipartSegment | None = None
         self.token = b""
+        self.form_key = b""
         self.csrf_ok = False
         self.out: IO[bytes] | None = None
         self.path: Path | None = None
@@ -50,6 +63,10 @@ class _Receiving:
         if name == "csrf_token":
             self.token += chunk
             if len(self.token) > 256:
+                raise Refused(403, EXPIRED)
+        elif name == FORM_KEY:
+            self.form_key += chunk
+            if len(self.form_key) > 256:
                 raise Refused(403, EXPIRED)
         elif name == self.field and self.out is not None:
             self.size += len(chunk)
@@ -73,9 +90,9 @@ class _Receiving:
 
 async def receive_file(
     request: Request[Any, Any, Any], visitor: Visitor, folder: Path, *, field: str, max_bytes: int
-) -> Uploaded | None:
-    """The file of form field ``field`` written under ``folder``; None when none was chosen (or it
-    is empty). 403 when the session's token does not come first; 413 past ``max_bytes``."""
+) -> Received:
+    """The file of form field ``field`` written under ``folder``, and the form's key. 403 when the
+    session's token does not come first; 413 past ``max_bytes``."""
     kind, options = parse_options_header(request.headers.get("content-type", ""))
     if kind != "multipart/form-data" or not options.get("boundary"):
         raise Refused(400, "The file was not sent as a form upload.")
@@ -97,13 +114,14 @@ async def receive_file(
     if not receiving.csrf_ok:
         await receiving.discard()
         raise Refused(403, EXPIRED)
+    form_key = receiving.form_key.decode("utf-8", "replace")
     if receiving.out is None or receiving.path is None:
-        return None
+        return Received(None, form_key)
     await asyncio.to_thread(receiving.out.close)
     if receiving.size == 0:
         await asyncio.to_thread(receiving.path.unlink, missing_ok=True)
-        return None
-    return Uploaded(receiving.path, receiving.file_name, receiving.size)
+        return Received(None, form_key)
+    return Received(Uploaded(receiving.path, receiving.file_name, receiving.size), form_key)
 
 
 async def _event(receiving: _Receiving, event: Any) -> None:

@@ -13,12 +13,14 @@ from litestar.datastructures import MutableScopeHeaders
 from litestar.exceptions import HTTPException
 from litestar.response import Redirect
 from litestar.types import Message, Scope
+from markupsafe import Markup, escape
 
 from loyalty_core import bounds
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.numbers import euro_amount, euros
 from loyalty_core.outages import database_unavailable
+from loyalty_core.staff.services.form_keys import mint
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_portal.names import customer_name, person_of
 
@@ -54,6 +56,21 @@ TEMPLATES.filters["euro_amount"] = euro_amount
 TEMPLATES.filters["segment"] = segment
 TEMPLATES.filters["customer_name"] = customer_name
 TEMPLATES.filters["person"] = person_of
+FORM_KEY = "form_key"
+"""The hidden field holding a form's one-time key (PORTAL-21)."""
+
+
+def form_fields(visitor: Visitor) -> Markup:
+    """The hidden fields of every state-changing form: the session's CSRF token (PORTAL-3) and a new
+    one-time key of this form (PORTAL-21), minted at each render."""
+    token = escape(visitor.csrf_token)
+    return Markup(
+        f'<input type="hidden" name="csrf_token" value="{token}">'
+        f'<input type="hidden" name="{FORM_KEY}" value="{escape(mint(visitor.csrf_token))}">'
+    )
+
+
+TEMPLATES.globals["form_fields"] = form_fields
 
 SECURITY_HEADERS: Mapping[str, str] = {
     # pages hold customers' personal data: never stored by a browser or a proxy
@@ -113,8 +130,17 @@ def render(name: str, *, status: int = 200, visitor: Visitor | None = None, **co
     return Response(html, status_code=status, media_type="text/html")
 
 
-def see_other(path: str) -> Redirect:
-    return Redirect(path, status_code=303)
+class SeeOther(Redirect):
+    """A POST's answer (PORTAL-22): the browser is sent to the page showing the result, and ``flash``,
+    kept in the server-side session, is shown once there."""
+
+    def __init__(self, path: str, flash: str | None = None) -> None:
+        super().__init__(path, status_code=303)
+        self.flash = flash
+
+
+def see_other(path: str, flash: str | None = None) -> Redirect:
+    return SeeOther(path, flash)
 
 
 async def add_security_headers(message: Message, scope: Scope) -> None:

@@ -2,7 +2,8 @@
 reset a password.
 
 All of them are read before any vendor is known (sign-in names only an email, a cookie only a
-session), so they are reference tables, not distributed by ``vendor_id``.
+session), so they are reference tables, not distributed by ``vendor_id``. The form keys a session
+has used are written with the shop's own writes, so they are the shop's rows (PORTAL-21).
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from datetime import datetime
 from enum import StrEnum
 
 from advanced_alchemy.types import DateTimeUTC
-from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, LargeBinary, String
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, one_of
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key
 
 
 class Role(StrEnum):
@@ -56,6 +57,8 @@ class PortalSession(Base):
         BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=True, index=True
     )
     csrf_token: Mapped[str] = mapped_column(String(64))
+    flash: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    """What the last form did, shown once by the next page (the page a POST redirects to)."""
     pending_user_id: Mapped[int | None] = mapped_column(
         BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=True
     )
@@ -116,3 +119,23 @@ class RecoveryCode(Base):
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), index=True)
     code_hash: Mapped[str] = mapped_column(String(255))
     used_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class UsedFormKey(VendorRow, Base):
+    """A form key a session has used, written in the transaction of the write it admitted, with
+    where that write sent the browser: a second submission of the form goes there and changes
+    nothing (PORTAL-21). No key to ``portal_sessions`` (a reference table); ``prune-tokens`` deletes
+    the keys of sessions that ended, which can never be sent again."""
+
+    __tablename__ = "used_form_keys"
+    __table_args__ = (
+        vendor_key("used_form_keys"),
+        UniqueConstraint("vendor_id", "session_id", "form_key", name="uq_used_form_keys_vendor_session_key"),
+        Index("ix_used_form_keys_session_id", "session_id"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    session_id: Mapped[int] = mapped_column(BigInteger)
+    form_key: Mapped[str] = mapped_column(String(64))
+    location: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    flash: Mapped[str | None] = mapped_column(String(1000), nullable=True)

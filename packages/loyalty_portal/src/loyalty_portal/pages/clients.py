@@ -19,6 +19,7 @@ from loyalty_core.tenancy.reads import ClientRead, TenancyReads
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import Form
+from loyalty_portal.once import shown_at
 from loyalty_portal.paging import page_number, pager_of
 from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
@@ -81,7 +82,7 @@ class ClientsController(Controller):
         except DomainError as refused:
             return _refused(visitor, await _branches(db, config, visitor.vendor_id), form, refused)
         branch = made.default_branch.external_id if made.default_branch is not None else None
-        return render(
+        created = render(
             "client_created.html",
             status=201,
             visitor=visitor,
@@ -90,6 +91,10 @@ class ClientsController(Controller):
             secret=made.secret,
             default_branch=branch,
         )
+        # the secret is shown in this answer only, never kept to be shown after a redirect; the form
+        # sent again lists the clients and makes none (PORTAL-22)
+        again = f"The client {made.client.name} ({made.client.client_id}) was created; its secret was shown once."
+        return shown_at(created, f"{MOUNT_PATH}/clients", again)
 
     @get("/{client_id:str}/revoke")
     async def confirm_revoke(self, client_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:

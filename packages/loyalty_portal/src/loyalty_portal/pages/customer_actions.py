@@ -22,6 +22,7 @@ from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form
 from loyalty_portal.names import customer_name
+from loyalty_portal.once import REPEATABLE
 from loyalty_portal.pages.customers import CURRENT, customer_id_of, page
 from loyalty_portal.pages.rewards import customer_of
 from loyalty_portal.web import MOUNT_PATH, render, see_other
@@ -61,7 +62,7 @@ class CustomerActionsController(Controller):
             return await page(db, config, visitor, number, status=status_of(refused), error=refused.message)
         return see_other(f"{MOUNT_PATH}/customers/{number}?done=consent")
 
-    @post("/merge/preview")
+    @post("/merge/preview", opt=REPEATABLE)
     async def preview_merge(
         self, customer_id: FromPath[str], request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg
     ) -> Response[Any]:

@@ -18,6 +18,7 @@ from loyalty_core.accounts.models import CustomerImport, ImportState
 from loyalty_core.errors import NotFound
 from loyalty_portal.access import CSRF_IN_STREAM, OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.forms import row_id
+from loyalty_portal.once import claim
 from loyalty_portal.uploads import receive_file
 from loyalty_portal.web import MOUNT_PATH, Refused, log, render, see_other
 
@@ -58,7 +59,13 @@ class ImportController(Controller):
     async def upload(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
         if config.import_dir is None:
             raise Refused(404, "Imports are not set up on this service.")
-        uploaded = await receive_file(request, visitor, Path(config.import_dir), field="file", max_bytes=MAX_FILE_BYTES)
+        received = await receive_file(request, visitor, Path(config.import_dir), field="file", max_bytes=MAX_FILE_BYTES)
+        # the router cannot read a streamed form's key: it is claimed here, before the job is made
+        first = await claim(request, db, config, received.form_key)
+        if first is not None:
+            await received.discard()
+            return first
+        uploaded = received.file
         if uploaded is None:
             return await page(db, config, visitor, status=422, error="Choose a CSV file to check.")
         jobs = ImportJobs(db, config.clock)

@@ -24,6 +24,7 @@ from loyalty_portal.access import (
     count_address,
     sent_csrf,
 )
+from loyalty_portal.once import REPEATABLE
 from loyalty_portal.web import HOME, LOGIN, MOUNT_PATH, Refused, render, see_other
 
 MESSAGES = {
@@ -97,7 +98,7 @@ class LoginController(Controller):
             return see_other(HOME)
         return _form(visitor, token, config, done=DONE.get(done or ""))
 
-    @post("/login", opt=CSRF_AT_SIGN_IN)
+    @post("/login", opt={**CSRF_AT_SIGN_IN, **REPEATABLE})
     async def sign_in(self, request: Request[Any, Any, Any], db: Db, config: Cfg) -> Any:
         await count_address(
             request, config, "Too many sign-in attempts from your address. Wait a minute and try again."
@@ -118,7 +119,7 @@ class LoginController(Controller):
         status, message = MESSAGES[result.outcome]
         return _form(visitor, None, config, status=status, error=message, email=email)
 
-    @post("/logout", opt=ENROLMENT)
+    @post("/logout", opt={**ENROLMENT, **REPEATABLE})
     async def sign_out(self, visitor: Me, db: Db, config: Cfg) -> Any:
         await PortalSessions(db, config.clock, config.passwords).end(visitor.session_id)
         response = see_other(LOGIN)

@@ -194,11 +194,10 @@ class RewardsController(Controller):
             return _form(
                 visitor, found, shown(found), status=status_of(refused), customer=typed, give_error=refused.message
             )
-        return _form(
-            visitor,
-            found,
-            shown(found),
-            done=f"Given to {customer_name(customer)}: redemption {given.confirmation_code}.",
+        # the redemption's own page shows the result, so reloading it gives nothing again (PORTAL-22)
+        return see_other(
+            f"{MOUNT_PATH}/redemptions/{given.confirmation_code}",
+            flash=f"Given to {customer_name(customer)}: redemption {given.confirmation_code}.",
         )
 
 

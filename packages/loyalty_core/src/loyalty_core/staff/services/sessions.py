@@ -52,6 +52,8 @@ class Visitor:
     """The user has confirmed a second factor (STAFF-6)."""
     pending_user_id: int | None = None
     """Anonymous, but past the password of this user, who owes their second factor's code."""
+    flash: str | None = None
+    """What the session's last form did, shown by this request's page and then forgotten."""
 
 
 class Outcome(StrEnum):
@@ -110,10 +112,12 @@ class PortalSessions:
         if now - stored.last_seen_at >= IDLE or not usable:
             await self._session.execute(delete(PortalSession).where(PortalSession.id == stored.id))
             return None
+        flash = stored.flash  # read before the write below, which empties the loaded row's too
+        touched: dict[str, object] = {"flash": None} if flash is not None else {}
         if now - stored.last_seen_at >= TOUCH_EVERY:
-            await self._session.execute(
-                update(PortalSession).where(PortalSession.id == stored.id).values(last_seen_at=now)
-            )
+            touched["last_seen_at"] = now
+        if touched:  # one write for both: the message is shown once, and reads stay reads
+            await self._session.execute(update(PortalSession).where(PortalSession.id == stored.id).values(**touched))
         if user is None or vendor is None:
             return Visitor(session_id=stored.id, csrf_token=stored.csrf_token, pending_user_id=stored.pending_user_id)
         ended = vendor.subscription_ends_at is not None and now >= vendor.subscription_ends_at
@@ -127,6 +131,7 @@ class PortalSessions:
             vendor_name=vendor.name,
             read_only=ended,
             second_factor=user.totp_confirmed_at is not None,
+            flash=flash,
         )
 
     async def sign_in(self, previous: Visitor | None, email: str, password: str) -> SignIn:

@@ -1,0 +1,173 @@
+"""Each state-changing form sent twice in Chromium (PORTAL-21, PORTAL-22): submitted by the browser,
+then the very same body sent again with the page's cookies, as a double click or a "confirm form
+resubmission" does. The second answer sends the browser to the first one's result page, and the
+write happened once."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from playwright.async_api import FilePayload, Page, expect
+
+from tests.portal.browser_shop import LiveShop, make_live_shop, rows, sign_in
+from tests.support.live import Live
+
+SENT = """button => ({
+    action: button.form.action,
+    fields: [...new FormData(button.form, button)].map(([name, value]) => [name, String(value)]),
+})"""
+
+
+def path_of(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+async def twice(page: Page, button: str) -> str:
+    """Press ``button``, then send its form's body again with the page's cookies; answers the path of
+    the page the first submission ended on, which the second is sent to as well."""
+    pressed = page.get_by_role("button", name=button, exact=True)
+    sent = await pressed.evaluate(SENT)
+    async with page.expect_navigation():
+        await pressed.click()
+    first = path_of(page.url)
+    again = await page.request.post(sent["action"], form=dict(sent["fields"]), max_redirects=0)
+    assert (again.status, again.headers.get("location")) == (303, first), button
+    return first
+
+
+def count(live: Live, sql: str, shop: LiveShop) -> int:
+    [(found,)] = rows(live.database_url, sql, v=shop.vendor_id)
+    return int(found)
+
+
+async def test_every_kind_of_form_sent_twice_acts_once(page: Page, live: Live) -> None:
+    """PORTAL-21: reward, give at the counter (one redemption, the points taken once), cancel (the
+    points back once), adjust, branch, cards, API client, invitation and merge, each sent twice."""
+    shop = make_live_shop(live, points=200)
+    status, other = live.call("POST", "/api/v1/customers", {"email": "second@customer.example"}, shop.token)
+    assert status == 201, other
+    await sign_in(page, live, shop.owner)
+
+    await page.goto(live.url + "/portal/rewards/new")
+    await page.get_by_label("Name").fill("Cake")
+    await page.get_by_label("Type", exact=True).select_option("free_product")
+    await page.get_by_label("Point cost").fill("40")
+    assert await twice(page, "Create reward") == "/portal/rewards?done=created"
+    assert count(live, "SELECT count(*) FROM rewards WHERE vendor_id = %(v)s", shop) == 1
+    [(reward_id,)] = rows(live.database_url, "SELECT id FROM rewards WHERE vendor_id = %(v)s", v=shop.vendor_id)
+
+    await page.goto(live.url + f"/portal/rewards/{reward_id}")
+    await page.get_by_label("Customer").fill(shop.card)
+    given = await twice(page, "Give")
+    await expect(page.get_by_role("status")).to_contain_text(f"Given to Anna Jansen (card {shop.card}): redemption ")
+    [(code,)] = rows(
+        live.database_url, "SELECT confirmation_code FROM redemptions WHERE vendor_id = %(v)s", v=shop.vendor_id
+    )
+    assert given == f"/portal/redemptions/{code}"
+    status, wallet = live.call("GET", f"/api/v1/customers/{shop.customer_id}/wallet", token=shop.token)
+    assert wallet["data"]["balance"] == 160
+    await page.goto(live.url + given)  # the second answer's page says what the first did
+    await expect(page.get_by_role("status")).to_contain_text(f"redemption {code}")
+
+    await page.goto(live.url + f"/portal/redemptions/{code}/cancel")
+    assert await twice(page, "Confirm cancel") == f"/portal/redemptions/{code}?done=cancelled"
+    status, wallet = live.call("GET", f"/api/v1/customers/{shop.customer_id}/wallet", token=shop.token)
+    assert wallet["data"]["balance"] == 200
+
+    await page.goto(live.url + f"/portal/customers/{shop.customer_id}")
+    await page.get_by_label("Amount").fill("5")
+    await page.get_by_label("Reason").fill("counter")
+    assert await twice(page, "Adjust") == f"/portal/customers/{shop.customer_id}?done=adjusted"
+    status, wallet = live.call("GET", f"/api/v1/customers/{shop.customer_id}/wallet", token=shop.token)
+    assert wallet["data"]["balance"] == 205
+
+    await page.goto(live.url + "/portal/branches/new")
+    await page.get_by_label("Key").fill("north")
+    await page.get_by_label("Name").fill("North")
+    assert await twice(page, "Create branch") == "/portal/branches?done=created"
+    assert count(live, "SELECT count(*) FROM branches WHERE vendor_id = %(v)s", shop) == 1
+
+    await page.goto(live.url + "/portal/cards")
+    await page.get_by_label("Count").fill("2")
+    batch = await twice(page, "Generate cards")
+    assert batch.startswith("/portal/cards/")
+    assert count(live, "SELECT count(*) FROM card_batches WHERE vendor_id = %(v)s", shop) == 1
+
+    await page.goto(live.url + "/portal/clients/new")
+    await page.get_by_label("Name").fill("Second till")
+    # the secret is shown in the first answer only; the second lists the clients and makes none
+    assert await twice(page, "Create client") == "/portal/clients"
+    assert count(live, "SELECT count(*) FROM api_clients WHERE vendor_id = %(v)s", shop) == 2
+    await page.goto(live.url + "/portal/clients")
+    await expect(page.get_by_role("status")).to_contain_text("its secret was shown once")
+
+    await page.goto(live.url + "/portal/users/new")
+    await page.get_by_label("Email").fill(f"third-{shop.vendor_id}@bakery.example")
+    await page.get_by_label("Role").select_option("staff")
+    assert await twice(page, "Send invitation") == "/portal/users?done=invited"
+    assert count(live, "SELECT count(*) FROM portal_invitations WHERE vendor_id = %(v)s", shop) == 1
+
+    await page.goto(live.url + f"/portal/customers/{other['data']['id']}")
+    await page.get_by_label("Keep customer").fill(str(shop.customer_id))
+    await page.get_by_role("button", name="Preview merge").click()
+    assert await twice(page, "Confirm merge") == f"/portal/customers/{shop.customer_id}?done=merged"
+    assert (
+        count(live, "SELECT count(*) FROM customers WHERE vendor_id = %(v)s AND merged_into_id IS NOT NULL", shop) == 1
+    )
+
+
+async def test_settings_cards_imports_and_a_customers_end_sent_twice_act_once(page: Page, live: Live) -> None:
+    """PORTAL-21: an earn rule, a card mail, a reward's delete, an import checked and run, and a
+    customer deactivated then anonymized, each sent twice: one row, one mail, one job queued once,
+    and each second answer the first one's page (a second delete or anonymize would find nothing)."""
+    shop = make_live_shop(live, points=10)
+    reward = live.admin(
+        "POST", f"/admin/v1/vendors/{shop.vendor_id}/rewards", {"type": "free_product", "name": "Tea", "point_cost": 5}
+    )
+    await sign_in(page, live, shop.owner)
+
+    await page.goto(live.url + "/portal/earn-rules/new")
+    await page.get_by_label("Name").fill("Base")
+    await page.get_by_label("Points per unit").fill("1")
+    await page.get_by_label("Unit amount (cents)").fill("100")
+    assert await twice(page, "Create earn rule") == "/portal/earn-rules?done=created"
+    assert count(live, "SELECT count(*) FROM earn_rules WHERE vendor_id = %(v)s", shop) == 1
+
+    await page.goto(live.url + f"/portal/customers/{shop.customer_id}")
+    assert await twice(page, "Send card") == f"/portal/customers/{shop.customer_id}?done=sent"
+    assert count(live, "SELECT count(*) FROM card_mails WHERE vendor_id = %(v)s", shop) == 1
+
+    await page.goto(live.url + f"/portal/rewards/{reward['id']}/delete")
+    assert await twice(page, "Confirm delete") == "/portal/rewards?done=deleted"
+
+    await page.goto(live.url + "/portal/import")
+    chosen: FilePayload = {"name": "customers.csv", "mimeType": "text/csv", "buffer": b"external_id\r\nimp-1\r\n"}
+    await page.get_by_label("CSV file").set_input_files(files=[chosen])
+    pressed = page.get_by_role("button", name="Check file", exact=True)
+    fields = dict((await pressed.evaluate(SENT))["fields"][:2])  # the token and the key, before the file
+    async with page.expect_navigation():
+        await pressed.click()
+    job = path_of(page.url)
+    again = await page.request.post(
+        live.url + "/portal/import",
+        multipart={
+            **fields,
+            "file": {"name": "customers.csv", "mimeType": "text/csv", "buffer": b"external_id\r\nx\r\n"},
+        },
+        max_redirects=0,
+    )
+    assert (again.status, again.headers.get("location")) == (303, job)
+    assert count(live, "SELECT count(*) FROM customer_imports WHERE vendor_id = %(v)s", shop) == 1
+    assert await twice(page, "Import") == job
+    assert rows(live.database_url, "SELECT state FROM customer_imports WHERE vendor_id = %(v)s", v=shop.vendor_id) == [
+        ("queued",)
+    ]
+
+    await page.goto(live.url + f"/portal/customers/{shop.customer_id}")
+    assert await twice(page, "Deactivate") == f"/portal/customers/{shop.customer_id}?done=deactivated"
+    await page.goto(live.url + f"/portal/customers/{shop.customer_id}/anonymize")
+    assert await twice(page, "Confirm anonymize") == "/portal/customers?done=anonymized"
+    assert rows(live.database_url, "SELECT status FROM customers WHERE id = %(c)s", c=shop.customer_id) == [
+        ("anonymized",)
+    ]
