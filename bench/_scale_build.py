@@ -25,7 +25,7 @@ from psycopg import sql
 from bench._scale_check import check
 from bench._scale_rows import COST, FUNCTIONS, steps
 from bench._scale_sizes import Sizes, shares
-from bench._support import SERVER, forget_later
+from bench._support import SERVER, drop_scale_database, forget_later
 
 BIG = (
     "customers",
@@ -96,7 +96,7 @@ def ensure_template(sizes: Sizes, say: Say, *, rebuild: bool = False) -> tuple[s
     name = template_name(sizes)
     with psycopg.connect(SERVER, autocommit=True) as conn:
         if rebuild:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            drop_scale_database(name)
         if _exists(conn, name):
             say(f"scale: reusing template {name}")
             return name, False
@@ -116,8 +116,7 @@ def ensure_template(sizes: Sizes, say: Say, *, rebuild: bool = False) -> tuple[s
                 sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(building), sql.Identifier(name))
             )
     except BaseException:
-        with psycopg.connect(SERVER, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(building)))
+        drop_scale_database(building)
         raise
     return name, False
 

@@ -48,6 +48,19 @@ def forget_later(name: str) -> None:
     _created.append(name)
 
 
+SCALE_PREFIX = "loyalty_scale_"
+"""The scale bench's own databases (its templates and the one it is building) start with this."""
+
+
+def drop_scale_database(name: str) -> None:
+    """Drop one of the scale bench's own databases: a template it rebuilds, or the one a failed build
+    leaves; any other name is refused, so nothing else on a shared server is touched."""
+    if not name.startswith(SCALE_PREFIX):
+        raise ValueError(f"{name!r} is not a scale bench database")
+    with psycopg.connect(SERVER, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
 def _drop_created() -> None:
     with psycopg.connect(SERVER, autocommit=True) as conn:
         for name in _created:

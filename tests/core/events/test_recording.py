@@ -245,14 +245,17 @@ async def test_a_scrub_without_a_payload_for_every_customer_type_refuses(db: Asy
 
 async def test_an_event_insert_pays_one_b_tree_beyond_its_key(db: AsyncSession) -> None:
     """EVENT-10: every till write inserts an event, so its indexes are kept few: the key (which the
-    feed reads newest first, EVENT-12), the scrub's index over `customer.*` events only and a BRIN
-    for the prune."""
+    feed reads newest first, EVENT-12), the scrub's index over `customer.*` events only, the activity
+    page's over merges and anonymizations only (PORTAL-15; no till write records either, so a till's
+    insert adds no entry to it) and a BRIN for the prune."""
     rows = await db.execute(
         text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname")
     )
     found = {name: definition.split(" USING ", 1)[1] for name, definition in rows.tuples()}
     assert found == {
         "ix_events_created": "brin (created_at) WITH (autosummarize='on')",
+        "ix_events_vendor_activity": "btree (vendor_id, created_at) WHERE ((type)::text = ANY "
+        "((ARRAY['customer.merged'::character varying, 'customer.anonymized'::character varying])::text[]))",
         "ix_events_vendor_customer": "btree (vendor_id, customer_id) WHERE ((type)::text ~~ 'customer.%'::text)",
         "pk_events": "btree (vendor_id, id)",
     }

@@ -72,6 +72,20 @@ in PostgreSQL's catalogue (it takes any type), though over two texts it always a
 The migration that made it (``customer_folded_name``) keeps its own copy, as migrations do; the
 schema of the suites that skip migrations is made with this one."""
 
+TRIGRAMS_WHERE_AVAILABLE = (
+    "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm')"
+    " THEN CREATE EXTENSION IF NOT EXISTS pg_trgm; END IF; END $$"
+)
+"""``pg_trgm`` where the server ships it (PostgreSQL's contrib, in every packaged server); the
+embedded PostgreSQL of a first start has none, and the search then reads the vendor's customers
+without the trigram index (CUSTOMER-17), as it did before the index."""
+FOLDED_NAME_INDEX = (
+    "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm')"
+    " THEN CREATE INDEX IF NOT EXISTS ix_customers_folded_name ON customers"
+    " USING gin (loyalty_folded_name(first_name, last_name) gin_trgm_ops); END IF; END $$"
+)
+"""The trigram index on the folded name, made only where ``pg_trgm`` is installed."""
+
 
 def folded_name(first_name: Any, last_name: Any) -> Any:
     """SQL for ``fold(first_name + " " + last_name)`` (a missing part left out), as the database's

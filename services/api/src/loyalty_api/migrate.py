@@ -22,8 +22,17 @@ FOREIGN_TABLE_PREFIXES = ("saq_",)
 """Tables other software keeps in the same database (SAQ's queue on PostgreSQL)."""
 
 
+OPTIONAL_INDEXES = frozenset({"ix_customers_folded_name"})
+"""Indexes made only where the server has what they need (the name's trigrams need ``pg_trgm``,
+which the embedded PostgreSQL lacks): the migrations and the models' schema make them when they can,
+so autogenerate leaves them out of its comparison."""
+
+
 def include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
-    """Autogenerate looks only at our own tables: not Alembic's version table, not SAQ's queue."""
+    """Autogenerate looks only at our own tables (not Alembic's version table, not SAQ's queue) and
+    not at the optional indexes."""
+    if type_ == "index" and name in OPTIONAL_INDEXES:
+        return False
     if type_ == "table" and reflected and compare_to is None:
         return name != VERSION_TABLE and not (name or "").startswith(FOREIGN_TABLE_PREFIXES)
     return True

@@ -69,7 +69,10 @@ async def shop_header(session: AsyncSession, vendor_id: int) -> tuple[str | None
             )
         )
     ).one_or_none()
-    return (found[0], bool(found[1])) if found else (None, False)
+    if found is None:
+        return None, False
+    name, has_logo = found
+    return name, bool(has_logo)
 
 
 async def shop_logo(session: AsyncSession, vendor_id: int) -> bytes | None:

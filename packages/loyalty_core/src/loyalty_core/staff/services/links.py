@@ -112,7 +112,8 @@ class Invitations:
         ).one_or_none()
         if row is None:
             raise LinkNotUsable("This link is not valid any more.")
-        return row[0], row[1]
+        invitation, shop = row
+        return invitation, shop
 
     async def accept(self, token: str, password: str) -> User:
         """Spend the link and make the user with the password they chose, in one transaction."""
