@@ -71,6 +71,7 @@ async def test_every_kind_of_form_sent_twice_acts_once(page: Page, live: Live) -
     await expect(page.get_by_role("status")).to_contain_text(f"redemption {code}")
 
     await page.goto(live.url + f"/portal/redemptions/{code}/cancel")
+    await page.get_by_label("Reason").fill("Given to the wrong customer")  # it was handed over: say why
     assert await twice(page, "Confirm cancel") == f"/portal/redemptions/{code}?done=cancelled"
     status, wallet = live.call("GET", f"/api/v1/customers/{shop.customer_id}/wallet", token=shop.token)
     assert wallet["data"]["balance"] == 200
@@ -130,7 +131,7 @@ async def test_settings_cards_imports_and_a_customers_end_sent_twice_act_once(pa
     await page.goto(live.url + "/portal/earn-rules/new")
     await page.get_by_label("Name").fill("Base")
     await page.get_by_label("Points per unit").fill("1")
-    await page.get_by_label("Unit amount (cents)").fill("100")
+    await page.get_by_label("Unit amount (€)").fill("1.00")
     assert await twice(page, "Create earn rule") == "/portal/earn-rules?done=created"
     assert count(live, "SELECT count(*) FROM earn_rules WHERE vendor_id = %(v)s", shop) == 1
 

@@ -8,7 +8,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.support.portal import make_shop, signed_in
+from tests.support.portal import keyed, make_shop, signed_in
 from tests.support.tenants import admin
 
 
@@ -25,7 +25,7 @@ async def test_a_value_left_in_a_field_of_another_kind_is_dropped_not_refused(
     made = await client.post(
         "/portal/campaigns",
         data={
-            "csrf_token": csrf,
+            **keyed(csrf),
             "name": "Five more",
             "family": "transaction",
             "kind": "fixed_points",

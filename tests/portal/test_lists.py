@@ -18,7 +18,7 @@ from loyalty_core import listing
 from loyalty_core.listing import Paged
 from loyalty_portal.paging import page_number, pager_of
 from tests.support.customers import register
-from tests.support.portal import Shop, make_shop, signed_in
+from tests.support.portal import Shop, keyed, make_shop, signed_in
 from tests.support.tenants import admin
 
 
@@ -177,7 +177,7 @@ async def test_cancelling_a_used_redemption_says_it_was_handed_over_and_asks_why
     confirm = await client.get(f"/portal/redemptions/{code}/cancel")
     assert "The reward was already handed over to the customer on " in confirm.text
     assert '<textarea id="reason" name="reason" maxlength="400" required' in confirm.text
-    refused = await client.post(f"/portal/redemptions/{code}/cancel", data={"csrf_token": csrf, "reason": "  "})
+    refused = await client.post(f"/portal/redemptions/{code}/cancel", data={**keyed(csrf), "reason": "  "})
     assert refused.status_code == 422
     assert '<span class="error" id="reason-problem">This field is required.</span>' in refused.text
     async with engine.connect() as conn:
@@ -186,7 +186,7 @@ async def test_cancelling_a_used_redemption_says_it_was_handed_over_and_asks_why
             == "used"
         )
     done = await client.post(
-        f"/portal/redemptions/{code}/cancel", data={"csrf_token": csrf, "reason": "Wrong customer at the till"}
+        f"/portal/redemptions/{code}/cancel", data={**keyed(csrf), "reason": "Wrong customer at the till"}
     )
     assert (done.status_code, done.headers["location"]) == (303, f"/portal/redemptions/{code}?done=cancelled")
     async with engine.connect() as conn:
@@ -220,7 +220,7 @@ async def test_an_amount_the_form_cannot_take_in_euros_is_refused_beside_its_fie
 ) -> None:
     shop = await make_shop(client, with_staff=False)
     csrf = await signed_in(client, shop.owner)
-    form = {"csrf_token": csrf, "name": "Per euro", "points_per_unit": "1", "unit_amount": typed}
+    form = {**keyed(csrf), "name": "Per euro", "points_per_unit": "1", "unit_amount": typed}
     refused = await client.post("/portal/earn-rules", data=form)
     assert refused.status_code == 422
     assert f'<span class="error" id="unit_amount-problem">{problem}</span>' in refused.text
@@ -236,7 +236,7 @@ async def test_an_amount_typed_in_euros_is_stored_in_cents_and_shown_in_euros(
     shop = await make_shop(client, with_staff=False)
     csrf = await signed_in(client, shop.owner)
     form = {
-        "csrf_token": csrf,
+        **keyed(csrf),
         "name": "Per euro",
         "points_per_unit": "1",
         "unit_amount": "2,5",
