@@ -34,7 +34,15 @@ class ActivityController(Controller):
         if found.next_before is not None:
             query = urlencode({"before": found.next_before.isoformat(), "seen": found.next_seen})
             older = f"{portal_path('activity')}?{query}"
-        return render("activity.html", visitor=visitor, current=CURRENT, lines=found.lines, older=older, paged=before)
+        return render(
+            "activity.html",
+            visitor=visitor,
+            current=CURRENT,
+            lines=found.lines,
+            people=found.people,
+            older=older,
+            paged=before,
+        )
 
 
 def _moment(raw: str) -> datetime:

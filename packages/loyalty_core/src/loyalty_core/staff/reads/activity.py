@@ -69,12 +69,38 @@ class Happening:
 
 
 @dataclass(frozen=True, slots=True)
+class Person:
+    """How a page names a customer a line concerns (PORTAL-13)."""
+
+    id: int
+    first_name: str | None
+    last_name: str | None
+    email: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ActivityPage:
     lines: list[Happening]
     next_before: datetime | None
     """The next page's ``before`` (None: this is the last page) and how many lines at that instant
     this page and the ones before it showed."""
     next_seen: int
+    people: dict[int, Person]
+    """The customers the page's lines concern, by id (an anonymized one has no name or email)."""
+
+
+_PEOPLE_NAMED = """
+SELECT id, first_name, last_name, email FROM customers WHERE vendor_id = :vendor_id AND id = ANY(:ids)
+"""
+
+
+async def _people_of(session: AsyncSession, vendor_id: int, lines: list[Happening]) -> dict[int, Person]:
+    """One read by the customers' keys for the page's lines, whatever the shop's size."""
+    ids = sorted({h.customer_id for h in lines if h.customer_id is not None})
+    if not ids:
+        return {}
+    found = (await session.execute(text(_PEOPLE_NAMED), {"vendor_id": vendor_id, "ids": ids})).mappings().all()
+    return {int(r["id"]): Person(int(r["id"]), r["first_name"], r["last_name"], r["email"]) for r in found}
 
 
 async def activity(
@@ -97,11 +123,12 @@ async def activity(
     at_edge = {id(h) for h in [h for h in lines if h.at == before][:seen]}
     lines = [h for h in lines if id(h) not in at_edge]
     shown, more = lines[:limit], len(lines) > limit
+    named = await _people_of(session, vendor_id, shown)
     if not more or not shown:
-        return ActivityPage(shown, None, 0)
+        return ActivityPage(shown, None, 0, named)
     last = shown[-1].at
     same = sum(1 for h in shown if h.at == last)
-    return ActivityPage(shown, last, same + (seen if last == before else 0))
+    return ActivityPage(shown, last, same + (seen if last == before else 0), named)
 
 
 def _recorder_id(recorded_by: str) -> int | None:
