@@ -9,8 +9,7 @@ from litestar.testing import AsyncTestClient
 
 from loyalty_api.settings import Settings
 from loyalty_core.accounts.jobs.imports import MAX_WAITING
-from tests.portal.test_import_pages import job_of, run_jobs, upload
-from tests.support.portal import keyed, make_shop, set_clock, signed_in
+from tests.support.portal import job_of, keyed, make_shop, run_jobs, set_clock, signed_in, upload
 
 FILE = "external_id,first_name\r\nw-1,Wim\r\n"
 

@@ -4,16 +4,12 @@ bringing nothing twice (CUSTOMER-14, CUSTOMER-15)."""
 
 from __future__ import annotations
 
-import re
-
-from httpx import Response
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.support.app import ADMIN
-from tests.support.portal import keyed, make_shop, signed_in
+from tests.support.portal import job_of, keyed, make_shop, run_jobs, signed_in, upload
 
 Client = AsyncTestClient[Litestar]
 FILE = (
@@ -24,24 +20,6 @@ FILE = (
     ",,,Nobody,5\r\n"
     "old-5,,,,many\r\n"
 )
-
-
-async def upload(client: Client, csrf: str, content: str, name: str = "customers.csv") -> Response:
-    return await client.post(
-        "/portal/import", data={**keyed(csrf)}, files={"file": (name, content.encode(), "text/csv")}
-    )
-
-
-async def run_jobs(client: Client) -> None:
-    ran = await client.post("/admin/v1/jobs/customer-imports/run", headers=ADMIN)
-    assert ran.status_code == 200, ran.text
-
-
-async def job_of(response: Response) -> str:
-    location = response.headers["location"]
-    found = re.fullmatch(r"/portal/import/(\d+)", location)
-    assert found is not None, location
-    return found.group(1)
 
 
 async def test_a_file_is_checked_imported_on_the_worker_and_a_second_run_brings_nothing_twice(

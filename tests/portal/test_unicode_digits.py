@@ -15,9 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_api.settings import Settings
 from loyalty_core.accounts.jobs.imports import ImportJobs
-from tests.portal.test_import_pages import job_of, upload
-from tests.portal.test_tenancy_and_roles import CASES, owner_world
-from tests.support.portal import keyed, make_shop, signed_in
+from tests.support.portal import job_of, keyed, make_shop, signed_in, upload
+from tests.support.portal_sweep import CASES, owner_world
 
 DIGITS = ("²", "٣", "１２")
 TEMPLATES = Path(__file__).resolve().parents[2] / "packages/loyalty_portal/src/loyalty_portal/templates"

@@ -86,3 +86,22 @@ async def signed_in(client: AsyncTestClient[Litestar], email: str) -> str:
 async def set_clock(client: AsyncTestClient[Litestar], now: str) -> None:
     response = await client.put("/admin/v1/test-clock", json={"now": now}, headers=ADMIN)
     assert response.status_code == 200, response.text
+
+
+# the owners' import page: a file sent through the form, the worker's job run, the job a check made
+async def upload(client: AsyncTestClient[Litestar], csrf: str, content: str, name: str = "customers.csv") -> Response:
+    return await client.post(
+        "/portal/import", data={**keyed(csrf)}, files={"file": (name, content.encode(), "text/csv")}
+    )
+
+
+async def run_jobs(client: AsyncTestClient[Litestar]) -> None:
+    ran = await client.post("/admin/v1/jobs/customer-imports/run", headers=ADMIN)
+    assert ran.status_code == 200, ran.text
+
+
+async def job_of(response: Response) -> str:
+    location = response.headers["location"]
+    found = re.fullmatch(r"/portal/import/(\d+)", location)
+    assert found is not None, location
+    return found.group(1)
