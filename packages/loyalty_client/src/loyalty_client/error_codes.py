@@ -111,6 +111,10 @@ class MethodNotAllowed(LoyaltyError):
     code = "METHOD_NOT_ALLOWED"
 
 
+class NotFound(LoyaltyError):
+    code = "NOT_FOUND"
+
+
 class NoWallet(LoyaltyError):
     code = "NO_WALLET"
 
@@ -262,6 +266,7 @@ ERRORS_BY_CODE: Final[dict[str, type[LoyaltyError]]] = {
     "LOYALTY_CARD_NOT_FOUND": LoyaltyCardNotFound,
     "MARKETING_CONSENT_UNDER_AGE": MarketingConsentUnderAge,
     "METHOD_NOT_ALLOWED": MethodNotAllowed,
+    "NOT_FOUND": NotFound,
     "NO_WALLET": NoWallet,
     "OUT_OF_STOCK": OutOfStock,
     "PAYLOAD_TOO_LARGE": PayloadTooLarge,
@@ -324,6 +329,7 @@ __all__ = [
     "MarketingConsentUnderAge",
     "MethodNotAllowed",
     "NoWallet",
+    "NotFound",
     "OutOfStock",
     "PayloadTooLarge",
     "PlanLimitExceeded",
