@@ -15,6 +15,7 @@ from tests.support.customers import lookup, register
 from tests.support.envelope import details_of, error_of
 from tests.support.purchases import buy
 from tests.support.tenants import Tenant, admin, make_tenant
+from tests.support.webhooks import webhook_tenant
 
 PUBLIC = "/api/v1/tiers"
 TIERED = {"features": {"tiers": True}}
@@ -218,3 +219,20 @@ async def test_a_purchase_climbs_the_ladder_on_every_read(client: AsyncTestClien
     assert (await lookup(client, tenant, external_id="pos-1")).json()["data"]["tier"] == tier
     shown = await admin(client, "GET", f"/admin/v1/vendors/{tenant.vendor_id}/customers/{made['id']}")
     assert shown["tier"] == tier
+    updated = await client.patch(
+        "/api/v1/customers/by-external-id/pos-1", json={"last_name": "Berg"}, headers=tenant.headers
+    )
+    assert updated.status_code == 200, updated.text
+    assert updated.json()["data"]["tier"] == tier
+
+
+async def test_the_customer_events_carry_the_tier(client: AsyncTestClient[Litestar]) -> None:
+    """TIER-6: a customer event's data is the customer resource, ``tier`` included."""
+    tenant = await webhook_tenant(client, plan=TIERED)
+    await put(client, tenant, LADDER)
+    made = await register(client, tenant, first_name="Ida")
+    events = await client.get("/api/v1/events", params={"type": "customer.created"}, headers=tenant.headers)
+    assert events.status_code == 200, events.text
+    [event] = events.json()["data"]["data"]
+    assert event["data"]["tier"] == made["tier"]
+    assert event["data"]["tier"]["key"] == "bronze"
