@@ -44,20 +44,23 @@ def tier_facts_sql(*, vendor: str, customer: str, merged_into: str, now: str) ->
     embeds it (``c.id``, ``%(now)s``, ...). Through primary keys only: the vendor's ladder (its
     unique key), the plan's feature, and the months of the customer and of every account merged into
     it (MERGE-8: merges keep families flat, every closed account points at the kept one) from the
-    first month the rule reads at ``now`` (``rules.first_counted_month``) to the current one."""
+    first month the rule reads at ``now`` (``rules.first_counted_month``) to the current one, each
+    account's months found through ``pk_tier_months`` by the account (a LATERAL per account, kept
+    one by ``OFFSET 0``, so the plan never walks the vendor's months of the window)."""
     current = f"date_trunc('month', ({now})::timestamptz AT TIME ZONE 'UTC')"
     return f"""SELECT json_build_array(
         (extract(year FROM {current}) * 12 + extract(month FROM {current}) - 1)::int,
         l.basis, l.period_months, l.grace_months, {RUNGS},
         (SELECT json_agg(json_build_array(
                     (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
-           FROM tier_months m
-          WHERE m.vendor_id = l.vendor_id
-            AND m.customer_id IN (SELECT {customer} UNION ALL
-                                  SELECT f.id FROM customers f
-                                   WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = {customer})
-            AND m.month >= ({current} - make_interval(months => l.period_months + l.grace_months - 1))::date
-            AND m.month <= {current}::date))
+           FROM (SELECT {customer} AS id UNION ALL
+                 SELECT f.id FROM customers f WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = {customer}) fam
+           CROSS JOIN LATERAL (
+                SELECT t.month, t.spend, t.points FROM tier_months t
+                 WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
+                   AND t.month >= ({current} - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month <= {current}::date
+                OFFSET 0) m))
       FROM tier_ladders l
       JOIN vendors v ON v.id = l.vendor_id
       JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
