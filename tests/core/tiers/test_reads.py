@@ -13,6 +13,7 @@ from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.resources import CustomerTier, TierNext
+from loyalty_core.shown_events import EVENTS
 from loyalty_core.tenancy.models import Plan, Vendor
 from loyalty_core.tiers.reads import customers_per_tier, ladder_of, paying_ladder_of, standing_of
 from loyalty_core.tiers.rules import TierBasis
@@ -137,3 +138,12 @@ async def test_the_dashboard_counts_customers_per_tier_over_their_families(db: A
     counted = await customers_per_tier(db, vendor.id, clock.now())
     assert counted is not None
     assert [(rung.key, count) for rung, count in counted] == [("bronze", 1), ("silver", 1), ("gold", 1)]
+
+
+async def test_a_customer_event_stored_before_the_tier_reads_with_tier_null(db: AsyncSession) -> None:
+    """TIER-6: customer payloads took version 2 with ``tier``; an event stored as version 1 reads
+    as version 2 with ``tier: null``, one stored as version 2 as stored."""
+    stored = {"id": 7, "first_name": "Ann", "balance": 0}
+    assert EVENTS.shown("customer.created", 1, stored, datetime(2026, 1, 1, tzinfo=UTC)) == {**stored, "tier": None}
+    tiered = {**stored, "tier": {"key": "gold"}}
+    assert EVENTS.shown("customer.updated", 2, tiered, datetime(2026, 1, 1, tzinfo=UTC)) == tiered

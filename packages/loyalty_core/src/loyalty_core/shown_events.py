@@ -17,9 +17,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from loyalty_core.accounts.events import CustomerAnonymized, CustomerCreated, CustomerMerged, CustomerUpdated
+from loyalty_core.accounts.events import (
+    CustomerAnonymized,
+    CustomerCreated,
+    CustomerMerged,
+    CustomerUpdated,
+    without_tier,
+)
 from loyalty_core.earning.events import CreatedSnapshot, TransactionReturned, created_event_data
-from loyalty_core.events.rules.payloads import Registry, current, snapshot_or_stored
+from loyalty_core.events.rules.payloads import Registry, current, older, snapshot_or_stored
 from loyalty_core.events.services.endpoints import Ping
 from loyalty_core.redemptions.events import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
@@ -31,6 +37,11 @@ EVENTS = Registry(
     current(CustomerUpdated),
     current(CustomerMerged),
     current(CustomerAnonymized),
+    # version 1, before the customer resource had ``tier`` (TIER-6)
+    older(CustomerCreated, 1, read=without_tier),
+    older(CustomerUpdated, 1, read=without_tier),
+    older(CustomerMerged, 1, read=without_tier),
+    older(CustomerAnonymized, 1, read=without_tier),
     # the purchase's snapshot; an object is an event stored as the resource before there was one
     current(CreatedSnapshot, read=snapshot_or_stored(created_event_data)),
     current(TransactionReturned),

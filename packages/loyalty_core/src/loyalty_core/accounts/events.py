@@ -1,8 +1,12 @@
-"""The payloads of a customer's events: each the customer resource as the API shows it."""
+"""The payloads of a customer's events: each the customer resource as the API shows it.
+
+Version 2 added ``tier`` (TIER-6); an event stored as version 1 reads with ``tier: null``
+(:func:`without_tier`): what it recorded was before the customer had one."""
 
 from __future__ import annotations
 
-from typing import ClassVar, TypeAlias
+from datetime import datetime
+from typing import Any, ClassVar, TypeAlias
 
 from loyalty_core.customers.resources import Customer
 from loyalty_core.events.models import EventType
@@ -10,24 +14,24 @@ from loyalty_core.events.models import EventType
 
 class CustomerCreated(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_CREATED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
 
 class CustomerUpdated(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_UPDATED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
 
 class CustomerMerged(Customer, frozen=True):
     """The closed account."""
 
     event_type: ClassVar[str] = EventType.CUSTOMER_MERGED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
 
 class CustomerAnonymized(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_ANONYMIZED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
 
 CustomerPayload: TypeAlias = CustomerCreated | CustomerUpdated | CustomerMerged | CustomerAnonymized
@@ -41,3 +45,8 @@ SCRUBBED_PAYLOADS: tuple[type[CustomerPayload], ...] = (
 )
 """Every ``customer.*`` payload: anonymizing rewrites each such event as its own type's payload of
 the anonymized customer (``events.services.scrubbing.scrub_customer_events`` refuses to leave one out)."""
+
+
+def without_tier(data: Any, at: datetime) -> dict[str, Any]:
+    """A customer event stored as version 1, before the resource had ``tier``, as version 2 shows it."""
+    return {**data, "tier": None}
