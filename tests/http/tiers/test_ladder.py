@@ -4,16 +4,19 @@ fields; and the customer's ``tier`` on the reads as purchases climb it (TIER-6).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.app import ADMIN
 from tests.support.customers import lookup, register
 from tests.support.envelope import details_of, error_of
 from tests.support.purchases import buy
+from tests.support.racing import racing_client
 from tests.support.tenants import Tenant, admin, make_tenant
 from tests.support.webhooks import webhook_tenant
 
@@ -236,3 +239,18 @@ async def test_the_customer_events_carry_the_tier(client: AsyncTestClient[Litest
     [event] = events.json()["data"]["data"]
     assert event["data"]["tier"] == made["tier"]
     assert event["data"]["tier"]["key"] == "bronze"
+
+
+async def test_racing_puts_of_a_first_ladder_both_land_and_leave_one(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """TIER-7: a vendor's ladder writes queue on the vendor: of ten PUTs racing to make the first
+    ladder one creates it and the others replace it, each answered 200, one ladder left."""
+    tenant = await make_tenant(client, plan=TIERED)
+    bodies = [LADDER | {"tiers": [rung("bronze", 0), rung(f"top{n}", 100 + n)]} for n in range(10)]
+    async with racing_client(engine) as racing:
+        answers = await asyncio.gather(*(racing.put(path(tenant), json=body, headers=ADMIN) for body in bodies))
+    assert [a.status_code for a in answers] == [200] * 10
+    kept = await admin(client, "GET", path(tenant))
+    assert [t["key"] for t in kept["tiers"]] in [["bronze", f"top{n}"] for n in range(10)]
+    assert len({a.json()["data"]["tiers"][0]["id"] for a in answers}) == 1  # bronze's id kept by every PUT
