@@ -32,6 +32,7 @@ from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.staff.models import (
     Invitation,
     PasswordReset,
+    PortalActivity,
     PortalSession,
     RecoveryCode,
     SignInFailure,
@@ -63,6 +64,7 @@ __all__ = [
     "IssuedToken",
     "PassBrandingRow",
     "PasswordReset",
+    "PortalActivity",
     "Plan",
     "PortalSession",
     "Product",
