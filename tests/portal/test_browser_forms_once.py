@@ -172,3 +172,86 @@ async def test_settings_cards_imports_and_a_customers_end_sent_twice_act_once(pa
     assert rows(live.database_url, "SELECT status FROM customers WHERE id = %(c)s", c=shop.customer_id) == [
         ("anonymized",)
     ]
+
+
+async def test_edits_and_switches_sent_twice_act_once(page: Page, live: Live) -> None:
+    """PORTAL-21, PORTAL-22: the forms the tests above leave out, each sent twice: a reward's and an
+    earn rule's edit, a branch saved, deactivated and activated again, an earn rule deleted, a
+    customer's profile, consent and card block, a client revoked, and a user's role, reset link,
+    deactivation and activation. Each second answer is the first one's page, and where a row counts
+    the write, it was made once."""
+    shop = make_live_shop(live, points=10)
+    v = shop.vendor_id
+    reward = live.admin(
+        "POST", f"/admin/v1/vendors/{v}/rewards", {"type": "free_product", "name": "Tea", "point_cost": 5}
+    )
+    live.admin("POST", f"/admin/v1/vendors/{v}/branches", {"external_id": "south", "name": "South"})
+    rule = live.admin(
+        "POST",
+        f"/admin/v1/vendors/{v}/earn-rules",
+        {"name": "Base", "points_per_unit": 1, "unit_amount": 100},
+    )
+    client = live.admin("POST", f"/admin/v1/vendors/{v}/clients", {"name": "Old till"})
+    [(staff_id,)] = rows(live.database_url, "SELECT id FROM users WHERE vendor_id = %(v)s AND role = 'staff'", v=v)
+    await sign_in(page, live, shop.owner)
+
+    await page.goto(live.url + f"/portal/rewards/{reward['id']}")
+    await page.get_by_label("Name").fill("Green tea")
+    assert await twice(page, "Save reward") == "/portal/rewards?done=saved"
+    assert rows(live.database_url, "SELECT name FROM rewards WHERE id = %(r)s", r=reward["id"]) == [("Green tea",)]
+
+    await page.goto(live.url + f"/portal/earn-rules/{rule['id']}")
+    await page.get_by_label("Name").fill("Base rate")
+    assert (await twice(page, "Save earn rule")).startswith("/portal/earn-rules?done=")
+    await page.goto(live.url + f"/portal/earn-rules/{rule['id']}/delete")
+    assert (await twice(page, "Confirm delete")).startswith("/portal/earn-rules?done=")
+
+    await page.goto(live.url + "/portal/branches/south")
+    await page.get_by_label("Name").fill("South side")
+    assert await twice(page, "Save branch") == "/portal/branches?done=saved"
+    await page.goto(live.url + "/portal/branches/south")
+    assert await twice(page, "Deactivate branch") == "/portal/branches?done=deactivated"
+    await page.goto(live.url + "/portal/branches/south")
+    assert await twice(page, "Activate branch") == "/portal/branches?done=activated"
+    assert rows(live.database_url, "SELECT name, active FROM branches WHERE vendor_id = %(v)s", v=v) == [
+        ("South side", True)
+    ]
+
+    customer = f"/portal/customers/{shop.customer_id}"
+    await page.goto(live.url + customer + "/edit")
+    await page.get_by_label("Phone").fill("+31 20 123 4567")
+    assert await twice(page, "Save profile") == f"{customer}?done=profile"
+    await page.goto(live.url + customer)
+    await page.get_by_role("checkbox", name="Marketing consent").check()
+    await page.get_by_label("Statement version").fill("v1")
+    assert await twice(page, "Save consent") == f"{customer}?done=consent"
+    assert count(live, "SELECT count(*) FROM consent_events WHERE vendor_id = %(v)s", shop) == 1
+    await page.goto(live.url + customer)
+    assert (await twice(page, "Block card")).startswith(f"{customer}?done=")
+    await expect(page.get_by_role("button", name="Unblock card")).to_be_visible()
+    assert (await twice(page, "Unblock card")).startswith(f"{customer}?done=")
+    await expect(page.get_by_role("button", name="Block card")).to_be_visible()
+
+    await page.goto(live.url + f"/portal/clients/{client['client_id']}/revoke")
+    assert await twice(page, "Confirm revoke") == "/portal/clients?done=revoked"
+    assert count(live, "SELECT count(*) FROM api_clients WHERE vendor_id = %(v)s AND revoked_at IS NOT NULL", shop) == 1
+
+    user = f"/portal/users/{staff_id}"
+    await page.goto(live.url + user)
+    await page.get_by_label("New role").select_option("owner")
+    assert await twice(page, "Change role") == f"{user}?done=role"
+    await page.goto(live.url + user)
+    assert await twice(page, "Send password reset link") == f"{user}?done=password"
+    assert (
+        count(
+            live,
+            "SELECT count(*) FROM password_resets r JOIN users u ON u.id = r.user_id WHERE u.vendor_id = %(v)s",
+            shop,
+        )
+        == 1
+    )
+    await page.goto(live.url + user)
+    assert await twice(page, "Deactivate user") == f"{user}?done=deactivated"
+    await page.goto(live.url + user)
+    assert await twice(page, "Activate user") == f"{user}?done=activated"
+    assert rows(live.database_url, "SELECT role, active FROM users WHERE id = %(u)s", u=staff_id) == [("owner", True)]
