@@ -5,9 +5,10 @@ write happened once."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
-from playwright.async_api import FilePayload, Page, expect
+from playwright.async_api import FilePayload, Locator, Page, expect
 
 from tests.portal.browser_shop import LiveShop, make_live_shop, rows, sign_in
 from tests.support.live import Live
@@ -23,10 +24,11 @@ def path_of(url: str) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-async def twice(page: Page, button: str) -> str:
-    """Press ``button``, then send its form's body again with the page's cookies; answers the path of
-    the page the first submission ended on, which the second is sent to as well."""
-    pressed = page.get_by_role("button", name=button, exact=True)
+async def twice(page: Page, button: str, within: Locator | None = None) -> str:
+    """Press ``button`` (of the part of the page ``within`` when several forms have one), then send
+    its form's body again with the page's cookies; answers the path of the page the first submission
+    ended on, which the second is sent to as well."""
+    pressed = (within or page).get_by_role("button", name=button, exact=True)
     sent = await pressed.evaluate(SENT)
     async with page.expect_navigation():
         await pressed.click()
@@ -255,3 +257,42 @@ async def test_edits_and_switches_sent_twice_act_once(page: Page, live: Live) ->
     await page.goto(live.url + user)
     assert await twice(page, "Activate user") == f"{user}?done=activated"
     assert rows(live.database_url, "SELECT role, active FROM users WHERE id = %(u)s", u=staff_id) == [("owner", True)]
+
+
+async def test_a_campaign_a_plan_mail_and_two_factor_set_up_sent_twice_act_once(page: Page, live: Live) -> None:
+    """PORTAL-21, PORTAL-22: a plan chosen (one with campaigns), a campaign created, mail switched on for a suppressed
+    address and two-factor sign-in set up, each sent twice: one campaign, one suppression lifted, and
+    the key being set up is the first one's."""
+    shop = make_live_shop(live)
+    v = shop.vendor_id
+    live.admin(
+        "POST", f"/admin/v1/vendors/{v}/earn-rules", {"name": "Per euro", "points_per_unit": 1, "unit_amount": 100}
+    )
+    plan = live.admin(
+        "POST", "/admin/v1/plans", {"name": f"Twice plan {v}", "selectable": True, "features": {"campaigns": True}}
+    )
+    live.admin("POST", "/admin/v1/email-suppressions", {"email": shop.email, "reason": "bounce"})
+    await sign_in(page, live, shop.owner)
+
+    await page.goto(live.url + "/portal/billing")
+    chosen = page.get_by_role("row", name=re.compile(re.escape(f"Twice plan {v}")))
+    assert await twice(page, "Choose plan", chosen) == "/portal/billing?done=1"
+    assert rows(live.database_url, "SELECT plan_id FROM vendors WHERE id = %(v)s", v=v) == [(plan["id"],)]
+
+    await page.goto(live.url + "/portal/campaigns/new")
+    await page.get_by_label("Name").fill("Croissant days")
+    await page.get_by_label("Kind").select_option("product_points")
+    await page.get_by_label("Points", exact=True).fill("5")
+    await page.get_by_label("SKUs").fill("CR-1")
+    assert (await twice(page, "Create campaign")).startswith("/portal/campaigns?done=")
+    assert count(live, "SELECT count(*) FROM campaigns WHERE vendor_id = %(v)s", shop) == 1
+
+    await page.goto(live.url + "/portal/mail")
+    assert await twice(page, "Switch mail on") == "/portal/mail?done=1"
+    assert count(live, "SELECT count(*) FROM email_suppression_releases WHERE vendor_id = %(v)s", shop) == 1
+
+    await page.goto(live.url + "/portal/account/two-factor")
+    assert await twice(page, "Set up two-factor sign-in") == "/portal/account/two-factor"
+    first_key = await page.locator("#totp-key").inner_text()
+    await page.reload()
+    await expect(page.locator("#totp-key")).to_have_text(first_key)
