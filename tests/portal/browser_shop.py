@@ -26,6 +26,7 @@ class LiveShop:
     customer_id: int
     card: str
     email: str
+    name: str
 
 
 def make_live_shop(live: Live, points: int = 200) -> LiveShop:
@@ -53,7 +54,7 @@ def make_live_shop(live: Live, points: int = 200) -> LiveShop:
         token,
     )
     assert status == 201, adjusted
-    return LiveShop(v, owner, staff, made_owner["id"], token, c["id"], c["loyalty_card_code"], email)
+    return LiveShop(v, owner, staff, made_owner["id"], token, c["id"], c["loyalty_card_code"], email, vendor["name"])
 
 
 async def sign_in(page: Page, live: Live, email: str, password: str = PASSWORD) -> None:

@@ -1,6 +1,7 @@
 """Invitation and password-reset links in Chromium, read from the service's outbox folder: a link
 works once and not past its end, and the reset form answers alike for any email (STAFF-3, STAFF-5);
-two-factor sign-in turned on and used with codes computed by pyotp (STAFF-6, STAFF-7)."""
+two-factor sign-in turned on and used with codes computed by pyotp (STAFF-6, STAFF-7), and turned off
+with the password and a code (PORTAL-23)."""
 
 from __future__ import annotations
 
@@ -117,3 +118,41 @@ async def _password_then(page: Page, live: Live, email: str, code: str) -> None:
     await expect(page).to_have_url(live.url + "/portal/login/code")
     await page.get_by_label("Code").fill(code)
     await page.get_by_role("button", name="Verify").click()
+
+
+async def test_a_user_turns_two_factor_sign_in_off_with_their_password_and_a_code(page: Page, live: Live) -> None:
+    """PORTAL-23: a wrong password with a right code is refused and changes nothing; the password and
+    a code computed here turn it off, and signing in then asks for the password only."""
+    shop = make_live_shop(live)
+    at = datetime(2031, 8, 1, 9, 0, tzinfo=UTC)
+    live.admin("PUT", "/admin/v1/test-clock", {"now": at.isoformat()})
+    try:
+        await sign_in(page, live, shop.staff)
+        await page.get_by_role("link", name="Two-factor sign-in").click()
+        await page.get_by_role("button", name="Set up two-factor sign-in").click()
+        totp = pyotp.TOTP((await page.locator("#totp-key").inner_text()).replace(" ", ""))
+        await page.get_by_label("Code").fill(totp.at(at))
+        await page.get_by_role("button", name="Turn on").click()
+        await expect(page.get_by_role("status")).to_have_text("Two-factor sign-in is on.")
+
+        later = at + timedelta(minutes=1)
+        live.admin("PUT", "/admin/v1/test-clock", {"now": later.isoformat()})
+        await page.get_by_role("link", name="Two-factor sign-in").click()
+        await page.get_by_label("Password").fill("not the password at all")
+        await page.get_by_label("Code or recovery code").fill(totp.at(later))
+        await page.get_by_role("button", name="Turn off two-factor sign-in").click()
+        await expect(page.get_by_role("alert")).to_have_text("The password or the code is wrong.")
+        await expect(page.locator("#two-factor-state")).to_contain_text("Two-factor sign-in is on.")
+
+        await page.get_by_label("Password").fill(PASSWORD)
+        await page.get_by_label("Code or recovery code").fill(totp.at(later))
+        await page.get_by_role("button", name="Turn off two-factor sign-in").click()
+        await expect(page).to_have_url(live.url + "/portal/account/two-factor")
+        await expect(page.get_by_role("status")).to_have_text("Two-factor sign-in is off.")
+        await expect(page.locator("#two-factor-state")).to_contain_text("Two-factor sign-in is off.")
+
+        await page.get_by_role("button", name="Sign out").click()
+        await sign_in(page, live, shop.staff)
+        await expect(page).to_have_url(live.url + "/portal")
+    finally:
+        live.call("DELETE", "/admin/v1/test-clock")

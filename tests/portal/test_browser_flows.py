@@ -279,8 +279,9 @@ async def test_cards_are_generated_and_both_downloads_hold_the_batch(page: Page,
     pdf = await anyio.Path(await (await pdf_download.value).path()).read_bytes()
     assert pdf.startswith(b"%PDF-")
     [sheet] = labels(pdf)
-    assert [code for code, _ in sheet] == stored
-    assert all(matrix == qr_of(code) for code, matrix in sheet)
+    assert [label.code for label in sheet] == stored
+    assert all(label.modules == qr_of(label.code) for label in sheet)
+    assert {label.shop for label in sheet} == {shop.name}
     fetched = await page.request.get(f"{live.url}/portal/cards/{batch_id}/pdf")
     assert (fetched.status, fetched.headers["content-type"]) == (200, "application/pdf")
 

@@ -15,8 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_portal.exports import safe_cell
 from tests.support.customers import card_batch, lookup, register
-from tests.support.pdf_labels import labels, qr_of
+from tests.support.pdf_labels import label_fonts, labels, qr_of
 from tests.support.portal import Shop, keyed, make_shop, signed_in
+
+SHOP_NAME = "Bäckerei (Süd) & Co"
 
 
 async def generate(client: AsyncTestClient[Litestar], csrf: str, count: str) -> int:
@@ -51,15 +53,16 @@ async def csv_codes(client: AsyncTestClient[Litestar], batch_id: int) -> list[st
 
 @pytest.fixture
 async def owner(client: AsyncTestClient[Litestar]) -> tuple[Shop, str]:
-    shop = await make_shop(client)
+    shop = await make_shop(client, name=SHOP_NAME)
     return shop, await signed_in(client, shop.owner)
 
 
 async def test_a_batch_is_stored_with_its_cards_and_who_made_it(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, owner: tuple[Shop, str]
 ) -> None:
-    """BATCH-1, BATCH-2: 25 cards fill a sheet of 24 and start a second; both downloads hold
-    exactly the batch's codes, the PDF as text and as QR codes."""
+    """BATCH-1, BATCH-2, BATCH-3: 25 cards fill a sheet of 24 and start a second; both downloads hold
+    exactly the batch's codes, the PDF as text and as QR codes, each label with the shop's name and
+    its code in the embedded DejaVu Sans Mono."""
     shop, csrf = owner
     batch_id = await generate(client, csrf, " 25 ")
     async with engine.connect() as conn:
@@ -88,14 +91,17 @@ async def test_a_batch_is_stored_with_its_cards_and_who_made_it(
     assert pdf.status_code == 200
     assert pdf.headers["content-type"] == "application/pdf"
     assert pdf.headers["content-disposition"] == f'attachment; filename="cards-{batch_id}.pdf"'
-    assert pdf.content.startswith(b"%PDF-1.4")
+    assert pdf.content.startswith(b"%PDF-1.")
     assert pdf.content.rstrip().endswith(b"%%EOF")
     sheets = labels(pdf.content)
     assert [len(sheet) for sheet in sheets] == [24, 1]
-    assert [code for sheet in sheets for code, _ in sheet] == codes
+    assert [label.code for sheet in sheets for label in sheet] == codes
     for sheet in sheets:
-        for code, matrix in sheet:
-            assert matrix == qr_of(code), code
+        for label in sheet:
+            assert label.modules == qr_of(label.code), label.code
+            assert label.shop == SHOP_NAME
+    [font] = label_fonts(pdf.content)
+    assert re.fullmatch(r"[A-Z]{6}\+DejaVuSansMono\w*\+embedded", font), font
 
 
 @pytest.mark.parametrize("count", ["0", "10001", "-3", "twelve", ""])

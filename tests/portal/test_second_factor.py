@@ -145,3 +145,105 @@ async def test_owners_must_turn_it_on_when_the_deployment_requires_it(
     await client.post("/portal/logout", data={"csrf_token": csrf_of(await client.get("/portal"))})
     assert (await sign_in(client, shop.staff, PASSWORD)).headers["location"] == "/portal"
     assert (await client.get("/portal/customers")).status_code == 200
+
+
+async def test_turning_it_off_takes_the_password_and_a_code_under_the_lockout(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """PORTAL-23: a right code with a wrong password, or the right password with a wrong code, is
+    refused (422) and counts toward the lockout; a recovery code with the password turns it off, drops
+    the secret and spends every recovery code; a second submission of that form changes nothing."""
+    shop = await make_shop(client, with_staff=False)
+    await set_clock(client, START.isoformat())
+    csrf = await signed_in(client, shop.owner)
+    totp, codes = await turn_on(client, csrf)
+    later = START + timedelta(minutes=1)
+    await set_clock(client, later.isoformat())
+    for password, code in (("wrong password here", totp.at(later)), (PASSWORD, "12345"), (PASSWORD, "abcde-fghjk")):
+        refused = await client.post(
+            "/portal/account/two-factor/off", data={**keyed(csrf), "password": password, "code": code}
+        )
+        assert refused.status_code == 422, refused.text
+        assert "The password or the code is wrong." in refused.text
+    assert 'id="recovery-left">10<' in (await client.get("/portal/account/two-factor")).text
+    once = keyed(csrf)
+    off = await client.post("/portal/account/two-factor/off", data={**once, "password": PASSWORD, "code": codes[2]})
+    assert (off.status_code, off.headers["location"]) == (303, "/portal/account/two-factor")
+    page = await client.get("/portal/account/two-factor")
+    assert "Two-factor sign-in is off." in page.text
+    assert 'action="/portal/account/two-factor/off"' not in page.text
+    again = await client.post("/portal/account/two-factor/off", data={**once, "password": PASSWORD, "code": codes[3]})
+    assert again.headers["location"] == "/portal/account/two-factor"
+    async with engine.connect() as conn:
+        user = (
+            await conn.execute(
+                text("SELECT totp_secret, totp_confirmed_at FROM users WHERE id = :u"), {"u": shop.owner_id}
+            )
+        ).one()
+        unused = await conn.scalar(
+            text("SELECT count(*) FROM recovery_codes WHERE user_id = :u AND used_at IS NULL"), {"u": shop.owner_id}
+        )
+        failures = await conn.scalar(
+            text("SELECT count(*) FROM sign_in_failures WHERE email = :k"), {"k": f"second-factor:{shop.owner_id}"}
+        )
+    assert (user.totp_secret, user.totp_confirmed_at, unused) == (None, None, 0)
+    assert failures == 0
+    await client.post("/portal/logout", data={"csrf_token": csrf_of(await client.get("/portal"))})
+    assert (await sign_in(client, shop.owner)).headers["location"] == "/portal"
+
+
+async def test_ten_wrong_tries_to_turn_it_off_lock_the_second_factor(client: AsyncTestClient[Litestar]) -> None:
+    """PORTAL-23, STAFF-7: the turn-off form counts on the sign-in code's lockout; while locked the
+    right password and code are refused too."""
+    shop = await make_shop(client, with_staff=False)
+    await set_clock(client, START.isoformat())
+    csrf = await signed_in(client, shop.owner)
+    totp, _ = await turn_on(client, csrf)
+    later = START + timedelta(minutes=1)
+    await set_clock(client, later.isoformat())
+    for _ in range(10):
+        wrong = await client.post(
+            "/portal/account/two-factor/off", data={**keyed(csrf), "password": "wrong password here", "code": "000000"}
+        )
+        assert wrong.status_code == 422
+    locked = await client.post(
+        "/portal/account/two-factor/off", data={**keyed(csrf), "password": PASSWORD, "code": totp.at(later)}
+    )
+    assert (locked.status_code, "Too many attempts" in locked.text) == (429, True)
+    assert "Two-factor sign-in is on." in (await client.get("/portal/account/two-factor")).text
+
+
+async def test_an_owner_cannot_turn_it_off_when_the_deployment_requires_it(
+    strict_client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """PORTAL-23, STAFF-8: the page says why and has no form; a post is refused with 403 and changes
+    nothing, even with the right password and code. Staff of that deployment may turn theirs off."""
+    client = strict_client
+    shop = await make_shop(client)
+    await set_clock(client, START.isoformat())
+    await sign_in(client, shop.owner)
+    page = await client.get("/portal/account/two-factor")
+    csrf = csrf_of(page)
+    totp, _ = await turn_on(client, csrf)
+    later = START + timedelta(minutes=1)
+    await set_clock(client, later.isoformat())
+    page = await client.get("/portal/account/two-factor")
+    assert "it cannot be turned off" in page.text
+    assert 'action="/portal/account/two-factor/off"' not in page.text
+    refused = await client.post(
+        "/portal/account/two-factor/off", data={**keyed(csrf), "password": PASSWORD, "code": totp.at(later)}
+    )
+    assert refused.status_code == 403
+    assert "it cannot be turned off" in refused.text
+    async with engine.connect() as conn:
+        kept = await conn.scalar(text("SELECT totp_confirmed_at FROM users WHERE id = :u"), {"u": shop.owner_id})
+    assert kept is not None
+
+    await client.post("/portal/logout", data={"csrf_token": csrf_of(await client.get("/portal/account/two-factor"))})
+    csrf = await signed_in(client, shop.staff)
+    staff_totp, _ = await turn_on(client, csrf, later)
+    off = await client.post(
+        "/portal/account/two-factor/off",
+        data={**keyed(csrf), "password": PASSWORD, "code": staff_totp.at(later + timedelta(seconds=30))},
+    )
+    assert off.headers["location"] == "/portal/account/two-factor"

@@ -183,6 +183,10 @@ CASES: dict[str, Case] = {
     "POST /account/two-factor/confirm": Case(
         422, lambda w: "/portal/account/two-factor/confirm", lambda w: {"code": "1"}
     ),
+    # turning off a second factor the visitor never turned on
+    "POST /account/two-factor/off": Case(
+        422, lambda w: "/portal/account/two-factor/off", lambda w: {"password": "not the password", "code": "1"}
+    ),
 }
 
 

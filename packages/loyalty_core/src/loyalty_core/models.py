@@ -32,6 +32,7 @@ from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.staff.models import (
     Invitation,
     PasswordReset,
+    PortalActivity,
     PortalSession,
     RecoveryCode,
     SignInFailure,
@@ -64,6 +65,7 @@ __all__ = [
     "PassBrandingRow",
     "PasswordReset",
     "Plan",
+    "PortalActivity",
     "PortalSession",
     "Product",
     "ProductCount",

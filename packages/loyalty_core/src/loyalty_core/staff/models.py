@@ -139,3 +139,36 @@ class UsedFormKey(VendorRow, Base):
     form_key: Mapped[str] = mapped_column(String(64))
     location: Mapped[str | None] = mapped_column(String(2048), nullable=True)
     flash: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+
+
+class PortalAction(StrEnum):
+    USER_INVITED = "user_invited"
+    USER_JOINED = "user_joined"
+    USER_CHANGED = "user_changed"
+    CLIENT_CREATED = "client_created"
+    CLIENT_REVOKED = "client_revoked"
+    CUSTOMERS_MERGED = "customers_merged"
+    CUSTOMER_ANONYMIZED = "customer_anonymized"
+
+
+class PortalActivity(VendorRow, Base):
+    """What a portal user did that no other record names them for (PORTAL-24): users invited and
+    changed, API clients created and revoked, merges and anonymizations. ``subject_id`` is the user,
+    the API client's row or the customer acted on; ``detail`` says what changed, in words.
+    Written in the transaction of the write it records."""
+
+    __tablename__ = "portal_activity"
+    __table_args__ = (
+        vendor_key("portal_activity"),
+        CheckConstraint(one_of("action", PortalAction), name="action_known"),
+        Index("ix_portal_activity_vendor_at", "vendor_id", "at"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    user_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """The portal user who acted (no key: a removed user's lines stay)."""
+    action: Mapped[str] = mapped_column(String(32))
+    subject_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    customer_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    detail: Mapped[str] = mapped_column(String(500), default="")

@@ -1,5 +1,5 @@
 """Cards: generate a batch of free cards for printing, and download any batch as PDF labels or CSV
-(BATCH-1, BATCH-2). Owners only."""
+(BATCH-1, BATCH-2, BATCH-3). Owners only."""
 
 from __future__ import annotations
 
@@ -64,28 +64,41 @@ _drawing: list[CapacityLimiter] = []
 """The process's one slot for drawing a sheet, made in the first download's event loop."""
 
 
-async def draw_sheet(sheets: SheetWriter, codes: list[str]) -> bytes:
-    """One sheet's bytes, drawn off the event loop and one sheet at a time in this process, whatever
-    the shop: a thread per concurrent download would take the interpreter from every other request
-    (other shops' lookups slowed tenfold under four 10,000-card downloads); downloads at once take
-    turns a sheet each instead (BATCH-2)."""
+async def draw_sheet(sheets: SheetWriter, codes: list[str]) -> None:
+    """One sheet drawn off the event loop and one sheet at a time in this process, whatever the shop:
+    a thread per concurrent download would take the interpreter from every other request (other
+    shops' lookups slowed tenfold under four 10,000-card downloads); downloads at once take turns a
+    sheet each instead (BATCH-2)."""
+    await to_thread.run_sync(sheets.page, codes, limiter=_slot())
+
+
+def _slot() -> CapacityLimiter:
     if not _drawing:
         _drawing.append(CapacityLimiter(1))
-    return await to_thread.run_sync(sheets.page, codes, limiter=_drawing[0])
+    return _drawing[0]
 
 
-async def _pdf(config: PortalConfig, vendor_id: int, batch_id: int) -> AsyncIterator[bytes]:
-    sheets = SheetWriter()
-    yield sheets.start()
-    waiting: list[str] = []
-    async for codes in _codes(config, vendor_id, batch_id):
-        waiting.extend(codes)
-        while len(waiting) >= PER_PAGE:
-            yield await draw_sheet(sheets, waiting[:PER_PAGE])
-            del waiting[:PER_PAGE]
-    if waiting:
-        yield await draw_sheet(sheets, waiting)
-    yield sheets.finish()
+CHUNK = 64 * 1024
+"""The bytes sent at a time of a finished document."""
+
+
+async def _pdf(config: PortalConfig, vendor_id: int, batch_id: int, shop_name: str) -> AsyncIterator[bytes]:
+    sheets = SheetWriter(shop_name)
+    try:
+        waiting: list[str] = []
+        async for codes in _codes(config, vendor_id, batch_id):
+            waiting.extend(codes)
+            while len(waiting) >= PER_PAGE:
+                await draw_sheet(sheets, waiting[:PER_PAGE])
+                del waiting[:PER_PAGE]
+        if waiting:
+            await draw_sheet(sheets, waiting)
+        # the document's assembly (compressing the sheets, subsetting the font) takes the same slot
+        document = await to_thread.run_sync(sheets.finish, limiter=_slot())
+    finally:
+        sheets.close()
+    for start in range(0, len(document), CHUNK):
+        yield document[start : start + CHUNK]
 
 
 def _download(body: AsyncIterator[bytes], media_type: str, filename: str) -> Stream:
@@ -155,7 +168,9 @@ class CardsController(Controller):
     @get("/{batch_id:str}/pdf")
     async def download_pdf(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Stream:
         found = await CardBatches(db, config.clock).get(visitor.vendor_id, batch_id_of(batch_id))
-        return _download(_pdf(config, visitor.vendor_id, found.id), "application/pdf", f"cards-{found.id}.pdf")
+        return _download(
+            _pdf(config, visitor.vendor_id, found.id, visitor.vendor_name), "application/pdf", f"cards-{found.id}.pdf"
+        )
 
     @get("/{batch_id:str}/csv")
     async def download_csv(self, batch_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Stream:

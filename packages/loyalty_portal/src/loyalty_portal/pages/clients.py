@@ -12,6 +12,8 @@ from loyalty_core.bounds import ADMIN_NAME, BRANCH_KEY
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.listing import PER_PAGE, bounded_page, counted
+from loyalty_core.staff.models import PortalAction
+from loyalty_core.staff.services.activity import record
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.tenancy.errors import ClientNotFound
 from loyalty_core.tenancy.models import ApiClient, Branch
@@ -79,6 +81,14 @@ class ClientsController(Controller):
         try:
             async with db.begin_nested():
                 made = await TenancyService(db, config.clock).create_client(visitor.vendor_id, **values_of(form))
+                await record(
+                    db,
+                    config.clock,
+                    visitor.vendor_id,
+                    visitor.user_id,
+                    PortalAction.CLIENT_CREATED,
+                    subject_id=made.client.id,
+                )
         except DomainError as refused:
             return _refused(visitor, await _branches(db, config, visitor.vendor_id), form, refused)
         branch = made.default_branch.external_id if made.default_branch is not None else None
@@ -104,7 +114,16 @@ class ClientsController(Controller):
     @post("/{client_id:str}/revoke")
     async def revoke(self, client_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
         found = await own_client(db, config, visitor.vendor_id, client_id)
-        await TenancyService(db, config.clock).revoke_client(found.client.client_id)
+        if found.client.revoked_at is None:
+            await TenancyService(db, config.clock).revoke_client(found.client.client_id)
+            await record(
+                db,
+                config.clock,
+                visitor.vendor_id,
+                visitor.user_id,
+                PortalAction.CLIENT_REVOKED,
+                subject_id=found.client.id,
+            )
         return see_other(f"{MOUNT_PATH}/clients?done=revoked")
 
 

@@ -18,6 +18,8 @@ from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.passes.services.sending import CardSends
 from loyalty_core.redemptions.reads import customer_redemptions
+from loyalty_core.staff.models import PortalAction
+from loyalty_core.staff.services.activity import record
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.forms import Form
@@ -100,6 +102,15 @@ class CustomerActionsController(Controller):
                     closing.id,
                     kept.id,
                     causer=Causer(CauserType.PORTAL_USER, str(visitor.user_id)),
+                )
+                await record(
+                    db,
+                    config.clock,
+                    visitor.vendor_id,
+                    visitor.user_id,
+                    PortalAction.CUSTOMERS_MERGED,
+                    subject_id=kept.id,
+                    customer_id=closing.id,
                 )
         except DomainError as refused:
             return await page(db, config, visitor, number, status=status_of(refused), error=refused.message, keep=keep)

@@ -19,7 +19,9 @@ from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.listing import bounded_page, counted, offset_of
 from loyalty_core.redemptions.reads import customer_redemptions
+from loyalty_core.staff.models import PortalAction
 from loyalty_core.staff.reads import causer_names
+from loyalty_core.staff.services.activity import record
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_core.wallet.services import WalletService
@@ -168,7 +170,11 @@ class CustomersController(Controller):
 
     @post("/{customer_id:str}/anonymize")
     async def anonymize(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Any:
-        await CustomerService(db, config.clock).status.anonymize(visitor.vendor_id, customer_id_of(customer_id))
+        number = customer_id_of(customer_id)
+        await CustomerService(db, config.clock).status.anonymize(visitor.vendor_id, number)
+        await record(
+            db, config.clock, visitor.vendor_id, visitor.user_id, PortalAction.CUSTOMER_ANONYMIZED, customer_id=number
+        )
         return see_other(f"{MOUNT_PATH}/customers?done=anonymized")
 
 

@@ -1,7 +1,9 @@
 """The second factor: a user turns it on for themselves at ``/account/two-factor`` (a QR code and the
 key to type, then a code to confirm; the recovery codes shown once), and a user who has it gives a
 code at ``/login/code`` after their password (STAFF-6, STAFF-7). When the deployment requires it of
-owners, an owner without it is sent to turn it on before any other page (STAFF-8)."""
+owners, an owner without it is sent to turn it on before any other page (STAFF-8). A user turns it
+off on the same page with their password and a code; an owner may not while the deployment requires
+it (PORTAL-23)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 
 from loyalty_core.errors import ValidationFailed
+from loyalty_core.staff.models import Role
 from loyalty_core.staff.services.second_factor import SecondFactors, Verdict
 from loyalty_core.staff.services.sessions import PortalSessions, Visitor
 from loyalty_portal.access import CSRF_AT_SIGN_IN, ENROLMENT, Cfg, Db, Me, count_address
@@ -21,6 +24,9 @@ from loyalty_portal.web import ENROL, HOME, LOGIN, Refused, render, see_other
 
 CURRENT = "Two-factor sign-in"
 VERDICTS = {Verdict.INVALID: (401, "Invalid code"), Verdict.LOCKED: (429, "Too many attempts")}
+OFF_REFUSED = {Verdict.INVALID: (422, "The password or the code is wrong."), Verdict.LOCKED: (429, "Too many attempts")}
+REQUIRED_OF_OWNERS = "This service requires owners to use two-factor sign-in: it cannot be turned off."
+TURNED_OFF = "Two-factor sign-in is off."
 
 
 def _sealer(config: PortalConfig) -> Any:
@@ -89,6 +95,30 @@ class TwoFactorController(Controller):
             return await _page(visitor, db, config, status=422, problems=refused.fields, error=refused.message)
         return render("two_factor_codes.html", visitor=visitor, current=CURRENT, codes=codes)
 
+    @post("/off")
+    async def turn_off(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        assert visitor.user_id is not None  # admitted: signed in
+        if _required(visitor, config):
+            return await _page(visitor, db, config, status=403, error=REQUIRED_OF_OWNERS)
+        form = await Form.of(request)
+        checker = step_checker(config.clock, _sealer(config), visitor.user_id)
+        try:
+            async with db.begin_nested():
+                verdict = await SecondFactors(db, config.clock, config.passwords).turn_off(
+                    visitor.user_id, form.raw.get("password", "")[:1024], form.raw.get("code", "")[:64], checker
+                )
+        except ValidationFailed as refused:
+            return await _page(visitor, db, config, status=422, problems=refused.fields, error=refused.message)
+        if verdict != Verdict.ACCEPTED:
+            status, message = OFF_REFUSED[verdict]
+            return await _page(visitor, db, config, status=status, error=message)
+        return see_other(ENROL, flash=TURNED_OFF)
+
+
+def _required(visitor: Visitor, config: PortalConfig) -> bool:
+    """Whether the deployment requires this user to keep the second factor (STAFF-8)."""
+    return config.owner_totp_required and visitor.role == Role.OWNER
+
 
 async def _page(visitor: Visitor, db: Db, config: PortalConfig, **more: Any) -> Response[Any]:
     assert visitor.user_id is not None  # admitted: signed in
@@ -99,7 +129,7 @@ async def _page(visitor: Visitor, db: Db, config: PortalConfig, **more: Any) -> 
         secret = _sealer(config).open(sealed, sealing_context(visitor.user_id)).decode()
         qr, key = enrolment(secret, visitor.email, visitor.vendor_name)
     left = await factors.recovery_left(visitor.user_id) if confirmed else 0
-    required = config.owner_totp_required and visitor.role == "owner"
+    required = _required(visitor, config)
     return render(
         "two_factor.html",
         visitor=visitor,

@@ -16,7 +16,8 @@ from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.listing import PER_PAGE, bounded_page, counted
 from loyalty_core.staff.errors import UserNotFound
-from loyalty_core.staff.models import Role, User
+from loyalty_core.staff.models import PortalAction, Role, User
+from loyalty_core.staff.services.activity import record
 from loyalty_core.staff.services.links import Invitations, PasswordResets
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.staff.services.users import UserService
@@ -99,6 +100,14 @@ class UsersController(Controller):
                 invited = await Invitations(db, config.clock, config.passwords).invite(
                     visitor.vendor_id, email=email or "", role=role or ""
                 )
+                await record(
+                    db,
+                    config.clock,
+                    visitor.vendor_id,
+                    visitor.user_id,
+                    PortalAction.USER_INVITED,
+                    detail=f"invited {email} as {role}",
+                )
         except DomainError as refused:
             return render(
                 "user_form.html",
@@ -149,6 +158,9 @@ class UsersController(Controller):
         return await _change(visitor, db, config, user_id, Form({}), "activated", lambda: {"active": True})
 
 
+CHANGED = {"role": "changed the role of", "deactivated": "deactivated", "activated": "activated"}
+
+
 async def _change(
     visitor: Visitor, db: Db, config: Cfg, raw_id: str, form: Form, done: str, read: Callable[[], dict[str, Any]]
 ) -> Response[Any]:
@@ -160,6 +172,15 @@ async def _change(
             changes = read()
             form.check()
             await users.change(visitor.vendor_id, found.id, **changes)
+            await record(
+                db,
+                config.clock,
+                visitor.vendor_id,
+                visitor.user_id,
+                PortalAction.USER_CHANGED,
+                subject_id=found.id,
+                detail=f"{CHANGED[done]} {found.email}" + (f" to {changes['role']}" if "role" in changes else ""),
+            )
     except DomainError as refused:
         await db.refresh(found)
         return _user_page(visitor, found, status=status_of(refused), problems=_problems(refused), error=refused.message)

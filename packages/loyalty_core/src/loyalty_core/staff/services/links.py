@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.staff.errors import LinkNotUsable, UserEmailDuplicate
-from loyalty_core.staff.models import Invitation, PasswordReset, User
+from loyalty_core.staff.models import Invitation, PasswordReset, PortalAction, User
+from loyalty_core.staff.services import activity
 from loyalty_core.staff.services.passwords import DEFAULT, Passwords
 from loyalty_core.staff.services.sessions import token_hash
 from loyalty_core.staff.services.users import UserService, check_password, normal_email
@@ -135,7 +136,17 @@ class Invitations:
             raise LinkNotUsable("This link is not valid any more.")
         vendor_id, email, role = spent
         users = UserService(self._session, self._clock, self._passwords)
-        return await users.create(vendor_id, email=email, role=role, password=password)
+        user = await users.create(vendor_id, email=email, role=role, password=password)
+        await activity.record(
+            self._session,
+            self._clock,
+            vendor_id,
+            user.id,
+            PortalAction.USER_JOINED,
+            subject_id=user.id,
+            detail=f"joined as {role} from an invitation",
+        )
+        return user
 
 
 class PasswordResets:

@@ -5,6 +5,9 @@ ten recovery codes kept as argon2id hashes (STAFF-6, STAFF-7).
 Checking a code runs under the sign-in lockout of its own key: 10 wrong codes within 15 minutes lock
 the user's second factor for 15 minutes, as wrong passwords lock an email. A TOTP code is taken once
 (its 30-second step must be later than the last one taken); a recovery code once (``used_at``).
+
+Turning it off asks for the user's password and a code (TOTP or recovery) under the same lockout:
+a stolen session alone cannot remove the factor (PORTAL-23).
 """
 
 from __future__ import annotations
@@ -113,6 +116,39 @@ class SecondFactors:
                 return Verdict.ACCEPTED
         await lockout.record_failure(self._session, key, now)
         return Verdict.INVALID
+
+    async def turn_off(self, user_id: int, password: str, code: str, step_of: StepOf) -> Verdict:
+        """Turn the second factor off with the user's password and a code (a TOTP code of a later
+        step, or an unused recovery code): the secret and the recovery codes are dropped. A wrong
+        password or code counts toward the lockout and changes nothing else (PORTAL-23)."""
+        key, now = lock_key(user_id), self._clock.now()
+        await lockout.hold(self._session, key)
+        if await lockout.locked(self._session, key, now):
+            return Verdict.LOCKED
+        user = await self._user(user_id)
+        if user.totp_secret is None or user.totp_confirmed_at is None:
+            raise ValidationFailed(
+                "Two-factor sign-in is off already.", {"code": ["Two-factor sign-in is off already."]}
+            )
+        # both are always checked, so the answer's timing does not tell which one was wrong
+        password_right = await self._passwords.verify(user.password_hash, password)
+        step = step_of(user.totp_secret, code)
+        code_right = step is not None and (user.totp_last_step is None or step > user.totp_last_step)
+        if password_right and not code_right:
+            code_right = await self._spend_recovery(user_id, code)
+        if not (password_right and code_right):
+            await lockout.record_failure(self._session, key, now)
+            return Verdict.INVALID
+        user.totp_secret = user.totp_confirmed_at = user.totp_last_step = None
+        user.updated_at = now
+        await self._session.execute(
+            update(RecoveryCode)
+            .where(RecoveryCode.user_id == user_id, RecoveryCode.used_at.is_(None))
+            .values(used_at=now)
+        )
+        await lockout.forget(self._session, key, now)
+        await self._session.flush()
+        return Verdict.ACCEPTED
 
     async def _spend_recovery(self, user_id: int, code: str) -> bool:
         typed = _recovery_shape(code)
