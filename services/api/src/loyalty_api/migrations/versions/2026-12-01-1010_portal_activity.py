@@ -4,7 +4,7 @@ A new, empty table: nothing existing is locked or rewritten. The release before 
 the activity page then names no one for those actions, as before.
 
 Revision ID: 7d3c1e5a9b20
-Revises: a542bf8f3266
+Revises: 7c1e5a9d2b40
 Create Date: 2026-12-01 10:00:00+00:00
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "7d3c1e5a9b20"
-down_revision = "a542bf8f3266"
+down_revision = "7c1e5a9d2b40"
 branch_labels = None
 depends_on = None
 
