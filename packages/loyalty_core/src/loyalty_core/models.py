@@ -24,8 +24,10 @@ from loyalty_core.passes.models import (
     CardSendCooldown,
     EmailSuppression,
     PassBrandingRow,
+    PassRegistration,
     SuppressionRelease,
     WalletIdentity,
+    WalletPass,
 )
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
@@ -62,6 +64,7 @@ __all__ = [
     "Invitation",
     "IssuedToken",
     "PassBrandingRow",
+    "PassRegistration",
     "PasswordReset",
     "Plan",
     "PortalSession",
@@ -85,6 +88,7 @@ __all__ = [
     "VoucherBranch",
     "Wallet",
     "WalletIdentity",
+    "WalletPass",
     "WebhookDelivery",
     "WebhookEndpoint",
     "customer_activity",

@@ -18,6 +18,7 @@ from loyalty_core.earning.reads import customer_purchases
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.listing import bounded_page, counted, offset_of
+from loyalty_core.passes.services.records import PassRecords
 from loyalty_core.redemptions.reads import customer_redemptions
 from loyalty_core.staff.reads import causer_names
 from loyalty_core.wallet.errors import WalletNotFound
@@ -168,7 +169,10 @@ class CustomersController(Controller):
 
     @post("/{customer_id:str}/anonymize")
     async def anonymize(self, customer_id: FromPath[str], visitor: Me, db: Db, config: Cfg) -> Any:
-        await CustomerService(db, config.clock).status.anonymize(visitor.vendor_id, customer_id_of(customer_id))
+        number = customer_id_of(customer_id)
+        await CustomerService(db, config.clock).status.anonymize(visitor.vendor_id, number)
+        # PASS-17: the customer's pass and its devices' registrations go with the personal data
+        await PassRecords(db, config.clock).forget(visitor.vendor_id, number)
         return see_other(f"{MOUNT_PATH}/customers?done=anonymized")
 
 
