@@ -132,7 +132,8 @@ class DeviceRegistration(msgspec.Struct, rename="camel"):
 
 
 class UpdatedSinceQuery(msgspec.Struct, rename="camel"):
-    passes_updated_since: Annotated[str, msgspec.Meta(max_length=64)] | None = None
+    passes_updated_since: str | None = None
+    """The ``lastUpdated`` tag of an earlier answer; anything else lists every pass."""
 
 
 class UpdatedSerials(msgspec.Struct, rename="camel"):

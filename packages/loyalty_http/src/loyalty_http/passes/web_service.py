@@ -31,6 +31,11 @@ PKPASS_MEDIA_TYPE = "application/vnd.apple.pkpass"
 REGISTRATION = "/devices/{device:str}/registrations/{pass_type:str}"
 MAX_LOG_LINES = 20
 MAX_LOG_CHARS = 500
+UNKNOWN = {404: "No such pass: an unknown serial, or one under another pass type, whatever the token."}
+GUARDED = {
+    **UNKNOWN,
+    401: "No `Authorization: ApplePass <authenticationToken>` of this pass.",
+}
 
 
 def _bare(status: int, headers: dict[str, str] | None = None) -> Response[None]:
@@ -57,7 +62,16 @@ def _unchanged_since(header: str | None, changed_at: datetime) -> bool:
 class PassWebServiceController(Controller):
     path = "/passes/platform_a/v1"
 
-    @post(REGISTRATION + "/{serial:str}", opt=reads(auth="none", limit="address", success=(200,)), status_code=201)
+    @post(
+        REGISTRATION + "/{serial:str}",
+        opt=reads(
+            auth="none",
+            limit="address",
+            success=(200,),
+            protocol={**GUARDED, 400: "The body has no `pushToken`."},
+        ),
+        status_code=201,
+    )
     async def register_pass_device(
         self,
         request: Request[Any, Any, Any],
@@ -83,7 +97,7 @@ class PassWebServiceController(Controller):
         created = await web.register(found, device, body.push_token)
         return _bare(201 if created else 200)
 
-    @delete(REGISTRATION + "/{serial:str}", opt=reads(auth="none", limit="address"), status_code=200)
+    @delete(REGISTRATION + "/{serial:str}", opt=reads(auth="none", limit="address", protocol=GUARDED), status_code=200)
     async def unregister_pass_device(
         self,
         request: Request[Any, Any, Any],
@@ -103,7 +117,15 @@ class PassWebServiceController(Controller):
         await web.unregister(found, device)
         return _bare(200)
 
-    @get(REGISTRATION, opt=reads(auth="none", limit="address", query=s.UpdatedSinceQuery, success=(204,)))
+    @get(
+        REGISTRATION,
+        opt=reads(
+            auth="none",
+            limit="address",
+            query=s.UpdatedSinceQuery,
+            protocol={204: "No pass of the device changed since the tag."},
+        ),
+    )
     async def list_updated_passes(
         self,
         device: FromPath[str],
@@ -123,7 +145,12 @@ class PassWebServiceController(Controller):
 
     @get(
         "/passes/{pass_type:str}/{serial:str}",
-        opt=reads(auth="none", limit="address", files=(PKPASS_MEDIA_TYPE,), success=(304,)),
+        opt=reads(
+            auth="none",
+            limit="address",
+            files=(PKPASS_MEDIA_TYPE,),
+            protocol={**GUARDED, 304: "Not changed since `If-Modified-Since`."},
+        ),
     )
     async def latest_pass(
         self,
