@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from prometheus_client.parser import text_string_to_metric_families
 
 from loyalty_api.adapters.pass_platforms import WalletPasses, wallet_passes
 from loyalty_api.app import create_app
@@ -232,3 +233,31 @@ async def test_the_log_answers_200_to_anything(app_client: AsyncTestClient[Lites
         response = await app_client.post(f"{WEB}/log", content=content)
         assert response.status_code == 200
         assert response.content == b""
+
+
+def _sample(text: str, name: str, label: str, value: str) -> float:
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels.get(label) == value:
+                return float(sample.value)
+    return 0.0
+
+
+async def test_metrics_count_registrations_by_state_and_pushes_by_outcome(
+    app_client: AsyncTestClient[Litestar],
+) -> None:
+    """PASS-15: /metrics shows a registration whose push failed as retrying, and the failure counted."""
+    tenant = await make_tenant(app_client)
+    customer = await register(app_client, tenant)
+    card = await download(app_client, tenant, customer["id"])
+    await register_device(app_client, card, "metered")
+    await adjust(app_client, tenant, customer["id"], 3, "m-1")
+    before = (await app_client.get("/metrics", headers=ADMIN)).text
+    await script_push(app_client, "unavailable")
+    await run_pass_updates(app_client)
+    after = (await app_client.get("/metrics", headers=ADMIN)).text
+    for name, label, value in (
+        ("loyalty_pass_registrations", "state", "retrying"),
+        ("loyalty_wallet_pushes_total", "outcome", "failed"),
+    ):
+        assert _sample(after, name, label, value) == _sample(before, name, label, value) + 1, name

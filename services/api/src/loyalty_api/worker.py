@@ -205,7 +205,7 @@ def make_worker(queue: Queue, context: JobContext) -> Worker[Any]:
 
     pushes = context.wallet_pushes
     # test mode's stand-in is told of changed passes only when the job is run by name (PASS-14)
-    manual = {"pass-updates"} if pushes is None or not pushes.on_schedule else set()
+    manual = {"pass-updates"} if pushes is not None and not pushes.on_schedule else set()
     crons = [
         CronJob(for_saq(fn, quiet=cron == EVERY_MINUTE), cron=cron, timeout=CRON_TIMEOUT_SECONDS)
         for name, (fn, cron) in SCHEDULED.items()

@@ -61,9 +61,10 @@ async def pass_batch(session: AsyncSession, after_id: int, limit: int = BATCH) -
 
 
 async def update_batch(
-    session: AsyncSession, clock: Clock, pushes: WalletPushes, tally: Tally, limit: int = BATCH
+    session: AsyncSession, clock: Clock, pushes: WalletPushes | None, tally: Tally, limit: int = BATCH
 ) -> None:
-    """One batch in the caller's transaction: bring each pass up to date, then push what is due."""
+    """One batch in the caller's transaction: bring each pass up to date, then push what is due
+    (nothing without ``pushes``: the passes still move on, for the phones that ask)."""
     rows = await pass_batch(session, tally.cursor, limit)
     if not rows:
         tally.done = True
@@ -81,6 +82,8 @@ async def update_batch(
             continue
         if await records.refresh(row, card):
             tally.changed += 1
+        if pushes is None:
+            continue
         await _push_registrations(session, clock, pushes, row, tally)
         await _update_object(clock, pushes, row, card, tally)
     await session.flush()

@@ -12,6 +12,7 @@ import time
 
 from loyalty_api.jobs.context import JobContext
 from loyalty_core.passes.jobs import Tally, update_batch
+from loyalty_http.wire.metrics import WALLET_PUSHES
 
 CRON = "* * * * *"
 """Every minute: a change reaches the devices within 60 seconds of its commit (PASS-14)."""
@@ -21,11 +22,12 @@ RUN_SECONDS = 50.0
 
 async def pass_updates(ctx: JobContext, *, budget: float = RUN_SECONDS) -> dict[str, int]:
     pushes = ctx.wallet_pushes
-    if pushes is None:
-        return {"changed": 0, "pushed": 0, "failed": 0, "gone": 0, "updated_objects": 0}
     tally = Tally()
     started = time.monotonic()
     while not tally.done and time.monotonic() - started < budget:
         async with ctx.sessionmaker.begin() as session:
             await update_batch(session, ctx.clock, pushes, tally)
+    WALLET_PUSHES.labels("sent").inc(tally.pushed + tally.updated_objects)
+    WALLET_PUSHES.labels("failed").inc(tally.failed)
+    WALLET_PUSHES.labels("gone").inc(tally.gone)
     return tally.as_result()
