@@ -46,7 +46,9 @@ class Script(WalletPushes):
     def __init__(self, *outcomes: PushOutcome) -> None:
         self.outcomes, self.sent = list(outcomes), 0
 
-    async def push(self, pass_type_identifier: str, push_token: str, serial: str, now: datetime) -> PushOutcome:
+    async def push(
+        self, vendor_id: int, pass_type_identifier: str, push_token: str, serial: str, now: datetime
+    ) -> PushOutcome:
         self.sent += 1
         return self.outcomes.pop(0) if self.outcomes else PushOutcome.OK
 

@@ -17,6 +17,8 @@ from saq.queue.redis import PubSubMultiplexer, RedisQueue
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_api.adapters.mail_sender import mailer_for
+from loyalty_api.adapters.pass_platforms import WalletPasses
+from loyalty_api.adapters.pass_pushes import PlatformPushes
 from loyalty_api.adapters.wallet_pushes import PushStandIn
 from loyalty_api.adapters.webhook_sealer import WebhookSealer
 from loyalty_api.adapters.webhook_sender import Sender
@@ -28,7 +30,8 @@ from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_api.settings import Settings, libpq_url
 from loyalty_core.clock import Clock
 from loyalty_core.events.rules.addresses import Resolver, system_resolver
-from loyalty_core.passes.services.ports import PassMaker
+from loyalty_core.passes.services.ports import PassMaker, WalletPushes
+from loyalty_wallet_pass.identity import SigningIdentity
 
 log = structlog.get_logger("loyalty.worker")
 
@@ -193,8 +196,30 @@ def make_job_context(
         webhook_sealer=WebhookSealer(settings.encryption_key),
         webhook_sender=Sender(resolver, test_mode=settings.test_mode),
         webhook_gates=Gates(settings.webhook_concurrency, settings.webhook_endpoint_concurrency),
-        wallet_pushes=PushStandIn() if settings.test_mode else None,
+        wallet_pushes=PushStandIn()
+        if settings.test_mode
+        else platform_pushes(settings, sessionmaker, clock, passes, resolver),
     )
+
+
+def platform_pushes(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    clock: Clock,
+    passes: PassMaker,
+    resolver: Resolver,
+) -> WalletPushes | None:
+    """The push service's sender, pushing with each shop's pass identity; None without the service's
+    own pass maker (a test's), which holds the identities."""
+    if not isinstance(passes, WalletPasses):
+        return None
+    wallet = passes
+
+    async def identity_of(vendor_id: int) -> SigningIdentity:
+        async with sessionmaker() as session:
+            return await wallet.identity(session, clock, vendor_id)
+
+    return PlatformPushes(identity_of, resolver, push_url=settings.wallet_push_url, test_mode=settings.test_mode)
 
 
 def make_worker(queue: Queue, context: JobContext) -> Worker[Any]:

@@ -107,7 +107,7 @@ async def _push_registrations(
     for registration in due.scalars():
         if row.pass_type_identifier is None:
             continue
-        outcome = await pushes.push(row.pass_type_identifier, registration.push_token, row.serial, now)
+        outcome = await pushes.push(row.vendor_id, row.pass_type_identifier, registration.push_token, row.serial, now)
         if outcome == PushOutcome.OK:
             tally.pushed += 1
             registration.known_fingerprint = row.fingerprint

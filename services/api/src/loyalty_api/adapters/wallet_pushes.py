@@ -31,7 +31,9 @@ class PushStandIn(WalletPushes):
         with self._lock:
             return self._scripted.popleft() if self._scripted else PushOutcome.OK
 
-    async def push(self, pass_type_identifier: str, push_token: str, serial: str, now: datetime) -> PushOutcome:
+    async def push(
+        self, vendor_id: int, pass_type_identifier: str, push_token: str, serial: str, now: datetime
+    ) -> PushOutcome:
         return self._answer(PushAttempt(PushPlatform.PLATFORM_A, push_token, None, serial, now, self._next()))
 
     async def update_object(self, object_id: str, card: CardFacts, now: datetime) -> PushOutcome:

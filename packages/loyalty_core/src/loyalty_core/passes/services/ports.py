@@ -114,7 +114,9 @@ class WalletPushes(ABC):
     """Whether the job runs every minute; test mode's stand-in is told only when the job is run."""
 
     @abstractmethod
-    async def push(self, pass_type_identifier: str, push_token: str, serial: str, now: datetime) -> PushOutcome:
+    async def push(
+        self, vendor_id: int, pass_type_identifier: str, push_token: str, serial: str, now: datetime
+    ) -> PushOutcome:
         """An empty push to the device, for the pass type's topic."""
 
     @abstractmethod
