@@ -261,3 +261,33 @@ async def test_metrics_count_registrations_by_state_and_pushes_by_outcome(
         ("loyalty_wallet_pushes_total", "outcome", "failed"),
     ):
         assert _sample(after, name, label, value) == _sample(before, name, label, value) + 1, name
+
+
+async def test_a_branding_change_is_pushed_to_every_pass_of_the_shop(app_client: AsyncTestClient[Litestar]) -> None:
+    """PASS-13: the shop's colours are on every pass: a change is one push per registered device."""
+    tenant = await make_tenant(app_client)
+    cards = [await download(app_client, tenant, (await register(app_client, tenant))["id"]) for _ in range(2)]
+    for n, card in enumerate(cards):
+        await register_device(app_client, card, f"brand-{n}")
+    changed = await app_client.put(
+        f"/admin/v1/vendors/{tenant.vendor_id}/pass-branding", json={"background": "#102030"}, headers=ADMIN
+    )
+    assert changed.status_code == 200, changed.text
+    await run_pass_updates(app_client)
+    serials = {card.serial for card in cards}
+    assert sorted(p["push_token"] for p in await pushes(app_client) if p["serial"] in serials) == [
+        "push-brand-0",
+        "push-brand-1",
+    ]
+    latest = await app_client.get(cards[0].latest, headers=cards[0].auth)
+    assert pass_json_of(latest.content)["backgroundColor"] == "rgb(16, 32, 48)"
+
+
+async def test_the_web_service_is_limited_per_address(settings: Settings, passes: WalletPasses) -> None:
+    """PASS-11: phones' calls count per address (the allowance without a token), not per vendor."""
+    own = msgspec.structs.replace(
+        settings, admin_token=ADMIN_TOKEN, worker="external", public_url=PUBLIC_URL, anon_rate_per_minute=3
+    )
+    async with AsyncTestClient(app=create_app(own, passes=passes)) as client:
+        answers = [(await client.post(f"{WEB}/log", content=b"{}")).status_code for _ in range(4)]
+    assert answers == [200, 200, 200, 429]
