@@ -8,20 +8,26 @@ every platform_b object one update, however many changes came in between.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.accounts.reads.customer import customer_rows
 from loyalty_core.clock import Clock
-from loyalty_core.customers.errors import CustomerNotFound
+from loyalty_core.customers.models import Customer, CustomerStatus
+from loyalty_core.customers.reads.customer import view_of
 from loyalty_core.errors import DomainError
 from loyalty_core.passes.models import PassRegistration, WalletPass
 from loyalty_core.passes.rules import next_push_at
 from loyalty_core.passes.services.cards import PassCards
-from loyalty_core.passes.services.ports import CardFacts, PushOutcome, WalletPushes
+from loyalty_core.passes.services.ports import BrandingFacts, CardFacts, PushOutcome, WalletPushes
 from loyalty_core.passes.services.records import PassRecords
 
+_C = Customer.__table__.c
 _P = WalletPass.__table__.c
 _R = PassRegistration.__table__.c
 BATCH = 200
@@ -60,6 +66,42 @@ async def pass_batch(session: AsyncSession, after_id: int, limit: int = BATCH) -
     return list(rows.scalars())
 
 
+async def _customers(session: AsyncSession, clock: Clock, rows: list[WalletPass]) -> dict[tuple[int, int], Any]:
+    """The batch's customers as the customer read shows them, one statement per shop; anonymized
+    customers are left out."""
+    by_vendor: dict[int, list[int]] = defaultdict(list)
+    for row in rows:
+        by_vendor[row.vendor_id].append(row.customer_id)
+    found: dict[tuple[int, int], Any] = {}
+    for vendor_id, ids in by_vendor.items():
+        read = await session.execute(
+            customer_rows(clock.now()).where(
+                _C.vendor_id == vendor_id, _C.id.in_(ids), _C.status != CustomerStatus.ANONYMIZED
+            )
+        )
+        for customer in read.mappings():
+            found[(vendor_id, customer["id"])] = view_of(customer)
+    return found
+
+
+async def _registrations(session: AsyncSession, rows: list[WalletPass]) -> dict[int, list[PassRegistration]]:
+    """The batch's registrations by pass, locked for this run, one statement per shop."""
+    by_vendor: dict[int, list[int]] = defaultdict(list)
+    for row in rows:
+        by_vendor[row.vendor_id].append(row.id)
+    found: dict[int, list[PassRegistration]] = defaultdict(list)
+    for vendor_id, ids in by_vendor.items():
+        read = await session.execute(
+            select(PassRegistration)
+            .where(_R.vendor_id == vendor_id, _R.pass_id.in_(ids))
+            .order_by(_R.id)
+            .with_for_update()
+        )
+        for registration in read.scalars():
+            found[registration.pass_id].append(registration)
+    return found
+
+
 async def update_batch(
     session: AsyncSession, clock: Clock, pushes: WalletPushes | None, tally: Tally, limit: int = BATCH
 ) -> None:
@@ -71,41 +113,49 @@ async def update_batch(
         return
     tally.cursor = rows[-1].id
     cards, records = PassCards(session, clock), PassRecords(session, clock)
+    customers, registrations = await _customers(session, clock, rows), await _registrations(session, rows)
+    brandings: dict[int, BrandingFacts] = {}
     for row in rows:
-        try:
-            _, card = await cards.for_pass(row.vendor_id, row.customer_id)
-        except CustomerNotFound:
+        customer = customers.get((row.vendor_id, row.customer_id))
+        if customer is None:
             await records.forget(row.vendor_id, row.customer_id)
             continue
+        if row.vendor_id not in brandings:
+            brandings[row.vendor_id] = await cards.branding(row.vendor_id)
+        try:
+            card = await cards.facts_of(customer, brandings[row.vendor_id])
         except DomainError:
             # merged away or without a card: the pass keeps what it showed
             continue
-        if await records.refresh(row, card):
+        if await records.refresh(row, card, flush=False):
             tally.changed += 1
         if pushes is None:
             continue
-        await _push_registrations(session, clock, pushes, row, tally)
+        await _push_registrations(session, clock, pushes, row, registrations.get(row.id, []), tally)
         await _update_object(clock, pushes, row, card, tally)
     await session.flush()
 
 
+def _due(registration: PassRegistration, row: WalletPass, now: datetime) -> bool:
+    """Told of other content than the pass shows now, not given up on it, and its back-off over."""
+    return (
+        registration.known_fingerprint != row.fingerprint
+        and registration.gave_up_fingerprint != row.fingerprint
+        and (registration.next_attempt_at is None or registration.next_attempt_at <= now)
+    )
+
+
 async def _push_registrations(
-    session: AsyncSession, clock: Clock, pushes: WalletPushes, row: WalletPass, tally: Tally
+    session: AsyncSession,
+    clock: Clock,
+    pushes: WalletPushes,
+    row: WalletPass,
+    registrations: list[PassRegistration],
+    tally: Tally,
 ) -> None:
     now = clock.now()
-    due = await session.execute(
-        select(PassRegistration)
-        .where(
-            _R.vendor_id == row.vendor_id,
-            _R.pass_id == row.id,
-            _R.known_fingerprint != row.fingerprint,
-            or_(_R.gave_up_fingerprint.is_(None), _R.gave_up_fingerprint != row.fingerprint),
-            or_(_R.next_attempt_at.is_(None), _R.next_attempt_at <= now),
-        )
-        .order_by(_R.id)
-    )
-    for registration in due.scalars():
-        if row.pass_type_identifier is None:
+    for registration in registrations:
+        if row.pass_type_identifier is None or not _due(registration, row, now):
             continue
         outcome = await pushes.push(row.vendor_id, row.pass_type_identifier, registration.push_token, row.serial, now)
         if outcome == PushOutcome.OK:

@@ -72,15 +72,17 @@ class PassRecords:
             )
         ).scalar_one_or_none()
 
-    async def refresh(self, row: WalletPass, card: CardFacts) -> bool:
-        """Move the pass on when what it shows differs from what it last showed; True if it did."""
+    async def refresh(self, row: WalletPass, card: CardFacts, *, flush: bool = True) -> bool:
+        """Move the pass on when what it shows differs from what it last showed; True if it did.
+        ``flush=False``: the caller flushes (a batch, once at its end)."""
         shown = fingerprint(card)
         if shown == row.fingerprint:
             return False
         row.fingerprint = shown
         row.changed_at = later_tag(row.changed_at, self._clock.now())
         row.change_tag = (await self._session.execute(select(PASS_CHANGES.next_value()))).scalar_one()
-        await self._session.flush()
+        if flush:
+            await self._session.flush()
         return True
 
     async def forget(self, vendor_id: int, customer_id: int) -> None:
