@@ -3,6 +3,7 @@ the web service's token check and the push retry schedule. No database, no clock
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import re
@@ -43,24 +44,22 @@ def parse_serial(serial: str) -> tuple[int, int] | None:
 
 
 def fingerprint(card: CardFacts) -> str:
-    """SHA-256 (hex) of everything a pass shows: a change of any of it is a change of the pass, and
-    nothing else is (PASS-13)."""
-    brand = card.branding
+    """SHA-256 (hex) of everything a pass shows: every field of the card facts and of the shop's
+    branding but the ids (a field added to them later, the tier's name, counts too), so a change of
+    any of it is a change of the pass, and nothing else is (PASS-13)."""
     digest = hashlib.sha256()
-    for part in (
-        card.card_code,
-        card.holder_name,
-        str(card.balance),
-        card.locale,
-        brand.shop_name,
-        brand.background,
-        brand.foreground,
-        brand.label,
-    ):
-        digest.update(part.encode())
-        digest.update(b"\x00")
-    for image in (brand.logo_png, brand.icon_png):
-        digest.update(hashlib.sha256(image).digest() if image is not None else b"-")
+    for facts in (card, card.branding):
+        for item in dataclasses.fields(facts):
+            value = getattr(facts, item.name)
+            if item.name in ("vendor_id", "customer_id", "branding"):
+                continue
+            digest.update(item.name.encode())
+            digest.update(b"=")
+            if isinstance(value, bytes):
+                digest.update(hashlib.sha256(value).digest())
+            else:
+                digest.update(repr(value).encode())
+            digest.update(b"\x00")
     return digest.hexdigest()
 
 
