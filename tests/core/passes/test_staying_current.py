@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -131,3 +132,18 @@ async def test_a_failing_device_is_retried_on_schedule_then_waits_for_the_next_c
     assert [(r.device_id, r.attempts, r.next_attempt_at) for r in registration if r.pass_id == row.id] == [
         ("phone", 0, None)
     ]
+
+
+def test_no_till_statement_touches_a_pass() -> None:
+    """PASS-13: purchases, adjustments and redemptions gain no statement and no round trip for the
+    passes: no till statement names a pass table (the job compares fingerprints instead), so a
+    purchase costs the same with 0 or 3 registered devices."""
+    import loyalty_core
+
+    root = Path(loyalty_core.__file__).parent
+    statements = sorted(root.rglob("till_*.sql"))
+    assert len(statements) >= 10
+    for path in statements:
+        text = path.read_text()
+        for table in ("wallet_passes", "pass_registrations"):
+            assert table not in text, path.name
