@@ -30,6 +30,7 @@ from tests.support.pass_web_service import (
     run_pass_updates,
     script_push,
 )
+from tests.support.purchases import buy
 from tests.support.tenants import make_tenant
 
 ISSUER_PEM = private_key_pem(new_rsa_key())
@@ -291,3 +292,31 @@ async def test_the_web_service_is_limited_per_address(settings: Settings, passes
     async with AsyncTestClient(app=create_app(own, passes=passes)) as client:
         answers = [(await client.post(f"{WEB}/log", content=b"{}")).status_code for _ in range(4)]
     assert answers == [200, 200, 200, 429]
+
+
+async def test_purchases_move_the_pass_and_a_zero_point_purchase_sends_nothing(
+    app_client: AsyncTestClient[Litestar],
+) -> None:
+    """PASS-13, PASS-14: a purchase through the till changes the pass (one push, the new balance);
+    one that earns 0 points changes nothing shown and sends none."""
+    tenant = await make_tenant(app_client)
+    rule = await app_client.post(
+        f"/admin/v1/vendors/{tenant.vendor_id}/earn-rules",
+        json={"name": "Euro", "points_per_unit": 1, "unit_amount": 100},
+        headers=ADMIN,
+    )
+    assert rule.status_code == 201, rule.text
+    customer = await register(app_client, tenant, first_name="Fay")
+    card = await download(app_client, tenant, customer["id"])
+    await register_device(app_client, card, "till-phone")
+    bought = await buy(app_client, tenant, customer["loyalty_card_code"], 2500)
+    assert bought.status_code == 201, bought.text
+    await run_pass_updates(app_client)
+    assert len([p for p in await pushes(app_client) if p["serial"] == card.serial]) == 1
+    latest = await app_client.get(card.latest, headers=card.auth)
+    assert pass_json_of(latest.content)["storeCard"]["primaryFields"][0]["value"] == 25
+
+    nothing = await buy(app_client, tenant, customer["loyalty_card_code"], 50)
+    assert nothing.status_code == 201, nothing.text
+    await run_pass_updates(app_client)
+    assert len([p for p in await pushes(app_client) if p["serial"] == card.serial]) == 1
