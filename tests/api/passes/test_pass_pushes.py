@@ -7,11 +7,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import jwt
+
+from loyalty_api.adapters.pass_objects import ObjectUpdates
 from loyalty_api.adapters.pass_pushes import PlatformPushes
-from loyalty_core.passes.services.ports import PushOutcome
+from loyalty_core.passes.services.ports import BrandingFacts, CardFacts, PushOutcome
 from loyalty_wallet_pass.authority import CertificateAuthority
-from loyalty_wallet_pass.identity import SigningIdentity
+from loyalty_wallet_pass.google import SaveLinkIssuer
+from loyalty_wallet_pass.identity import SigningIdentity, new_rsa_key, private_key_pem
 from tests.support.h2_receiver import h2_receiver
+from tests.support.object_api import object_api
 
 HOST = "push.test"
 PASS_TYPE = "pass.test.loyalty.vendor-1"
@@ -89,3 +94,41 @@ async def test_a_push_service_address_that_is_not_public_is_never_reached() -> N
         finally:
             await pushes.aclose()
     assert receiver.received == []
+
+
+async def test_a_platform_b_object_is_patched_with_the_issuer_account_token() -> None:
+    """PASS-16: the issuer account trades a signed assertion for a token once, then each update is a
+    PATCH of the object with what the pass shows now; 404 is gone, any other failure unavailable."""
+    key = new_rsa_key()
+    issuer = SaveLinkIssuer.from_pem("3388000000022000000", "wallet@loyalty.test", private_key_pem(key))
+    card = CardFacts(
+        3, 7, "CARD0001", "Ann", 42, "en", BrandingFacts("Shop", "#ffffff", "#000000", "#333333", None, None)
+    )
+    with object_api(HOST) as api:
+        api.statuses = [200, 404, 503]
+        base = f"https://{HOST}:{api.port}"
+        updates = ObjectUpdates(
+            issuer, _loopback, api_url=base, token_url=f"{base}/token", test_mode=True, verify=api.trusting
+        )
+        try:
+            outcomes = [await updates.update("3388000000022000000.v3-c7", updates.shown(card), NOW) for _ in range(3)]
+        finally:
+            await updates.aclose()
+    assert outcomes == [PushOutcome.OK, PushOutcome.GONE, PushOutcome.UNAVAILABLE]
+    token, *patches = api.requests
+    assert (token[0], token[1]) == ("POST", "/token")
+    assert token[3]["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    claims = jwt.decode(
+        token[3]["assertion"],
+        key.public_key(),
+        algorithms=["RS256"],
+        audience=f"{base}/token",
+        options={"verify_iat": False, "verify_exp": False},
+    )
+    assert claims["iss"] == "wallet@loyalty.test"
+    assert [(m, p) for m, p, _, _ in patches] == [
+        ("PATCH", "/walletobjects/v1/loyaltyObject/3388000000022000000.v3-c7")
+    ] * 3
+    assert patches[0][2]["Authorization"] == "Bearer object-token"
+    assert patches[0][3]["loyaltyPoints"]["balance"] == {"int": 42}
+    assert patches[0][3]["id"] == "3388000000022000000.v3-c7"

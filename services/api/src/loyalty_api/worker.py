@@ -17,6 +17,7 @@ from saq.queue.redis import PubSubMultiplexer, RedisQueue
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_api.adapters.mail_sender import mailer_for
+from loyalty_api.adapters.pass_objects import ObjectUpdates
 from loyalty_api.adapters.pass_platforms import WalletPasses
 from loyalty_api.adapters.pass_pushes import PlatformPushes
 from loyalty_api.adapters.wallet_pushes import PushStandIn
@@ -219,7 +220,16 @@ def platform_pushes(
         async with sessionmaker() as session:
             return await wallet.identity(session, clock, vendor_id)
 
-    return PlatformPushes(identity_of, resolver, push_url=settings.wallet_push_url, test_mode=settings.test_mode)
+    objects = ObjectUpdates(
+        wallet.issuer,
+        resolver,
+        api_url=settings.wallet_objects_url,
+        token_url=settings.wallet_token_url,
+        test_mode=settings.test_mode,
+    )
+    return PlatformPushes(
+        identity_of, resolver, push_url=settings.wallet_push_url, test_mode=settings.test_mode, objects=objects
+    )
 
 
 def make_worker(queue: Queue, context: JobContext) -> Worker[Any]:

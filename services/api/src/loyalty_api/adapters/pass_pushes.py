@@ -5,8 +5,8 @@
 One HTTP/2 client per identity keeps its connection, so a run's pushes for a shop share it. The
 push service's URL is checked like a webhook's before every push (``loyalty_core.events.rules
 .addresses``: only publicly routable addresses, loopback only in test mode) and the request goes
-to the address just checked, TLS verified against the URL's host. platform_b has no sender yet:
-its object updates answer ``unavailable`` and are retried.
+to the address just checked, TLS verified against the URL's host. platform_b's objects are
+updated through ``pass_objects.ObjectUpdates`` when it is given.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from datetime import datetime
 import httpx
 import structlog
 
+from loyalty_api.adapters.pass_objects import ObjectUpdates
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.events.rules.addresses import Resolver, check_url
 from loyalty_core.passes.services.ports import CardFacts, PushOutcome, WalletPushes
@@ -67,14 +68,18 @@ class PlatformPushes(WalletPushes):
         test_mode: bool = False,
         verify: Callable[[], ssl.SSLContext] | None = None,
         timeout: float = TIMEOUT_SECONDS,
+        objects: ObjectUpdates | None = None,
     ) -> None:
         """``verify``: a fresh context trusting the push service (the system's trust by default;
         tests give one trusting their own CA)."""
         self._identity_of, self._resolver, self._push_url = identity_of, resolver, push_url.rstrip("/")
         self._test_mode, self._verify, self._timeout = test_mode, verify, timeout
         self._clients: dict[bytes, httpx.AsyncClient] = {}
+        self._objects = objects
 
     async def aclose(self) -> None:
+        if self._objects is not None:
+            await self._objects.aclose()
         for client in self._clients.values():
             with contextlib.suppress(Exception):
                 await client.aclose()
@@ -135,4 +140,6 @@ class PlatformPushes(WalletPushes):
         return PushOutcome.UNAVAILABLE
 
     async def update_object(self, object_id: str, card: CardFacts, now: datetime) -> PushOutcome:
-        return PushOutcome.UNAVAILABLE
+        if self._objects is None:
+            return PushOutcome.UNAVAILABLE
+        return await self._objects.update(object_id, self._objects.shown(card), now)
