@@ -165,6 +165,10 @@ async def test_unauthorised_and_unknown_requests(app_client: AsyncTestClient[Lit
         assert (await app_client.delete(path, headers=a.auth)).status_code == 404
     assert (await app_client.get(f"{WEB}/passes/{b.pass_type}/{a.serial}", headers=a.auth)).status_code == 404
     assert (await app_client.post(a.registration("d1"), content=b"{", headers=a.auth)).status_code == 400
+    long_device = await app_client.post(a.registration("d" * 256), json=body, headers=a.auth)
+    assert long_device.status_code == 400
+    long_token = await app_client.post(a.registration("d1"), json={"pushToken": "p" * 256}, headers=a.auth)
+    assert long_token.status_code == 400
     assert (await app_client.get(a.listing("d1"))).status_code == 204
 
 

@@ -31,6 +31,7 @@ PKPASS_MEDIA_TYPE = "application/vnd.apple.pkpass"
 REGISTRATION = "/devices/{device:str}/registrations/{pass_type:str}"
 MAX_LOG_LINES = 20
 MAX_LOG_CHARS = 500
+MAX_DEVICE_ID = 255
 UNKNOWN = {404: "No such pass: an unknown serial, or one under another pass type, whatever the token."}
 GUARDED = {
     **UNKNOWN,
@@ -68,7 +69,7 @@ class PassWebServiceController(Controller):
             auth="none",
             limit="address",
             success=(200,),
-            protocol={**GUARDED, 400: "The body has no `pushToken`."},
+            protocol={**GUARDED, 400: "The body has no `pushToken`, or the device id is over 255 characters."},
         ),
         status_code=201,
     )
@@ -93,6 +94,8 @@ class PassWebServiceController(Controller):
         try:
             body = msgspec.json.decode(await request.body(), type=s.DeviceRegistration)
         except msgspec.DecodeError:
+            return _bare(400)
+        if not 0 < len(device) <= MAX_DEVICE_ID:
             return _bare(400)
         created = await web.register(found, device, body.push_token)
         return _bare(201 if created else 200)
