@@ -159,6 +159,7 @@ async def test_unauthorised_and_unknown_requests(app_client: AsyncTestClient[Lit
         f"{WEB}/devices/d1/registrations/{a.pass_type}/v{shop_a.vendor_id}-c999999999",
         f"{WEB}/devices/d1/registrations/{b.pass_type}/{a.serial}",
         f"{WEB}/devices/d1/registrations/{a.pass_type}/junk",
+        f"{WEB}/devices/d1/registrations/{a.pass_type}/v9999999999999999999-c1",
     ]
     for path in unknown:
         assert (await app_client.post(path, json=body, headers=a.auth)).status_code == 404

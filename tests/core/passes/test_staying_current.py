@@ -61,7 +61,8 @@ def test_the_serial_names_the_customer_and_reads_back() -> None:
     """PASS-9: one serial per customer, read back to its shop and customer; other text reads nothing."""
     assert serial_of(3, 7) == "v3-c7"
     assert parse_serial("v3-c7") == (3, 7)
-    for other in ("v3-c7x", "v0-c7", "3-7", "", "v3-c" + "9" * 30):
+    assert parse_serial(f"v{2**63 - 1}-c1") == (2**63 - 1, 1)
+    for other in ("v3-c7x", "v0-c7", "3-7", "", "v3-c" + "9" * 30, "v3-c9999999999999999999"):
         assert parse_serial(other) is None
 
 

@@ -15,6 +15,8 @@ _SERIAL = re.compile(r"v([1-9][0-9]{0,18})-c([1-9][0-9]{0,18})")
 SCHEME = "ApplePass"
 """The ``Authorization`` scheme of platform_a's pass web service."""
 MIN_TOKEN_LENGTH = 16
+MAX_ID = 2**63 - 1
+"""Ids are big integers: a serial naming a larger one names no pass."""
 
 PUSH_RETRY_AFTER = (
     timedelta(minutes=1),
@@ -39,8 +41,10 @@ def parse_serial(serial: str) -> tuple[int, int] | None:
     match = _SERIAL.fullmatch(serial)
     if match is None:
         return None
-    vendor, customer = match.groups()
-    return int(vendor), int(customer)
+    vendor, customer = (int(part) for part in match.groups())
+    if max(vendor, customer) > MAX_ID:
+        return None
+    return vendor, customer
 
 
 def fingerprint(card: CardFacts) -> str:
