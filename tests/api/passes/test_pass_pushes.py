@@ -11,6 +11,12 @@ import jwt
 
 from loyalty_api.adapters.pass_objects import ObjectUpdates
 from loyalty_api.adapters.pass_pushes import PlatformPushes
+from loyalty_api.adapters.wallet_pushes import PushStandIn
+from loyalty_api.jobs.context import JobContext
+from loyalty_api.settings import Settings
+from loyalty_api.worker import make_queue, make_worker
+from loyalty_core.clock import SystemClock
+from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.passes.services.ports import BrandingFacts, CardFacts, PushOutcome
 from loyalty_wallet_pass.authority import CertificateAuthority
 from loyalty_wallet_pass.google import SaveLinkIssuer
@@ -132,3 +138,21 @@ async def test_a_platform_b_object_is_patched_with_the_issuer_account_token() ->
     assert patches[0][2]["Authorization"] == "Bearer object-token"
     assert patches[0][3]["loyaltyPoints"]["balance"] == {"int": 42}
     assert patches[0][3]["id"] == "3388000000022000000.v3-c7"
+
+
+async def test_test_mode_pushes_only_when_the_job_is_run(settings: Settings) -> None:
+    """PASS-14: with the stand-in (test mode) pass-updates has no schedule; with a sender it runs
+    every minute."""
+    engine = make_engine(settings.database_url or "")
+    sessionmaker = make_sessionmaker(engine)
+    sender = PlatformPushes(_identity, _loopback)
+    for pushes, scheduled in ((PushStandIn(), False), (sender, True)):
+        worker = make_worker(
+            make_queue(settings), JobContext(sessionmaker=sessionmaker, clock=SystemClock(), wallet_pushes=pushes)
+        )
+        crons = {job.function.__name__: job.cron for job in worker.cron_jobs}
+        assert ("pass_updates" in crons) is scheduled
+        if scheduled:
+            assert crons["pass_updates"] == "* * * * *"
+    await sender.aclose()
+    await engine.dispose()
