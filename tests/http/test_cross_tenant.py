@@ -567,6 +567,21 @@ NOT_SWEPT: dict[str, str] = {
     },
     "POST /admin/v1/email-suppressions": "the bounce feed is global across shops: it names no vendor and no row",
     "GET /admin/v1/outbox": "test mode: one outbox for the whole service",
+    "GET /admin/v1/test/wallet-pushes": "test mode: one push stand-in for the whole service",
+    "POST /admin/v1/test/wallet-push-outcome": "test mode: one push stand-in for the whole service",
+    **{
+        f"{method} /passes/platform_a/v1/{path}": (
+            "no bearer token: a pass's own token (PASS-10); another shop's pass's token opening nothing is "
+            "tests/api/passes/test_pass_web_service.py::test_unauthorised_and_unknown_requests"
+        )
+        for method, path in (
+            ("POST", "devices/{device}/registrations/{pass_type}/{serial}"),
+            ("DELETE", "devices/{device}/registrations/{pass_type}/{serial}"),
+            ("GET", "devices/{device}/registrations/{pass_type}"),
+            ("GET", "passes/{pass_type}/{serial}"),
+            ("POST", "log"),
+        )
+    },
     "GET /health/live": "no tenant data",
     "GET /health/ready": "no tenant data",
     "GET /unsubscribe/{token}": "no bearer token: the signed token in the path is the customer's own key",

@@ -26,6 +26,8 @@ class Endpoint:
     """Who may call it, from the handler's ``opt``: ``vendor``, ``admin`` or ``none``; None for
     routes the framework adds (the OpenAPI pages)."""
     handler: str
+    bare: frozenset[int] = frozenset()
+    """Statuses it answers with no body, as another party's protocol says (``reads(protocol=...)``)."""
 
     @property
     def key(self) -> str:
@@ -56,5 +58,6 @@ def endpoints(app: Litestar) -> list[Endpoint]:
                 continue
             auth = handler.opt.get("auth")
             for method in handler.http_methods:
-                found.add(Endpoint(method, route.path_format, params, auth, handler.handler_name))
+                bare = frozenset(handler.opt.get("protocol", {}))
+                found.add(Endpoint(method, route.path_format, params, auth, handler.handler_name, bare))
     return sorted(found, key=lambda e: (e.path, e.method))

@@ -32,9 +32,16 @@ def test_admin_routes_are_under_admin_v1_and_take_the_admin_token(app: Litestar)
     assert {path for path, auth in routes if auth == "admin" and not path.startswith("/admin/v1/")} == {"/metrics"}
 
 
+PASS_WEB_SERVICE = "/passes/platform_a/v1/"
+"""PASS-11: platform_a's pass web service carries the version of the platform's protocol."""
+
+
 def test_only_known_routes_are_unversioned(app: Litestar) -> None:
-    """Versioning: everything else carries its version in the path."""
-    unversioned = {path for path, _ in _service_routes(app) if not path.startswith(("/api/v1/", "/admin/v1/"))}
+    """Versioning: everything else carries its version in the path (PASS-11: the pass web service
+    the version of the platform's protocol)."""
+    unversioned = {
+        path for path, _ in _service_routes(app) if not path.startswith(("/api/v1/", "/admin/v1/", PASS_WEB_SERVICE))
+    }
     assert unversioned == UNVERSIONED
 
 

@@ -24,8 +24,10 @@ from loyalty_core.passes.models import (
     CardSendCooldown,
     EmailSuppression,
     PassBrandingRow,
+    PassRegistration,
     SuppressionRelease,
     WalletIdentity,
+    WalletPass,
 )
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.rewards.models import Reward, RewardBranch
@@ -63,6 +65,7 @@ __all__ = [
     "Invitation",
     "IssuedToken",
     "PassBrandingRow",
+    "PassRegistration",
     "PasswordReset",
     "Plan",
     "PortalActivity",
@@ -87,6 +90,7 @@ __all__ = [
     "VoucherBranch",
     "Wallet",
     "WalletIdentity",
+    "WalletPass",
     "WebhookDelivery",
     "WebhookEndpoint",
     "customer_activity",

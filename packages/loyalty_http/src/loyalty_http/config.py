@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from loyalty_core.clock import Clock, SettableClock
 from loyalty_core.events.rules.addresses import Resolver, system_resolver
 from loyalty_core.events.services.endpoints import Sealer
-from loyalty_core.passes.services.ports import PassMaker
+from loyalty_core.passes.services.ports import PassMaker, WalletPushes
 from loyalty_http.wire.metrics import QueueStats
 
 Job = Callable[[], Awaitable[Mapping[str, Any]]]
@@ -50,6 +50,8 @@ class HttpConfig:
     jobs: Mapping[str, Job] = field(default_factory=dict)
     route_handlers: Sequence[Any] = ()
     passes: PassMaker | None = None
+    wallet_pushes: WalletPushes | None = None
+    """Tells wallet platforms of changed passes; test mode's stand-in lists what it was told."""
     """Builds wallet passes and keeps shops' identities; None: the pass endpoints answer 500."""
     enqueue_card_mail: Callable[[int], Awaitable[None]] | None = None
     """Queues the mail job for an accepted send-card (its ``card_mails`` id), called after the commit.

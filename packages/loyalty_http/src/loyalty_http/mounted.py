@@ -15,8 +15,9 @@ from loyalty_http.events.controllers import EventController, WebhookEndpointCont
 from loyalty_http.health.controllers import HealthController, MetricsController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
 from loyalty_http.openapi.pages import AdminDocsController, PublicDocsController
-from loyalty_http.passes.admin import AdminPassesController, AdminSuppressionsController
+from loyalty_http.passes.admin import AdminPassesController, AdminSuppressionsController, WalletPushStandInController
 from loyalty_http.passes.controllers import SendCardByExternalIdController, WalletPassController
+from loyalty_http.passes.web_service import PassWebServiceController
 from loyalty_http.redemptions.admin import AdminRedemptionsController
 from loyalty_http.redemptions.controllers import RedemptionController
 from loyalty_http.rewards.admin import AdminRewardsController
@@ -56,6 +57,8 @@ ROUTE_HANDLERS: list[Any] = [
     AdminPassesController,
     SendCardByExternalIdController,
     AdminSuppressionsController,
+    WalletPushStandInController,
+    PassWebServiceController,
     AdminEarnRulesController,
     AdminCampaignsController,
     AdminTiersController,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -22,6 +22,7 @@ def reads(
     success: Iterable[int] = (),
     files: Iterable[str] = (),
     companion: Callable[[Any, datetime], Any] | None = None,
+    protocol: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     """Route options for :func:`loyalty_http.pipeline.make_prepare`.
 
@@ -33,6 +34,9 @@ def reads(
     that creates answers 201).
     ``files``: media types of a file the handler may answer with instead of its JSON body (the
     wallet pass), documented beside it.
+    ``protocol``: statuses a route that answers another party's protocol (platform_a's pass web
+    service) gives with no body and no envelope, each with what it means; the OpenAPI documents list
+    them in place of the envelope's errors of the same status.
     ``companion``: for a vendor route without a body answered by one statement, a function of the
     request (its query checked) and the time of the token check giving that statement (a
     ``CompanionRead``); it runs in the token check's statement, and the handler takes its row as
@@ -52,4 +56,5 @@ def reads(
         "success": tuple(success),
         "files": tuple(files),
         "companion": companion,
+        "protocol": dict(protocol or {}),
     }

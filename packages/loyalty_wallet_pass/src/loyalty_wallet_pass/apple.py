@@ -35,7 +35,7 @@ def pass_json(card: PassCard, identity: SigningIdentity) -> dict[str, Any]:
         "messageEncoding": "iso-8859-1",
         "altText": card.barcode.alt_text,
     }
-    return {
+    described: dict[str, Any] = {
         "formatVersion": 1,
         "passTypeIdentifier": identity.pass_type_identifier,
         "teamIdentifier": identity.team_identifier,
@@ -62,6 +62,10 @@ def pass_json(card: PassCard, identity: SigningIdentity) -> dict[str, Any]:
             "auxiliaryFields": [{"key": "card", "label": labels.card, "value": card.card_code}],
         },
     }
+    if card.web_service is not None:
+        described["webServiceURL"] = card.web_service.url
+        described["authenticationToken"] = card.web_service.authentication_token
+    return described
 
 
 def images(card: PassCard) -> dict[str, bytes]:

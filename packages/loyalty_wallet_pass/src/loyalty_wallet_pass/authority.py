@@ -65,7 +65,11 @@ def _certificate(
     else:
         usage = x509.KeyUsage(True, False, False, False, False, False, False, False, False)
         # S/MIME verifiers (openssl smime -verify) require email protection or no EKU at all
-        builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.EMAIL_PROTECTION]), critical=False)
+        builder = builder.add_extension(
+            # signing passes, and presenting the pass identity to the push service (PASS-19)
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.EMAIL_PROTECTION, ExtendedKeyUsageOID.CLIENT_AUTH]),
+            critical=False,
+        )
     builder = builder.add_extension(usage, critical=True)
     return builder.sign(issuer_key, hashes.SHA256())
 

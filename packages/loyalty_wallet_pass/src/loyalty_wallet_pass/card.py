@@ -72,6 +72,20 @@ class Barcode:
 
 
 @dataclass(frozen=True, slots=True)
+class WebService:
+    """platform_a's pass web service for one pass: the service's URL and the pass's own token."""
+
+    url: str
+    authentication_token: str
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("https://", "http://")):
+            raise InvalidCard(f"web service URL {self.url!r} is not http(s)")
+        if len(self.authentication_token) < 16:
+            raise InvalidCard("an authentication token has at least 16 characters")
+
+
+@dataclass(frozen=True, slots=True)
 class PassCard:
     serial_number: str
     """Stable per customer and vendor, so a re-issued pass replaces the old one in the wallet."""
@@ -83,6 +97,8 @@ class PassCard:
     program_id: str
     """Stable per vendor: the programme every card of the shop belongs to (platform_b's class)."""
     locale: Locale = "en"
+    web_service: WebService | None = None
+    """Where the wallet asks for this pass's updates; None: a pass that never updates."""
 
     def __post_init__(self) -> None:
         if not _CARD_CODE.fullmatch(self.card_code):

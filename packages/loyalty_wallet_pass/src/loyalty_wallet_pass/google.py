@@ -51,17 +51,10 @@ def object_id(card: PassCard, issuer: SaveLinkIssuer) -> str:
     return f"{issuer.issuer_id}.{card.serial_number}"
 
 
-def save_payload(card: PassCard, issuer: SaveLinkIssuer, *, issued_at: datetime) -> dict[str, Any]:
-    """The JWT's claims: who signs, for whom, and the class and object to save."""
-    branding, labels = card.branding, LABELS[card.locale]
-    loyalty_class = {
-        "id": class_id(card, issuer),
-        "issuerName": branding.shop_name,
-        "programName": branding.shop_name,
-        "hexBackgroundColor": branding.background.hex(),
-        "reviewStatus": "UNDER_REVIEW",
-    }
-    loyalty_object = {
+def loyalty_object(card: PassCard, issuer: SaveLinkIssuer) -> dict[str, Any]:
+    """The card's loyalty object, as the save link carries it and as an update sends it again."""
+    labels = LABELS[card.locale]
+    return {
         "id": object_id(card, issuer),
         "classId": class_id(card, issuer),
         "state": "ACTIVE",
@@ -70,13 +63,25 @@ def save_payload(card: PassCard, issuer: SaveLinkIssuer, *, issued_at: datetime)
         "barcode": {"type": "QR_CODE", "value": card.barcode.message, "alternateText": card.barcode.alt_text},
         "loyaltyPoints": {"label": labels.balance, "balance": {"int": card.balance}},
     }
+
+
+def save_payload(card: PassCard, issuer: SaveLinkIssuer, *, issued_at: datetime) -> dict[str, Any]:
+    """The JWT's claims: who signs, for whom, and the class and object to save."""
+    branding = card.branding
+    loyalty_class = {
+        "id": class_id(card, issuer),
+        "issuerName": branding.shop_name,
+        "programName": branding.shop_name,
+        "hexBackgroundColor": branding.background.hex(),
+        "reviewStatus": "UNDER_REVIEW",
+    }
     return {
         "iss": issuer.service_account_email,
         "aud": AUDIENCE,
         "typ": TOKEN_TYPE,
         "iat": int(issued_at.timestamp()),
         "origins": list(issuer.origins),
-        "payload": {"loyaltyClasses": [loyalty_class], "loyaltyObjects": [loyalty_object]},
+        "payload": {"loyaltyClasses": [loyalty_class], "loyaltyObjects": [loyalty_object(card, issuer)]},
     }
 
 
@@ -101,3 +106,22 @@ def read_save_link(url: str, public_key: rsa.RSAPublicKey) -> dict[str, Any]:
     if claims["typ"] != TOKEN_TYPE:
         raise jwt.InvalidTokenError(f"typ is {claims['typ']!r}, not {TOKEN_TYPE!r}")
     return claims
+
+
+TOKEN_URL = "https://oauth2.googleapis.com/token"
+OBJECT_SCOPE = "https://www.googleapis.com/auth/wallet_object.issuer"
+ASSERTION_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
+def access_assertion(issuer: SaveLinkIssuer, *, token_url: str, issued_at: datetime) -> str:
+    """The service account's signed request for an access token to the platform's object API
+    (RS256, an hour's validity), exchanged at ``token_url`` with grant ``ASSERTION_GRANT``."""
+    iat = int(issued_at.timestamp())
+    claims = {
+        "iss": issuer.service_account_email,
+        "scope": OBJECT_SCOPE,
+        "aud": token_url,
+        "iat": iat,
+        "exp": iat + 3600,
+    }
+    return jwt.encode(claims, issuer.private_key, algorithm="RS256")

@@ -56,6 +56,8 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
     passes = passes or wallet_passes(
         encryption_key, issuer_key(settings.wallet_issuer_key, settings.home), local_platform(settings.home)
     )
+    if not passes.public_url:
+        passes.public_url = settings.public_url
     orm_pool, till_pool = split_pool(settings.db_pool_size)
     engine = make_engine(database_url, pool_size=orm_pool)
     sessionmaker = make_sessionmaker(engine)
@@ -81,6 +83,7 @@ def create_app(settings: Settings, *, served: bool = False, passes: WalletPasses
             test_clock=test_clock,
             jobs=scheduled_jobs(jobs),
             passes=passes,
+            wallet_pushes=jobs.wallet_pushes,
             enqueue_card_mail=queue.enqueue_card_mail,
             webhook_sealer=jobs.webhook_sealer,
             enqueue_webhooks=queue.enqueue_webhooks,

@@ -45,6 +45,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_body_bytes: int = 1_048_576
     wallet_issuer_key: Path | None = None
     """The platform_b issuer key (PEM file); unset: generated under ``home``."""
+    wallet_push_url: str = "https://api.push.apple.com"
+    """platform_a's push service, told of changed passes outside test mode (PASS-19)."""
+    wallet_objects_url: str = "https://walletobjects.googleapis.com"
+    """platform_b's object API, and the token endpoint its issuer account signs in at (PASS-16)."""
+    wallet_token_url: str = "https://oauth2.googleapis.com/token"
     smtp_host: str | None = None
     smtp_port: int = 25
     mail_from: str = "loyalty@localhost"
@@ -137,6 +142,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             max_rate_per_minute=whole("LOYALTY_MAX_RATE_PER_MINUTE", 6000, 1, 10_000_000),
             max_body_bytes=whole("LOYALTY_MAX_BODY_BYTES", 1_048_576, 1024, 1_073_741_824),
             wallet_issuer_key=Path(p) if (p := text("LOYALTY_WALLET_ISSUER_KEY")) else None,
+            wallet_push_url=text("LOYALTY_WALLET_PUSH_URL") or "https://api.push.apple.com",
+            wallet_objects_url=text("LOYALTY_WALLET_OBJECTS_URL") or "https://walletobjects.googleapis.com",
+            wallet_token_url=text("LOYALTY_WALLET_TOKEN_URL") or "https://oauth2.googleapis.com/token",
             smtp_host=text("LOYALTY_SMTP_HOST"),
             smtp_port=whole("LOYALTY_SMTP_PORT", 25, 1, 65535),
             mail_from=text("LOYALTY_MAIL_FROM") or "loyalty@localhost",

@@ -17,6 +17,10 @@ from saq.queue.redis import PubSubMultiplexer, RedisQueue
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from loyalty_api.adapters.mail_sender import mailer_for
+from loyalty_api.adapters.pass_objects import ObjectUpdates
+from loyalty_api.adapters.pass_platforms import WalletPasses
+from loyalty_api.adapters.pass_pushes import PlatformPushes
+from loyalty_api.adapters.wallet_pushes import PushStandIn
 from loyalty_api.adapters.webhook_sealer import WebhookSealer
 from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.jobs import QUEUED, SCHEDULED
@@ -27,7 +31,8 @@ from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_api.settings import Settings, libpq_url
 from loyalty_core.clock import Clock
 from loyalty_core.events.rules.addresses import Resolver, system_resolver
-from loyalty_core.passes.services.ports import PassMaker
+from loyalty_core.passes.services.ports import PassMaker, WalletPushes
+from loyalty_wallet_pass.identity import SigningIdentity
 
 log = structlog.get_logger("loyalty.worker")
 
@@ -192,6 +197,38 @@ def make_job_context(
         webhook_sealer=WebhookSealer(settings.encryption_key),
         webhook_sender=Sender(resolver, test_mode=settings.test_mode),
         webhook_gates=Gates(settings.webhook_concurrency, settings.webhook_endpoint_concurrency),
+        wallet_pushes=PushStandIn()
+        if settings.test_mode
+        else platform_pushes(settings, sessionmaker, clock, passes, resolver),
+    )
+
+
+def platform_pushes(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    clock: Clock,
+    passes: PassMaker,
+    resolver: Resolver,
+) -> WalletPushes | None:
+    """The push service's sender, pushing with each shop's pass identity; None without the service's
+    own pass maker (a test's), which holds the identities."""
+    if not isinstance(passes, WalletPasses):
+        return None
+    wallet = passes
+
+    async def identity_of(vendor_id: int) -> SigningIdentity:
+        async with sessionmaker() as session:
+            return await wallet.identity(session, clock, vendor_id)
+
+    objects = ObjectUpdates(
+        wallet.issuer,
+        resolver,
+        api_url=settings.wallet_objects_url,
+        token_url=settings.wallet_token_url,
+        test_mode=settings.test_mode,
+    )
+    return PlatformPushes(
+        identity_of, resolver, push_url=settings.wallet_push_url, test_mode=settings.test_mode, objects=objects
     )
 
 
@@ -201,9 +238,13 @@ def make_worker(queue: Queue, context: JobContext) -> Worker[Any]:
     async def startup(ctx: dict[str, Any]) -> None:
         keep(ctx, context)
 
+    pushes = context.wallet_pushes
+    # test mode's stand-in is told of changed passes only when the job is run by name (PASS-14)
+    manual = {"pass-updates"} if pushes is not None and not pushes.on_schedule else set()
     crons = [
         CronJob(for_saq(fn, quiet=cron == EVERY_MINUTE), cron=cron, timeout=CRON_TIMEOUT_SECONDS)
-        for fn, cron in SCHEDULED.values()
+        for name, (fn, cron) in SCHEDULED.items()
+        if name not in manual
     ]
     functions = [for_saq(fn) for fn in QUEUED]  # SAQ registers the crons' functions itself
     worker = QueueWorker(
@@ -275,7 +316,10 @@ def run(settings: Settings, parent: int) -> None:
         await queue.connect()
         filled, _ = settings.with_secrets()
         passes = wallet_passes(
-            filled.encryption_key or "", issuer_key(filled.wallet_issuer_key, filled.home), local_platform(filled.home)
+            filled.encryption_key or "",
+            issuer_key(filled.wallet_issuer_key, filled.home),
+            local_platform(filled.home),
+            public_url=filled.public_url,
         )
         worker = make_worker(queue, make_job_context(filled, make_sessionmaker(engine), SystemClock(), passes))
         stopping = asyncio.Event()

@@ -1,5 +1,6 @@
-"""Rows of the passes area: a shop's platform_a identity, its pass branding, card-mail sends and
-the global suppression list."""
+"""Rows of the passes area: a shop's platform_a identity, its pass branding, card-mail sends, the
+global suppression list, and the passes that stay current (a customer's pass and the devices
+registered for it)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from sqlalchemy import (
     BigInteger,
     CheckConstraint,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
+    Sequence,
     String,
     Text,
     UniqueConstraint,
@@ -20,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.db import Base, VendorRow, one_of, vendor_key
+from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
 
 
 class IdentityState(StrEnum):
@@ -156,3 +159,62 @@ class CardSendCooldown(VendorRow, Base):
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     started_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+
+
+PASS_CHANGES = Sequence("wallet_pass_changes", metadata=Base.metadata)
+"""Orders the changes of every pass: a pass's ``change_tag`` is drawn from it whenever what it shows
+changes, so "updated since a tag" is "a tag after it" (PASS-12)."""
+
+
+class WalletPass(VendorRow, Base):
+    """A customer's one pass (PASS-9): its stable serial, the hash of its web-service token, the
+    fingerprint of what it last showed and when that changed, and the platform_b object its save
+    link named, with what that object was last updated to."""
+
+    __tablename__ = "wallet_passes"
+    __table_args__ = (
+        vendor_key("wallet_passes"),
+        UniqueConstraint("vendor_id", "customer_id", name="uq_wallet_passes_customer"),
+        UniqueConstraint("vendor_id", "serial", name="uq_wallet_passes_serial"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    customer_id: Mapped[int] = mapped_column(BigInteger)
+    serial: Mapped[str] = mapped_column(String(100))
+    pass_type_identifier: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    """The platform_a pass type it was signed under; None until a platform_a pass was downloaded."""
+    token_hash: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    """SHA-256 of the pass's ``authenticationToken``; the token itself is never stored."""
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    changed_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    """When what the pass shows last changed (``Last-Modified``)."""
+    change_tag: Mapped[int] = mapped_column(BigInteger)
+    object_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    """The platform_b object its save link named; None until a save link was made."""
+    object_fingerprint: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    object_attempts: Mapped[int] = mapped_column(Integer, default=0)
+    object_next_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class PassRegistration(VendorRow, Base):
+    """A device registered for a pass (PASS-11): many devices per pass, many passes per device. It
+    remembers the fingerprint the device was last told of, so a job run pushes once per change."""
+
+    __tablename__ = "pass_registrations"
+    __table_args__ = (
+        vendor_key("pass_registrations"),
+        UniqueConstraint("vendor_id", "pass_id", "device_id", name="uq_pass_registrations_device"),
+        vendor_reference("pass_id", "wallet_passes", "fk_pass_registrations_pass"),
+        Index("ix_pass_registrations_device_id", "device_id"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
+    pass_id: Mapped[int] = mapped_column(BigInteger)
+    device_id: Mapped[str] = mapped_column(String(255))
+    push_token: Mapped[str] = mapped_column(String(255))
+    known_fingerprint: Mapped[str] = mapped_column(String(64))
+    """What the pass showed when the device last had it (registered, or pushed to)."""
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    gave_up_fingerprint: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """The content every retry failed for: no more pushes until the pass changes again."""

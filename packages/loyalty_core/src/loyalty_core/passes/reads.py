@@ -60,6 +60,31 @@ async def card_mails_by_status(conn: AsyncConnection[Any]) -> dict[str, int]:
     return counts
 
 
+_REGISTRATIONS = """
+SELECT CASE
+         WHEN r.known_fingerprint = p.fingerprint THEN 'current'
+         WHEN r.gave_up_fingerprint = p.fingerprint THEN 'given_up'
+         WHEN r.attempts > 0 THEN 'retrying'
+         ELSE 'due'
+       END AS state,
+       count(*) AS registrations
+FROM pass_registrations r
+JOIN wallet_passes p ON p.vendor_id = r.vendor_id AND p.id = r.pass_id
+GROUP BY 1
+"""
+REGISTRATION_STATES = ("current", "due", "retrying", "given_up")
+
+
+async def pass_registrations_by_state(conn: AsyncConnection[Any]) -> dict[str, int]:
+    """Devices registered for passes, over all vendors, by where their pushes stand (PASS-14, PASS-15):
+    told of what the pass shows (``current``), to be pushed (``due``), failing and retried on the
+    schedule (``retrying``), or every retry spent until the next change (``given_up``)."""
+    counts = dict.fromkeys(REGISTRATION_STATES, 0)
+    for state, registrations in await (await conn.execute(_REGISTRATIONS, prepare=True)).fetchall():
+        counts[state] = int(registrations)
+    return counts
+
+
 async def shop_header(session: AsyncSession, vendor_id: int) -> tuple[str | None, bool]:
     """The shop's display name (None: its own name) and whether it has a logo, through the branding's key."""
     found = (

@@ -16,10 +16,21 @@ from loyalty_core.accounts.services.enrolment import ImportOutcome
 from loyalty_core.customers.reads.cards import CardState
 from loyalty_core.customers.rules import consent
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.passes.services.records import PassRecords
 from loyalty_http.customers import admin_schemas as s
 from loyalty_http.customers.controllers import unsubscribe_path
 from loyalty_http.customers.schemas import Customer
-from loyalty_http.params import CardListDep, Config, Customers, CustomerSearchDep, KnownVendor, customer_id_of, given
+from loyalty_http.params import (
+    CardListDep,
+    Clk,
+    Config,
+    Customers,
+    CustomerSearchDep,
+    Db,
+    KnownVendor,
+    customer_id_of,
+    given,
+)
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
 from loyalty_http.wire.pagination import Page, page_number, paginate
@@ -113,10 +124,12 @@ class AdminCustomersController(Controller):
 
     @post("/customers/{customer_id:str}/anonymize", opt=reads(auth="admin"), status_code=200)
     async def anonymize_customer(
-        self, customer_id: FromPath[str], customers: Customers, known_vendor: KnownVendor
+        self, customer_id: FromPath[str], customers: Customers, known_vendor: KnownVendor, db: Db, clock: Clk
     ) -> Envelope[s.Anonymized]:
         cid = customer_id_of(customer_id)
         await customers.status.anonymize(known_vendor, cid)
+        # PASS-17: the customer's pass and its devices' registrations go with the personal data
+        await PassRecords(db, clock).forget(known_vendor, cid)
         return Envelope(s.Anonymized(id=cid, status="anonymized"))
 
     @put(

@@ -9,7 +9,7 @@ from litestar import Controller, Request, Response, get
 from sqlalchemy.exc import SQLAlchemyError
 
 from loyalty_core.events.reads import webhook_totals
-from loyalty_core.passes.reads import card_mails_by_status
+from loyalty_core.passes.reads import card_mails_by_status, pass_registrations_by_state
 from loyalty_core.redemptions.reads import redemptions_by_state
 from loyalty_core.wallet.reads import points_by_kind
 from loyalty_http.access.connection import request_connection
@@ -45,9 +45,10 @@ class MetricsController(Controller):
     async def metrics(self, config: Config, request: Request[Any, Any, Any]) -> bytes:
         """Prometheus text (admin token; not rate-limited): requests and their durations by route
         template and status, rate-limit refusals, pool use; points by kind, redemptions by state,
-        card mails by status, webhook deliveries by outcome and the age of the oldest due one, and the job
-        queue, read at the scrape. docs/deployment.md lists the names."""
-        points = redemptions = card_mails = webhooks = None
+        card mails by status, pass registrations by state, webhook deliveries by outcome and the age
+        of the oldest due one, and the job queue, read at the scrape. docs/deployment.md lists the
+        names."""
+        points = redemptions = card_mails = webhooks = registrations = None
         try:
             # a database away must not hold the scrape for the pool's whole timeout: Prometheus
             # gives up on a scrape after 10 s by default, and loyalty_database_up 0 is the answer
@@ -56,7 +57,8 @@ class MetricsController(Controller):
             redemptions = await redemptions_by_state(conn, config.clock.now())
             card_mails = await card_mails_by_status(conn)
             webhooks = await webhook_totals(conn, config.clock.now())
+            registrations = await pass_registrations_by_state(conn)
         except (OSError, TimeoutError, psycopg.Error, SQLAlchemyError):
             pass  # the scrape still answers: loyalty_database_up is 0
         queue = await config.queue_stats() if config.queue_stats is not None else None
-        return metrics.exposition(metrics.Scraped(points, redemptions, queue, card_mails, webhooks))
+        return metrics.exposition(metrics.Scraped(points, redemptions, queue, card_mails, webhooks, registrations))

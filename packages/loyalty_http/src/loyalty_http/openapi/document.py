@@ -19,6 +19,8 @@ from loyalty_http.wire.validation import SINGLE_LINE
 
 Audience = Literal["public", "admin"]
 ADMIN_PREFIX = "/admin/v1"
+PASS_WEB_SERVICE = "/passes/"
+"""platform_a's pass web service: called by phones, its own section (tag) of the public document."""
 REF = "#/components/schemas/{name}"
 BODY_TYPES = ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
 RATE_HEADERS = {
@@ -209,6 +211,13 @@ def _operation(
     responses.update(
         {k: v for k, v in error_responses(route_codes(opt, params, route.path)).items() if k not in responses}
     )
+    for bare, meaning in opt.get("protocol", {}).items():
+        enveloped = responses.get(str(bare))
+        if enveloped is None or str(bare) == status:
+            responses[str(bare)] = {"description": meaning}
+        else:
+            # the pipeline's own refusals of that status still come in the envelope
+            responses[str(bare)] = {**enveloped, "description": f"{meaning} Else: {enveloped['description']}"}
     op["responses"] = responses
     auth = opt.get("auth", "vendor")
     op["security"] = [] if auth == "none" else [{next(iter(SECURITY[audience])): []}]
@@ -220,6 +229,8 @@ def _summary(handler: Any) -> str:
 
 
 def _tag(path: str) -> str:
+    if path.startswith(PASS_WEB_SERVICE):
+        return "pass-web-service"
     parts = [p for p in path.split("/") if p and not p.startswith("{")]
     if parts[:2] in (["api", "v1"], ["admin", "v1"]):
         parts = parts[2:]

@@ -1,6 +1,6 @@
 """Admin API of the passes area: a shop's platform identity (retry; importing a real one; scripting
 the stand-in in test mode), its pass branding, the email suppression list and, in test mode, the
-outbox (PASS-3, PASS-5)."""
+outbox and the wallet push stand-in (PASS-3, PASS-5, PASS-14)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.models import CardMail, IdentityState
 from loyalty_core.passes.services.identities import IdentityRows, unavailable
 from loyalty_core.passes.services.outbox import SuppressionNotFound
-from loyalty_core.passes.services.ports import BrandingFacts
+from loyalty_core.passes.services.ports import BrandingFacts, PushOutcome, WalletPushes
 from loyalty_http.config import HttpConfig
 from loyalty_http.params import Cards, Clk, Config, Db, KnownVendor, Outboxes, given, pass_maker_of, present
 from loyalty_http.passes import schemas as s
@@ -188,6 +188,48 @@ class AdminSuppressionsController(Controller):
         rows, total = await outbox.delivered(page=page, per_page=params.per_page, failed=failed)
         items = [_outbox_item(row) for row in rows]
         return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))
+
+
+def _stand_in(config: HttpConfig) -> WalletPushes:
+    """The wallet push stand-in; outside test mode its paths answer 404 ROUTE_NOT_FOUND (OPS-4)."""
+    pushes = config.wallet_pushes
+    if config.test_clock is None or pushes is None or pushes.recorded() is None:
+        raise RouteNotFound("No endpoint at this path.")
+    return pushes
+
+
+class WalletPushStandInController(Controller):
+    path = "/admin/v1/test"
+
+    @get("/wallet-pushes", opt=reads(auth="admin", query=s.WalletPushQuery, errors=("ROUTE_NOT_FOUND",)))
+    async def list_wallet_pushes(
+        self, request: Request[Any, Any, Any], params: NamedDependency[s.WalletPushQuery], config: Config
+    ) -> Envelope[Page[s.WalletPushAttempt]]:
+        """Test mode: every push and platform_b object update the stand-in was told of, in the order
+        sent (PASS-14)."""
+        attempts = _stand_in(config).recorded() or []
+        page, per_page = page_number(request), params.per_page
+        items = [
+            s.WalletPushAttempt(
+                platform=a.platform.value,
+                push_token=a.push_token,
+                object_id=a.object_id,
+                serial=a.serial,
+                sent_at=a.sent_at,
+                outcome=a.outcome.value,
+            )
+            for a in attempts[(page - 1) * per_page : page * per_page]
+        ]
+        return Envelope(paginate(request, items, total=len(attempts), page=page, per_page=per_page))
+
+    @post(
+        "/wallet-push-outcome",
+        opt=reads(auth="admin", body=s.PushOutcomeScript, errors=("ROUTE_NOT_FOUND",)),
+        status_code=204,
+    )
+    async def script_wallet_push(self, payload: NamedDependency[s.PushOutcomeScript], config: Config) -> None:
+        """Test mode: the stand-in's answer to the next push or object update (PASS-15)."""
+        _stand_in(config).script(PushOutcome(payload.outcome))
 
 
 def _outbox_item(row: CardMail) -> s.OutboxItem:

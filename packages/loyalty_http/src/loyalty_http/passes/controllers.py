@@ -19,6 +19,7 @@ from loyalty_core.passes.errors import (
     CustomerHasNoEmail,
     PlatformAWalletUnavailable,
 )
+from loyalty_core.passes.services.records import PassRecords
 from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.config import HttpConfig
 from loyalty_http.params import Cards, Config, Sends, after_commit, customer_id_of, pass_maker_of
@@ -62,6 +63,8 @@ class WalletPassController(Controller):
         _, card = await cards.for_pass(vendor.vendor_id, customer_id_of(customer))
         pass_maker = pass_maker_of(config)
         if params.platform == "platform_b":
+            # the object the link names is updated as the pass changes (PASS-16)
+            await PassRecords(db, clock).keep(card, object_id=pass_maker.object_id(card))
             return Envelope(s.SaveUrl(save_url=pass_maker.save_url(card, clock.now())))
         data = await pass_maker.pkpass(db, clock, card)
         return Response(

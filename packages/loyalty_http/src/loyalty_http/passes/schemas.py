@@ -123,3 +123,44 @@ class OutboxQuery(msgspec.Struct, forbid_unknown_fields=False):
     per_page: PerPage = DEFAULT_PER_PAGE
     status: Literal["delivered", "failed"] = "delivered"
     """``delivered`` (sent or written, the default) or ``failed``."""
+
+
+class DeviceRegistration(msgspec.Struct, rename="camel"):
+    """The body of platform_a's device registration."""
+
+    push_token: Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
+
+
+class UpdatedSinceQuery(msgspec.Struct, rename="camel"):
+    passes_updated_since: str | None = None
+    """The ``lastUpdated`` tag of an earlier answer; anything else lists every pass."""
+
+
+class UpdatedSerials(msgspec.Struct, rename="camel"):
+    """platform_a's answer: the serials changed since the tag, and the tag to ask with next."""
+
+    serial_numbers: list[str]
+    last_updated: str
+
+
+class DeviceLog(msgspec.Struct, rename="camel"):
+    logs: list[object] = msgspec.field(default_factory=list)
+
+
+class PushOutcomeScript(msgspec.Struct, forbid_unknown_fields=True):
+    outcome: Literal["gone", "unavailable", "ok"]
+
+
+class WalletPushAttempt(msgspec.Struct):
+    """One attempt the test-mode stand-in was told of, in the order sent (section 7.5)."""
+
+    platform: Platform
+    push_token: str | None
+    object_id: str | None
+    serial: str | None
+    sent_at: datetime
+    outcome: Literal["ok", "gone", "unavailable"]
+
+
+class WalletPushQuery(msgspec.Struct, forbid_unknown_fields=False):
+    per_page: PerPage = DEFAULT_PER_PAGE

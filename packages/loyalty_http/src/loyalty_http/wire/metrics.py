@@ -57,6 +57,12 @@ class QueueStats:
     failed: int
 
 
+WALLET_PUSHES: Final = Counter(
+    "loyalty_wallet_pushes",
+    "Pushes and platform_b object updates the pass-updates job sent, by outcome (sent, failed, gone).",
+    ("outcome",),
+    registry=REGISTRY,
+)
 REFUSALS: Final = Counter(
     "loyalty_rate_limit_refusals",
     "Requests refused with 429 RATE_LIMITED, by the window that was full (vendor or address).",
@@ -86,6 +92,7 @@ class Scraped:
     queue: QueueStats | None
     card_mails: dict[str, int] | None = None
     webhooks: WebhookTotals | None = None
+    pass_registrations: dict[str, int] | None = None
 
 
 def _families(scraped: Scraped) -> list[Any]:
@@ -116,6 +123,15 @@ def _families(scraped: Scraped) -> list[Any]:
         for status, value in scraped.card_mails.items():
             mails.add_metric([status], value)
         families.append(mails)
+    if scraped.pass_registrations is not None:
+        registered = GaugeMetricFamily(
+            "loyalty_pass_registrations",
+            "Devices registered for passes, over all vendors, by where their pushes stand.",
+            labels=("state",),
+        )
+        for state, value in scraped.pass_registrations.items():
+            registered.add_metric([state], value)
+        families.append(registered)
     if scraped.webhooks is not None:
         deliveries = GaugeMetricFamily(
             "loyalty_webhook_deliveries",

@@ -18,6 +18,7 @@ from loyalty_core.earning.reads import customer_purchases
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.listing import bounded_page, counted, offset_of
+from loyalty_core.passes.services.records import PassRecords
 from loyalty_core.redemptions.reads import customer_redemptions
 from loyalty_core.staff.models import PortalAction
 from loyalty_core.staff.reads import causer_names
@@ -175,6 +176,8 @@ class CustomersController(Controller):
         await record(
             db, config.clock, visitor.vendor_id, visitor.user_id, PortalAction.CUSTOMER_ANONYMIZED, customer_id=number
         )
+        # PASS-17: the customer's pass and its devices' registrations go with the personal data
+        await PassRecords(db, config.clock).forget(visitor.vendor_id, number)
         return see_other(f"{MOUNT_PATH}/customers?done=anonymized")
 
 

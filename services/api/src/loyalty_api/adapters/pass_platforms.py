@@ -8,6 +8,9 @@ Core stores bytes and states; only this module seals, opens and signs.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import hmac
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,14 +24,17 @@ from loyalty_api.adapters.home_files import stored_once
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.models import IdentityState
+from loyalty_core.passes.rules import serial_of
 from loyalty_core.passes.services.identities import IdentityRows, unavailable
 from loyalty_core.passes.services.ports import CardFacts, PassMaker
+from loyalty_core.passes.services.records import PassRecords
 from loyalty_wallet_pass import sealing
 from loyalty_wallet_pass.apple import build_pkpass
 from loyalty_wallet_pass.authority import CertificateAuthority
-from loyalty_wallet_pass.card import PassBranding, PassCard, Rgb
+from loyalty_wallet_pass.card import PassBranding, PassCard, Rgb, WebService
 from loyalty_wallet_pass.errors import InvalidIdentity, InvalidImage
 from loyalty_wallet_pass.google import SaveLinkIssuer, build_save_link
+from loyalty_wallet_pass.google import object_id as save_link_object_id
 from loyalty_wallet_pass.identity import SigningIdentity, load_private_key, new_rsa_key, private_key_pem
 from loyalty_wallet_pass.images import check_png
 from loyalty_wallet_pass.platform import Busy, IdentityRequest, Issued, LocalPassPlatform, PassPlatform, Refused
@@ -48,10 +54,13 @@ def sealing_context(vendor_id: int) -> bytes:
     return f"wallet-identity:vendor:{vendor_id}".encode()
 
 
-def pass_card(card: CardFacts) -> PassCard:
+WEB_SERVICE_PATH = "/passes/platform_a"
+
+
+def pass_card(card: CardFacts, web_service: WebService | None = None) -> PassCard:
     brand = card.branding
     return PassCard(
-        serial_number=f"v{card.vendor_id}-c{card.customer_id}",
+        serial_number=serial_of(card.vendor_id, card.customer_id),
         card_code=card.card_code,
         holder_name=card.holder_name,
         balance=card.balance,
@@ -65,6 +74,7 @@ def pass_card(card: CardFacts) -> PassCard:
         ),
         program_id=f"vendor-{card.vendor_id}",
         locale="nl" if card.locale == "nl" else "en",
+        web_service=web_service,
     )
 
 
@@ -73,15 +83,34 @@ class WalletPasses(PassMaker):
     platform: PassPlatform
     encryption_key: str
     issuer: SaveLinkIssuer
+    public_url: str = ""
+    """``LOYALTY_PUBLIC_URL``: a platform_a pass names its web service under it (PASS-9); empty: none."""
     _identities: dict[tuple[int, int], SigningIdentity] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def pkpass(self, session: AsyncSession, clock: Clock, card: CardFacts) -> bytes:
         identity = await self.identity(session, clock, card.vendor_id)
-        return await asyncio.to_thread(build_pkpass, pass_card(card), identity)
+        web_service = None
+        if self.public_url:
+            token = self.pass_token(card)
+            await PassRecords(session, clock).keep(
+                card, pass_type_identifier=identity.pass_type_identifier, token=token
+            )
+            web_service = WebService(self.public_url.rstrip("/") + WEB_SERVICE_PATH, token)
+        return await asyncio.to_thread(build_pkpass, pass_card(card, web_service), identity)
+
+    def pass_token(self, card: CardFacts) -> str:
+        """PASS-10: the pass's ``authenticationToken``, derived from the service's key and the serial,
+        so every download carries the same one and no two passes share it; only its hash is stored."""
+        serial = serial_of(card.vendor_id, card.customer_id)
+        mac = hmac.new(self.encryption_key.encode(), f"pass-web-service:{serial}".encode(), hashlib.sha256)
+        return base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")
 
     def save_url(self, card: CardFacts, now: datetime) -> str:
         return build_save_link(pass_card(card), self.issuer, issued_at=now)
+
+    def object_id(self, card: CardFacts) -> str:
+        return save_link_object_id(pass_card(card), self.issuer)
 
     async def identity(self, session: AsyncSession, clock: Clock, vendor_id: int) -> SigningIdentity:
         """The shop's identity, opened once per version; PLATFORM_A_WALLET_UNAVAILABLE until it exists."""
@@ -203,9 +232,12 @@ def issuer_key(path: Path | None, home: Path) -> bytes:
     return pem
 
 
-def wallet_passes(encryption_key: str, issuer_pem: bytes, platform: PassPlatform) -> WalletPasses:
+def wallet_passes(
+    encryption_key: str, issuer_pem: bytes, platform: PassPlatform, *, public_url: str = ""
+) -> WalletPasses:
     return WalletPasses(
         platform=platform,
         encryption_key=encryption_key,
         issuer=SaveLinkIssuer.from_pem(ISSUER_ID, ISSUER_EMAIL, issuer_pem),
+        public_url=public_url,
     )

@@ -19,7 +19,7 @@ from loyalty_api.adapters.webhook_sender import Sender
 from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_core.clock import Clock
 from loyalty_core.events.services.endpoints import Sealer
-from loyalty_core.passes.services.ports import PassMaker
+from loyalty_core.passes.services.ports import PassMaker, WalletPushes
 
 CONTEXT_KEY = "loyalty"
 """The one key of SAQ's context that the service uses."""
@@ -44,6 +44,8 @@ class JobContext:
     """Opens the endpoints' signing secrets."""
     webhook_sender: Sender | None = None
     webhook_gates: Gates = field(default_factory=Gates)
+    wallet_pushes: WalletPushes | None = None
+    """Tells the wallet platforms of changed passes (test mode: the stand-in); None: nothing is told."""
 
 
 def needed(part: Part | None, what: str) -> Part:

@@ -54,7 +54,8 @@ class PassCards:
         customer = await self._customers.get(vendor_id, customer_id)
         return customer, await self.facts_of(customer)
 
-    async def facts_of(self, customer: CustomerView) -> CardFacts:
+    async def facts_of(self, customer: CustomerView, branding: BrandingFacts | None = None) -> CardFacts:
+        """The card facts of a customer read; ``branding``: the shop's, when the caller read it already."""
         if customer.merged_into_id is not None:
             raise CustomerDeactivated(
                 "This customer was merged into another; use the account that stays.",
@@ -73,5 +74,5 @@ class PassCards:
             holder_name=holder,
             balance=customer.balance,
             locale=customer.locale,
-            branding=await self.branding(customer.vendor_id),
+            branding=branding if branding is not None else await self.branding(customer.vendor_id),
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -52,6 +53,10 @@ class PassMaker(ABC):
         """The platform_b save link."""
 
     @abstractmethod
+    def object_id(self, card: CardFacts) -> str:
+        """The id of the platform_b object the card's save link names."""
+
+    @abstractmethod
     async def ask_identity(
         self, session: AsyncSession, clock: Clock, vendor_id: int, *, force: bool = False, reset: bool = False
     ) -> None:
@@ -72,3 +77,56 @@ class PassMaker(ABC):
     @abstractmethod
     def script_platform(self, vendor_id: int, outcome: str) -> bool:
         """Test mode: the stand-in's next answer for this shop; False when the platform is no stand-in."""
+
+
+class PushOutcome(StrEnum):
+    """How a wallet platform answered a push or an object update (PASS-14, PASS-15)."""
+
+    OK = "ok"
+    GONE = "gone"
+    """The device or object is no more: its registration goes."""
+    UNAVAILABLE = "unavailable"
+    """Any other failure: tried again on the schedule."""
+
+
+class PushPlatform(StrEnum):
+    PLATFORM_A = "platform_a"
+    PLATFORM_B = "platform_b"
+
+
+@dataclass(frozen=True, slots=True)
+class PushAttempt:
+    """One push or object update as test mode's stand-in lists it (section 7.5's fields)."""
+
+    platform: PushPlatform
+    push_token: str | None
+    object_id: str | None
+    serial: str | None
+    sent_at: datetime
+    outcome: PushOutcome
+
+
+class WalletPushes(ABC):
+    """Tells the wallet platforms that a pass changed: platform_a's push service (one push per
+    registration) and platform_b's object API. Test mode's stand-in records every attempt instead."""
+
+    on_schedule: bool = True
+    """Whether the job runs every minute; test mode's stand-in is told only when the job is run."""
+
+    @abstractmethod
+    async def push(
+        self, vendor_id: int, pass_type_identifier: str, push_token: str, serial: str, now: datetime
+    ) -> PushOutcome:
+        """An empty push to the device, for the pass type's topic."""
+
+    @abstractmethod
+    async def update_object(self, object_id: str, card: CardFacts, now: datetime) -> PushOutcome:
+        """The platform_b object brought up to what the card shows now."""
+
+    def recorded(self) -> list[PushAttempt] | None:
+        """Test mode: every attempt in the order sent; None when this is no stand-in."""
+        return None
+
+    def script(self, outcome: PushOutcome) -> bool:
+        """Test mode: the stand-in's answer to the next attempt; False when this is no stand-in."""
+        return False
