@@ -24,6 +24,7 @@ from loyalty_http.rewards.controllers import RewardController
 from loyalty_http.vouchers.controllers import AdminVouchersController, VoucherController
 from loyalty_http.wallet.admin import AdminWalletController
 from loyalty_http.wallet.controllers import WalletController
+from loyalty_http.wallet.liability import AdminLiabilityController
 
 ROUTE_HANDLERS: list[Any] = [
     HealthController,
@@ -48,6 +49,7 @@ ROUTE_HANDLERS: list[Any] = [
     ReturnController,
     CustomerTransactionsController,
     AdminWalletController,
+    AdminLiabilityController,
     PublicDocsController,
     AdminDocsController,
     WalletPassController,
