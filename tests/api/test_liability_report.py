@@ -8,6 +8,7 @@ finds no difference."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -15,8 +16,10 @@ from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from loyalty_api.cli import main
 from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.errors import CustomerNotFound
@@ -213,3 +216,58 @@ def test_breakage_rounds_half_up_to_two_decimals() -> None:
     assert str(breakage(-1, 3)) == "33.33"
     assert str(breakage(-2, 3)) == "66.67"
     assert str(breakage(-1, 80000)) == "0.00"
+
+
+async def _history(database_url: str) -> int:
+    """A vendor's March (40 points ending on the 23rd, 9 that never end) and April (4 redeemed),
+    folded; answers the vendor's id."""
+    engine = make_engine(database_url)
+    sessions = make_sessionmaker(engine)
+    async with sessions.begin() as db:
+        vendor_id = int((await make_vendor(db)).id)
+        customer = int((await make_customer(db, vendor_id)).id)
+    shop = Shop(sessions, vendor_id, [customer])
+    shop.now = datetime(2025, 3, 3, tzinfo=UTC)
+    await shop.post(customer, 40, "earn", expire_after_days=20)
+    await shop.post(customer, 9, "earn")
+    await shop.move_clock(timedelta(days=35))
+    await shop.post(customer, -4, "redeem")
+    await fold_ledger(sessions)
+    await fold_ledger(sessions)
+    await engine.dispose()
+    return vendor_id
+
+
+async def _break_a_total(database_url: str, vendor_id: int) -> None:
+    engine = make_engine(database_url)
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "UPDATE ledger_totals_monthly SET points = points + 5, points_in = points_in + 5"
+                " WHERE vendor_id = :v AND month = '2025-04-01' AND type = 'redeem'"
+            ),
+            {"v": vendor_id},
+        )
+    await engine.dispose()
+
+
+def test_the_reconcile_verb_finds_every_month_equal_and_names_a_month_that_differs(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LIAB-4: `loyalty vendors reconcile ID` checks every month from the first entry to now against
+    the balances recomputed from the entries, without a job; a total that went wrong shows as the
+    months that differ, and the verb exits 1."""
+    vendor_id = asyncio.run(_history(database_url))
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    assert main(["vendors", "reconcile", str(vendor_id)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == ["2025-03", "9", "9"]
+    assert out[2].split() == ["2025-04", "5", "5"]
+    assert "months reconcile" in out[-1]
+    asyncio.run(_break_a_total(database_url, vendor_id))
+    assert main(["vendors", "reconcile", str(vendor_id)]) == 1
+    printed = capsys.readouterr()
+    assert printed.out.splitlines()[2].split() == ["2025-04", "10", "5", "5"]
+    assert printed.out.splitlines()[3].split()[1:] == ["10", "5", "5"]
+    assert "months differ" in printed.err
+    assert main(["vendors", "reconcile", "999999999"]) == 2
