@@ -27,6 +27,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.errors import ValidationFailed
+from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.models import Vendor
 from loyalty_core.wallet.models import EntryType
 
@@ -153,6 +154,18 @@ async def vendor_liability(
 ) -> LiabilityReport:
     """The vendor's report over ``first`` to ``last`` at its current point value (LIAB-5)."""
     return await liability_report(session, vendor.id, vendor.point_value_millicents, first, last, now)
+
+
+async def shop_liability(
+    session: AsyncSession, vendor_id: int, first: str | None, last: str | None, now: datetime
+) -> LiabilityReport:
+    """The report a shop's owner asks for with ``from`` and ``to`` as typed (``YYYY-MM``, either
+    left out): refused as the API refuses it (LIAB-1)."""
+    since, until = report_range(first, last, now)
+    vendor = await session.get(Vendor, vendor_id)
+    if vendor is None:
+        raise VendorNotFound("No vendor has this id.", vendor_id=vendor_id)
+    return await vendor_liability(session, vendor, since, until, now)
 
 
 _WATERMARK = "SELECT folded_through FROM ledger_totals_watermark WHERE id = 1"
