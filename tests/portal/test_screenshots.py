@@ -70,6 +70,7 @@ async def test_every_page_opens_for_an_owner(page: Page, live: Live) -> None:
         "import": "/portal/import",
         "export": "/portal/export",
         "activity": "/portal/activity",
+        "reports": "/portal/reports",
     }
     for name, path in pages.items():
         answered = await page.goto(live.url + path)
