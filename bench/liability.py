@@ -15,6 +15,8 @@ import asyncio
 import time
 from datetime import UTC, datetime
 
+from sqlalchemy import text
+
 from bench._scale_build import ensure_template, url_of
 from bench._scale_sizes import add_options, sizes_of
 from bench._support import machine, percentiles
@@ -22,6 +24,10 @@ from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.wallet.liability import add_months, liability_report, month_of
 
 RUNS = 200
+_BACKLOG = (
+    "SELECT count(*) FROM point_lots WHERE vendor_id = :vendor_id AND remaining > 0 AND expires_at IS NOT NULL"
+    " AND expires_at <= now()"
+)
 
 
 def _options(argv: list[str]) -> argparse.Namespace:
@@ -52,6 +58,16 @@ async def _time(url: str, vendor_id: int, months: int, runs: int) -> tuple[list[
     return samples[5:], closing
 
 
+async def _backlog(url: str, vendor_id: int) -> int:
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as conn:
+            found = await conn.execute(text(_BACKLOG), {"vendor_id": vendor_id})
+            return int(found.scalar_one())
+    finally:
+        await engine.dispose()
+
+
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
     sizes = sizes_of(options)
@@ -62,12 +78,18 @@ def run(argv: list[str] | None = None) -> str:
         "",
         f"Template `{template}`: {sizes}. {machine()}",
         "",
-        "| vendor | months | p50 ms | p99 ms | closing now |",
-        "|---|---|---|---|---|",
+        "The part that is not a fixed number of rows is the lots that ended without an `expire` entry",
+        "yet (the expire-points job's backlog; the template leaves the job unrun): they are read through",
+        "the expiring-lots index at about a microsecond each, so a deployment whose job runs nightly reads",
+        "a day's worth.",
+        "",
+        "| vendor | months | p50 ms | p99 ms | closing now | lots ended, not yet expired |",
+        "|---|---|---|---|---|---|",
     ]
+    backlog = {vendor_id: asyncio.run(_backlog(url, vendor_id)) for vendor_id in (1, 2)}
     for label, vendor_id in (("large (id 1)", 1), ("small (id 2)", 2)):
         for months in (12, 36):
             samples, closing = asyncio.run(_time(url, vendor_id, months, options.runs))
             p50, p99 = percentiles(samples)
-            lines.append(f"| {label} | {months} | {p50:.2f} | {p99:.2f} | {closing:,} |")
+            lines.append(f"| {label} | {months} | {p50:.2f} | {p99:.2f} | {closing:,} | {backlog[vendor_id]:,} |")
     return "\n".join(lines) + "\n"
