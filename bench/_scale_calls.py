@@ -177,7 +177,7 @@ def admin_first_page(c: httpx.Client, s: Shop, n: int) -> str:
 
 
 def liability(c: httpx.Client, s: Shop, n: int) -> str:
-    """LIAB-2: the twelve months to now from the monthly totals, the tail and the lots ended unexpired."""
+    """The twelve months to now from the monthly totals, the tail and the lots ended unexpired."""
     _check(c.get(f"/admin/v1/vendors/{s.vendor_id}/liability", headers=ADMIN))
     return "GET /admin/v1/vendors/{id}/liability (12 months)"
 

@@ -1,4 +1,4 @@
-"""The owners' reports page: the liability table in points and euros, its chart, breakage, the CSV
+"""LIAB-9: the owners' reports page: the liability table in points and euros, its chart, breakage, the CSV
 with the API's figures, the range refused as the API refuses it, and the point value set on the
 billing page; staff are refused (LIAB-1, LIAB-5)."""
 

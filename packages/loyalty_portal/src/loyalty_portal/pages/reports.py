@@ -1,4 +1,4 @@
-"""Reports (owners only): the points liability report, month by month (LIAB-1 to LIAB-7), as a table,
+"""Reports (owners only, LIAB-9): the points liability report, month by month (LIAB-1 to LIAB-7), as a table,
 a chart drawn on the server and a CSV download with the same figures."""
 
 from __future__ import annotations
