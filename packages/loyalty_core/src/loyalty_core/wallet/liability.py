@@ -173,7 +173,9 @@ _WATERMARK = "SELECT folded_through FROM ledger_totals_watermark WHERE id = 1"
 # the one of this statement's snapshot, which its totals belong to, and by the one read just before,
 # a plain value so the plan starts from the vendor's newest entries), and the lots that ended by now
 # without an entry yet (LIAB-3), at the instant they ended. Months before :first sum into the
-# opening (a NULL month).
+# opening (a NULL month). Pending points (LIAB-7), once purchases leave some, plug in as a fourth
+# branch of the same shape: those that became available by now without their `earn` entry yet, as
+# `earn` at that instant (and likewise in `_BY_MONTH` below).
 _MOVED = """
 WITH mark AS (SELECT coalesce((SELECT folded_through FROM ledger_totals_watermark WHERE id = 1), 0) AS through),
 moved AS (
@@ -256,7 +258,8 @@ async def liability_report(
 
 
 # Straight from the entries and the lots, no totals: each month's entries, and the lots that ended
-# in it by now without an entry yet.
+# in it by now without an entry yet (pending points that became available without their entry
+# yet would be a third branch, LIAB-7).
 _BY_MONTH = """
 SELECT month, CAST(sum(points) AS bigint) AS points FROM (
     SELECT CAST(date_trunc('month', created_at AT TIME ZONE 'UTC') AS date) AS month, amount AS points
