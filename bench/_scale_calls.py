@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -175,6 +176,23 @@ def admin_first_page(c: httpx.Client, s: Shop, n: int) -> str:
     return "GET /admin/v1/vendors/{id}/customers (page 1)"
 
 
+def liability(c: httpx.Client, s: Shop, n: int) -> str:
+    """The twelve months to now from the monthly totals, the tail and the lots ended unexpired."""
+    _check(c.get(f"/admin/v1/vendors/{s.vendor_id}/liability", headers=ADMIN))
+    return "GET /admin/v1/vendors/{id}/liability (12 months)"
+
+
+def liability_longest(c: httpx.Client, s: Shop, n: int) -> str:
+    _check(c.get(f"/admin/v1/vendors/{s.vendor_id}/liability", params={"from": _months_back(35)}, headers=ADMIN))
+    return "GET /admin/v1/vendors/{id}/liability (36 months)"
+
+
+def _months_back(count: int) -> str:
+    today = datetime.now(UTC)
+    index = today.year * 12 + today.month - 1 - count
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
 ADMIN_READS: list[Call] = [
     _admin_search(lambda s: s.card, "card"),
     _admin_search(lambda s: s.email, "email"),
@@ -183,6 +201,8 @@ ADMIN_READS: list[Call] = [
     _admin_search(lambda s: s.name_part, "part of a name, 3 letters"),
     admin_first_page,
     admin_last_page,
+    liability,
+    liability_longest,
 ]
 
 

@@ -89,6 +89,15 @@ CHECKS: list[tuple[str, str]] = [
            WHERE s.points IS DISTINCT FROM t.points OR s.entries IS DISTINCT FROM t.entries""",
     ),
     (
+        "LIAB-2 the monthly totals equal the daily ones by month",
+        """SELECT count(*) FROM (
+               SELECT vendor_id, date_trunc('month', day)::date AS month, type, sum(points) AS points,
+                      sum(entries) AS entries
+               FROM ledger_totals GROUP BY 1, 2, 3) d
+           FULL JOIN ledger_totals_monthly m USING (vendor_id, month, type)
+           WHERE d.points IS DISTINCT FROM m.points OR d.entries IS DISTINCT FROM m.entries""",
+    ),
+    (
         "TOTALS-2 each customer's latest purchase is folded",
         """SELECT count(*) FROM (SELECT vendor_id, customer_id, max(created_at) AS last FROM transactions
                                  WHERE id <= (SELECT purchases_folded_through FROM ledger_totals_watermark)

@@ -86,7 +86,7 @@ def steps() -> list[tuple[str, str]]:
         ("tier_months", _TIER_MONTHS),
         ("redemptions", _REDEMPTIONS.format(codes=_CODES, spread=_SPREAD)),
         ("events", _EVENTS),
-        ("ledger_totals, customer_activity, watermark", _FOLDED),
+        ("ledger_totals (daily, monthly), customer_activity, watermark", _FOLDED),
         ("drop the plan", "DROP TABLE scale_people, scale_plan, scale_ids"),
     ]
 
@@ -294,6 +294,9 @@ SELECT vendor_id, (created_at AT TIME ZONE 'UTC')::date, type, sum(amount), sum(
 FROM ledger_entries GROUP BY 1, 2, 3;
 INSERT INTO ledger_totals_overall (type, points, points_in, points_out, entries)
 SELECT type, sum(points), sum(points_in), sum(points_out), sum(entries) FROM ledger_totals GROUP BY type;
+INSERT INTO ledger_totals_monthly (vendor_id, month, type, points, points_in, points_out, entries)
+SELECT vendor_id, date_trunc('month', day)::date, type, sum(points), sum(points_in), sum(points_out), sum(entries)
+FROM ledger_totals GROUP BY 1, 2, 3;
 INSERT INTO customer_activity (vendor_id, customer_id, last_purchase_at)
 SELECT vendor_id, customer_id, max(created_at) FROM transactions GROUP BY vendor_id, customer_id;
 INSERT INTO ledger_totals_watermark (id, folded_through, purchases_folded_through)

@@ -126,6 +126,7 @@ def _lines(out: str) -> dict[str, str]:
             for verb in ("list", "show")
         ),
         ["vendors", "usage", "--help"],
+        ["vendors", "reconcile", "--help"],
         ["users", "create", "--help"],
     ],
 )

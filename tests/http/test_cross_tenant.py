@@ -451,7 +451,7 @@ CASES: dict[str, list[Call]] = {
     ],
     **{
         f"GET /admin/v1/vendors/{{vendor_id}}/{what}": [Call(200, None, OWN_LIST, path=_intruder_vendor, token="admin")]
-        for what in ("cards", "rewards", "branches", "clients", "usage")
+        for what in ("cards", "rewards", "branches", "clients", "usage", "liability")
     },
     "GET /admin/v1/vendors/{vendor_id}/rewards/{reward_id}": [
         Call(

@@ -4,6 +4,7 @@ outcomes read back through the API and the database."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 from playwright.async_api import Page, expect
@@ -89,6 +90,35 @@ async def test_an_owner_downloads_the_customers_and_the_ledger(page: Page, live:
     assert [line.split(",")[1:7] for line in entries[1:]] == [
         [str(shop.customer_id), entries[1].split(",")[2], "adjust", "200", "200", "welcome"]
     ]
+
+
+async def test_an_owner_values_points_reads_the_liability_report_and_downloads_it(page: Page, live: Live) -> None:
+    """LIAB-1, LIAB-5: the point value saved on the billing page gives the report's euros; the table,
+    the chart and the CSV show this month's outstanding points."""
+    shop = make_live_shop(live)
+    month = f"{datetime.now(UTC):%Y-%m}"
+    await sign_in(page, live, shop.owner)
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Billing").click()
+    await page.get_by_label("Point value (millicents)").fill("2500")
+    await page.get_by_role("button", name="Save point value").click()
+    await expect(page.get_by_role("status")).to_have_text("The point value is saved.")
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Reports").click()
+    await expect(page.get_by_role("heading", name="Points liability")).to_be_visible()
+    await expect(page.get_by_role("img", name=re.compile("Outstanding points"))).to_be_visible()
+    points = page.locator("#liability").get_by_role("row", name=re.compile(f"^{month}"))
+    await expect(points).to_contain_text("200")
+    euros = page.locator("#liability-euros").get_by_role("row", name=re.compile(f"^{month}"))
+    await expect(euros).to_contain_text("5.00")
+    await expect(page.locator("#liability tbody tr")).to_have_count(12)
+    async with page.expect_download() as report:
+        await page.get_by_role("link", name="Download CSV").click()
+    download = await report.value
+    assert download.suggested_filename == "liability.csv"
+    lines = lines_of(await download.path())
+    assert lines[0].startswith("month,opening,earn,redeem,expire,adjust,return,referral,closing,pending_closing,")
+    assert len(lines) == 13
+    last = lines[-1].split(",")
+    assert (last[0], last[8], last[17]) == (month, "200", "500")
 
 
 async def test_an_owner_checks_a_file_imports_it_and_watches_the_progress(

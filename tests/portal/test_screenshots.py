@@ -71,6 +71,7 @@ async def test_every_page_opens_for_an_owner(page: Page, live: Live) -> None:
         "export": "/portal/export",
         "activity": "/portal/activity",
         "two_factor": "/portal/account/two-factor",
+        "reports": "/portal/reports",
     }
     for name, path in pages.items():
         answered = await page.goto(live.url + path)

@@ -159,6 +159,11 @@ CASES: dict[str, Case] = {
     "POST /mail/switch-on": Case(404, lambda w: "/portal/mail/switch-on", lambda w: {"email": w.email}),
     "GET /billing": Case(LISTS_OWN, lambda w: "/portal/billing"),
     "POST /billing/plan": Case(422, lambda w: "/portal/billing/plan", lambda w: {"plan_id": "0"}),
+    "POST /billing/point-value": Case(
+        303, lambda w: "/portal/billing/point-value", lambda w: {"point_value_millicents": "5"}
+    ),
+    "GET /reports": Case(LISTS_OWN, lambda w: "/portal/reports"),
+    "GET /reports/liability.csv": Case(LISTS_OWN, lambda w: "/portal/reports/liability.csv"),
     "GET /branding": Case(LISTS_OWN, lambda w: "/portal/branding"),
     "POST /branding": Case(
         303,

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
+from loyalty_core.events.models import events
 from loyalty_core.redemptions.models import Redemption
 from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.rewards.models import Reward
@@ -129,4 +130,54 @@ async def test_a_deduction_of_the_whole_balance_is_refused_while_part_of_it_has_
         ("expire", -8, 2),
         ("redeem", -2, 0),
     ]
+    assert await ledger_violations(db) == []
+
+
+async def test_a_deduction_dates_each_expiry_when_its_lots_ended(db: AsyncSession, clock: FixedClock) -> None:
+    """LIAB-3: lots that ended at two instants are expired by two entries, each dated its instant
+    and each with its own points.expired event; then the deduction, dated now. A cancel's lot whose
+    end had passed ends at the cancel's instant and is expired then."""
+    vendor = await make_vendor(db)
+    customer = await make_customer(db, vendor.id)
+    start = clock.now()
+    await earned(db, clock, vendor, customer, 7, days=2)
+    clock.set(start + timedelta(hours=1))
+    await earned(db, clock, vendor, customer, 5, days=3)
+    await earned(db, clock, vendor, customer, 4)
+    clock.set(start + timedelta(days=40))
+    service = WalletService(db, clock)
+    wallet = await service.posting.wallet_of(vendor.id, customer.id, lock=True)
+    await service.posting.post(wallet, -1, kind="redeem", causer=PORTAL)
+    dated = (
+        await db.execute(
+            select(LedgerEntry.type, LedgerEntry.amount, LedgerEntry.running_balance, LedgerEntry.created_at)
+            .where(LedgerEntry.wallet_id == wallet.id)
+            .order_by(LedgerEntry.id)
+        )
+    ).all()
+    assert [tuple(row) for row in dated[3:]] == [
+        ("expire", -7, 9, start + timedelta(days=2)),
+        ("expire", -5, 4, start + timedelta(hours=1, days=3)),
+        ("redeem", -1, 3, clock.now()),
+    ]
+    expired = await db.scalar(
+        select(func.count()).where(events.c.vendor_id == vendor.id, events.c.type == "points.expired")
+    )
+    assert expired == 2
+    # a cancel gives back a lot that ended on day 2: it ends now instead, and expires at this instant
+    await service.posting.post(wallet, 6, kind="adjust", causer=PORTAL, lots=[(6, start + timedelta(days=2))])
+    ends = (
+        await db.scalars(select(PointLot.expires_at).where(PointLot.wallet_id == wallet.id, PointLot.remaining == 6))
+    ).all()
+    assert list(ends) == [clock.now()]
+    assert await service.expiry.expire_wallet(vendor.id, wallet.id, clock.now()) is not None
+    last = (
+        await db.execute(
+            select(LedgerEntry.type, LedgerEntry.amount, LedgerEntry.created_at)
+            .where(LedgerEntry.wallet_id == wallet.id)
+            .order_by(LedgerEntry.id.desc())
+            .limit(1)
+        )
+    ).one()
+    assert tuple(last) == ("expire", -6, clock.now())
     assert await ledger_violations(db) == []

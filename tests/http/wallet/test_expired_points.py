@@ -28,6 +28,8 @@ from tests.support.tenants import Tenant, make_tenant, token_for
 from tests.support.wallets import earn, new_customer
 
 T0 = datetime(2031, 7, 1, 12, 0, tzinfo=UTC)
+ENDED = T0 - timedelta(days=10)
+"""When the 30 points of :func:`_member` ended."""
 
 
 @pytest.fixture(autouse=True)
@@ -111,7 +113,8 @@ async def test_a_negative_adjustment_cannot_spend_expired_points(
     expire_entry = await _one(
         engine, "SELECT created_at FROM ledger_entries WHERE wallet_id = :w AND type = 'expire'", w=m.wallet
     )
-    assert expire_entry == T0
+    # LIAB-3: dated the instant its lot ended, not when the deduction wrote it
+    assert expire_entry == ENDED
     await _job_finds_nothing(engine, m)
 
 

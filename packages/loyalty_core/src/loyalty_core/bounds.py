@@ -20,6 +20,10 @@ COUNT: Final = Meta(ge=0, le=INT32_MAX)
 POSITIVE: Final = Meta(ge=1, le=INT32_MAX)
 """A reward's point cost or discount, a per-customer limit."""
 
+# the liability report (LIAB-5)
+POINT_VALUE: Final = Meta(ge=0, le=1_000_000)
+"""A vendor's ``point_value_millicents``: what one point is worth, in thousandths of a cent."""
+
 # rewards
 REWARD_NAME: Final = Meta(min_length=1, max_length=255)
 REWARD_DESCRIPTION: Final = Meta(max_length=65535)

@@ -44,7 +44,13 @@ from loyalty_core.staff.models import (
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.tiers.models import Tier, TierLadder, tier_months
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
-from loyalty_core.wallet.models import Wallet, ledger_totals, ledger_totals_overall, ledger_totals_watermark
+from loyalty_core.wallet.models import (
+    Wallet,
+    ledger_totals,
+    ledger_totals_monthly,
+    ledger_totals_overall,
+    ledger_totals_watermark,
+)
 
 __all__ = [
     "RECENT_PURCHASES",
@@ -96,6 +102,7 @@ __all__ = [
     "customer_activity",
     "events",
     "ledger_totals",
+    "ledger_totals_monthly",
     "ledger_totals_overall",
     "ledger_totals_watermark",
     "metadata",

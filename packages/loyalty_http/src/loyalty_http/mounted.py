@@ -27,6 +27,7 @@ from loyalty_http.tiers.controllers import TierController
 from loyalty_http.vouchers.controllers import AdminVouchersController, VoucherController
 from loyalty_http.wallet.admin import AdminWalletController
 from loyalty_http.wallet.controllers import WalletController
+from loyalty_http.wallet.liability import AdminLiabilityController
 
 ROUTE_HANDLERS: list[Any] = [
     HealthController,
@@ -51,6 +52,7 @@ ROUTE_HANDLERS: list[Any] = [
     ReturnController,
     CustomerTransactionsController,
     AdminWalletController,
+    AdminLiabilityController,
     PublicDocsController,
     AdminDocsController,
     WalletPassController,

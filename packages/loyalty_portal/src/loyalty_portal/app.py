@@ -35,6 +35,7 @@ from loyalty_portal.pages.imports import ImportController
 from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
+from loyalty_portal.pages.reports import ReportsController
 from loyalty_portal.pages.rewards import RewardsController
 from loyalty_portal.pages.two_factor import SignInCodeController, TwoFactorController
 from loyalty_portal.pages.users import UsersController
@@ -61,6 +62,7 @@ CONTROLLERS = [
     MailController,
     CardsController,
     BillingController,
+    ReportsController,
     BrandingController,
     ExportController,
     ImportController,

@@ -101,6 +101,7 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Branding", f"{MOUNT_PATH}/branding", False),
     ("Import", f"{MOUNT_PATH}/import", False),
     ("Export", f"{MOUNT_PATH}/export", False),
+    ("Reports", f"{MOUNT_PATH}/reports", False),
     ("Activity", f"{MOUNT_PATH}/activity", False),
 )
 HOME = MOUNT_PATH

@@ -75,7 +75,17 @@ def parser() -> argparse.ArgumentParser:
     upgrade.add_argument("revision", nargs="?", default="head")
     upgrade.set_defaults(run=_db_upgrade)
 
-    backoffice_reads.add_verbs(backoffice.add_verbs(verbs))
+    areas = backoffice.add_verbs(verbs)
+    backoffice_reads.add_verbs(areas)
+    check = areas["vendors"].add_parser(
+        "reconcile",
+        help="check the liability report: every month's closing against the balances (LIAB-4)",
+        description="For every month of the vendor, compare the liability report's closing with the sum "
+        "of its wallet balances at the month's end recomputed from the ledger; print every difference. "
+        "Reads the database (DATABASE_URL) directly; exits 1 when a month differs.",
+    )
+    check.add_argument("id", type=int, help="the vendor's id")
+    check.set_defaults(run=_reconcile)
     return parser
 
 
@@ -108,6 +118,16 @@ def _db_upgrade(settings: Settings, args: argparse.Namespace) -> int:
         print(f"loyalty: migrating to {args.revision}", file=sys.stderr, flush=True)
         preflight.migrate_database(settings.database_url, args.revision)
     return 0
+
+
+def _reconcile(settings: Settings, args: argparse.Namespace) -> int:
+    from loyalty_api.embedded import database_for
+
+    with StopSignals() as signals, database_for(settings, signals) as settings:
+        assert settings.database_url is not None
+        from loyalty_api.reconcile import run
+
+        return run(settings.database_url, args.id)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,8 @@ class Vendor(Base):
     earning_version: Mapped[int] = mapped_column(BigInteger, default=1, server_default="1")
     """Raised by every write to the vendor's earn rules or campaigns: the till's cache of a vendor's
     terms is keyed by it, so a change is seen by the next purchase in every process."""
+    point_value_millicents: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """What one point is worth, in thousandths of a cent: the liability report's cents (LIAB-5)."""
 
 
 class Branch(Base):

@@ -1,4 +1,4 @@
-"""Folding the ledger into its totals (TOTALS-1, TOTALS-2): the ``ledger-totals`` job's work.
+"""Folding the ledger into its totals (TOTALS-1, TOTALS-2; by month too, LIAB-2): the ``ledger-totals`` job's work.
 
 Ids come from one sequence but transactions commit in any order: an entry with a lower id may become
 visible after one with a higher id was already folded. So the fold never folds up to the highest id
@@ -73,6 +73,14 @@ WITH folded AS (
     ON CONFLICT (vendor_id, day, type) DO UPDATE SET
         points = t.points + excluded.points, points_in = t.points_in + excluded.points_in,
         points_out = t.points_out + excluded.points_out, entries = t.entries + excluded.entries
+), monthly AS (
+    INSERT INTO ledger_totals_monthly AS m (vendor_id, month, type, points, points_in, points_out, entries)
+    SELECT vendor_id, CAST(date_trunc('month', day) AS date), type, sum(points), sum(points_in), sum(points_out),
+           sum(entries)
+    FROM folded GROUP BY 1, 2, 3
+    ON CONFLICT (vendor_id, month, type) DO UPDATE SET
+        points = m.points + excluded.points, points_in = m.points_in + excluded.points_in,
+        points_out = m.points_out + excluded.points_out, entries = m.entries + excluded.entries
 ), overall AS (
     INSERT INTO ledger_totals_overall AS o (type, points, points_in, points_out, entries)
     SELECT type, sum(points), sum(points_in), sum(points_out), sum(entries) FROM folded GROUP BY type

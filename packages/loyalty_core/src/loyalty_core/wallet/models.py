@@ -195,6 +195,23 @@ ledger_totals = Table(
 )
 """One vendor's entries of one type on one UTC day (of their ``created_at``), folded."""
 
+ledger_totals_monthly = Table(
+    "ledger_totals_monthly",
+    Base.metadata,
+    Column("vendor_id", BigInteger, ForeignKey("vendors.id"), nullable=False),
+    Column("month", Date, nullable=False),
+    Column("type", String(8), nullable=False),
+    Column("points", BigInteger, nullable=False),
+    Column("points_in", BigInteger, nullable=False),
+    Column("points_out", BigInteger, nullable=False),
+    Column("entries", BigInteger, nullable=False),
+    PrimaryKeyConstraint("vendor_id", "month", "type", name="pk_ledger_totals_monthly"),
+    CheckConstraint(_BALANCED, name="balanced"),
+)
+"""One vendor's entries of one type in one UTC month (the first day of the month, of their
+``created_at``), folded with the daily totals: the liability report's rows (LIAB-2), a dozen a year
+however many entries a month holds."""
+
 ledger_totals_overall = Table(
     "ledger_totals_overall",
     Base.metadata,

@@ -27,6 +27,9 @@ class Lot:
 class Take:
     lot_id: int
     points: int
+    ends: datetime | None = None
+    """The lot's end, for the points a deduction expires first: their ``expire`` entry is dated
+    then (LIAB-3)."""
 
 
 class NotEnoughPoints(ValueError):
@@ -46,7 +49,7 @@ def split_due(lots: Iterable[Lot], now: datetime) -> tuple[list[Take], list[Lot]
     for lot in lots:
         if lot.expires_at is not None and lot.expires_at <= now:
             if lot.remaining > 0:
-                expired.append(Take(lot.id, lot.remaining))
+                expired.append(Take(lot.id, lot.remaining, lot.expires_at))
         else:
             live.append(lot)
     return expired, live

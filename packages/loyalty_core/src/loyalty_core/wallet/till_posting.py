@@ -87,11 +87,17 @@ class PostingParams(Params, frozen=True):
     lot_points: list[int]
     lot_ends: list[datetime | None]
     expired_points: int
-    """What the expire entry written first takes, 0 for none."""
+    """What the expire entries written first take, 0 for none."""
+    expired_each: list[int]
+    expired_at: list[datetime]
+    """The points of each ``expire`` entry written first and the instant its lots ended, which dates
+    it (LIAB-3): one entry per instant, oldest first."""
+    entry_at: datetime
+    """The entry's ``created_at``: ``now``, or an expiry's instant (LIAB-3)."""
     take_ids: list[int]
     take_points: list[int]
-    ledger_expired_event_id: str | None
-    ledger_expired_event_data: str | None
+    ledger_expired_event_ids: list[str]
+    ledger_expired_event_datas: list[str]
     ledger_entry_event_id: str | None
     ledger_entry_event_type: str | None
     """None: the entry records no event of its own."""
@@ -103,9 +109,9 @@ def _posting_ctes(*, gate: str) -> str:
     """The CTEs that post one entry on wallet ``%(wallet_id)s`` of vendor ``%(vendor_id)s``, when
     ``gate`` (SQL of the caller's, over its own CTEs) holds. A zero amount writes nothing."""
     # A debit, or an adjustment's credit, first expires the lots whose end has passed
-    # (``%(expired_points)s``, 0 for none): an ``expire`` entry as the nightly job writes it, drawn
-    # before the entry's own (the aggregate over ``ledger_expired`` is read first), so the ledger
-    # reads expiry then the entry.
+    # (``%(expired_points)s``, 0 for none): an ``expire`` entry per instant their lots ended, dated
+    # then, as the nightly job writes them (LIAB-3), drawn before the entry's own (the aggregate over
+    # ``ledger_expired`` is read first), so the ledger reads expiry then the entry.
     return f"""ledger_balance AS (
     UPDATE wallets SET balance = balance - %(expired_points)s + %(amount)s, updated_at = %(now)s
     WHERE vendor_id = %(vendor_id)s AND id = %(wallet_id)s AND %(amount)s <> 0 AND ({gate})
@@ -114,16 +120,21 @@ def _posting_ctes(*, gate: str) -> str:
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
          idempotency_key, created_at, updated_at)
-    SELECT nextval('ledger_entries_id_seq'), %(vendor_id)s, %(wallet_id)s, '{EntryType.EXPIRE}', -%(expired_points)s,
-           b.balance - %(amount)s, '{EXPIRED_REASON}', '{CauserType.SYSTEM}', NULL, NULL, %(now)s, %(now)s
-    FROM ledger_balance b WHERE %(expired_points)s <> 0
-    RETURNING id, running_balance
+    SELECT nextval('ledger_entries_id_seq'), %(vendor_id)s, %(wallet_id)s, '{EntryType.EXPIRE}', -g.points,
+           b.balance - %(amount)s + %(expired_points)s - g.upto, '{EXPIRED_REASON}', '{CauserType.SYSTEM}', NULL,
+           NULL, g.at, %(now)s
+    FROM ledger_balance b CROSS JOIN (
+        SELECT points, at, n, sum(points) OVER (ORDER BY n) AS upto
+        FROM unnest(%(expired_each)s::bigint[], %(expired_at)s::timestamptz[]) WITH ORDINALITY AS u(points, at, n)
+    ) g
+    ORDER BY g.n
+    RETURNING id, running_balance, created_at
 ), ledger_entry AS (
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
          idempotency_key, created_at, updated_at)
     SELECT nextval('ledger_entries_id_seq'), %(vendor_id)s, %(wallet_id)s, %(entry_type)s, %(amount)s, b.balance,
-           %(reason)s, %(causer_type)s, %(causer_id)s, %(entry_key)s, %(now)s, %(now)s
+           %(reason)s, %(causer_type)s, %(causer_id)s, %(entry_key)s, %(entry_at)s, %(now)s
     FROM ledger_balance b CROSS JOIN (SELECT count(*) FROM ledger_expired) x
     RETURNING {ENTRY_COLUMNS}
 ), ledger_lots_opened AS (
@@ -136,7 +147,7 @@ def _posting_ctes(*, gate: str) -> str:
     UPDATE point_lots p SET remaining = p.remaining - t.points, updated_at = %(now)s
     FROM ledger_entry e, unnest(%(take_ids)s::bigint[], %(take_points)s::bigint[]) AS t(id, points)
     WHERE p.vendor_id = %(vendor_id)s AND p.id = t.id AND p.wallet_id = %(wallet_id)s
-), {_entry_event(LEDGER_EVENTS[0], "ledger_expired", **payload_sql(PointsExpired))}, {
+), {_expired_events()}, {
         _entry_event(
             LEDGER_EVENTS[1],
             "ledger_entry",
@@ -145,6 +156,24 @@ def _posting_ctes(*, gate: str) -> str:
             gate=f" WHERE CAST(%({LEDGER_EVENTS[1]}_type)s AS text) IS NOT NULL",
         )
     }"""
+
+
+def _expired_events() -> str:
+    """``points.expired`` for each ``expire`` entry written first, its id and payload the one of its
+    instant (EVENT-4)."""
+    name = LEDGER_EVENTS[0]
+    return event_ctes(
+        name,
+        source=f"""ledger_expired x CROSS JOIN ledger_balance b JOIN unnest(
+            %({name}_ids)s::text[], %({name}_datas)s::text[], %(expired_at)s::timestamptz[]
+        ) AS ev(id, data, at) ON ev.at = x.created_at""",
+        data="CAST(ev.data AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)",
+        customer="b.customer_id",
+        vendor="%(vendor_id)s",
+        at="%(now)s",
+        event_id="ev.id",
+        **payload_sql(PointsExpired),
+    )
 
 
 def posting_statement(*, before: Sequence[str] = (), gate: str = "true", after: Sequence[str] = (), select: str) -> str:
@@ -172,6 +201,7 @@ def entry_params(
     taken: Sequence[Take] = (),
     expired: Sequence[Take] = (),
     event: type[EntryPayload] | None = None,
+    entry_at: datetime | None = None,
 ) -> PostingParams:
     """The posting's parameters (a caller's own statement takes them into its struct, which extends
     :class:`PostingParams`, as ``**bound(...)``): a credit names the lots it opens (points, end), a
@@ -182,25 +212,27 @@ def entry_params(
         points.append(p)
         ends.append(end)
     expired_points = sum(t.points for t in expired)
+    at = now if entry_at is None else entry_at
+    # one expire entry per instant the lots ended, dated then (LIAB-3)
+    by_end: dict[datetime, int] = {}
+    for t in expired:
+        end = t.ends or now
+        by_end[end] = by_end.get(end, 0) + t.points
+    instants = sorted(by_end)
     # an event the statement will not record draws no id and encodes nothing (the till's hot path)
-    gone_id = gone_data = own_id = own_type = own_version = own_data = None
-    if expired_points:
-        gone_id = new_event_id(now)
-        gone_data = dumps(
+    gone_ids = [new_event_id(now) for _ in instants]
+    gone_datas = [
+        dumps(
             _shown(
-                PointsExpired,
-                wallet_id,
-                EntryType.EXPIRE,
-                -expired_points,
-                EXPIRED_REASON,
-                CauserType.SYSTEM,
-                None,
-                now,
+                PointsExpired, wallet_id, EntryType.EXPIRE, -by_end[end], EXPIRED_REASON, CauserType.SYSTEM, None, end
             )
         )
+        for end in instants
+    ]
+    own_id = own_type = own_version = own_data = None
     if event is not None:
         own_id, own_type, own_version = new_event_id(now), str(event.event_type), event.version
-        own_data = dumps(_shown(event, wallet_id, kind, amount, reason, causer_type, causer_id, now))
+        own_data = dumps(_shown(event, wallet_id, kind, amount, reason, causer_type, causer_id, at))
     return PostingParams(
         vendor_id=vendor_id,
         wallet_id=wallet_id,
@@ -214,10 +246,13 @@ def entry_params(
         lot_points=points,
         lot_ends=ends,
         expired_points=expired_points,
+        expired_each=[by_end[end] for end in instants],
+        expired_at=instants,
+        entry_at=at,
         take_ids=[t.lot_id for t in (*expired, *taken)],
         take_points=[t.points for t in (*expired, *taken)],
-        ledger_expired_event_id=gone_id,
-        ledger_expired_event_data=gone_data,
+        ledger_expired_event_ids=gone_ids,
+        ledger_expired_event_datas=gone_datas,
         ledger_entry_event_id=own_id,
         ledger_entry_event_type=own_type,
         ledger_entry_event_version=own_version,

@@ -8,16 +8,21 @@ WITH ledger_balance AS (
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
          idempotency_key, created_at, updated_at)
-    SELECT nextval('ledger_entries_id_seq'), %(vendor_id)s, %(wallet_id)s, 'expire', -%(expired_points)s,
-           b.balance - %(amount)s, 'expired', 'system', NULL, NULL, %(now)s, %(now)s
-    FROM ledger_balance b WHERE %(expired_points)s <> 0
-    RETURNING id, running_balance
+    SELECT nextval('ledger_entries_id_seq'), %(vendor_id)s, %(wallet_id)s, 'expire', -g.points,
+           b.balance - %(amount)s + %(expired_points)s - g.upto, 'expired', 'system', NULL,
+           NULL, g.at, %(now)s
+    FROM ledger_balance b CROSS JOIN (
+        SELECT points, at, n, sum(points) OVER (ORDER BY n) AS upto
+        FROM unnest(%(expired_each)s::bigint[], %(expired_at)s::timestamptz[]) WITH ORDINALITY AS u(points, at, n)
+    ) g
+    ORDER BY g.n
+    RETURNING id, running_balance, created_at
 ), ledger_entry AS (
     INSERT INTO ledger_entries
         (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
          idempotency_key, created_at, updated_at)
     SELECT nextval('ledger_entries_id_seq'), %(vendor_id)s, %(wallet_id)s, %(entry_type)s, %(amount)s, b.balance,
-           %(reason)s, %(causer_type)s, %(causer_id)s, %(entry_key)s, %(now)s, %(now)s
+           %(reason)s, %(causer_type)s, %(causer_id)s, %(entry_key)s, %(entry_at)s, %(now)s
     FROM ledger_balance b CROSS JOIN (SELECT count(*) FROM ledger_expired) x
     RETURNING id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id, created_at
 ), ledger_lots_opened AS (
@@ -32,10 +37,12 @@ WITH ledger_balance AS (
     WHERE p.vendor_id = %(vendor_id)s AND p.id = t.id AND p.wallet_id = %(wallet_id)s
 ), ledger_expired_event_recorded AS (
     INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
-    SELECT %(vendor_id)s, CAST(%(ledger_expired_event_id)s AS text), 'points.expired', 1,
+    SELECT %(vendor_id)s, ev.id, 'points.expired', 1,
            %(now)s, b.customer_id,
-           CAST(%(ledger_expired_event_data)s AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)
-    FROM ledger_expired x CROSS JOIN ledger_balance b
+           CAST(ev.data AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)
+    FROM ledger_expired x CROSS JOIN ledger_balance b JOIN unnest(
+            %(ledger_expired_event_ids)s::text[], %(ledger_expired_event_datas)s::text[], %(expired_at)s::timestamptz[]
+        ) AS ev(id, data, at) ON ev.at = x.created_at
     RETURNING vendor_id, id, type, created_at
 ), ledger_expired_event_deliveries AS (
     INSERT INTO webhook_deliveries

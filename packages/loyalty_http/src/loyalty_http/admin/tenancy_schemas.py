@@ -20,6 +20,8 @@ Name = Annotated[str, bounds.ADMIN_NAME]
 ShownName = Annotated[str, bounds.ADMIN_NAME, SingleLine]
 """A shop's or branch's name: it reaches mail headers and passes."""
 Count = Annotated[int, msgspec.Meta(ge=0)]
+PointValue = Annotated[int, bounds.POINT_VALUE]
+"""What one point is worth in thousandths of a cent (LIAB-5); null is 422."""
 Percent = Annotated[int, msgspec.Meta(ge=0, le=1000)]
 """A plan's overage allowance, in percent of ``max_transactions``."""
 BranchKey = Annotated[str, bounds.BRANCH_KEY]
@@ -121,6 +123,7 @@ class VendorCreate(msgspec.Struct):
     plan_id: Annotated[int, msgspec.Meta(ge=1)]
     status: VendorStatus = VendorStatus.ACTIVE
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | None = None
+    point_value_millicents: PointValue = 0
     subscription_ends_at: datetime | None = None
     suspended_grace_until: datetime | None = None
 
@@ -131,6 +134,7 @@ class VendorPatch(msgspec.Struct, omit_defaults=True):
     plan_id: Annotated[int, msgspec.Meta(ge=1)] | UnsetType = UNSET
     status: VendorStatus | UnsetType = UNSET
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | UnsetType | None = UNSET
+    point_value_millicents: PointValue | UnsetType = UNSET
     subscription_ends_at: datetime | UnsetType | None = UNSET
     suspended_grace_until: datetime | UnsetType | None = UNSET
 
@@ -142,6 +146,7 @@ class Vendor(msgspec.Struct):
     status: str
     code_prefix: str
     points_expire_after_days: int | None
+    point_value_millicents: int
     subscription_ends_at: datetime | None
     suspended_grace_until: datetime | None
     created_at: datetime

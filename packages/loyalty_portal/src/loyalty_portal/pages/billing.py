@@ -1,5 +1,5 @@
-"""Billing (owners only): the shop's plan, this month's usage against each limit, and choosing
-another of the plans offered (PLAN-3)."""
+"""Billing (owners only): the shop's plan, this month's usage against each limit, choosing
+another of the plans offered (PLAN-3), and what a point is worth for the liability report (LIAB-5)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromQuery
 
+from loyalty_core.bounds import POINT_VALUE
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError
 from loyalty_core.numbers import row_id_of
+from loyalty_core.tenancy.services import TenancyService
 from loyalty_core.tenancy.services.ceilings import plan_of
 from loyalty_core.usage import PlanChoice, Usage
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
@@ -18,6 +20,7 @@ from loyalty_portal.forms import Form
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Billing"
+DONE = {"1": "The shop is on its new plan.", "value": "The point value is saved."}
 
 
 def meters_of(usage: Usage) -> list[dict[str, Any]]:
@@ -45,6 +48,7 @@ async def page(db: Db, config: Cfg, visitor: Me, *, status: int = 200, **context
         usage=usage,
         meters=meters_of(usage),
         plans=await choice.selectable_plans(),
+        vendor=await TenancyService(db, config.clock).get_vendor(visitor.vendor_id),
         **context,
     )
 
@@ -55,7 +59,7 @@ class BillingController(Controller):
 
     @get("/")
     async def show(self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None) -> Response[Any]:
-        return await page(db, config, visitor, done="The shop is on its new plan." if done else None)
+        return await page(db, config, visitor, done=DONE.get(done or ""))
 
     @post("/plan")
     async def choose(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
@@ -67,3 +71,13 @@ class BillingController(Controller):
         except DomainError as refused:
             return await page(db, config, visitor, status=status_of(refused), error=refused.message)
         return see_other(f"{MOUNT_PATH}/billing?done=1")
+
+    @post("/point-value")
+    async def point_value(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        """What one point is worth in thousandths of a cent, as the API's PATCH sets it (LIAB-5)."""
+        form = await Form.of(request)
+        value = form.whole("point_value_millicents", POINT_VALUE, required=True)
+        if form.problems or value is None:
+            return await page(db, config, visitor, status=422, problems=form.problems, typed=form.raw)
+        await TenancyService(db, config.clock).patch_vendor(visitor.vendor_id, {"point_value_millicents": value})
+        return see_other(f"{MOUNT_PATH}/billing?done=value")

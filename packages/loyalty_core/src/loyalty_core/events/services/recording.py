@@ -44,6 +44,7 @@ def event_ctes(
     at: str | None = None,
     kind: str | None = None,
     version: str | None = None,
+    event_id: str | None = None,
 ) -> str:
     """The CTEs ``<name>_recorded`` (the event) and ``<name>_deliveries`` (one row per pending
     delivery) that record one event, parameters from ``event_params(..., name=name)``. ``source``:
@@ -53,7 +54,8 @@ def event_ctes(
     draws). ``vendor``, ``at``, ``kind`` and ``version`` (the event's type and its payload's version)
     may also be SQL of the statement's own (its vendor's and its instant's placeholders, a type and
     version rendered from the payload's class by :func:`payload_sql`), so a till statement binds
-    each value once; what is left to ``event_params`` is named ``<name>_<field>``.
+    each value once; what is left to ``event_params`` is named ``<name>_<field>``. ``event_id``: SQL
+    over the source's row for the id, when the source yields one event per row.
     The endpoints are found through their primary key's ``vendor_id`` prefix: a shop without
     endpoints costs one index probe."""
 
@@ -65,7 +67,7 @@ def event_ctes(
     version = version or f"CAST({p('version')} AS smallint)"
     return f"""{name}_recorded AS (
     INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
-    SELECT {vendor or f"CAST({p('vendor_id')} AS bigint)"}, CAST({p("id")} AS text), {kind}, {version},
+    SELECT {vendor or f"CAST({p('vendor_id')} AS bigint)"}, {event_id or f"CAST({p('id')} AS text)"}, {kind}, {version},
            {at or f"CAST({p('at')} AS timestamptz)"}, {customer or f"CAST({p('customer_id')} AS bigint)"},
            {data or f"CAST({p('data')} AS jsonb)"}{rows}
     RETURNING vendor_id, id, type, created_at

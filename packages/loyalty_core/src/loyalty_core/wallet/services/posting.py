@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -26,7 +26,7 @@ from loyalty_core.db import driver_connection
 from loyalty_core.events.services.recording import RECORDED
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.events import EntryPayload, PointsExpired
-from loyalty_core.wallet.models import SYSTEM, Causer, EntryType, PointLot, Wallet, due_points
+from loyalty_core.wallet.models import SYSTEM, Causer, EntryType, PointLot, Wallet
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.rules import Lot, Take, lot_expiry, split_due, take
 from loyalty_core.wallet.till_posting import EXPIRED_REASON, entry_params, write_entry
@@ -70,18 +70,23 @@ class Posting:
         expire_after_days: int | None = None,
         lots: list[tuple[int, datetime | None]] | None = None,
         event: type[EntryPayload] | None = None,
+        at: datetime | None = None,
     ) -> tuple[LedgerEntry, list[Take]]:
         """Write one entry on a wallet the caller has locked, through the ledger's one writer. A
         positive amount opens one lot ending ``expire_after_days`` after now, or the given ``lots``
         (points, end) when they carry their own end dates (a merge, a cancel); a negative one takes
         points soonest-ending first. ``event``: the entry's own event, if it has one (an expiry
-        written first always records ``points.expired``, EVENT-4)."""
+        written first always records ``points.expired``, EVENT-4). ``at``: the entry's date when it is
+        not now (an expiry's, dated the instant its lots ended, LIAB-3). A lot given back with an end
+        already past (a cancel's) ends now instead, so it expires at this instant and no closed month
+        changes (LIAB-3)."""
         now = self._clock.now()
         takes: list[Take] = []
         expired: list[Take] = []
         opened: list[tuple[int, datetime | None]] = []
         if amount > 0:
-            opened = lots or [(amount, lot_expiry(now, expire_after_days))]
+            opened = [(p, None if end is None else max(end, now)) for p, end in lots] if lots else []
+            opened = opened or [(amount, lot_expiry(now, expire_after_days))]
         else:
             open_lots = [
                 Lot(i, x, r)
@@ -118,6 +123,7 @@ class Posting:
                 taken=takes,
                 expired=expired,
                 event=event,
+                entry_at=at,
             ),
         )
         if deliveries:
@@ -133,17 +139,32 @@ class Posting:
         so does a write that moves the whole balance (a merge), which must not carry points past
         their end to another account; soonest-ending lots go first, so the points taken are exactly
         those that ran out."""
-        due = await self._session.scalar(due_points(wallet.vendor_id, wallet.id, now or self._clock.now()))
-        if not due:
-            return None
-        entry, _ = await self.post(
-            wallet,
-            -int(due),
-            kind=EntryType.EXPIRE,
-            causer=SYSTEM,
-            reason=EXPIRED_REASON,
-            event=PointsExpired,
-        )
+        until = now or self._clock.now()
+        due = (
+            await self._session.execute(
+                select(PointLot.expires_at, func.sum(PointLot.remaining))
+                .where(
+                    PointLot.vendor_id == wallet.vendor_id,
+                    PointLot.wallet_id == wallet.id,
+                    PointLot.remaining > 0,
+                    PointLot.expires_at <= until,
+                )
+                .group_by(PointLot.expires_at)
+                .order_by(PointLot.expires_at)
+            )
+        ).all()
+        entry = None
+        # one entry per instant lots ended, dated then (LIAB-3), oldest first: each takes exactly its lots
+        for ended, points in due:
+            entry, _ = await self.post(
+                wallet,
+                -int(points),
+                kind=EntryType.EXPIRE,
+                causer=SYSTEM,
+                reason=EXPIRED_REASON,
+                event=PointsExpired,
+                at=ended,
+            )
         return entry
 
     async def open_wallet(self, vendor_id: int, customer_id: int) -> Wallet:
