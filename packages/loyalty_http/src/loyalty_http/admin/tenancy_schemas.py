@@ -33,6 +33,7 @@ class Features(msgspec.Struct):
     campaigns: bool = False
     customer_moments: bool = False
     point_expiry: bool = False
+    campaign_mail: bool = False
 
 
 class PlanCreate(msgspec.Struct):
@@ -42,6 +43,7 @@ class PlanCreate(msgspec.Struct):
     max_rewards: Count = 0
     max_campaigns: Count = 0
     max_locations: Count = 0
+    max_campaign_mails: Count = 0
     rate_limit_per_minute: Count = 0
     overage_percent: Percent = 0
     features: Features | UnsetType = UNSET
@@ -52,6 +54,7 @@ class FeaturesPatch(msgspec.Struct, omit_defaults=True):
     campaigns: bool | UnsetType = UNSET
     customer_moments: bool | UnsetType = UNSET
     point_expiry: bool | UnsetType = UNSET
+    campaign_mail: bool | UnsetType = UNSET
 
 
 class PlanPatch(msgspec.Struct, omit_defaults=True):
@@ -63,6 +66,7 @@ class PlanPatch(msgspec.Struct, omit_defaults=True):
     max_rewards: Count | UnsetType = UNSET
     max_campaigns: Count | UnsetType = UNSET
     max_locations: Count | UnsetType = UNSET
+    max_campaign_mails: Count | UnsetType = UNSET
     rate_limit_per_minute: Count | UnsetType = UNSET
     overage_percent: Percent | UnsetType = UNSET
     features: FeaturesPatch | UnsetType = UNSET
@@ -90,6 +94,7 @@ class Plan(msgspec.Struct):
     max_rewards: Count
     max_campaigns: Count
     max_locations: Count
+    max_campaign_mails: Count
     rate_limit_per_minute: Count
     overage_percent: Percent
     features: Features
@@ -106,9 +111,12 @@ class Plan(msgspec.Struct):
             max_rewards=p.max_rewards,
             max_campaigns=p.max_campaigns,
             max_locations=p.max_locations,
+            max_campaign_mails=p.max_campaign_mails,
             rate_limit_per_minute=p.rate_limit_per_minute,
             overage_percent=p.overage_percent,
-            features=Features(p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry),
+            features=Features(
+                p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry, p.feature_campaign_mail
+            ),
             selectable=p.selectable,
             created_at=p.created_at,
         )

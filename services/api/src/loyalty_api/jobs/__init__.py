@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from loyalty_api.jobs import (
+    campaign_mails,
     card_mails,
     customer_imports,
     customer_moments,
@@ -27,6 +28,8 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "prune-events": (webhook_deliveries.prune_old_events, webhook_deliveries.PRUNE_CRON),
     "customer-imports": (customer_imports.customer_imports, customer_imports.CRON),
     "ledger-totals": (ledger_totals.ledger_totals, ledger_totals.CRON),
+    "campaign-mails": (campaign_mails.campaign_mails, campaign_mails.CRON),
+    "campaign-mail-tests": (campaign_mails.campaign_mail_tests, campaign_mails.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 
