@@ -271,7 +271,14 @@ class Outcome:
 async def record(session: AsyncSession, vendor_id: int, outcomes: Sequence[Outcome], now: datetime) -> None:
     """MAIL-16: sent, failed for good, or back to ``pending`` with back-off until 24 hours have passed."""
     sent = [o for o in outcomes if o.sent]
-    for outcome in sent:
+    plain = [o.recipient_id for o in sent if o.raw is None]
+    if plain:  # one statement for the batch's sent messages
+        await session.execute(
+            update(MailingRecipient)
+            .where(_R.vendor_id == vendor_id, _R.id.in_(plain))
+            .values(state=RecipientState.SENT, decided_at=now, attempts=_R.attempts + 1, next_attempt_at=None)
+        )
+    for outcome in (o for o in sent if o.raw is not None):  # test mode keeps each message as sent
         await session.execute(
             update(MailingRecipient)
             .where(_R.vendor_id == vendor_id, _R.id == outcome.recipient_id)

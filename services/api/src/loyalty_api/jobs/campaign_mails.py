@@ -101,6 +101,8 @@ async def _send_mailing(
                     outcomes["sent" if result.sent else "failed" if result.final else "retrying"] += 1
                 async with ctx.sessionmaker.begin() as session:
                     await work.record(session, vendor_id, results, ctx.clock.now())
+                if not any(r.sent or r.final for r in results):
+                    break  # the server takes nothing now: the rest waits for the next run, not a timeout each
             async with ctx.sessionmaker.begin() as session:
                 await work.finish(session, vendor_id, mailing_id, ctx.clock.now())
         finally:
