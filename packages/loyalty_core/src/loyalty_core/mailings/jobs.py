@@ -197,6 +197,7 @@ async def _claim_members(
             reads.suppressed(vendor_id, _C.email).label("is_suppressed"),
             func.coalesce(balance, 0).label("balance"),
             _card_code(vendor_id).label("card_code"),
+            reads.tier_of(vendor_id, now, name=True).label("tier_name"),
         )
         .select_from(
             MailingRecipient.__table__.join(
@@ -221,7 +222,7 @@ async def _claim_members(
         if state is not None:
             skipped.setdefault(state, []).append(row.recipient_id)
             continue
-        facts = Facts(row.first_name or "", int(row.balance), row.card_code or "", "")
+        facts = Facts(row.first_name or "", int(row.balance), row.card_code or "", row.tier_name or "")
         outgoing.append(
             Outgoing(
                 row.recipient_id,

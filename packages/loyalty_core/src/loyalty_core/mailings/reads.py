@@ -25,6 +25,7 @@ from loyalty_core.mailings.models import Mailing, MailingRecipient, RecipientSta
 from loyalty_core.mailings.rules import Audience
 from loyalty_core.passes.models import EmailSuppression, SuppressionRelease
 from loyalty_core.tiers.models import Tier, TierLadder, tier_months
+from loyalty_core.tiers.rules import TierBasis
 from loyalty_core.wallet.models import Wallet
 
 _C = Customer.__table__.c
@@ -56,9 +57,9 @@ def suppressed(vendor_id: int, email: Any) -> ColumnElement[bool]:
     return exists().where(_S.email == key, ~released)
 
 
-def _tier_key(vendor_id: int, now: datetime) -> Any:
-    """The key of the tier a customer holds by the rolling total of the ladder's period, read from
-    the months the till keeps. The grace months and the merge family are not read here (see the
+def tier_of(vendor_id: int, now: datetime, *, name: bool = False) -> Any:
+    """The key (or ``name``) of the tier a customer holds by the rolling total of the ladder's period,
+    read from the months the till keeps. The grace months and the merge family are not read here (see the
     tiers area's ``held`` for the full rule)."""
     ladder = TierLadder.__table__.c
     tiers = Tier.__table__.c
@@ -66,17 +67,18 @@ def _tier_key(vendor_id: int, now: datetime) -> Any:
     today = now.astimezone(UTC).date()
     first = today.replace(day=1)
     amount = func.coalesce(
-        select(func.sum(case((ladder.basis == "points", m.points), else_=m.spend)))
+        select(func.sum(case((ladder.basis == TierBasis.POINTS, m.points), else_=m.spend)))
         .where(
             m.vendor_id == vendor_id,
             m.customer_id == _C.id,
             m.month > func.cast(literal(first), DateTime) - func.make_interval(0, ladder.period_months),
         )
+        .correlate_except(tier_months)
         .scalar_subquery(),
         0,
     )
     return (
-        select(tiers.key)
+        select(tiers.name if name else tiers.key)
         .select_from(
             Tier.__table__.join(
                 TierLadder.__table__, and_(ladder.vendor_id == tiers.vendor_id, ladder.id == tiers.ladder_id)
@@ -85,6 +87,7 @@ def _tier_key(vendor_id: int, now: datetime) -> Any:
         .where(tiers.vendor_id == vendor_id, tiers.threshold <= amount)
         .order_by(tiers.threshold.desc())
         .limit(1)
+        .correlate(Customer.__table__)
         .scalar_subquery()
     )
 
@@ -106,7 +109,7 @@ def members(vendor_id: int, audience: Audience, now: datetime) -> Select[Any]:
     if audience.birthday_month is not None:
         statement = statement.where(func.extract("month", _C.date_of_birth) == audience.birthday_month)
     if audience.tiers is not None:
-        statement = statement.where(_tier_key(vendor_id, now).in_(list(audience.tiers)))
+        statement = statement.where(tier_of(vendor_id, now).in_(list(audience.tiers)))
     return statement
 
 
