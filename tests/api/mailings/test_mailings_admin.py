@@ -3,6 +3,7 @@ audience's criteria, scheduling, cancelling and the plan's feature and monthly l
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -220,3 +221,17 @@ async def test_the_plan_limits_sends_and_cancels_what_no_longer_fits_when_due(
     await run_job(mail_client)
     late = await shown(mail_client, limited, second["id"])
     assert (late["status"], late["cancel_reason"], late["counts"]) == ("cancelled", "plan_limit", counts())
+
+
+async def test_of_racing_sends_of_one_draft_one_is_accepted(mail_client: Client) -> None:
+    """MAIL-12: two sends of one draft at once: one 202, the other 409 MAILING_NOT_DRAFT; the audience is
+    fixed once."""
+    tenant = await make_tenant(mail_client, plan=PLAN)
+    await consenting(mail_client, tenant, email=address("race"))
+    made = await draft(mail_client, tenant)
+    path = f"{mailings(tenant)}/{made['id']}/send"
+    answers = await asyncio.gather(*(mail_client.post(path, json={}, headers=ADMIN) for _ in range(2)))
+    assert sorted(a.status_code for a in answers) == [202, 409]
+    [refused] = [a for a in answers if a.status_code == 409]
+    assert refused.json()["error"]["code"] == "MAILING_NOT_DRAFT"
+    assert (await shown(mail_client, tenant, made["id"]))["counts"] == counts(pending=1)

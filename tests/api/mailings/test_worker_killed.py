@@ -12,7 +12,7 @@ from collections import Counter
 from sqlalchemy import text
 
 from loyalty_core.db import make_engine
-from tests.support.mailings import MAILING_PLAN, Client, draft, run_job, send, shown
+from tests.support.mailings import MAILING_PLAN, Client, address, consenting, draft, run_job, send, shown
 from tests.support.smtp import Inbox
 from tests.support.tenants import make_tenant
 
@@ -74,3 +74,22 @@ async def test_a_worker_killed_mid_send_sends_nobody_twice_and_accounts_for_ever
     assert twice == []
     assert counts["sent"] <= len(received) <= RECIPIENTS
     assert counts["failed"] >= len(received) - counts["sent"]
+
+
+async def test_concurrent_runs_send_each_message_once(mail_client: Client, smtp: tuple[Inbox, int]) -> None:
+    """MAIL-8, MAIL-9: two runs of the job at once: the mailing's lock lets one send it, the other
+    finds it busy; every member gets exactly one message."""
+    inbox, _ = smtp
+    tenant = await make_tenant(mail_client, plan=MAILING_PLAN)
+    wanted = {address(f"twice{n}") for n in range(30)}
+    for to in wanted:
+        await consenting(mail_client, tenant, email=to)
+    made = await draft(mail_client, tenant)
+    await send(mail_client, tenant, made["id"])
+    inbox.hold = 0.01
+    await asyncio.gather(run_job(mail_client), run_job(mail_client))
+    await run_job(mail_client)
+    got = Counter(str(m["To"]) for m in inbox.received if str(m["To"]) in wanted)
+    assert set(got) == wanted
+    assert set(got.values()) == {1}
+    assert (await shown(mail_client, tenant, made["id"]))["counts"]["sent"] == len(wanted)
