@@ -167,7 +167,8 @@ async def test_a_test_copy_has_sample_values_and_counts_nowhere(mail_client: Cli
 
 
 async def test_the_outbox_answers_a_message_exactly_as_sent(mail_client: Client, smtp: tuple[Inbox, int]) -> None:
-    """MAIL-18: in test mode the raw message of a sent campaign message is ``message/rfc822``."""
+    """MAIL-18: in test mode the outbox lists a sent campaign message, and its raw message is
+    ``message/rfc822``."""
     inbox, _ = smtp
     tenant = await make_tenant(mail_client, plan=PLAN)
     to = address("raw")
@@ -184,6 +185,9 @@ async def test_the_outbox_answers_a_message_exactly_as_sent(mail_client: Client,
     assert bytes(message) in raw.content or raw.content.replace(b"\r\n", b"\n") == bytes(message).replace(
         b"\r\n", b"\n"
     )
+    listed = await admin(mail_client, "GET", "/admin/v1/outbox?per_page=100")
+    [item] = [i for i in listed["data"] if i["to"] == to]
+    assert (item["id"], item["subject"], item["status"]) == (int(found.group(1)), "Nieuws ✓", "sent")
     missing = await mail_client.get("/admin/v1/outbox/999999999/raw", headers=ADMIN)
     assert missing.status_code == 404
 

@@ -175,7 +175,14 @@ async def claim(
         await session.execute(
             update(MailingRecipient)
             .where(_R.vendor_id == vendor_id, _R.id.in_([o.recipient_id for o in outgoing]))
-            .values(state=RecipientState.SENDING, first_attempt_at=func.coalesce(_R.first_attempt_at, now))
+            .values(
+                state=RecipientState.SENDING,
+                first_attempt_at=func.coalesce(_R.first_attempt_at, now),
+                to_address=func.coalesce(
+                    _R.to_address,
+                    select(_C.email).where(_C.vendor_id == _R.vendor_id, _C.id == _R.customer_id).scalar_subquery(),
+                ),
+            )
         )
     return outgoing
 

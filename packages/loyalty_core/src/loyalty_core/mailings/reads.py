@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, case, cast, exists, func, literal, select
+from sqlalchemy import ColumnElement, Select, and_, case, cast, exists, func, literal, select, union_all
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import DateTime
 
@@ -23,7 +24,7 @@ from loyalty_core.listing import Listed, page_of
 from loyalty_core.mailings.errors import MailingNotFound
 from loyalty_core.mailings.models import Mailing, MailingRecipient, RecipientState
 from loyalty_core.mailings.rules import Audience
-from loyalty_core.passes.models import EmailSuppression, SuppressionRelease
+from loyalty_core.passes.models import CardMail, EmailSuppression, MailStatus, SuppressionRelease
 from loyalty_core.tiers.models import Tier, TierLadder, tier_months
 from loyalty_core.tiers.rules import TierBasis
 from loyalty_core.wallet.models import Wallet
@@ -194,3 +195,61 @@ class MailingReads:
         listed = await page_of(self._session, statement, page=page, per_page=per_page)
         counts = await counts_of(self._session, vendor_id, [m.id for m in listed.items])
         return Listed([MailingView(m, counts[m.id]) for m in listed.items], listed.total)
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRow:
+    """A card mail or a campaign message as test mode's outbox lists it."""
+
+    id: int
+    to: str
+    subject: str | None
+    created_at: datetime
+    status: str
+    attachments: list[dict[str, str]]
+
+
+async def outbox(
+    session: AsyncSession, *, page: int, per_page: int, failed: bool = False
+) -> tuple[list[OutboxRow], int]:
+    """Test mode's outbox (OPS-4, MAIL-18): the card mails sent or written and the campaign messages
+    sent, newest first; with ``failed``, those that ended failed. A campaign message's ``id`` is its
+    recipient row's (``GET /admin/v1/outbox/{id}/raw``)."""
+    m = CardMail.__table__.c
+    cards = select(
+        m.id,
+        m.to_address.label("to"),
+        m.subject,
+        m.accepted_at.label("created_at"),
+        m.status,
+        m.attachments,
+    ).where(m.status == MailStatus.FAILED if failed else m.status.in_([MailStatus.SENT, MailStatus.WRITTEN]))
+    mailing = Mailing.__table__.c
+    campaign = (
+        select(
+            _R.id,
+            _R.to_address.label("to"),
+            mailing.subject,
+            _R.decided_at.label("created_at"),
+            _R.state.label("status"),
+            cast(literal("[]"), JSONB).label("attachments"),
+        )
+        .select_from(
+            MailingRecipient.__table__.join(
+                Mailing.__table__, and_(mailing.vendor_id == _R.vendor_id, mailing.id == _R.mailing_id)
+            )
+        )
+        .where(_R.state == (RecipientState.FAILED if failed else RecipientState.SENT), _R.to_address.is_not(None))
+    )
+    both = union_all(cards, campaign).subquery()
+    total = int(await session.scalar(select(func.count()).select_from(both)) or 0)
+    rows = await session.execute(
+        select(both).order_by(both.c.created_at.desc(), both.c.id.desc()).limit(per_page).offset((page - 1) * per_page)
+    )
+    listed = [
+        OutboxRow(
+            id=r.id, to=r.to, subject=r.subject, created_at=r.created_at, status=r.status, attachments=r.attachments
+        )
+        for r in rows
+    ]
+    return listed, total
