@@ -255,9 +255,12 @@ def test_reads_from_the_shell_print_aligned_text_or_json(
         "max_rewards": "3",
         "max_campaigns": "0",
         "max_locations": "0",
+        "max_campaign_mails": "0",
         "rate_limit_per_minute": "0",
         "overage_percent": "0",
-        "features": '{"campaigns":true,"customer_moments":false,"point_expiry":false,"tiers":false}',
+        "features": (
+            '{"campaigns":true,"customer_moments":false,"point_expiry":false,"tiers":false,"campaign_mail":false}'
+        ),
         "selectable": "no",
         "created_at": shown[-1][column:],
     }

@@ -56,6 +56,7 @@ class World:
     voucher: str
     earn_rule_id: int
     campaign_id: int
+    mailing_id: int
     endpoint_id: int
     event_id: str
     transaction_id: int
@@ -521,6 +522,53 @@ CASES |= {
     ],
 }
 
+_MAILING_GONE = (404, "MAILING_NOT_FOUND", "another vendor's mailing: 404 MAILING_NOT_FOUND")
+CASES |= {
+    "POST /admin/v1/vendors/{vendor_id}/mailings": [
+        Call(
+            403,
+            "PLAN_FEATURE_UNAVAILABLE",
+            "the intruder's plan lacks campaign_mail; nothing is made",
+            path=_intruder_vendor,
+            body=lambda w: {"subject": "m", "body": "m"},
+            token="admin",
+        )
+    ],
+    "GET /admin/v1/vendors/{vendor_id}/mailings": [
+        Call(200, None, "lists the path vendor's own mailings", path=_intruder_vendor, token="admin")
+    ],
+    "GET /admin/v1/vendors/{vendor_id}/mailings/{mailing_id}": [
+        Call(*_MAILING_GONE, path=_owners_in_intruders_vendor("mailing_id", "mailing_id"), token="admin")
+    ],
+    "PATCH /admin/v1/vendors/{vendor_id}/mailings/{mailing_id}": [
+        Call(
+            *_MAILING_GONE,
+            path=_owners_in_intruders_vendor("mailing_id", "mailing_id"),
+            body=lambda w: {"subject": "x"},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/mailings/{mailing_id}/test": [
+        Call(
+            *_MAILING_GONE,
+            path=_owners_in_intruders_vendor("mailing_id", "mailing_id"),
+            body=lambda w: {"email": "intruder@example.com"},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/mailings/{mailing_id}/send": [
+        Call(
+            *_MAILING_GONE,
+            path=_owners_in_intruders_vendor("mailing_id", "mailing_id"),
+            body=lambda w: {},
+            token="admin",
+        )
+    ],
+    "POST /admin/v1/vendors/{vendor_id}/mailings/{mailing_id}/cancel": [
+        Call(*_MAILING_GONE, path=_owners_in_intruders_vendor("mailing_id", "mailing_id"), token="admin")
+    ],
+}
+
 NOT_SWEPT: dict[str, str] = {
     "POST /admin/v1/plans": PLATFORM,
     "GET /admin/v1/plans": PLATFORM,
@@ -582,6 +630,8 @@ NOT_SWEPT: dict[str, str] = {
             ("POST", "log"),
         )
     },
+    "GET /admin/v1/outbox/{message_id}/raw": "test mode: one outbox for the whole service",
+    "POST /unsubscribe/{token}": "no bearer token: the signed token in the path is the customer's own key",
     "GET /health/live": "no tenant data",
     "GET /health/ready": "no tenant data",
     "GET /unsubscribe/{token}": "no bearer token: the signed token in the path is the customer's own key",
@@ -633,7 +683,7 @@ def test_every_vendor_route_is_swept(app: Litestar) -> None:
 async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> dict[str, Any]:
     """The owner vendor with one of everything the routes take an id of (made afresh for each
     case, so no case can see what another one wrote)."""
-    owner = await make_tenant(client, plan={"features": {"campaigns": True, "tiers": True}})
+    owner = await make_tenant(client, plan={"features": {"campaigns": True, "tiers": True, "campaign_mail": True}})
     free_card, _ = await card_batch(client, owner, 2)
     made = await register(
         client,
@@ -681,6 +731,7 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) ->
         portal(owner, "/tiers"),
         {"basis": "spend", "tiers": [{"key": "own", "name": SECRET, "threshold": 0, "multiplier_percent": 100}]},
     )
+    mailing = await admin(client, "POST", portal(owner, "/mailings"), {"subject": SECRET, "body": SECRET})
     bought = await client.post(
         "/api/v1/transactions",
         json={"identifier": "ownerina@example.nl", "idempotency_key": "t", "total_amount": 900, "description": SECRET},
@@ -706,6 +757,7 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) ->
         "transaction_id": bought.json()["data"]["id"],
         "earn_rule_id": rule["id"],
         "campaign_id": campaign["id"],
+        "mailing_id": mailing["id"],
         "customer_id": made["id"],
         "second_customer_id": second["id"],
         "external_id": "OWN-1",

@@ -36,6 +36,7 @@ class World:
     client_id: str = "cl_x"
     user_id: int = 1
     batch_id: int = 0
+    mailing_id: int = 1
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ def _batch(w: World) -> str:
 LISTS_OWN = 200  # a list of the intruder's own shop: it holds none of the owner's rows
 RULE = {"version": "1", "name": "own", "points_per_unit": "1", "unit_amount": "100"}
 CAMPAIGN = {"version": "1", "name": "own", "kind": "fixed_points", "points": "5"}
+MAILING = {"subject": "own", "body": "own"}
 SETTINGS_CASES: dict[str, Case] = {
     "GET /earn-rules": Case(LISTS_OWN, lambda w: "/portal/earn-rules?preview=1&sku_1=A&amount_1=500"),
     "GET /earn-rules/new": Case(200, lambda w: "/portal/earn-rules/new"),
@@ -81,6 +83,15 @@ SETTINGS_CASES: dict[str, Case] = {
     "POST /campaigns/{row_id}": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}", lambda w: CAMPAIGN),
     "GET /campaigns/{row_id}/delete": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}/delete"),
     "POST /campaigns/{row_id}/delete": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}/delete"),
+    "GET /mailings": Case(LISTS_OWN, lambda w: "/portal/mailings"),
+    "GET /mailings/new": Case(200, lambda w: "/portal/mailings/new"),
+    # the intruder's plan has no campaign_mail: 403 PLAN_FEATURE_UNAVAILABLE on its own shop (MAIL-13)
+    "POST /mailings": Case(403, lambda w: "/portal/mailings", lambda w: MAILING),
+    "GET /mailings/{mailing_id}": Case(404, lambda w: f"/portal/mailings/{w.mailing_id}"),
+    "POST /mailings/{mailing_id}": Case(404, lambda w: f"/portal/mailings/{w.mailing_id}", lambda w: MAILING),
+    "POST /mailings/{mailing_id}/test": Case(404, lambda w: f"/portal/mailings/{w.mailing_id}/test"),
+    "POST /mailings/{mailing_id}/send": Case(404, lambda w: f"/portal/mailings/{w.mailing_id}/send"),
+    "POST /mailings/{mailing_id}/cancel": Case(404, lambda w: f"/portal/mailings/{w.mailing_id}/cancel"),
     "GET /branches": Case(LISTS_OWN, lambda w: "/portal/branches"),
     "GET /branches/new": Case(200, lambda w: "/portal/branches/new"),
     "POST /branches": Case(303, lambda w: "/portal/branches", lambda w: {"external_id": "own", "name": "Own"}),
@@ -219,7 +230,10 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine, sh
     assert redeemed.status_code == 201, redeemed.text
     await admin(client, "POST", "/admin/v1/email-suppressions", {"email": email, "reason": "bounce"})
     v = f"/admin/v1/vendors/{tenant.vendor_id}"
-    await admin(client, "PATCH", f"/admin/v1/plans/{tenant.plan_id}", {"features": {"campaigns": True}})
+    await admin(
+        client, "PATCH", f"/admin/v1/plans/{tenant.plan_id}", {"features": {"campaigns": True, "campaign_mail": True}}
+    )
+    mailing = await admin(client, "POST", f"{v}/mailings", {"subject": SECRET, "body": SECRET})
     rule = await admin(client, "POST", f"{v}/earn-rules", {"name": SECRET, "points_per_unit": 1, "unit_amount": 100})
     campaign = await admin(client, "POST", f"{v}/campaigns", {"name": SECRET, "kind": "fixed_points", "points": 5})
     await admin(client, "POST", f"{v}/branches", {"external_id": "B-1", "name": SECRET})
@@ -240,4 +254,5 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine, sh
         till["client_id"],
         shop.owner_id,
         batch_id,
+        mailing["id"],
     )

@@ -40,7 +40,13 @@ async def test_plan_is_read_listed_and_patched_with_selectable(client: AsyncTest
         **plan,
         "selectable": True,
         "max_customers": 9,
-        "features": {"campaigns": True, "customer_moments": False, "point_expiry": False, "tiers": False},
+        "features": {
+            "campaigns": True,
+            "customer_moments": False,
+            "point_expiry": False,
+            "tiers": False,
+            "campaign_mail": False,
+        },
     }
     # plans are listed oldest first: the newest is the last item of the last page
     first = await _get(client, "/admin/v1/plans", per_page=100)
@@ -232,6 +238,8 @@ async def test_usage_counts_what_each_limit_counts_this_month(
         "max_campaigns": 3,
         "locations": 1,
         "max_locations": 4,
+        "campaign_mails": 0,
+        "max_campaign_mails": 0,
     }
     # a new month starts the transactions again; what the shop holds stays counted
     test_clock.freeze(datetime(2027, 3, 1, 0, 0, 1, tzinfo=UTC))

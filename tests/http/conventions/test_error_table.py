@@ -114,6 +114,9 @@ CONTRACT_STATUSES = {
     "EVENT_NOT_FOUND": 404,  # the events feed
     "WEBHOOK_ENDPOINT_NOT_FOUND": 404,  # webhook endpoints
     "TRANSACTION_NOT_FOUND": 404,  # returns and the read of one purchase: no such purchase here
+    "MAILING_NOT_FOUND": 404,  # 7.4 campaign mail: no such mailing of the vendor
+    "MAILING_NOT_DRAFT": 409,  # 7.4: an edit or a send of a mailing that is no draft
+    "MAILING_NOT_ACTIVE": 409,  # 7.4: a cancel of a mailing neither scheduled nor sending
 }
 """Codes of the admin API and the back-office actions."""
 

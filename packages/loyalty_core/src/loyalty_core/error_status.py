@@ -48,6 +48,10 @@ STATUS_BY_CODE: Final = MappingProxyType(
         "TRANSACTION_NOT_FOUND": 404,
         "WALLET_NOT_FOUND": 404,
         "EVENT_NOT_FOUND": 404,
+        # campaign mail (MAIL-12)
+        "MAILING_NOT_FOUND": 404,
+        "MAILING_NOT_DRAFT": 409,
+        "MAILING_NOT_ACTIVE": 409,
         "WEBHOOK_ENDPOINT_NOT_FOUND": 404,
         # business rules
         "BRANCH_REQUIRED": 422,

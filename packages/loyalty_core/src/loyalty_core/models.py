@@ -19,6 +19,7 @@ from loyalty_core.earning.models import (
     meters,
 )
 from loyalty_core.events.models import WebhookDelivery, WebhookEndpoint, events
+from loyalty_core.mailings.models import Mailing, MailingRecipient
 from loyalty_core.passes.models import (
     CardMail,
     CardSendCooldown,
@@ -70,6 +71,8 @@ __all__ = [
     "EmailSuppression",
     "Invitation",
     "IssuedToken",
+    "Mailing",
+    "MailingRecipient",
     "PassBrandingRow",
     "PassRegistration",
     "PasswordReset",

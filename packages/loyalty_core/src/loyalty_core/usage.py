@@ -18,6 +18,7 @@ from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.earning.models import Campaign, Transaction, meter_leases, meters
 from loyalty_core.errors import ValidationFailed
+from loyalty_core.mailings.models import MailingRecipient, RecipientState
 from loyalty_core.rewards.models import Reward, RewardStatus
 from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.models import Branch, Plan, Vendor
@@ -41,6 +42,9 @@ class Usage:
     max_campaigns: int
     locations: int
     max_locations: int
+    campaign_mails: int = 0
+    """Campaign messages sent this month (MAIL-14)."""
+    max_campaign_mails: int = 0
 
 
 def month_of(now: datetime) -> tuple[date, date]:
@@ -98,6 +102,14 @@ class UsageReads:
                     ),
                     _count(Campaign, Campaign.vendor_id == vendor_id),
                     _count(Branch, Branch.vendor_id == vendor_id),
+                    _count(
+                        MailingRecipient,
+                        MailingRecipient.vendor_id == vendor_id,
+                        MailingRecipient.state == RecipientState.SENT,
+                        MailingRecipient.customer_id.is_not(None),
+                        MailingRecipient.decided_at >= begins,
+                        MailingRecipient.decided_at < ends,
+                    ),
                 )
                 .join(Vendor, Vendor.plan_id == Plan.id)
                 .where(Vendor.id == vendor_id)
@@ -105,7 +117,7 @@ class UsageReads:
         ).first()
         if row is None:
             raise VendorNotFound("No vendor has this id.", vendor_id=vendor_id)
-        plan, meter, recorded, customers, rewards, campaigns, locations = row
+        plan, meter, recorded, customers, rewards, campaigns, locations, mails = row
         return Usage(
             period_start=start,
             period_end=end,
@@ -120,6 +132,8 @@ class UsageReads:
             max_campaigns=plan.max_campaigns,
             locations=int(locations),
             max_locations=plan.max_locations,
+            campaign_mails=int(mails),
+            max_campaign_mails=plan.max_campaign_mails,
         )
 
 

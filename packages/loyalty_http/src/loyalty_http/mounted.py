@@ -13,6 +13,7 @@ from loyalty_http.earning.admin import AdminCampaignsController, AdminEarnRulesC
 from loyalty_http.earning.controllers import CustomerTransactionsController, ReturnController, TransactionController
 from loyalty_http.events.controllers import EventController, WebhookEndpointController
 from loyalty_http.health.controllers import HealthController, MetricsController
+from loyalty_http.mailings.admin import AdminMailingsController, AdminOutboxRawController
 from loyalty_http.oauth.controllers import OAuthController, VersionedOAuthController
 from loyalty_http.openapi.pages import AdminDocsController, PublicDocsController
 from loyalty_http.passes.admin import AdminPassesController, AdminSuppressionsController, WalletPushStandInController
@@ -65,6 +66,8 @@ ROUTE_HANDLERS: list[Any] = [
     AdminCampaignsController,
     AdminTiersController,
     TierController,
+    AdminMailingsController,
+    AdminOutboxRawController,
     EventController,
     WebhookEndpointController,
 ]

@@ -37,6 +37,7 @@ from loyalty_core.customers.reads.cards import CardList
 from loyalty_core.earning.services import CampaignService, EarnRuleService
 from loyalty_core.earning.till_purchase import Purchases
 from loyalty_core.events.services.transaction import request_transaction
+from loyalty_core.mailings.services import MailingService
 from loyalty_core.passes.services.cards import PassCards
 from loyalty_core.passes.services.outbox import Outbox
 from loyalty_core.passes.services.ports import PassMaker
@@ -237,6 +238,7 @@ def dependencies(
         "earn_rules": service(EarnRuleService),
         "campaigns": service(CampaignService),
         "tiers": service(TierService),
+        "mailings": service(MailingService),
         # the back office's reads
         "tenancy_reads": service(TenancyReads),
         "usage": service(UsageReads),

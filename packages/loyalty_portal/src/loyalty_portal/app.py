@@ -34,6 +34,7 @@ from loyalty_portal.pages.export import ExportController
 from loyalty_portal.pages.imports import ImportController
 from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
+from loyalty_portal.pages.mailings import MailingsController
 from loyalty_portal.pages.redemptions import RedemptionsController
 from loyalty_portal.pages.reports import ReportsController
 from loyalty_portal.pages.rewards import RewardsController
@@ -56,6 +57,7 @@ CONTROLLERS = [
     RedemptionsController,
     EarnRulesController,
     CampaignsController,
+    MailingsController,
     BranchesController,
     ClientsController,
     UsersController,

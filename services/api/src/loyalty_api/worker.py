@@ -30,6 +30,7 @@ from loyalty_api.jobs.hook import for_saq
 from loyalty_api.jobs.webhook_gates import Gates
 from loyalty_api.settings import Settings, libpq_url
 from loyalty_core.clock import Clock
+from loyalty_core.customers.rules.consent import unsubscribe_key
 from loyalty_core.events.rules.addresses import Resolver, system_resolver
 from loyalty_core.passes.services.ports import PassMaker, WalletPushes
 from loyalty_wallet_pass.identity import SigningIdentity
@@ -194,6 +195,9 @@ def make_job_context(
         passes=passes,
         mailer=mailer_for(settings.smtp_host, settings.smtp_port, settings.home),
         mail_from=settings.mail_from,
+        unsubscribe_key=unsubscribe_key(settings.jwt_secret) if settings.jwt_secret else None,
+        public_url=settings.public_url,
+        keep_raw=settings.test_mode,
         webhook_sealer=WebhookSealer(settings.encryption_key),
         webhook_sender=Sender(resolver, test_mode=settings.test_mode),
         webhook_gates=Gates(settings.webhook_concurrency, settings.webhook_endpoint_concurrency),

@@ -64,6 +64,7 @@ from loyalty_client.models.transactions import (
     ReturnPage,
     TransactionBody,
 )
+from loyalty_client.models.unsubscribe import Unsubscribed
 from loyalty_client.models.vouchers import VoucherBody, VoucherVerify
 from loyalty_client.models.webhook_endpoints import (
     Delivery,
@@ -144,6 +145,7 @@ __all__ = [
     "TransactionBody",
     "TransactionPage",
     "TypeSpecificData",
+    "Unsubscribed",
     "VoucherBody",
     "VoucherVerify",
     "Wallet",

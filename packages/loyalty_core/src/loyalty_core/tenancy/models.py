@@ -48,6 +48,9 @@ class Plan(Base):
     feature_point_expiry: Mapped[bool] = mapped_column(Boolean, default=False)
     feature_tiers: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     """TIER-5: the vendor's ladder applies (reads show tiers, purchases pay their bonus)."""
+    feature_campaign_mail: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    max_campaign_mails: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """Campaign messages sent per UTC month (MAIL-14); zero: unlimited."""
     selectable: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     """A plan a vendor's owner may pick for the shop in the portal; others are set by the operator."""
 

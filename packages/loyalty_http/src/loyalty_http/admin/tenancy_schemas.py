@@ -36,6 +36,7 @@ class Features(msgspec.Struct):
     customer_moments: bool = False
     point_expiry: bool = False
     tiers: bool = False
+    campaign_mail: bool = False
 
 
 class PlanCreate(msgspec.Struct):
@@ -45,6 +46,7 @@ class PlanCreate(msgspec.Struct):
     max_rewards: Count = 0
     max_campaigns: Count = 0
     max_locations: Count = 0
+    max_campaign_mails: Count = 0
     rate_limit_per_minute: Count = 0
     overage_percent: Percent = 0
     features: Features | UnsetType = UNSET
@@ -56,6 +58,7 @@ class FeaturesPatch(msgspec.Struct, omit_defaults=True):
     customer_moments: bool | UnsetType = UNSET
     point_expiry: bool | UnsetType = UNSET
     tiers: bool | UnsetType = UNSET
+    campaign_mail: bool | UnsetType = UNSET
 
 
 class PlanPatch(msgspec.Struct, omit_defaults=True):
@@ -67,6 +70,7 @@ class PlanPatch(msgspec.Struct, omit_defaults=True):
     max_rewards: Count | UnsetType = UNSET
     max_campaigns: Count | UnsetType = UNSET
     max_locations: Count | UnsetType = UNSET
+    max_campaign_mails: Count | UnsetType = UNSET
     rate_limit_per_minute: Count | UnsetType = UNSET
     overage_percent: Percent | UnsetType = UNSET
     features: FeaturesPatch | UnsetType = UNSET
@@ -94,6 +98,7 @@ class Plan(msgspec.Struct):
     max_rewards: Count
     max_campaigns: Count
     max_locations: Count
+    max_campaign_mails: Count
     rate_limit_per_minute: Count
     overage_percent: Percent
     features: Features
@@ -110,9 +115,16 @@ class Plan(msgspec.Struct):
             max_rewards=p.max_rewards,
             max_campaigns=p.max_campaigns,
             max_locations=p.max_locations,
+            max_campaign_mails=p.max_campaign_mails,
             rate_limit_per_minute=p.rate_limit_per_minute,
             overage_percent=p.overage_percent,
-            features=Features(p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry, p.feature_tiers),
+            features=Features(
+                p.feature_campaigns,
+                p.feature_customer_moments,
+                p.feature_point_expiry,
+                p.feature_tiers,
+                p.feature_campaign_mail,
+            ),
             selectable=p.selectable,
             created_at=p.created_at,
         )

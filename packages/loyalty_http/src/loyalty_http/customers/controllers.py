@@ -119,3 +119,15 @@ class UnsubscribeController(Controller):
         vendor_id, customer_id = signed_for
         await customers.consent.unsubscribe(vendor_id, customer_id)
         return Envelope(s.Unsubscribed(unsubscribed=True))
+
+    # RFC 8058 one-click: a mail client posts ``List-Unsubscribe=One-Click`` to the link (MAIL-17)
+    @post("/{token:str}", opt=reads(auth="none", limit="address", errors=("CUSTOMER_NOT_FOUND",)), status_code=200)
+    async def unsubscribe_one_click(
+        self, config: Config, token: FromPath[str], customers: Customers
+    ) -> Envelope[s.Unsubscribed]:
+        signed_for = consent.read_unsubscribe_token(unsubscribe_key(config), token)
+        if signed_for is None:
+            raise ce.CustomerNotFound("This unsubscribe link is not valid.")
+        vendor_id, customer_id = signed_for
+        await customers.consent.unsubscribe(vendor_id, customer_id)
+        return Envelope(s.Unsubscribed(unsubscribed=True))

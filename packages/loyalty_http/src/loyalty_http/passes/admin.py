@@ -13,7 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.errors import ValidationFailed
-from loyalty_core.passes.models import CardMail, IdentityState
+from loyalty_core.mailings.reads import OutboxRow
+from loyalty_core.mailings.reads import outbox as listed_outbox
+from loyalty_core.passes.models import IdentityState
 from loyalty_core.passes.services.identities import IdentityRows, unavailable
 from loyalty_core.passes.services.outbox import SuppressionNotFound
 from loyalty_core.passes.services.ports import BrandingFacts, PushOutcome, WalletPushes
@@ -176,16 +178,16 @@ class AdminSuppressionsController(Controller):
         self,
         request: Request[Any, Any, Any],
         params: NamedDependency[s.OutboxQuery],
-        outbox: Outboxes,
+        db: NamedDependency[AsyncSession],
         config: Config,
     ) -> Envelope[Page[s.OutboxItem]]:
-        """Test mode: the mails sent or written, newest first (OPS-4); ``status=failed`` lists
-        the mails that ended failed instead."""
+        """Test mode: the mails sent or written, card mails and campaign messages, newest first (OPS-4,
+        MAIL-18); ``status=failed`` lists the mails that ended failed instead."""
         if config.test_clock is None:
             raise RouteNotFound("No endpoint at this path.")
         page = page_number(request)
         failed = params.status == "failed"
-        rows, total = await outbox.delivered(page=page, per_page=params.per_page, failed=failed)
+        rows, total = await listed_outbox(db, page=page, per_page=params.per_page, failed=failed)
         items = [_outbox_item(row) for row in rows]
         return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))
 
@@ -232,12 +234,12 @@ class WalletPushStandInController(Controller):
         _stand_in(config).script(PushOutcome(payload.outcome))
 
 
-def _outbox_item(row: CardMail) -> s.OutboxItem:
+def _outbox_item(row: OutboxRow) -> s.OutboxItem:
     return s.OutboxItem(
         id=row.id,
-        to=row.to_address,
+        to=row.to,
         subject=row.subject,
-        created_at=row.accepted_at,
+        created_at=row.created_at,
         status=row.status,
         attachments=[s.Attachment(filename=a["filename"], content_type=a["content_type"]) for a in row.attachments],
     )

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from loyalty_api.jobs import (
+    campaign_mails,
     card_mails,
     customer_imports,
     customer_moments,
@@ -29,6 +30,8 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "customer-imports": (customer_imports.customer_imports, customer_imports.CRON),
     "ledger-totals": (ledger_totals.ledger_totals, ledger_totals.CRON),
     "pass-updates": (pass_updates.pass_updates, pass_updates.CRON),
+    "campaign-mails": (campaign_mails.campaign_mails, campaign_mails.CRON),
+    "campaign-mail-tests": (campaign_mails.campaign_mail_tests, campaign_mails.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 

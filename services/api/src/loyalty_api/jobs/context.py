@@ -40,6 +40,12 @@ class JobContext:
     mailer: Mailer | None = None
     mail_from: str | None = None
     """The card mails' From address (``LOYALTY_MAIL_FROM``)."""
+    unsubscribe_key: bytes | None = None
+    """Signs the campaign messages' unsubscribe links (CONSENT-4)."""
+    public_url: str = ""
+    """``LOYALTY_PUBLIC_URL``: where the unsubscribe links point."""
+    keep_raw: bool = False
+    """Test mode: keep each campaign message as sent (``GET /admin/v1/outbox/{id}/raw``)."""
     webhook_sealer: Sealer | None = None
     """Opens the endpoints' signing secrets."""
     webhook_sender: Sender | None = None

@@ -1,0 +1,1 @@
+"""The mailings of the admin API (campaign mail, MAIL-1 to MAIL-18)."""
