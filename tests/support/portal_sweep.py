@@ -159,6 +159,7 @@ CASES: dict[str, Case] = {
     "POST /mail/switch-on": Case(404, lambda w: "/portal/mail/switch-on", lambda w: {"email": w.email}),
     "GET /billing": Case(LISTS_OWN, lambda w: "/portal/billing"),
     "POST /billing/plan": Case(422, lambda w: "/portal/billing/plan", lambda w: {"plan_id": "0"}),
+    "POST /billing/pending": Case(422, lambda w: "/portal/billing/pending", lambda w: {"pending_days": "91"}),
     "GET /branding": Case(LISTS_OWN, lambda w: "/portal/branding"),
     "POST /branding": Case(
         303,

@@ -24,7 +24,7 @@ from loyalty_core.events.services.endpoints import Ping
 from loyalty_core.redemptions.events import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
 from loyalty_core.vouchers.events import VoucherUsed
-from loyalty_core.wallet.events import PointsAdjusted, PointsExpired
+from loyalty_core.wallet.events import PointsAdjusted, PointsAvailable, PointsExpired
 
 EVENTS = Registry(
     current(CustomerCreated),
@@ -36,6 +36,7 @@ EVENTS = Registry(
     current(TransactionReturned),
     current(PointsAdjusted),
     current(PointsExpired),
+    current(PointsAvailable),
     current(RedemptionCreated),
     # the verify's snapshot, or the resource as the portal's give records it
     current(RedemptionUsed, read=snapshot_or_stored(used_event_data)),

@@ -78,6 +78,8 @@ class _Known(msgspec.Struct, array_like=True):
     rules_applied: list[tuple[Any, ...]]
     """Each rule's ten fields in :class:`RuleApplied`'s order, its breakdown as (sku, quantity, points)."""
     items: list[_Line]
+    points_available_at: datetime | None = None
+    """PENDING-2; a snapshot stored before it existed shows the transaction's ``created_at``."""
 
 
 class CreatedSnapshot(msgspec.Struct, array_like=True):
@@ -106,6 +108,7 @@ def created_data(
     points_earned: int,
     rules: Sequence[RuleResult],
     lines: Sequence[tuple[str, str | None, int, int, str | None]],
+    points_available_at: datetime | None = None,
 ) -> str:
     """What Python knows, as the JSON text :data:`CREATED_DATA` reads from ``<NAME>_data``;
     ``lines``: (name, sku, quantity, unit price, category) in the order the statement writes them.
@@ -135,6 +138,7 @@ def created_data(
             for r in rules
         ],
         lines,
+        points_available_at,
     )
     return msgspec.json.encode(known).decode()
 
@@ -173,6 +177,7 @@ def created_event_data(snapshot: Any, at: datetime) -> dict[str, Any]:
         items=items,
         returned_amount=0,
         points_reversed=0,
+        points_available_at=(known.points_available_at or at).astimezone(UTC),
     )
     data: dict[str, Any] = msgspec.to_builtins(shown)
     return data

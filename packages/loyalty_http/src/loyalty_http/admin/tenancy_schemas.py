@@ -119,6 +119,7 @@ class VendorCreate(msgspec.Struct):
     plan_id: Annotated[int, msgspec.Meta(ge=1)]
     status: VendorStatus = VendorStatus.ACTIVE
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | None = None
+    pending_days: Annotated[int, bounds.PENDING_DAYS] = 0
     subscription_ends_at: datetime | None = None
     suspended_grace_until: datetime | None = None
 
@@ -129,6 +130,7 @@ class VendorPatch(msgspec.Struct, omit_defaults=True):
     plan_id: Annotated[int, msgspec.Meta(ge=1)] | UnsetType = UNSET
     status: VendorStatus | UnsetType = UNSET
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | UnsetType | None = UNSET
+    pending_days: Annotated[int, bounds.PENDING_DAYS] | UnsetType = UNSET
     subscription_ends_at: datetime | UnsetType | None = UNSET
     suspended_grace_until: datetime | UnsetType | None = UNSET
 
@@ -140,6 +142,7 @@ class Vendor(msgspec.Struct):
     status: str
     code_prefix: str
     points_expire_after_days: int | None
+    pending_days: int
     subscription_ends_at: datetime | None
     suspended_grace_until: datetime | None
     created_at: datetime

@@ -1,5 +1,5 @@
-"""Billing (owners only): the shop's plan, this month's usage against each limit, and choosing
-another of the plans offered (PLAN-3)."""
+"""Billing (owners only): the shop's plan, this month's usage against each limit, choosing
+another of the plans offered (PLAN-3), and the days a purchase's points wait (PENDING-1)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromQuery
 
+from loyalty_core.bounds import PENDING_DAYS
 from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError
+from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.numbers import row_id_of
+from loyalty_core.tenancy.services import TenancyService
 from loyalty_core.tenancy.services.ceilings import plan_of
 from loyalty_core.usage import PlanChoice, Usage
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
@@ -45,6 +47,7 @@ async def page(db: Db, config: Cfg, visitor: Me, *, status: int = 200, **context
         usage=usage,
         meters=meters_of(usage),
         plans=await choice.selectable_plans(),
+        pending_days=(await TenancyService(db, config.clock).get_vendor(visitor.vendor_id)).pending_days,
         **context,
     )
 
@@ -54,8 +57,16 @@ class BillingController(Controller):
     opt = OWNER_ONLY
 
     @get("/")
-    async def show(self, visitor: Me, db: Db, config: Cfg, done: FromQuery[str | None] = None) -> Response[Any]:
-        return await page(db, config, visitor, done="The shop is on its new plan." if done else None)
+    async def show(
+        self,
+        visitor: Me,
+        db: Db,
+        config: Cfg,
+        done: FromQuery[str | None] = None,
+        pending: FromQuery[str | None] = None,
+    ) -> Response[Any]:
+        said = "The shop is on its new plan." if done else "The pending days are saved." if pending else None
+        return await page(db, config, visitor, done=said)
 
     @post("/plan")
     async def choose(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
@@ -67,3 +78,17 @@ class BillingController(Controller):
         except DomainError as refused:
             return await page(db, config, visitor, status=status_of(refused), error=refused.message)
         return see_other(f"{MOUNT_PATH}/billing?done=1")
+
+    @post("/pending")
+    async def pending(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        """PENDING-1: the setting as the admin API's ``PATCH`` writes it, within the same bounds."""
+        form = await Form.of(request)
+        days = form.whole("pending_days", PENDING_DAYS, required=True)
+        try:
+            form.check()
+            async with db.begin_nested():
+                await TenancyService(db, config.clock).patch_vendor(visitor.vendor_id, {"pending_days": days})
+        except DomainError as refused:
+            problems = refused.fields if isinstance(refused, ValidationFailed) else {}
+            return await page(db, config, visitor, status=status_of(refused), error=refused.message, problems=problems)
+        return see_other(f"{MOUNT_PATH}/billing?pending=1")

@@ -12,6 +12,7 @@ from loyalty_api.jobs import (
     customer_moments,
     expire_points,
     ledger_totals,
+    pending_points,
     prune_tokens,
     webhook_deliveries,
 )
@@ -27,6 +28,7 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "prune-events": (webhook_deliveries.prune_old_events, webhook_deliveries.PRUNE_CRON),
     "customer-imports": (customer_imports.customer_imports, customer_imports.CRON),
     "ledger-totals": (ledger_totals.ledger_totals, ledger_totals.CRON),
+    "pending-points": (pending_points.pending_points, pending_points.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 

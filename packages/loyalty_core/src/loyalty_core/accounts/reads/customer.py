@@ -24,6 +24,7 @@ from loyalty_core.customers.reads.customer import IDENTIFIER_LIST, CustomerView,
 from loyalty_core.db import driver_connection
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.models import Wallet, due_points
+from loyalty_core.wallet.till_pending import available_shown
 
 _C = Customer.__table__.c
 _W = Wallet.__table__.c
@@ -32,9 +33,10 @@ _W = Wallet.__table__.c
 def customer_rows(now: datetime) -> Select[Any]:
     """Every customer of every status with ``balance`` and ``identifier_list``: add the ``where``."""
     due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
+    balance = func.coalesce(_W.balance, 0) - due + available_shown(_W, now)
     return (
         # a sum of bigint is numeric: cast back, or the balance would be read as a Decimal
-        select(*_C, cast(func.coalesce(_W.balance, 0) - due, BigInteger).label("balance"), IDENTIFIER_LIST)
+        select(*_C, cast(balance, BigInteger).label("balance"), IDENTIFIER_LIST)
         .select_from(Customer.__table__)
         .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
     )
