@@ -1,11 +1,8 @@
-"""pending points: the vendor's ``pending_days`` (PENDING-1), the points that wait for their
-instant (PENDING-2), the transaction's ``points_available_at`` and the wallet's next instant
+"""pending points (PENDING-2): the table of the points that wait for their instant
 
-A new table, and columns added without a rewrite: ``vendors.pending_days`` has a constant default
-(catalogue-only in PostgreSQL 11+), ``transactions.points_available_at`` and
-``wallets.pending_next_at`` are nullable without a default (NULL reads as "at ``created_at``" and
-"none"), so neither large table is rewritten or scanned; each ``ALTER`` waits at most the lock
-timeout for its brief lock (MIGRATE-1). The CHECK on ``vendors`` validates the small vendors table.
+A new table; its key to ``wallets`` takes a brief lock there, released at this migration's commit.
+The columns the feature adds to busy tables come in the next migrations, one table each, so no
+migration holds one busy table's lock while it waits for another's (MIGRATE-1, MIGRATE-2).
 
 Revision ID: 287bc59875b2
 Revises: a542bf8f3266
@@ -50,24 +47,9 @@ def upgrade() -> None:
     op.create_index("ix_pending_points_due", "pending_points", ["available_at"], unique=False)
     op.create_index("ix_pending_points_transaction", "pending_points", ["vendor_id", "transaction_id"], unique=False)
     op.create_index("ix_pending_points_wallet_due", "pending_points", ["wallet_id", "available_at"], unique=False)
-    op.add_column(
-        "transactions",
-        sa.Column("points_available_at", advanced_alchemy.types.DateTimeUTC(timezone=True), nullable=True),
-    )
-    op.add_column("vendors", sa.Column("pending_days", sa.SmallInteger(), server_default="0", nullable=False))
-    op.create_check_constraint(
-        op.f("ck_vendors_pending_days_in_range"), "vendors", "pending_days >= 0 AND pending_days <= 90"
-    )
-    op.add_column(
-        "wallets", sa.Column("pending_next_at", advanced_alchemy.types.DateTimeUTC(timezone=True), nullable=True)
-    )
 
 
 def downgrade() -> None:
-    op.drop_column("wallets", "pending_next_at")
-    op.drop_constraint(op.f("ck_vendors_pending_days_in_range"), "vendors", type_="check")
-    op.drop_column("vendors", "pending_days")
-    op.drop_column("transactions", "points_available_at")
     op.drop_index("ix_pending_points_wallet_due", table_name="pending_points")
     op.drop_index("ix_pending_points_transaction", table_name="pending_points")
     op.drop_index("ix_pending_points_due", table_name="pending_points")
