@@ -15,7 +15,7 @@ log = structlog.get_logger("loyalty.jobs.pending_points")
 CRON = "* * * * *"
 """Every minute: a quiet wallet's points reach the ledger (and its webhook) within a minute."""
 
-BATCH = 200
+BATCH = 50
 """Wallets per transaction."""
 LOCK_TIMEOUT = "1s"
 """A wallet busy with a till's write is left to that write, which makes its points available itself."""
