@@ -19,7 +19,7 @@ from typing import Any
 
 from loyalty_core.accounts.events import CustomerAnonymized, CustomerCreated, CustomerMerged, CustomerUpdated
 from loyalty_core.earning.events import CreatedSnapshot, TransactionReturned, created_event_data
-from loyalty_core.events.rules.payloads import Registry, current, snapshot_or_stored
+from loyalty_core.events.rules.payloads import Registry, current, older, snapshot_or_stored
 from loyalty_core.events.services.endpoints import Ping
 from loyalty_core.redemptions.events import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
@@ -33,6 +33,7 @@ EVENTS = Registry(
     current(CustomerAnonymized),
     # the purchase's snapshot; an object is an event stored as the resource before there was one
     current(CreatedSnapshot, read=snapshot_or_stored(created_event_data)),
+    older(CreatedSnapshot, 1, read=snapshot_or_stored(created_event_data)),
     current(TransactionReturned),
     current(PointsAdjusted),
     current(PointsExpired),

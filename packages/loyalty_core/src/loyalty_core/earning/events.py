@@ -89,7 +89,9 @@ class CreatedSnapshot(msgspec.Struct, array_like=True):
     next version, whose reader says what older events show for it."""
 
     event_type: ClassVar[str] = EventType.TRANSACTION_CREATED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
+    """2: ``_Known`` ends with ``points_available_at`` (PENDING-9); version 1 lacks it and shows the
+    transaction's ``created_at`` there."""
     id: int
     item_ids: list[int] | None
     """None for a purchase without lines (``array_agg`` over no rows)."""
@@ -151,7 +153,7 @@ def _rule_applied(values: tuple[Any, ...]) -> RuleApplied:
 
 
 def created_event_data(snapshot: Any, at: datetime) -> dict[str, Any]:
-    """The data of a ``transaction.created`` event from the snapshot (version 1) its purchase stored:
+    """The data of a ``transaction.created`` event from the snapshot (versions 1 and 2) its purchase stored:
     the transaction as the POST answered it; ``at``, the event's instant, is the transaction's."""
     stored = msgspec.convert(snapshot, CreatedSnapshot)
     known = msgspec.json.decode(stored.known, type=_Known)

@@ -108,7 +108,7 @@ WITH spent AS (
     DO UPDATE SET spend = tmo.spend + excluded.spend, points = tmo.points + excluded.points
 ), purchase_event_recorded AS (
     INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
-    SELECT %(vendor_id)s, CAST(%(purchase_event_id)s AS text), 'transaction.created', 1,
+    SELECT %(vendor_id)s, CAST(%(purchase_event_id)s AS text), 'transaction.created', 2,
            %(now)s, CAST(%(customer_id)s AS bigint),
            jsonb_build_array(t.id, (SELECT array_agg(id ORDER BY position) FROM lines), CAST(%(purchase_event_data)s AS text))
     FROM t
@@ -248,7 +248,7 @@ WITH spent AS (
     DO UPDATE SET spend = tmo.spend + excluded.spend, points = tmo.points + excluded.points
 ), purchase_event_recorded AS (
     INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
-    SELECT %(vendor_id)s, CAST(%(purchase_event_id)s AS text), 'transaction.created', 1,
+    SELECT %(vendor_id)s, CAST(%(purchase_event_id)s AS text), 'transaction.created', 2,
            %(now)s, CAST(%(customer_id)s AS bigint),
            jsonb_build_array(t.id, (SELECT array_agg(id ORDER BY position) FROM lines), CAST(%(purchase_event_data)s AS text))
     FROM t
