@@ -234,3 +234,11 @@ async def test_pending_days_0_earns_at_once_as_before(client: AsyncTestClient[Li
     wallet = await _wallet(client, tenant, customer["id"])
     assert (wallet["balance"], wallet["pending_points"], wallet["next_available_at"]) == (25, 0, None)
     assert not [e for e in await events_of(client, tenant) if e["type"] == "points.available"]
+    async with engine.connect() as conn:
+        parked = await conn.scalar(
+            text("SELECT count(*) FROM pending_points WHERE vendor_id = :v"), {"v": tenant.vendor_id}
+        )
+        nexts = await conn.scalar(
+            text("SELECT count(pending_next_at) FROM wallets WHERE vendor_id = :v"), {"v": tenant.vendor_id}
+        )
+    assert (parked, nexts) == (0, 0)
