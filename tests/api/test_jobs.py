@@ -27,10 +27,11 @@ from loyalty_api.settings import Settings
 from loyalty_api.worker import EVERY_MINUTE, drain, make_queue, make_worker
 from loyalty_core.clock import SystemClock
 from loyalty_core.db import make_engine, make_sessionmaker
+from loyalty_core.events.models import events
 from loyalty_core.wallet.models import LedgerEntry
 from tests.support.service import ADMIN
 from tests.support.vendors import make_vendor
-from tests.support.wallets import earn, new_customer
+from tests.support.wallets import earn, new_customer, pend
 
 EARNED = datetime(2032, 1, 10, 8, 0, tzinfo=UTC)
 
@@ -74,6 +75,39 @@ async def test_expire_points_runs_from_test_mode_once_per_moment(
         assert [(e.amount, e.running_balance, e.causer_type, e.created_at) for e in entries] == [
             (-12, 3, "system", datetime(2032, 2, 9, 8, 0, tzinfo=UTC))
         ]
+    finally:
+        await client.delete("/admin/v1/test-clock", headers=ADMIN)
+        await engine.dispose()
+
+
+async def test_pending_points_run_from_test_mode_write_each_quiet_wallet_once(
+    client: AsyncTestClient[Litestar], database_url: str
+) -> None:
+    """PENDING-8: the job writes the ``earn`` entries of pending points whose instant has passed,
+    dated that instant, with their ``points.available``; a second run finds nothing."""
+    engine = make_engine(database_url)
+    try:
+        async with make_sessionmaker(engine).begin() as db:
+            vendor_id = (await make_vendor(db)).id
+        customers = [await new_customer(engine, vendor_id) for _ in range(2)]
+        await pend(engine, vendor_id, customers[0], 9, at=EARNED)
+        await pend(engine, vendor_id, customers[0], 4, at=datetime(2032, 1, 11, 8, 0, tzinfo=UTC))
+        await pend(engine, vendor_id, customers[1], 5, at=datetime(2032, 3, 1, tzinfo=UTC))
+        clock = await client.put("/admin/v1/test-clock", json={"now": "2032-02-09T08:00:00Z"}, headers=ADMIN)
+        assert clock.status_code == 200
+        first = await client.post("/admin/v1/jobs/pending-points/run", headers=ADMIN)
+        assert first.status_code == 200
+        assert first.json()["data"]["result"]["wallets"] >= 1
+        again = await client.post("/admin/v1/jobs/pending-points/run", headers=ADMIN)
+        assert again.json()["data"]["result"] == {"wallets": 0, "failed": 0}
+        async with make_sessionmaker(engine)() as db:
+            entries = (await db.scalars(select(LedgerEntry).where(LedgerEntry.vendor_id == vendor_id))).all()
+            shown = (await db.scalars(select(events.c.type).where(events.c.vendor_id == vendor_id))).all()
+        assert [(e.type, e.amount, e.running_balance, e.created_at) for e in entries] == [
+            ("earn", 9, 9, EARNED),
+            ("earn", 4, 13, datetime(2032, 1, 11, 8, 0, tzinfo=UTC)),
+        ]
+        assert list(shown) == ["points.available", "points.available"]
     finally:
         await client.delete("/admin/v1/test-clock", headers=ADMIN)
         await engine.dispose()
@@ -273,4 +307,5 @@ async def test_a_sweep_scheduled_every_minute_ends_ok_at_debug_and_fails_at_warn
         "pass-updates",
         "campaign-mails",
         "campaign-mail-tests",
+        "pending-points",
     }

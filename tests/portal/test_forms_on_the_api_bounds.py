@@ -12,7 +12,7 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from loyalty_core import bounds
-from loyalty_http.admin.tenancy_schemas import BranchCreate, ClientCreate, VendorPatch
+from loyalty_http.admin.tenancy_schemas import BranchCreate, ClientCreate, VendorCreate, VendorPatch
 from loyalty_http.admin.users_schemas import UserCreate
 from loyalty_http.customers.admin_schemas import CardBatchCreate, CustomerSearchQuery
 from loyalty_http.earning.purchase_schemas import ItemBody, PreviewBody
@@ -62,6 +62,8 @@ def _metas(struct: type[msgspec.Struct], field: str) -> list[object]:
         (BrandingBody, "display_name", bounds.DISPLAY_NAME),
         (BrandingBody, "background", bounds.COLOUR),
         (VendorPatch, "point_value_millicents", bounds.POINT_VALUE),
+        (VendorPatch, "pending_days", bounds.PENDING_DAYS),
+        (VendorCreate, "pending_days", bounds.PENDING_DAYS),
     ],
 )
 def test_the_api_field_a_portal_form_mirrors_reads_the_same_declaration(

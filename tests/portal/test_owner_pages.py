@@ -42,7 +42,14 @@ async def test_staff_are_refused_the_owners_billing_branding_and_export(client: 
         page = await client.get(path)
         assert page.status_code == 403, path
         assert "Only the shop&#39;s owners may open this page." in page.text
-    for path in ("/portal/billing/plan", "/portal/branding", "/portal/import", "/portal/import/1/run"):
+    paths = (
+        "/portal/billing/plan",
+        "/portal/billing/pending",
+        "/portal/branding",
+        "/portal/import",
+        "/portal/import/1/run",
+    )
+    for path in paths:
         refused = await client.post(path, data={**keyed(csrf), "plan_id": "1", "background": "#000000"})
         assert refused.status_code == 403, path
     home = await client.get("/portal/customers")
@@ -88,6 +95,28 @@ async def test_an_owner_chooses_a_selectable_plan_and_is_refused_one_the_shop_ou
     shown = await client.get("/portal/billing?done=1")
     assert '<span id="plan-name">Large</span>' in shown.text
     assert '<meter min="0" max="10" high="10" value="3"' in shown.text
+
+
+async def test_an_owner_sets_the_pending_days_within_the_api_bounds(client: Client) -> None:
+    """PENDING-1: the billing page's ``Pending days`` writes the vendor's setting; out of bounds is
+    refused beside the field and changes nothing."""
+    shop = await make_shop(client, with_staff=False)
+    csrf = await signed_in(client, shop.owner)
+    page = await client.get("/portal/billing")
+    assert '<label for="pending_days">Pending days</label>' in page.text
+    assert 'name="pending_days" type="number" min="0" max="90" required value="0"' in page.text
+    for wrong in ("91", "-1", "x", ""):
+        refused = await client.post("/portal/billing/pending", data={**keyed(csrf), "pending_days": wrong})
+        assert refused.status_code == 422, wrong
+        assert 'id="pending_days-problem"' in refused.text
+    assert (await admin(client, "GET", f"/admin/v1/vendors/{shop.vendor_id}"))["pending_days"] == 0
+    saved = await client.post("/portal/billing/pending", data={**keyed(csrf), "pending_days": "14"})
+    assert saved.status_code == 303
+    assert saved.headers["location"] == "/portal/billing?done=pending"
+    shown = await client.get("/portal/billing?done=pending")
+    assert "The pending days are saved." in shown.text
+    assert 'required value="14"' in shown.text
+    assert (await admin(client, "GET", f"/admin/v1/vendors/{shop.vendor_id}"))["pending_days"] == 14
 
 
 async def test_a_logo_a_wallet_can_show_is_saved_and_shown_and_any_other_refused(client: Client) -> None:

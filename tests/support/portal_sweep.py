@@ -175,6 +175,7 @@ CASES: dict[str, Case] = {
     ),
     "GET /reports": Case(LISTS_OWN, lambda w: "/portal/reports"),
     "GET /reports/liability.csv": Case(LISTS_OWN, lambda w: "/portal/reports/liability.csv"),
+    "POST /billing/pending": Case(422, lambda w: "/portal/billing/pending", lambda w: {"pending_days": "91"}),
     "GET /branding": Case(LISTS_OWN, lambda w: "/portal/branding"),
     "POST /branding": Case(
         303,

@@ -20,6 +20,8 @@ WALLET = {
     "customer_id": 3,
     "balance": 40,
     "expiring_soon": 0,
+    "pending_points": 0,
+    "next_available_at": None,
     "created_at": "2026-11-26T10:00:00Z",
     "updated_at": "2026-11-26T10:00:00Z",
 }
@@ -37,6 +39,7 @@ TRANSACTION = {
     "items": [],
     "returned_amount": 0,
     "points_reversed": 0,
+    "points_available_at": "2026-11-26T10:00:00Z",
 }
 
 

@@ -13,7 +13,7 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.customers.models import Customer, CustomerIdentifier
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.tenancy.models import Vendor
-from loyalty_core.wallet.models import Causer, Wallet
+from loyalty_core.wallet.models import Causer, PendingPoints, Wallet
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.services import WalletService
 
@@ -86,3 +86,26 @@ async def earned(
     wallet = await service.posting.wallet_of(vendor.id, customer.id, lock=True)
     entry, _ = await service.posting.post(wallet, points, kind="earn", causer=TILL, expire_after_days=days)
     return entry
+
+
+async def pend(
+    engine: AsyncEngine, vendor_id: int, customer_id: int, points: int, *, at: datetime, ends: datetime | None = None
+) -> None:
+    """Points pending until ``at`` (PENDING-2) as a purchase's statement leaves them: a pending row
+    and the wallet's next instant, no entry."""
+    async with make_sessionmaker(engine).begin() as db:
+        wallet = await WalletService(db, FixedClock(at)).posting.wallet_of(vendor_id, customer_id, lock=True)
+        db.add(
+            PendingPoints(
+                vendor_id=vendor_id,
+                wallet_id=wallet.id,
+                transaction_id=0,
+                entry_type="earn",
+                points=points,
+                available_at=at,
+                lot_expires_at=ends,
+                causer_type="api_client",
+                causer_id="cl_earn",
+            )
+        )
+        wallet.pending_next_at = at if wallet.pending_next_at is None else min(at, wallet.pending_next_at)

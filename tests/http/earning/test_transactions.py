@@ -40,6 +40,7 @@ TRANSACTION_KEYS = {
     "items",
     "returned_amount",
     "points_reversed",
+    "points_available_at",
 }
 FEATURES = {"features": {"campaigns": True, "customer_moments": True, "point_expiry": True}}
 

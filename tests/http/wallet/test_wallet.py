@@ -53,7 +53,17 @@ async def test_wallet_reads_balance_and_expiring_soon(
     assert response.status_code == 200
     data = response.json()["data"]
     assert (data["customer_id"], data["balance"], data["expiring_soon"]) == (customer, 16, 10)
-    assert set(data) == {"id", "customer_id", "balance", "expiring_soon", "created_at", "updated_at"}
+    assert set(data) == {
+        "id",
+        "customer_id",
+        "balance",
+        "expiring_soon",
+        "pending_points",
+        "next_available_at",
+        "created_at",
+        "updated_at",
+    }
+    assert (data["pending_points"], data["next_available_at"]) == (0, None)
     other = await client.get(f"/api/v1/customers/{customer}/wallet", headers=tenant_headers)
     assert other.status_code == 404
     assert error_of(other)["code"] == "CUSTOMER_NOT_FOUND"

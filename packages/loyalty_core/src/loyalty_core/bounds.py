@@ -28,6 +28,10 @@ POINT_VALUE: Final = Meta(ge=0, le=1_000_000)
 REWARD_NAME: Final = Meta(min_length=1, max_length=255)
 REWARD_DESCRIPTION: Final = Meta(max_length=65535)
 
+# pending points (PENDING-1)
+PENDING_DAYS: Final = Meta(ge=0, le=90)
+"""Days a purchase's points wait before they are spendable; 0: at once."""
+
 # wallet adjustments
 ADJUST_REASON: Final = Meta(max_length=500)
 ADJUST_KEY: Final = Meta(max_length=255)

@@ -22,6 +22,7 @@ from loyalty_core.customers.models import Customer, CustomerIdentifier, Identifi
 from loyalty_core.earning.models import Transaction, customer_activity
 from loyalty_core.listing import Paged, paged
 from loyalty_core.wallet.models import Wallet, due_points
+from loyalty_core.wallet.till_pending import available_shown
 
 _C = Customer.__table__.c
 _I = CustomerIdentifier.__table__.c
@@ -104,7 +105,7 @@ async def customer_list(
             _C.last_name,
             _C.email,
             card,
-            cast(func.coalesce(_W.balance, 0) - due, BigInteger),
+            cast(func.coalesce(_W.balance, 0) - due + available_shown(_W, now), BigInteger),
             _C.status,
             latest,
         )

@@ -30,7 +30,7 @@ from loyalty_core.events.services.endpoints import Ping
 from loyalty_core.redemptions.events import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
 from loyalty_core.vouchers.events import VoucherUsed
-from loyalty_core.wallet.events import PointsAdjusted, PointsExpired
+from loyalty_core.wallet.events import PointsAdjusted, PointsAvailable, PointsExpired
 
 EVENTS = Registry(
     current(CustomerCreated),
@@ -44,9 +44,11 @@ EVENTS = Registry(
     older(CustomerAnonymized, 1, read=without_tier),
     # the purchase's snapshot; an object is an event stored as the resource before there was one
     current(CreatedSnapshot, read=snapshot_or_stored(created_event_data)),
+    older(CreatedSnapshot, 1, read=snapshot_or_stored(created_event_data)),
     current(TransactionReturned),
     current(PointsAdjusted),
     current(PointsExpired),
+    current(PointsAvailable),
     current(RedemptionCreated),
     # the verify's snapshot, or the resource as the portal's give records it
     current(RedemptionUsed, read=snapshot_or_stored(used_event_data)),

@@ -142,6 +142,8 @@ class Wallet(msgspec.Struct, kw_only=True):
     customer_id: int
     balance: int
     expiring_soon: int
+    pending_points: int
+    next_available_at: str | None
     created_at: str
     updated_at: str
 

@@ -82,6 +82,7 @@ class Transaction(msgspec.Struct, kw_only=True):
     items: list[Item]
     returned_amount: int
     points_reversed: int
+    points_available_at: str
 
 
 EventType = Literal[
@@ -90,6 +91,7 @@ EventType = Literal[
     "customer.merged",
     "customer.updated",
     "points.adjusted",
+    "points.available",
     "points.expired",
     "redemption.cancelled",
     "redemption.created",

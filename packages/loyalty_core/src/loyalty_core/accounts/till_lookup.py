@@ -22,6 +22,7 @@ from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER
 from loyalty_core.tenancy.till_token_check import CompanionRead, TokenCheck, VendorScope, riding
 from loyalty_core.tiers.reads import customer_tier, tier_facts_sql
 from loyalty_core.till_sql import Params, statements_of
+from loyalty_core.wallet.till_pending import AVAILABLE_SQL
 
 SQL = statements_of(__name__)
 
@@ -46,9 +47,10 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
        c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
        c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
-       coalesce(w.balance, 0) - coalesce((
+       (coalesce(w.balance, 0) - coalesce((
            SELECT sum(l.remaining) FROM point_lots l
-           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
+       + {AVAILABLE_SQL})::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
           FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,

@@ -12,9 +12,13 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
        c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
        c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
-       coalesce(w.balance, 0) - coalesce((
+       (coalesce(w.balance, 0) - coalesce((
            SELECT sum(l.remaining) FROM point_lots l
-           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
+       + CASE WHEN w.pending_next_at <= %(now)s THEN coalesce((
+           SELECT sum(p.points) FROM pending_points p
+           WHERE p.vendor_id = w.vendor_id AND p.wallet_id = w.id AND p.available_at <= %(now)s
+             AND (p.lot_expires_at IS NULL OR p.lot_expires_at > %(now)s)), 0) ELSE 0 END)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
           FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
@@ -51,9 +55,13 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
        c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
        c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
-       coalesce(w.balance, 0) - coalesce((
+       (coalesce(w.balance, 0) - coalesce((
            SELECT sum(l.remaining) FROM point_lots l
-           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
+       + CASE WHEN w.pending_next_at <= %(now)s THEN coalesce((
+           SELECT sum(p.points) FROM pending_points p
+           WHERE p.vendor_id = w.vendor_id AND p.wallet_id = w.id AND p.available_at <= %(now)s
+             AND (p.lot_expires_at IS NULL OR p.lot_expires_at > %(now)s)), 0) ELSE 0 END)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
           FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
@@ -90,7 +98,7 @@ SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.ma
        t.revoked, t.expires_at,
        c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
        v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,
-       b.id, b.external_id, b.name, b.type, b.active
+       b.id, b.external_id, b.name, b.type, b.active, v.pending_days
 FROM issued_tokens t
 JOIN api_clients c ON c.id = t.api_client_id
 LEFT JOIN vendors v ON v.id = %(vendor_id)s
@@ -110,9 +118,13 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
        c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
        c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
-       coalesce(w.balance, 0) - coalesce((
+       (coalesce(w.balance, 0) - coalesce((
            SELECT sum(l.remaining) FROM point_lots l
-           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
+       + CASE WHEN w.pending_next_at <= %(now)s THEN coalesce((
+           SELECT sum(p.points) FROM pending_points p
+           WHERE p.vendor_id = w.vendor_id AND p.wallet_id = w.id AND p.available_at <= %(now)s
+             AND (p.lot_expires_at IS NULL OR p.lot_expires_at > %(now)s)), 0) ELSE 0 END)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
           FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
@@ -150,7 +162,7 @@ SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.ma
        t.revoked, t.expires_at,
        c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
        v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,
-       b.id, b.external_id, b.name, b.type, b.active
+       b.id, b.external_id, b.name, b.type, b.active, v.pending_days
 FROM issued_tokens t
 JOIN api_clients c ON c.id = t.api_client_id
 LEFT JOIN vendors v ON v.id = %(vendor_id)s
@@ -165,9 +177,13 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
        c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
        c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
-       coalesce(w.balance, 0) - coalesce((
+       (coalesce(w.balance, 0) - coalesce((
            SELECT sum(l.remaining) FROM point_lots l
-           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
+           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
+       + CASE WHEN w.pending_next_at <= %(now)s THEN coalesce((
+           SELECT sum(p.points) FROM pending_points p
+           WHERE p.vendor_id = w.vendor_id AND p.wallet_id = w.id AND p.available_at <= %(now)s
+             AND (p.lot_expires_at IS NULL OR p.lot_expires_at > %(now)s)), 0) ELSE 0 END)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
           FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,

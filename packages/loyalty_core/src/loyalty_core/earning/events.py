@@ -78,6 +78,8 @@ class _Known(msgspec.Struct, array_like=True):
     rules_applied: list[tuple[Any, ...]]
     """Each rule's ten fields in :class:`RuleApplied`'s order, its breakdown as (sku, quantity, points)."""
     items: list[_Line]
+    points_available_at: datetime | None = None
+    """PENDING-2; a snapshot stored before it existed shows the transaction's ``created_at``."""
 
 
 class CreatedSnapshot(msgspec.Struct, array_like=True):
@@ -87,7 +89,9 @@ class CreatedSnapshot(msgspec.Struct, array_like=True):
     next version, whose reader says what older events show for it."""
 
     event_type: ClassVar[str] = EventType.TRANSACTION_CREATED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
+    """2: ``_Known`` ends with ``points_available_at`` (PENDING-9); version 1 lacks it and shows the
+    transaction's ``created_at`` there."""
     id: int
     item_ids: list[int] | None
     """None for a purchase without lines (``array_agg`` over no rows)."""
@@ -106,6 +110,7 @@ def created_data(
     points_earned: int,
     rules: Sequence[RuleResult],
     lines: Sequence[tuple[str, str | None, int, int, str | None]],
+    points_available_at: datetime | None = None,
 ) -> str:
     """What Python knows, as the JSON text :data:`CREATED_DATA` reads from ``<NAME>_data``;
     ``lines``: (name, sku, quantity, unit price, category) in the order the statement writes them.
@@ -135,6 +140,7 @@ def created_data(
             for r in rules
         ],
         lines,
+        points_available_at,
     )
     return msgspec.json.encode(known).decode()
 
@@ -147,7 +153,7 @@ def _rule_applied(values: tuple[Any, ...]) -> RuleApplied:
 
 
 def created_event_data(snapshot: Any, at: datetime) -> dict[str, Any]:
-    """The data of a ``transaction.created`` event from the snapshot (version 1) its purchase stored:
+    """The data of a ``transaction.created`` event from the snapshot (versions 1 and 2) its purchase stored:
     the transaction as the POST answered it; ``at``, the event's instant, is the transaction's."""
     stored = msgspec.convert(snapshot, CreatedSnapshot)
     known = msgspec.json.decode(stored.known, type=_Known)
@@ -173,6 +179,7 @@ def created_event_data(snapshot: Any, at: datetime) -> dict[str, Any]:
         items=items,
         returned_amount=0,
         points_reversed=0,
+        points_available_at=(known.points_available_at or at).astimezone(UTC),
     )
     data: dict[str, Any] = msgspec.to_builtins(shown)
     return data

@@ -10,7 +10,7 @@ and the reads outside the hot path."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Final
@@ -158,6 +158,9 @@ class Transaction(VendorRow, Base):
     """Cents returned so far: the sum of the purchase's returns (``earning/rules/returns.py``)."""
     points_reversed: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     """Points taken back so far: the sum of its returns' ``points_reversed``."""
+    points_available_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    """When its points became or become spendable (PENDING-2); NULL: at ``created_at`` (the purchases
+    recorded before the setting existed, and those of a shop whose setting is 0)."""
 
 
 class TransactionItem(VendorRow, Base):

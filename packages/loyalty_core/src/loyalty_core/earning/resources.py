@@ -42,6 +42,9 @@ class Transaction(Purchase, frozen=True):
     items: list[Item]
     returned_amount: int
     points_reversed: int
+    points_available_at: datetime
+    """When the purchase's points became or become spendable: ``created_at`` plus the vendor's
+    ``pending_days`` at the purchase (PENDING-2)."""
 
     @classmethod
     def of(cls, view: TransactionView) -> Transaction:
@@ -60,6 +63,7 @@ class Transaction(Purchase, frozen=True):
             items=list(view.items),
             returned_amount=view.returned_amount,
             points_reversed=view.points_reversed,
+            points_available_at=view.points_available_at or view.created_at,
         )
 
 

@@ -43,6 +43,7 @@ from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.errors import WalletNotFound
+from loyalty_core.wallet.till_pending import is_due, make_available
 from loyalty_core.wallet.till_protocol import till_write
 
 
@@ -142,6 +143,10 @@ class Purchases:
                     await self.allowance.give_back(conn, vendor.vendor_id, period, hard, lease)
                 return Submitted(view, created=False)
             assert scored.scoring is not None
+            made = 0
+            if found.wallet_id is not None and is_due(found.pending_next_at, now):
+                # PENDING-5: the points that became available are written first, under the wallet's lock
+                made = (await make_available(conn, vendor.vendor_id, found.wallet_id, now)).deliveries
             # at the limit no unit was reserved (and a lease taken back meanwhile is gone): the write
             # moves the meter, which refuses it there
             written = await write(
@@ -172,7 +177,8 @@ class Purchases:
         if written is None:
             raise PlanLimitExceeded("The plan's transactions for this month are used up.")
         transaction_id, item_ids, deliveries = written
-        view = _view(request, scored, key, now, transaction_id, item_ids or [])
+        deliveries += made
+        view = _view(request, scored, key, now, transaction_id, item_ids or [], vendor.pending_days)
         return Submitted(view, created=True, deliveries=deliveries)
 
     async def preview(
@@ -236,6 +242,7 @@ def _view(
     now: datetime,
     transaction_id: int,
     item_ids: list[int],
+    pending_days: int,
 ) -> TransactionView:
     """The new transaction as written, with the ids the write drew."""
     assert scored.scoring is not None
@@ -263,6 +270,7 @@ def _view(
         points_earned=scored.scoring.points_earned,
         rules_applied=scored.scoring.entries(),
         items=items,
+        points_available_at=now + timedelta(days=pending_days),
     )
 
 

@@ -10,7 +10,7 @@ in the same row, and the merge family's moment facts only when moment campaigns 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date
+from datetime import UTC, date, datetime
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -66,6 +66,7 @@ LEFT JOIN transactions t ON t.vendor_id = %(vendor_id)s AND t.idempotency_key = 
 
 _COLUMNS = """vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
        coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date) AS customer_since, w.id AS wallet_id,
+       w.pending_next_at,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
        t.total_amount AS earlier_total"""
@@ -121,6 +122,8 @@ class Found:
     earlier_customer_id: int | None
     earlier_total: int | None
     facts: CustomerFacts
+    pending_next_at: datetime | None = None
+    """The wallet's soonest pending instant (PENDING-5: due, the write makes them available first)."""
 
     @classmethod
     def of(cls, row: dict[str, Any] | None, with_facts: bool) -> Found:
@@ -150,6 +153,7 @@ class Found:
             earlier_customer_id=row["earlier_customer_id"],
             earlier_total=row["earlier_total"],
             facts=facts,
+            pending_next_at=row["pending_next_at"],
         )
 
 

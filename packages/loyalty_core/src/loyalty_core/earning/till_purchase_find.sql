@@ -14,6 +14,7 @@ WITH RECURSIVE found AS MATERIALIZED (
 )
 SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
        coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date) AS customer_since, w.id AS wallet_id,
+       w.pending_next_at,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
        t.total_amount AS earlier_total
@@ -40,6 +41,7 @@ WITH RECURSIVE found AS MATERIALIZED (
 )
 SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
        coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date) AS customer_since, w.id AS wallet_id,
+       w.pending_next_at,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
        t.total_amount AS earlier_total,

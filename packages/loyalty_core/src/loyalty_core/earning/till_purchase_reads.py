@@ -55,6 +55,8 @@ class TransactionView(Purchase, frozen=True):
     returned_amount: int = 0
     points_reversed: int = 0
     """Totals of the purchase's returns so far (``earning/till_return.py``)."""
+    points_available_at: datetime | None = None
+    """When its points became or become spendable (PENDING-2); None: at ``created_at``."""
 
 
 class TransactionById(Params, frozen=True):
@@ -76,7 +78,7 @@ _SHOWN = """
 SELECT t.id, t.customer_id, t.idempotency_key, t.total_amount, t.description, t.external_reference,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.created_at, t.points_earned, t.rules_applied, t.returned_amount,
-       t.points_reversed,
+       t.points_reversed, t.points_available_at,
        (SELECT json_agg(json_build_array(i.id, i.name, i.sku, i.quantity, i.unit_price, i.line_total, i.category)
                         ORDER BY i.position)
           FROM transaction_items i WHERE i.transaction_id = t.id) AS items
@@ -213,4 +215,5 @@ def _view(row: dict[str, Any]) -> TransactionView:
         items=tuple(Item(*item) for item in row["items"] or ()),
         returned_amount=row["returned_amount"],
         points_reversed=row["points_reversed"],
+        points_available_at=row["points_available_at"],
     )

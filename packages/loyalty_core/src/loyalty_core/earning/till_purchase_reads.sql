@@ -3,7 +3,7 @@
 SELECT t.id, t.customer_id, t.idempotency_key, t.total_amount, t.description, t.external_reference,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.created_at, t.points_earned, t.rules_applied, t.returned_amount,
-       t.points_reversed,
+       t.points_reversed, t.points_available_at,
        (SELECT json_agg(json_build_array(i.id, i.name, i.sku, i.quantity, i.unit_price, i.line_total, i.category)
                         ORDER BY i.position)
           FROM transaction_items i WHERE i.transaction_id = t.id) AS items
@@ -29,7 +29,7 @@ WITH RECURSIVE family(id) AS (
 SELECT t.id, t.customer_id, t.idempotency_key, t.total_amount, t.description, t.external_reference,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.created_at, t.points_earned, t.rules_applied, t.returned_amount,
-       t.points_reversed,
+       t.points_reversed, t.points_available_at,
        (SELECT json_agg(json_build_array(i.id, i.name, i.sku, i.quantity, i.unit_price, i.line_total, i.category)
                         ORDER BY i.position)
           FROM transaction_items i WHERE i.transaction_id = t.id) AS items
@@ -46,7 +46,7 @@ ORDER BY t.created_at DESC, t.id DESC;
 SELECT t.id, t.customer_id, t.idempotency_key, t.total_amount, t.description, t.external_reference,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.created_at, t.points_earned, t.rules_applied, t.returned_amount,
-       t.points_reversed,
+       t.points_reversed, t.points_available_at,
        (SELECT json_agg(json_build_array(i.id, i.name, i.sku, i.quantity, i.unit_price, i.line_total, i.category)
                         ORDER BY i.position)
           FROM transaction_items i WHERE i.transaction_id = t.id) AS items

@@ -10,7 +10,7 @@ the transaction's rows after it.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -26,6 +26,7 @@ from loyalty_core.tiers.till_months import PURCHASE_MONTH
 from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet.models import CauserType, EntryType
 from loyalty_core.wallet.rules import lot_expiry
+from loyalty_core.wallet.till_pending import PENDING_CTES
 from loyalty_core.wallet.till_posting import PostingParams, entry_params, posting_statement
 
 SQL = statements_of(__name__)
@@ -58,12 +59,23 @@ class PurchaseWrite(PostingParams, frozen=True):
     moment_since: list[date]
     purchase_event_id: str
     purchase_event_data: str
+    points_earned: int
+    """The purchase's points: the posting's ``amount``, or 0 there when they are pending."""
+    points_available_at: datetime
 
 
-# Every write below hangs off ``ok``, the meter's admission: refused, the statement writes nothing.
-_WRITE = SQL(
-    "write",
-    posting_statement(
+class PendingPurchaseWrite(PurchaseWrite, frozen=True):
+    """The write of a vendor whose ``pending_days`` is above 0 (PENDING-2): its posting's amount is 0,
+    and its points wait in ``pending_points`` (``wallet/till_pending.py``)."""
+
+    pending_points: int
+    available_at: datetime
+    pending_lot_ends: datetime | None
+
+
+def _write_sql(pending: tuple[str, ...] = ()) -> str:
+    """The statement; ``pending``: the pending row's CTEs, after the transaction's."""
+    return posting_statement(
         before=(
             """spent AS (
     DELETE FROM meter_leases WHERE vendor_id = %(vendor_id)s AND id = %(lease_id)s
@@ -84,13 +96,14 @@ _WRITE = SQL(
             """t AS (
     INSERT INTO transactions
         (id, vendor_id, customer_id, idempotency_key, total_amount, description, external_reference, branch_id,
-         points_earned, rules_applied, ledger_entry_id, created_at, updated_at)
+         points_earned, rules_applied, ledger_entry_id, points_available_at, created_at, updated_at)
     SELECT nextval('transactions_id_seq'), %(vendor_id)s, %(customer_id)s, %(idempotency_key)s, %(total_amount)s,
-           %(description)s, %(external_reference)s, %(branch_id)s, %(amount)s, %(rules_applied)s,
-           (SELECT id FROM ledger_entry), %(now)s, %(now)s
+           %(description)s, %(external_reference)s, %(branch_id)s, %(points_earned)s, %(rules_applied)s,
+           (SELECT id FROM ledger_entry), %(points_available_at)s, %(now)s, %(now)s
     FROM ok
     RETURNING id
 )""",
+            *pending,
             """lines AS (
     INSERT INTO transaction_items
         (id, vendor_id, transaction_id, position, name, sku, quantity, unit_price, line_total, category,
@@ -126,9 +139,12 @@ _WRITE = SQL(
         select=f"""t.id AS transaction_id, (SELECT array_agg(id ORDER BY position) FROM lines) AS item_ids,
        {deliveries_of(NAME)} AS deliveries
 FROM t""",
-    ),
-    PurchaseWrite,
-)
+    )
+
+
+# Every write below hangs off ``ok``, the meter's admission: refused, the statement writes nothing.
+_WRITE = SQL("write", _write_sql(), PurchaseWrite)
+_WRITE_PENDING = SQL("write_pending", _write_sql(PENDING_CTES), PendingPurchaseWrite)
 
 
 def purchase_write(
@@ -150,21 +166,25 @@ def purchase_write(
     lease_id: int | None,
 ) -> PurchaseWrite:
     """The write's parameters, once per purchase; ``lines``: (name, sku, quantity, unit price,
-    category) in the request's order."""
+    category) in the request's order. A vendor whose ``pending_days`` is above 0 gets a
+    :class:`PendingPurchaseWrite` (PENDING-2)."""
     points = scoring.points_earned
+    waits = vendor.pending_days > 0
+    available_at = now + timedelta(days=vendor.pending_days) if waits else now
+    credited = 0 if waits else points
     posting = entry_params(
         vendor_id=vendor.vendor_id,
         wallet_id=wallet_id,
         kind=EntryType.EARN,
-        amount=points,
+        amount=credited,
         causer_type=CauserType.API_CLIENT,
         causer_id=vendor.client_id,
         now=now,
         key=key,
-        opened=[(points, lot_expiry(now, vendor.point_expiry_days))],
+        opened=[(credited, lot_expiry(now, vendor.point_expiry_days))],
     )
     moments = sorted(scoring.moments_paid, key=lambda m: (m.moment, m.since))
-    return PurchaseWrite(
+    written = PurchaseWrite(
         **bound(posting),
         period=period,
         metered=metered,
@@ -195,7 +215,18 @@ def purchase_write(
             points_earned=points,
             rules=scoring.rules_applied,
             lines=lines,
+            points_available_at=available_at,
         ),
+        points_earned=points,
+        points_available_at=available_at,
+    )
+    if not waits:
+        return written
+    return PendingPurchaseWrite(
+        **bound(written),
+        pending_points=points,
+        available_at=available_at,
+        pending_lot_ends=lot_expiry(available_at, vendor.point_expiry_days),
     )
 
 
@@ -203,7 +234,8 @@ async def write(conn: AsyncConnection[Any], params: PurchaseWrite) -> tuple[int,
     """The writes and COMMIT in one pipeline: the transaction's id, its lines' and the deliveries
     its event created. None when the meter refused."""
     async with conn.pipeline(), conn.cursor(row_factory=dict_row) as cursor:
-        await cursor.execute(_WRITE, bound(params), prepare=True)
+        sql = _WRITE_PENDING if isinstance(params, PendingPurchaseWrite) else _WRITE
+        await cursor.execute(sql, bound(params), prepare=True)
         await conn.commit()
         row = await cursor.fetchone()
     return None if row is None else (row["transaction_id"], row["item_ids"], row["deliveries"])

@@ -50,6 +50,7 @@ from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import CauserType, EntryType
 from loyalty_core.wallet.rules import Lot, split_due, take
+from loyalty_core.wallet.till_pending import is_due, make_available
 from loyalty_core.wallet.till_posting import LEDGER_EVENTS, PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.till_protocol import Locks, key_lock, same_wallet, till_write
 
@@ -151,7 +152,10 @@ SELECT h.id AS holder_id, h.status AS holder_status, w.id AS wallet_id,
        lots.ids AS lot_ids, lots.ends AS lot_ends, lots.left AS lot_left,
        r.id AS earlier_id, r.transaction_id AS earlier_transaction_id, r.amount AS earlier_amount,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
-       b.active AS branch_active
+       b.active AS branch_active, w.pending_next_at,
+       (SELECT json_agg(json_build_array(p.id, p.points, p.available_at)) FROM pending_points p
+        WHERE p.vendor_id = %(vendor_id)s AND p.transaction_id = %(transaction_id)s
+          AND p.entry_type = '{EntryType.EARN}') AS own_pending
 FROM (SELECT 1) one
 LEFT JOIN customers h ON h.vendor_id = %(vendor_id)s AND h.id = ({_OPEN_ACCOUNT})
 LEFT JOIN wallets w ON w.vendor_id = %(vendor_id)s AND w.customer_id = h.id
@@ -166,10 +170,30 @@ LEFT JOIN branches b ON b.vendor_id = %(vendor_id)s AND b.external_id = %(branch
     ReturnRead,
 )
 
-_WRITE = SQL(
-    "write",
-    posting_statement(
+
+class PendingReturnWrite(ReturnWrite, frozen=True):
+    """PENDING-6: a return that cancels points still pending of its own purchase (no entry for them)."""
+
+    pending_id: int
+    pending_cancelled: int
+
+
+_CANCEL_PENDING = (
+    """pending_gone AS (
+    DELETE FROM pending_points
+    WHERE vendor_id = %(vendor_id)s AND id = %(pending_id)s AND points = %(pending_cancelled)s
+)""",
+    """pending_less AS (
+    UPDATE pending_points SET points = points - %(pending_cancelled)s, updated_at = %(now)s
+    WHERE vendor_id = %(vendor_id)s AND id = %(pending_id)s AND points > %(pending_cancelled)s
+)""",
+)
+
+
+def _write_sql(pending: tuple[str, ...] = ()) -> str:
+    return posting_statement(
         after=(
+            *pending,
             """ret AS (
     INSERT INTO transaction_returns
         (id, vendor_id, transaction_id, idempotency_key, amount, items, reason, branch_id, points_reversed,
@@ -197,9 +221,11 @@ _WRITE = SQL(
             ),
         ),
         select=f"id, {deliveries_of('return_event', *LEDGER_EVENTS)} AS deliveries FROM ret",
-    ),
-    ReturnWrite,
-)
+    )
+
+
+_WRITE = SQL("write", _write_sql(), ReturnWrite)
+_WRITE_PENDING = SQL("write_pending", _write_sql(_CANCEL_PENDING), PendingReturnWrite)
 
 
 async def till_return(
@@ -270,13 +296,26 @@ async def _attempt(
             raise WalletNotFound("The customer has no wallet.", customer_id=found["holder_id"])
         # a merge committed while the wallet lock was awaited: run again under the right lock
         same_wallet(locked["wallet_id"], found["wallet_id"])
+        if is_due(found["pending_next_at"], now):
+            # PENDING-5: points that became available are written first, and the lots read again
+            made = await make_available(conn, vendor.vendor_id, locked["wallet_id"], now)
+            deliveries_before = made.deliveries
+            await read.execute(_READ, params, prepare=True)
+            await pipeline.sync()
+            found = await read.fetchone()
+            assert found is not None
+        else:
+            deliveries_before = 0
         ids, ends, left_in = found["lot_ids"] or (), found["lot_ends"] or (), found["lot_left"] or ()
         # points past their end are expired first, in this statement, and never taken back (LEDGER-9)
         expired, lots = split_due([Lot(*lot) for lot in zip(ids, ends, left_in, strict=True)], now)
         due = returns.due_now(
             bought["points_earned"], bought["total_amount"], bought["returned_amount"], request.amount
         )
-        split = returns.reversal(due, sum(lot.remaining for lot in lots))
+        # PENDING-6: what is still pending of this purchase is cancelled first, the rest as RETURN-3
+        pending_id, cancelled = _own_pending(found["own_pending"], now, due)
+        split = returns.reversal(due - cancelled, sum(lot.remaining for lot in lots))
+        split = returns.Reversal(split.points_reversed + cancelled, split.points_unrecovered)
         items = [{"sku": item.sku, "quantity": item.quantity} for item in request.items]
         assert purchased is not None  # read under the purchase's lock, which was found
         view = ReturnView(
@@ -302,13 +341,13 @@ async def _attempt(
             vendor_id=vendor.vendor_id,
             wallet_id=locked["wallet_id"],
             kind=EntryType.RETURN,
-            amount=-split.points_reversed,
             causer_type=CauserType.API_CLIENT,
             causer_id=vendor.client_id,
             now=now,
             reason=RETURN_REASON,
             key=key,
-            taken=take(lots, split.points_reversed) if split.points_reversed else (),
+            amount=-(split.points_reversed - cancelled),
+            taken=take(lots, split.points_reversed - cancelled) if split.points_reversed > cancelled else (),
             expired=expired,
         )
         to_write = ReturnWrite(
@@ -325,12 +364,25 @@ async def _attempt(
             return_event_id=new_event_id(now),
             return_event_data=dumps(data),
         )
-        written = await conn.execute(_WRITE, bound(to_write), prepare=True)
+        if pending_id is not None:
+            to_write = PendingReturnWrite(**bound(to_write), pending_id=pending_id, pending_cancelled=cancelled)
+            written = await conn.execute(_WRITE_PENDING, bound(to_write), prepare=True)
+        else:
+            written = await conn.execute(_WRITE, bound(to_write), prepare=True)
         await pipeline.sync()
         row = await written.fetchone()
     assert row is not None  # the insert is unconditional
     return_id, deliveries = row
-    return Returned(replace(view, id=return_id), created=True, deliveries=deliveries)
+    return Returned(replace(view, id=return_id), created=True, deliveries=deliveries + deliveries_before)
+
+
+def _own_pending(rows: list[list[Any]] | None, now: datetime, due: int) -> tuple[int | None, int]:
+    """The purchase's pending row still waiting at ``now`` and how many of ``due`` it cancels."""
+    for pending_id, points, at in rows or ():
+        if datetime.fromisoformat(at) > now:
+            cancelled = min(due, int(points))
+            return (pending_id, cancelled) if cancelled > 0 else (None, 0)
+    return None, 0
 
 
 def _branch(vendor: VendorContext, request: ReturnRequest, found: dict[str, Any]) -> BranchRef | None:

@@ -42,6 +42,7 @@ class EventType(StrEnum):
     TRANSACTION_RETURNED = "transaction.returned"
     POINTS_ADJUSTED = "points.adjusted"
     POINTS_EXPIRED = "points.expired"
+    POINTS_AVAILABLE = "points.available"
     REDEMPTION_CREATED = "redemption.created"
     REDEMPTION_USED = "redemption.used"
     REDEMPTION_CANCELLED = "redemption.cancelled"

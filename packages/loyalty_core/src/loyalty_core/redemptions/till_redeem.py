@@ -51,6 +51,7 @@ from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet.errors import InsufficientBalance, NoWallet
 from loyalty_core.wallet.models import CauserType, EntryType
 from loyalty_core.wallet.rules import split_due, take
+from loyalty_core.wallet.till_pending import Made, is_due, make_available
 from loyalty_core.wallet.till_posting import LEDGER_EVENTS, PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.till_protocol import RunAgain, same_wallet, till_write
 
@@ -189,6 +190,15 @@ async def _attempt(
             raise NoWallet("The customer has no wallet to spend points from.", customer_id=customer_id)
         # a merge moved the card between the lock and the read: run again under the right lock
         same_wallet(None if locked_row is None else locked_row.wallet_id, wallet_id)
+        available = Made()
+        if is_due(state.pending_next_at, now):
+            # PENDING-5: points that became available are written first, and the state read again
+            available = await make_available(conn, vendor_id, wallet_id, now)
+            await read.execute(STATE, params, prepare=True)
+            await pipeline.sync()
+            state = await read.fetchone()
+            assert state is not None
+            balance = state.balance or 0
         if state.reward_id is None:
             raise RewardNotFound("The vendor has no reward with this id.", reward_id=request.reward_id)
         reward = state.reward()
@@ -268,7 +278,12 @@ async def _attempt(
             raise e.OutOfStock("The reward is out of stock.", reward_id=reward.id)
         if made is None:
             raise RunAgain  # the new code exists already: draw another
-    return TillRedeemed(replace(view, id=made), balance - reward.point_cost, replayed=False, deliveries=deliveries)
+    return TillRedeemed(
+        replace(view, id=made),
+        balance - reward.point_cost,
+        replayed=False,
+        deliveries=deliveries + available.deliveries,
+    )
 
 
 async def _replay(

@@ -42,7 +42,7 @@ STATE = SQL(
     "state",
     f"""
 WITH {HOLDER_BY_IDENTIFIER}
-SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance,
+SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance, w.pending_next_at,
        r.id AS reward_id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
        r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
        r.discount_type, r.discount_value, r.product_reference, r.payment_amount,
@@ -112,6 +112,7 @@ class StateRow:
     customer_status: str | None
     wallet_id: int | None
     balance: int | None
+    pending_next_at: datetime | None
     reward_id: int | None
     deleted_at: datetime | None
     status: str | None

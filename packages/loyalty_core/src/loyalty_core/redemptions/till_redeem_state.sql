@@ -12,7 +12,7 @@ WITH found AS MATERIALIZED (
     FROM found f JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = f.customer_id
     WHERE c.status <> 'anonymized'
 )
-SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance,
+SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance, w.pending_next_at,
        r.id AS reward_id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
        r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
        r.discount_type, r.discount_value, r.product_reference, r.payment_amount,

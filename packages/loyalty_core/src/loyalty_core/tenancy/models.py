@@ -12,6 +12,7 @@ from sqlalchemy import (
     CheckConstraint,
     ForeignKey,
     Integer,
+    SmallInteger,
     String,
     UniqueConstraint,
 )
@@ -60,6 +61,7 @@ class Vendor(Base):
     __table_args__ = (
         CheckConstraint(one_of("status", VendorStatus), name="status_known"),
         CheckConstraint(f"code_prefix ~ '{PATTERN}'", name="code_prefix_four_letters"),
+        CheckConstraint("pending_days >= 0 AND pending_days <= 90", name="pending_days_in_range"),
     )
 
     name: Mapped[str] = mapped_column(String(200))
@@ -68,6 +70,8 @@ class Vendor(Base):
     """The prefix of the vendor's confirmation codes; codes issued under an earlier one keep working."""
     status: Mapped[str] = mapped_column(String(16), default="active")
     points_expire_after_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    pending_days: Mapped[int] = mapped_column(SmallInteger, default=0, server_default="0")
+    """Days a purchase's points wait before they are spendable (PENDING-1); 0: at once."""
     subscription_ends_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     suspended_grace_until: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     earning_version: Mapped[int] = mapped_column(BigInteger, default=1, server_default="1")

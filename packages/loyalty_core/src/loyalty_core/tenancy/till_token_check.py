@@ -52,7 +52,7 @@ SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.ma
        t.revoked, t.expires_at,
        c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
        v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,
-       b.id, b.external_id, b.name, b.type, b.active
+       b.id, b.external_id, b.name, b.type, b.active, v.pending_days
 FROM issued_tokens t
 JOIN api_clients c ON c.id = t.api_client_id
 LEFT JOIN vendors v ON v.id = %(vendor_id)s
@@ -88,6 +88,7 @@ class AccessRow:
     branch_name: str
     branch_type: str
     branch_active: bool
+    pending_days: int | None
 
 
 _PLAN_COLUMNS = len(PlanLimits.__dataclass_fields__)
@@ -197,6 +198,7 @@ def caller_of(row: AccessRow | None, *, vendor_id: int | None, write: bool, now:
         plan=row.plan,
         points_expire_after_days=row.points_expire_after_days,
         default_branch=branch,
+        pending_days=row.pending_days or 0,
     )
 
 

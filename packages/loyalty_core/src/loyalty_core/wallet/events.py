@@ -23,3 +23,10 @@ class PointsAdjusted(EntryPayload):
 class PointsExpired(EntryPayload):
     event_type: ClassVar[str] = EventType.POINTS_EXPIRED
     version: ClassVar[int] = 1
+
+
+class PointsAvailable(EntryPayload):
+    """The ``earn`` entry written because pending points became available (PENDING-9)."""
+
+    event_type: ClassVar[str] = EventType.POINTS_AVAILABLE
+    version: ClassVar[int] = 1

@@ -52,6 +52,9 @@ class Wallet(VendorRow, Base):
     vendor_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("vendors.id"), primary_key=True)
     customer_id: Mapped[int] = mapped_column(BigInteger)
     balance: Mapped[int] = mapped_column(BigInteger, default=0)
+    pending_next_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    """The soonest instant at which pending points of the wallet become available (PENDING-3); NULL
+    when it has none, so a write or read of a shop without pending points never looks further."""
 
 
 class EntryType(StrEnum):
@@ -166,6 +169,35 @@ class PointLot(VendorRow, Base):
     points: Mapped[int] = mapped_column(BigInteger)
     remaining: Mapped[int] = mapped_column(BigInteger)
     expires_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class PendingPoints(VendorRow, Base):
+    """Points a purchase earned that are not spendable yet (PENDING-2): no ledger entry until
+    ``available_at``, when their ``earn`` entry is written, dated that instant, opening a lot that
+    ends at ``lot_expires_at`` (``wallet/till_pending.py``)."""
+
+    __tablename__ = "pending_points"
+    __table_args__ = (
+        vendor_key("pending_points"),
+        vendor_reference("wallet_id", "wallets", "fk_pending_points_wallet"),
+        CheckConstraint("points > 0", name="points_positive"),
+        Index("ix_pending_points_wallet_due", "wallet_id", "available_at"),
+        Index("ix_pending_points_due", "available_at"),
+        Index("ix_pending_points_transaction", "vendor_id", "transaction_id"),
+    )
+
+    vendor_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    wallet_id: Mapped[int] = mapped_column(BigInteger)
+    """The wallet they will join: the purchase's, or the account's a merge moved them to."""
+    transaction_id: Mapped[int] = mapped_column(BigInteger)
+    """The purchase that earned them (its returns cancel them first); no key, as a transaction's
+    branch has none (TENANCY-5)."""
+    entry_type: Mapped[str] = mapped_column(String(8), default=EntryType.EARN)
+    points: Mapped[int] = mapped_column(BigInteger)
+    available_at: Mapped[datetime] = mapped_column(DateTimeUTC(timezone=True))
+    lot_expires_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    causer_type: Mapped[str] = mapped_column(String(16))
+    causer_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 def due_points(vendor_id: Any, wallet_id: Any, now: datetime) -> Select[tuple[int]]:

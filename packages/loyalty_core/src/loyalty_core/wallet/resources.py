@@ -19,6 +19,8 @@ class Wallet(msgspec.Struct):
     customer_id: int
     balance: int
     expiring_soon: int
+    pending_points: int
+    next_available_at: datetime | None
     created_at: datetime
     updated_at: datetime
 
@@ -30,6 +32,8 @@ class Wallet(msgspec.Struct):
             customer_id=w.customer_id,
             balance=view.balance,
             expiring_soon=view.expiring_soon,
+            pending_points=view.pending_points,
+            next_available_at=view.next_available_at,
             created_at=w.created_at,
             updated_at=w.updated_at,
         )

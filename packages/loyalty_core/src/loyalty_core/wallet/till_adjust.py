@@ -35,6 +35,7 @@ from loyalty_core.wallet.events import PointsAdjusted
 from loyalty_core.wallet.models import Causer, EntryType
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.rules import Lot, Take, lot_expiry, split_due, take
+from loyalty_core.wallet.till_pending import Made, is_due, make_available
 from loyalty_core.wallet.till_posting import ENTRY_COLUMNS, entry_params, write_entry
 from loyalty_core.wallet.till_protocol import Locks, till_write
 
@@ -82,7 +83,7 @@ LOCKS = Locks(
     wallet=SQL(
         "wallet_lock",
         f"""
-SELECT w.id AS wallet_id, w.balance
+SELECT w.id AS wallet_id, w.balance, w.pending_next_at
 FROM customers c
 JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
 WHERE c.vendor_id = %(vendor_id)s AND c.id = %(customer_id)s AND c.status <> '{CustomerStatus.ANONYMIZED}'
@@ -174,6 +175,11 @@ async def _attempt(
                 raise CustomerNotFound("No customer with this id.", customer_id=customer_id)
             raise WalletNotFound("The customer has no wallet.", customer_id=customer_id)
         wallet_id, balance = locked["wallet_id"], locked["balance"]
+        made = Made()
+        if is_due(locked["pending_next_at"], now):
+            # PENDING-5: points that became available are written first, under the wallet's lock
+            made = await make_available(conn, vendor_id, wallet_id, now)
+            balance = made.balance if made.balance is not None else balance
         lots_read = bound(LotsRead(wallet_id=wallet_id, deducting=amount < 0, now=now))
         await cursor.execute(_STATE_AND_KEY, {**params, **lots_read}, prepare=True)
         state = await cursor.fetchone()
@@ -217,4 +223,4 @@ async def _attempt(
                 event=PointsAdjusted,
             ),
         )
-        return Adjusted(written, created=True, deliveries=deliveries)
+        return Adjusted(written, created=True, deliveries=deliveries + made.deliveries)

@@ -1,6 +1,6 @@
 -- name: wallet_lock
 -- params: AdjustRead
-SELECT w.id AS wallet_id, w.balance
+SELECT w.id AS wallet_id, w.balance, w.pending_next_at
 FROM customers c
 JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
 WHERE c.vendor_id = %(vendor_id)s AND c.id = %(customer_id)s AND c.status <> 'anonymized'

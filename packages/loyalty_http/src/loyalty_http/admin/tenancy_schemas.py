@@ -136,6 +136,7 @@ class VendorCreate(msgspec.Struct):
     status: VendorStatus = VendorStatus.ACTIVE
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | None = None
     point_value_millicents: PointValue = 0
+    pending_days: Annotated[int, bounds.PENDING_DAYS] = 0
     subscription_ends_at: datetime | None = None
     suspended_grace_until: datetime | None = None
 
@@ -147,6 +148,7 @@ class VendorPatch(msgspec.Struct, omit_defaults=True):
     status: VendorStatus | UnsetType = UNSET
     points_expire_after_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] | UnsetType | None = UNSET
     point_value_millicents: PointValue | UnsetType = UNSET
+    pending_days: Annotated[int, bounds.PENDING_DAYS] | UnsetType = UNSET
     subscription_ends_at: datetime | UnsetType | None = UNSET
     suspended_grace_until: datetime | UnsetType | None = UNSET
 
@@ -159,6 +161,7 @@ class Vendor(msgspec.Struct):
     code_prefix: str
     points_expire_after_days: int | None
     point_value_millicents: int
+    pending_days: int
     subscription_ends_at: datetime | None
     suspended_grace_until: datetime | None
     created_at: datetime

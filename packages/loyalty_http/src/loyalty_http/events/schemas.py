@@ -23,6 +23,7 @@ TypeName = Literal[
     "transaction.returned",
     "points.adjusted",
     "points.expired",
+    "points.available",
     "redemption.created",
     "redemption.used",
     "redemption.cancelled",

@@ -99,6 +99,7 @@ RESPONSES: Final[dict[tuple[str, str, str], dict[str, Any]]] = {
             ],
             "returned_amount": 0,
             "points_reversed": 0,
+            "points_available_at": "2026-11-21T10:15:00Z",
         }
     },
     ("POST", "/api/v1/transactions/{transaction_id}/returns", "201"): {

@@ -1,5 +1,6 @@
 """Billing (owners only): the shop's plan, this month's usage against each limit, choosing
-another of the plans offered (PLAN-3), and what a point is worth for the liability report (LIAB-5)."""
+another of the plans offered (PLAN-3), the days a purchase's points wait (PENDING-1) and what a point is
+worth for the liability report (LIAB-5)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromQuery
 
-from loyalty_core.bounds import POINT_VALUE
+from loyalty_core.bounds import PENDING_DAYS, POINT_VALUE
 from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError
+from loyalty_core.errors import DomainError, ValidationFailed
 from loyalty_core.numbers import row_id_of
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_core.tenancy.services.ceilings import plan_of
@@ -20,7 +21,11 @@ from loyalty_portal.forms import Form
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Billing"
-DONE = {"1": "The shop is on its new plan.", "value": "The point value is saved."}
+DONE = {
+    "1": "The shop is on its new plan.",
+    "value": "The point value is saved.",
+    "pending": "The pending days are saved.",
+}
 
 
 def meters_of(usage: Usage) -> list[dict[str, Any]]:
@@ -39,6 +44,7 @@ def meters_of(usage: Usage) -> list[dict[str, Any]]:
 async def page(db: Db, config: Cfg, visitor: Me, *, status: int = 200, **context: Any) -> Response[str]:
     choice = PlanChoice(db, config.clock)
     usage = await choice.usage(visitor.vendor_id)
+    vendor = await TenancyService(db, config.clock).get_vendor(visitor.vendor_id)
     return render(
         "billing.html",
         status=status,
@@ -48,7 +54,8 @@ async def page(db: Db, config: Cfg, visitor: Me, *, status: int = 200, **context
         usage=usage,
         meters=meters_of(usage),
         plans=await choice.selectable_plans(),
-        vendor=await TenancyService(db, config.clock).get_vendor(visitor.vendor_id),
+        vendor=vendor,
+        pending_days=vendor.pending_days,
         **context,
     )
 
@@ -81,3 +88,17 @@ class BillingController(Controller):
             return await page(db, config, visitor, status=422, problems=form.problems, typed=form.raw)
         await TenancyService(db, config.clock).patch_vendor(visitor.vendor_id, {"point_value_millicents": value})
         return see_other(f"{MOUNT_PATH}/billing?done=value")
+
+    @post("/pending")
+    async def pending(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
+        """PENDING-1: the setting as the admin API's ``PATCH`` writes it, within the same bounds."""
+        form = await Form.of(request)
+        days = form.whole("pending_days", PENDING_DAYS, required=True)
+        try:
+            form.check()
+            async with db.begin_nested():
+                await TenancyService(db, config.clock).patch_vendor(visitor.vendor_id, {"pending_days": days})
+        except DomainError as refused:
+            problems = refused.fields if isinstance(refused, ValidationFailed) else {}
+            return await page(db, config, visitor, status=status_of(refused), error=refused.message, problems=problems)
+        return see_other(f"{MOUNT_PATH}/billing?done=pending")

@@ -14,6 +14,7 @@ from loyalty_api.jobs import (
     expire_points,
     ledger_totals,
     pass_updates,
+    pending_points,
     prune_tokens,
     webhook_deliveries,
 )
@@ -32,6 +33,7 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "pass-updates": (pass_updates.pass_updates, pass_updates.CRON),
     "campaign-mails": (campaign_mails.campaign_mails, campaign_mails.CRON),
     "campaign-mail-tests": (campaign_mails.campaign_mail_tests, campaign_mails.CRON),
+    "pending-points": (pending_points.pending_points, pending_points.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 

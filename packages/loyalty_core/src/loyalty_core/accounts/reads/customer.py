@@ -26,6 +26,7 @@ from loyalty_core.db import driver_connection
 from loyalty_core.tiers.reads import customer_tier, tier_facts_column
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.models import Wallet, due_points
+from loyalty_core.wallet.till_pending import available_shown
 
 _C = Customer.__table__.c
 _W = Wallet.__table__.c
@@ -35,14 +36,10 @@ def customer_rows(now: datetime) -> Select[Any]:
     """Every customer of every status with ``balance``, ``identifier_list`` and ``tier_facts``
     (TIER-6): add the ``where``, read each row with :func:`customer_view`."""
     due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
+    balance = func.coalesce(_W.balance, 0) - due + available_shown(_W, now)
     return (
         # a sum of bigint is numeric: cast back, or the balance would be read as a Decimal
-        select(
-            *_C,
-            cast(func.coalesce(_W.balance, 0) - due, BigInteger).label("balance"),
-            IDENTIFIER_LIST,
-            tier_facts_column(now),
-        )
+        select(*_C, cast(balance, BigInteger).label("balance"), IDENTIFIER_LIST, tier_facts_column(now))
         .select_from(Customer.__table__)
         .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
     )

@@ -19,7 +19,7 @@ from loyalty_core.customers.models import Customer, CustomerIdentifier, Customer
 from loyalty_core.customers.rules import cards
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.events.services.recording import record_event
-from loyalty_core.wallet.models import Causer, EntryType, PointLot
+from loyalty_core.wallet.models import Causer, EntryType, PendingPoints, PointLot, Wallet
 from loyalty_core.wallet.services.posting import Posting, locked
 
 MERGE_REASON = "merge"
@@ -59,6 +59,10 @@ class MergeService:
             ]
         }
         source, target = wallets[closing_id], wallets[into_id]
+        now = self._clock.now()
+        # PENDING-5: points that became available are written first, on the wallet that earned them
+        await self._posting.make_available(source, now)
+        await self._posting.make_available(target, now)
         # points past their end expire here rather than move on to the kept account
         await self._posting.expire_due(source)
         if source.balance > 0:
@@ -79,6 +83,7 @@ class MergeService:
             await self._posting.post(
                 target, sum(p for p, _ in moved), kind=EntryType.ADJUST, causer=causer, reason=MERGE_REASON, lots=moved
             )
+        await self._move_pending(source, target)
         await self._move_identifiers(vendor_id, closing, kept)
         closing.status = CustomerStatus.DEACTIVATED
         closing.merged_into_id = kept.id
@@ -94,6 +99,23 @@ class MergeService:
         closed = await self._customers.get(vendor_id, closing.id)
         await record_event(self._session, self._clock, vendor_id, CustomerMerged.of(closed), customer_id=closed.id)
         return closing, kept
+
+    async def _move_pending(self, source: Wallet, target: Wallet) -> None:
+        """PENDING-7: the closed account's pending points move with their instants to the kept one,
+        whose wallet then writes their entries; the closed one shows none."""
+        if source.pending_next_at is None:
+            return
+        await self._session.execute(
+            update(PendingPoints)
+            .where(PendingPoints.vendor_id == source.vendor_id, PendingPoints.wallet_id == source.id)
+            .values(wallet_id=target.id)
+        )
+        soonest = source.pending_next_at
+        if target.pending_next_at is not None:
+            soonest = min(soonest, target.pending_next_at)
+        target.pending_next_at = soonest
+        source.pending_next_at = None
+        await self._session.flush()
 
     async def _lock_both(self, vendor_id: int, closing_id: int, into_id: int) -> tuple[Customer, Customer]:
         """Both customer rows, locked in id order and read as committed now (never against the key

@@ -70,6 +70,8 @@ class VendorContext:
     plan: PlanLimits
     points_expire_after_days: int | None
     default_branch: BranchRef | None
+    pending_days: int = 0
+    """Days a purchase's points wait before they are spendable (PENDING-1); 0: at once."""
 
     @property
     def point_expiry_days(self) -> int | None:

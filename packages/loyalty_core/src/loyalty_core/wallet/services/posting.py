@@ -29,6 +29,7 @@ from loyalty_core.wallet.events import EntryPayload, PointsExpired
 from loyalty_core.wallet.models import SYSTEM, Causer, EntryType, PointLot, Wallet
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.rules import Lot, Take, lot_expiry, split_due, take
+from loyalty_core.wallet.till_pending import is_due, make_available
 from loyalty_core.wallet.till_posting import EXPIRED_REASON, entry_params, write_entry
 
 
@@ -81,6 +82,7 @@ class Posting:
         already past (a cancel's) ends now instead, so it expires at this instant and no closed month
         changes (LIAB-3)."""
         now = self._clock.now()
+        await self.make_available(wallet, now)
         takes: list[Take] = []
         expired: list[Take] = []
         opened: list[tuple[int, datetime | None]] = []
@@ -133,6 +135,18 @@ class Posting:
         set_committed_value(wallet, "updated_at", now)
         return entry, takes
 
+    async def make_available(self, wallet: Wallet, now: datetime) -> None:
+        """PENDING-5: before any write to a wallet the caller has locked, the ``earn`` entries of its
+        pending points whose instant has passed (nothing to do, and no statement, when none is due)."""
+        if not is_due(wallet.pending_next_at, now):
+            return
+        await self._session.flush()
+        made = await make_available(await driver_connection(self._session), wallet.vendor_id, wallet.id, now)
+        if made.deliveries:
+            self._session.info[RECORDED] = True
+        # the session's copy of the wallet shows what was written, without a write of its own
+        await self._session.refresh(wallet, ["balance", "pending_next_at", "updated_at"])
+
     async def expire_due(self, wallet: Wallet, now: datetime | None = None) -> LedgerEntry | None:
         """The ``expire`` entry for the lots of a wallet the caller has locked whose end has passed
         by ``now`` (the clock's by default); none when nothing is due. The nightly job writes it, and
@@ -140,6 +154,8 @@ class Posting:
         their end to another account; soonest-ending lots go first, so the points taken are exactly
         those that ran out."""
         until = now or self._clock.now()
+        # PENDING-5: an availability goes before the expiry of its own lot
+        await self.make_available(wallet, until)
         due = (
             await self._session.execute(
                 select(PointLot.expires_at, func.sum(PointLot.remaining))

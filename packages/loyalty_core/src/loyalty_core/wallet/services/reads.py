@@ -12,6 +12,7 @@ from loyalty_core.clock import Clock, midnight_utc
 from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet
 from loyalty_core.wallet.rules import EXPIRING_SOON
 from loyalty_core.wallet.services.posting import Posting
+from loyalty_core.wallet.till_pending import available_points, still_pending
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +20,10 @@ class WalletView:
     wallet: Wallet
     expiring_soon: int
     balance: int
-    """The spendable balance: the wallet's, less the points past their end the job has not expired yet."""
+    """The spendable balance: the wallet's, less the points past their end the job has not expired yet,
+    plus the pending points whose instant has passed (PENDING-4)."""
+    pending_points: int = 0
+    next_available_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +56,18 @@ class WalletReads:
                 )
             )
         ).one()
-        return WalletView(wallet=wallet, expiring_soon=int(soon), balance=wallet.balance - int(due))
+        available, pending, next_at = 0, 0, None
+        if wallet.pending_next_at is not None:
+            # PENDING-4: read, never written here; only a wallet that has pending points looks
+            available = int(await self._session.scalar(available_points(wallet.vendor_id, wallet.id, now)) or 0)
+            pending, next_at = (await self._session.execute(still_pending(wallet.vendor_id, wallet.id, now))).one()
+        return WalletView(
+            wallet=wallet,
+            expiring_soon=int(soon),
+            balance=wallet.balance - int(due) + available,
+            pending_points=int(pending),
+            next_available_at=next_at,
+        )
 
     async def entries(
         self, vendor_id: int, customer_id: int, filters: LedgerFilter, *, offset: int, limit: int
