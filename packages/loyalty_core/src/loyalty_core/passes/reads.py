@@ -9,6 +9,7 @@ attempts). And the shop's name and logo as its branding sets them, for the porta
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -60,19 +61,28 @@ async def card_mails_by_status(conn: AsyncConnection[Any]) -> dict[str, int]:
     return counts
 
 
-_REGISTRATIONS = """
+class RegistrationState(StrEnum):
+    """Where a registration's pushes stand, as the metrics count them."""
+
+    CURRENT = "current"
+    DUE = "due"
+    RETRYING = "retrying"
+    GIVEN_UP = "given_up"
+
+
+_REGISTRATIONS = f"""
 SELECT CASE
-         WHEN r.known_fingerprint = p.fingerprint THEN 'current'
-         WHEN r.gave_up_fingerprint = p.fingerprint THEN 'given_up'
-         WHEN r.attempts > 0 THEN 'retrying'
-         ELSE 'due'
+         WHEN r.known_fingerprint = p.fingerprint THEN '{RegistrationState.CURRENT}'
+         WHEN r.gave_up_fingerprint = p.fingerprint THEN '{RegistrationState.GIVEN_UP}'
+         WHEN r.attempts > 0 THEN '{RegistrationState.RETRYING}'
+         ELSE '{RegistrationState.DUE}'
        END AS state,
        count(*) AS registrations
 FROM pass_registrations r
 JOIN wallet_passes p ON p.vendor_id = r.vendor_id AND p.id = r.pass_id
 GROUP BY 1
 """
-REGISTRATION_STATES = ("current", "due", "retrying", "given_up")
+REGISTRATION_STATES = tuple(str(state) for state in RegistrationState)
 
 
 async def pass_registrations_by_state(conn: AsyncConnection[Any]) -> dict[str, int]:

@@ -47,14 +47,14 @@ WHERE vendor_id = :vendor_id AND moment <= :before ORDER BY moment DESC, id DESC
 """
 # a shop has a handful of users and clients: each row is at most two moments of the list (a user's
 # ``updated_at`` moves at sign-ins too, so it is no record of a change)
-_PEOPLE = """
+_PEOPLE = f"""
 SELECT id, 'user_added' AS kind, created_at AS at, email AS name, role, active FROM users
 WHERE vendor_id = :vendor_id AND created_at <= :before
 UNION ALL
 SELECT id, 'client_added', created_at, name, NULL, NULL FROM api_clients
 WHERE vendor_id = :vendor_id AND created_at <= :before
 UNION ALL
-SELECT id, 'client_revoked', revoked_at, name, NULL, NULL FROM api_clients
+SELECT id, '{PortalAction.CLIENT_REVOKED}', revoked_at, name, NULL, NULL FROM api_clients
 WHERE vendor_id = :vendor_id AND revoked_at IS NOT NULL AND revoked_at <= :before
 ORDER BY at DESC, id DESC LIMIT :limit
 """
