@@ -11,12 +11,25 @@ WITH RECURSIVE found AS MATERIALIZED (
     SELECT coalesce(c.merged_into_id, c.id) AS id
     FROM found f JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = f.customer_id
     WHERE c.status <> 'anonymized'
+), family(id) AS (
+    SELECT id FROM holder
+    UNION
+    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(vendor_id)s AND c.merged_into_id = f.id
 )
 SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
        coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date) AS customer_since, w.id AS wallet_id,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
-       t.total_amount AS earlier_total
+       t.total_amount AS earlier_total,
+       (SELECT json_build_object(
+           'basis', l.basis, 'period_months', l.period_months, 'grace_months', l.grace_months,
+           'rungs', (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                                     ORDER BY r.threshold)
+                     FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+           'months', (SELECT json_agg(json_build_array(tmo.month, tmo.spend, tmo.points)) FROM family f
+                      JOIN tier_months tmo ON tmo.vendor_id = l.vendor_id AND tmo.customer_id = f.id
+                       AND tmo.month >= %(tier_from)s))
+        FROM tier_ladders l WHERE l.vendor_id = %(vendor_id)s) AS tier
 FROM (SELECT earning_version FROM vendors WHERE id = %(vendor_id)s) vendor
 LEFT JOIN holder h ON true
 LEFT JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id AND c.status <> 'anonymized'
@@ -43,6 +56,15 @@ SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
        t.total_amount AS earlier_total,
+       (SELECT json_build_object(
+           'basis', l.basis, 'period_months', l.period_months, 'grace_months', l.grace_months,
+           'rungs', (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                                     ORDER BY r.threshold)
+                     FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+           'months', (SELECT json_agg(json_build_array(tmo.month, tmo.spend, tmo.points)) FROM family f
+                      JOIN tier_months tmo ON tmo.vendor_id = l.vendor_id AND tmo.customer_id = f.id
+                       AND tmo.month >= %(tier_from)s))
+        FROM tier_ladders l WHERE l.vendor_id = %(vendor_id)s) AS tier,
        (SELECT max(t.created_at) FROM family f
           JOIN transactions t ON t.vendor_id = %(vendor_id)s AND t.customer_id = f.id) AS last_purchase_at,
        (SELECT json_agg(json_build_array(m.moment, m.since)) FROM family f

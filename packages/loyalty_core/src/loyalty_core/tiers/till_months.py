@@ -8,6 +8,13 @@ account the purchase was made on."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+
+from loyalty_core.tiers.models import MAX_MONTHS, first_day
+from loyalty_core.tiers.rules import Ladder, Rung, Standing, TierBasis, held, month_of
+
 PURCHASE_MONTH = """tier_month AS (
     INSERT INTO tier_months AS tmo (vendor_id, customer_id, month, spend, points)
     SELECT %(vendor_id)s, %(customer_id)s, %(period)s, %(total_amount)s, %(amount)s
@@ -26,3 +33,43 @@ RETURN_MONTH = """tier_month AS (
       AND tmo.vendor_id = bought.vendor_id AND tmo.customer_id = bought.customer_id
       AND tmo.month = date_trunc('month', bought.created_at AT TIME ZONE 'UTC')::date
 )"""
+
+TIER_READ = """(SELECT json_build_object(
+           'basis', l.basis, 'period_months', l.period_months, 'grace_months', l.grace_months,
+           'rungs', (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                                     ORDER BY r.threshold)
+                     FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+           'months', (SELECT json_agg(json_build_array(tmo.month, tmo.spend, tmo.points)) FROM family f
+                      JOIN tier_months tmo ON tmo.vendor_id = l.vendor_id AND tmo.customer_id = f.id
+                       AND tmo.month >= %(tier_from)s))
+        FROM tier_ladders l WHERE l.vendor_id = %(vendor_id)s) AS tier"""
+"""A column of the statement that finds the customer: the vendor's ladder through its unique key,
+its tiers, and the months of the merge family (``family``, a CTE of the statement: the kept account
+and every account merged into it) from ``tier_from`` on; null, and nothing else read, without a
+ladder (TIER-13)."""
+
+READ_MONTHS = MAX_MONTHS * 2
+"""How far back ``tier_from`` reaches: the longest period and the longest grace."""
+
+
+def tier_from(now: datetime) -> date:
+    """The ``tier_from`` parameter of :data:`TIER_READ`: the first month any ladder can count."""
+    return first_day(month_of(now) - READ_MONTHS + 1)
+
+
+def standing_of(read: Mapping[str, Any] | None, now: datetime) -> Standing | None:
+    """The tier held at ``now`` (TIER-3) from :data:`TIER_READ`'s column; None without a ladder."""
+    if read is None or not read["rungs"]:
+        return None
+    ladder = Ladder(
+        TierBasis(read["basis"]),
+        read["period_months"],
+        read["grace_months"],
+        tuple(Rung(i, key, name, threshold, percent) for i, key, name, threshold, percent in read["rungs"]),
+    )
+    points = ladder.basis == TierBasis.POINTS
+    months: dict[int, int] = {}
+    for day, spend, earned in read["months"] or ():
+        month = month_of(datetime.fromisoformat(day).replace(tzinfo=UTC))
+        months[month] = months.get(month, 0) + (earned if points else spend)
+    return held(months, ladder, now)

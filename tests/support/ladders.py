@@ -1,0 +1,50 @@
+"""A vendor's tier ladder written straight through the models, committed, for tests of what a
+ladder changes elsewhere (earning, rewards, events) without the ladder's own service."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from loyalty_core.db import make_sessionmaker
+from loyalty_core.tiers.models import Tier, TierLadder
+from loyalty_core.tiers.rules import TierBasis
+
+SILVER_GOLD = (("silver", "Silver", 0, 100), ("gold", "Gold", 5000, 150))
+"""Silver from the start (no bonus), Gold at 5,000 (cents or points) with half as much again."""
+
+
+async def put_ladder(
+    engine: AsyncEngine,
+    vendor_id: int,
+    rungs: tuple[tuple[str, str, int, int], ...] = SILVER_GOLD,
+    *,
+    basis: TierBasis = TierBasis.SPEND,
+    period_months: int = 12,
+    grace_months: int = 0,
+) -> dict[str, int]:
+    """The vendor's ladder, replacing any (``rungs``: key, name, threshold, multiplier_percent);
+    the tiers' ids by key."""
+    async with make_sessionmaker(engine).begin() as db:
+        await db.execute(delete(Tier).where(Tier.vendor_id == vendor_id))
+        await db.execute(delete(TierLadder).where(TierLadder.vendor_id == vendor_id))
+        ladder = TierLadder(
+            vendor_id=vendor_id, basis=basis.value, period_months=period_months, grace_months=grace_months
+        )
+        db.add(ladder)
+        await db.flush()
+        tiers = [
+            Tier(
+                vendor_id=vendor_id,
+                ladder_id=ladder.id,
+                position=position,
+                key=key,
+                name=name,
+                threshold=threshold,
+                multiplier_percent=percent,
+            )
+            for position, (key, name, threshold, percent) in enumerate(rungs)
+        ]
+        db.add_all(tiers)
+        await db.flush()
+        return {tier.key: tier.id for tier in tiers}
