@@ -3,7 +3,9 @@ ladder changes elsewhere (earning, rewards, events) without the ladder's own ser
 
 from __future__ import annotations
 
-from sqlalchemy import delete
+from datetime import date
+
+from sqlalchemy import delete, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.db import make_sessionmaker
@@ -48,3 +50,16 @@ async def put_ladder(
         db.add_all(tiers)
         await db.flush()
         return {tier.key: tier.id for tier in tiers}
+
+
+async def qualify(engine: AsyncEngine, vendor_id: int, customer_id: int, month: date, spend: int, points: int) -> None:
+    """Adds a month's qualifying amounts to the customer's, as the till's purchases would (TIER-2)."""
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO tier_months AS tmo (vendor_id, customer_id, month, spend, points)"
+                " VALUES (:v, :c, :m, :s, :p) ON CONFLICT (vendor_id, customer_id, month)"
+                " DO UPDATE SET spend = tmo.spend + excluded.spend, points = tmo.points + excluded.points"
+            ),
+            {"v": vendor_id, "c": customer_id, "m": month, "s": spend, "p": points},
+        )

@@ -114,6 +114,7 @@ CONTRACT_STATUSES = {
     "EVENT_NOT_FOUND": 404,  # the events feed
     "WEBHOOK_ENDPOINT_NOT_FOUND": 404,  # webhook endpoints
     "TRANSACTION_NOT_FOUND": 404,  # returns and the read of one purchase: no such purchase here
+    "TIER_REQUIRED": 422,  # TIER-16: a redemption or a give below the reward's min_tier
 }
 """Codes of the admin API and the back-office actions."""
 

@@ -171,6 +171,10 @@ class SubscriptionExpired(LoyaltyError):
     code = "SUBSCRIPTION_EXPIRED"
 
 
+class TierRequired(LoyaltyError):
+    code = "TIER_REQUIRED"
+
+
 class TransactionNotFound(LoyaltyError):
     code = "TRANSACTION_NOT_FOUND"
 
@@ -277,6 +281,7 @@ ERRORS_BY_CODE: Final[dict[str, type[LoyaltyError]]] = {
     "ROUTE_NOT_FOUND": RouteNotFound,
     "SERVICE_UNAVAILABLE": ServiceUnavailable,
     "SUBSCRIPTION_EXPIRED": SubscriptionExpired,
+    "TIER_REQUIRED": TierRequired,
     "TRANSACTION_NOT_FOUND": TransactionNotFound,
     "UNAUTHENTICATED": Unauthenticated,
     "UNSUPPORTED_MEDIA_TYPE": UnsupportedMediaType,
@@ -338,6 +343,7 @@ __all__ = [
     "RouteNotFound",
     "ServiceUnavailable",
     "SubscriptionExpired",
+    "TierRequired",
     "TransactionNotFound",
     "Unauthenticated",
     "UnsupportedMediaType",

@@ -41,7 +41,7 @@ from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
-from loyalty_core.tiers.till_months import standing_of, tier_from
+from loyalty_core.tiers.till_months import standing_from_read, tier_from
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.till_protocol import till_write
@@ -228,7 +228,7 @@ class Purchases:
             tuple(LineItem(line.quantity, line.sku) for line in request.items),
         )
         # TIER-13: the tier held before this purchase earns its bonus
-        standing = standing_of(found.tier, now)
+        standing = standing_from_read(found.tier, now)
         tier = standing.rung if standing is not None else None
         return _Scored(found, branch, score(purchase, found.facts, terms.earn_rules, campaigns, now, tier))
 

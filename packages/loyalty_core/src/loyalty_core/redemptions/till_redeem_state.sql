@@ -4,18 +4,31 @@ SELECT pg_advisory_xact_lock(%(vendor_id)s::int, hashtext('redemption:' || %(ide
 
 -- name: state
 -- params: RedeemRead
-WITH found AS MATERIALIZED (
+WITH RECURSIVE found AS MATERIALIZED (
     SELECT customer_id FROM customer_identifiers
     WHERE vendor_id = %(vendor_id)s AND lower(value) = lower(%(identifier)s) AND active AND customer_id IS NOT NULL
 ), holder AS MATERIALIZED (
     SELECT coalesce(c.merged_into_id, c.id) AS id
     FROM found f JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = f.customer_id
     WHERE c.status <> 'anonymized'
+), family(id) AS (
+    SELECT id FROM holder
+    UNION
+    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(vendor_id)s AND c.merged_into_id = f.id
 )
 SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance,
        r.id AS reward_id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
        r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
-       r.discount_type, r.discount_value, r.product_reference, r.payment_amount,
+       r.discount_type, r.discount_value, r.product_reference, r.payment_amount, r.min_tier,
+       CASE WHEN r.min_tier IS NOT NULL THEN (SELECT json_build_object(
+           'basis', l.basis, 'period_months', l.period_months, 'grace_months', l.grace_months,
+           'rungs', (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                                     ORDER BY r.threshold)
+                     FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+           'months', (SELECT json_agg(json_build_array(tmo.month, tmo.spend, tmo.points)) FROM family f
+                      JOIN tier_months tmo ON tmo.vendor_id = l.vendor_id AND tmo.customer_id = f.id
+                       AND tmo.month >= %(tier_from)s))
+        FROM tier_ladders l WHERE l.vendor_id = %(vendor_id)s) END AS tier,
        (SELECT array_agg(rb.branch_id) FROM reward_branches rb
          WHERE rb.vendor_id = %(vendor_id)s AND rb.reward_id = r.id) AS reward_branches,
        CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN
