@@ -83,6 +83,8 @@ class PassCard:
     program_id: str
     """Stable per vendor: the programme every card of the shop belongs to (platform_b's class)."""
     locale: Locale = "en"
+    tier_name: str | None = None
+    """The name of the tier the customer holds, shown beside the holder; None shows no tier."""
 
     def __post_init__(self) -> None:
         if not _CARD_CODE.fullmatch(self.card_code):
@@ -101,9 +103,10 @@ class Labels:
     balance: str
     holder: str
     card: str
+    tier: str
 
 
 LABELS: dict[Locale, Labels] = {
-    "en": Labels(balance="Points", holder="Member", card="Card"),
-    "nl": Labels(balance="Punten", holder="Lid", card="Kaart"),
+    "en": Labels(balance="Points", holder="Member", card="Card", tier="Tier"),
+    "nl": Labels(balance="Punten", holder="Lid", card="Kaart", tier="Niveau"),
 }

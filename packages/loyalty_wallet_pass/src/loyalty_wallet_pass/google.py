@@ -70,6 +70,8 @@ def save_payload(card: PassCard, issuer: SaveLinkIssuer, *, issued_at: datetime)
         "barcode": {"type": "QR_CODE", "value": card.barcode.message, "alternateText": card.barcode.alt_text},
         "loyaltyPoints": {"label": labels.balance, "balance": {"int": card.balance}},
     }
+    if card.tier_name:
+        loyalty_object["secondaryLoyaltyPoints"] = {"label": labels.tier, "balance": {"string": card.tier_name}}
     return {
         "iss": issuer.service_account_email,
         "aud": AUDIENCE,

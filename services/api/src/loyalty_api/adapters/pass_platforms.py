@@ -65,6 +65,7 @@ def pass_card(card: CardFacts) -> PassCard:
         ),
         program_id=f"vendor-{card.vendor_id}",
         locale="nl" if card.locale == "nl" else "en",
+        tier_name=card.tier_name,
     )
 
 
