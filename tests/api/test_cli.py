@@ -256,7 +256,7 @@ def test_reads_from_the_shell_print_aligned_text_or_json(
         "max_locations": "0",
         "rate_limit_per_minute": "0",
         "overage_percent": "0",
-        "features": '{"campaigns":true,"customer_moments":false,"point_expiry":false}',
+        "features": '{"campaigns":true,"customer_moments":false,"point_expiry":false,"tiers":false}',
         "selectable": "no",
         "created_at": shown[-1][column:],
     }

@@ -35,6 +35,7 @@ CUSTOMER = {
     "balance": 40,
     "created_at": "2026-11-26T10:00:00Z",
     "updated_at": "2026-11-26T10:00:00Z",
+    "tier": None,
 }
 
 

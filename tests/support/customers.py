@@ -33,6 +33,7 @@ RESOURCE_FIELDS = {
     "balance",
     "created_at",
     "updated_at",
+    "tier",
 }
 """The customer resource (CUSTOMER-8), field for field."""
 

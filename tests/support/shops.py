@@ -71,6 +71,7 @@ async def open_shop(engine: AsyncEngine, *, rule: EarnRuleData | None = EURO, **
             campaigns=made.feature_campaigns,
             customer_moments=made.feature_customer_moments,
             point_expiry=made.feature_point_expiry,
+            tiers=made.feature_tiers,
         )
         caller = VendorContext(vendor.id, 1, CLIENT_ID, ("read", "write"), limits, None, None)
         return Shop(vendor.id, caller, rule_id)

@@ -9,7 +9,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.tenancy.models import Branch, Plan, Vendor
 
-FEATURES = {"feature_point_expiry": True, "feature_campaigns": True, "feature_customer_moments": True}
+FEATURES = {
+    "feature_point_expiry": True,
+    "feature_campaigns": True,
+    "feature_customer_moments": True,
+    "feature_tiers": True,
+}
 
 
 async def make_vendor(db: AsyncSession, *, expire_after_days: int | None = None, **plan: Any) -> Vendor:

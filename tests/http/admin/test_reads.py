@@ -40,7 +40,7 @@ async def test_plan_is_read_listed_and_patched_with_selectable(client: AsyncTest
         **plan,
         "selectable": True,
         "max_customers": 9,
-        "features": {"campaigns": True, "customer_moments": False, "point_expiry": False},
+        "features": {"campaigns": True, "customer_moments": False, "point_expiry": False, "tiers": False},
     }
     # plans are listed oldest first: the newest is the last item of the last page
     first = await _get(client, "/admin/v1/plans", per_page=100)

@@ -25,7 +25,7 @@ async def test_plan_is_created_with_every_limit_and_feature(client: AsyncTestCli
         "max_locations": 3,
         "rate_limit_per_minute": 600,
         "overage_percent": 10,
-        "features": {"campaigns": True, "customer_moments": False, "point_expiry": True},
+        "features": {"campaigns": True, "customer_moments": False, "point_expiry": True, "tiers": True},
     }
     response = await client.post("/admin/v1/plans", json=body, headers=ADMIN)
     assert response.status_code == 201
@@ -39,7 +39,7 @@ async def test_plan_defaults_are_unlimited_and_featureless(client: AsyncTestClie
     data = await admin(client, "POST", "/admin/v1/plans", {"name": "Free"})
     assert data["max_customers"] == 0
     assert data["rate_limit_per_minute"] == 0
-    assert data["features"] == {"campaigns": False, "customer_moments": False, "point_expiry": False}
+    assert data["features"] == {"campaigns": False, "customer_moments": False, "point_expiry": False, "tiers": False}
 
 
 async def test_plan_refuses_negative_limits(client: AsyncTestClient[Litestar]) -> None:

@@ -32,6 +32,7 @@ class Customer(msgspec.Struct, kw_only=True):
     balance: int
     created_at: str
     updated_at: str
+    tier: CustomerTier | None
     merged_into_id: int | None = None
 
 
@@ -52,6 +53,19 @@ class CustomerCreate(_CustomerFields, kw_only=True):
     marketing_consent: bool | msgspec.UnsetType | None = msgspec.UNSET
     marketing_consent_statement_version: str | msgspec.UnsetType | None = msgspec.UNSET
     identifiers: list[IdentifierIn] | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class CustomerTier(msgspec.Struct, kw_only=True):
+    """The tier the customer holds now (TIER-6): ``qualifying_total`` is the rolling total of the ladder's
+    period up to now, ``expires_at`` when the tier lapses if the customer buys nothing more (null for
+    the first tier), ``next`` the tier above and what it still needs."""
+
+    key: str
+    name: str
+    multiplier_percent: int
+    qualifying_total: int
+    expires_at: str | None
+    next: TierNext | None
 
 
 class CustomerUpdate(_CustomerFields, kw_only=True):
@@ -112,6 +126,15 @@ class SendCardAccepted(msgspec.Struct, kw_only=True):
     customer_id: int
     channel: str
     queued: bool
+
+
+class TierNext(msgspec.Struct, kw_only=True):
+    """The tier above the one held: its threshold and what the rolling total still needs."""
+
+    key: str
+    name: str
+    threshold: int
+    remaining: int
 
 
 class Wallet(msgspec.Struct, kw_only=True):

@@ -20,6 +20,7 @@ from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.customers.reads.customer import CustomerView, view_of
 from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER
 from loyalty_core.tenancy.till_token_check import CompanionRead, TokenCheck, VendorScope, riding
+from loyalty_core.tiers.reads import customer_tier, tier_facts_sql
 from loyalty_core.till_sql import Params, statements_of
 
 SQL = statements_of(__name__)
@@ -37,6 +38,9 @@ class ByExternalId(Params, frozen=True):
     now: datetime
 
 
+TIER_FACTS = tier_facts_sql(vendor="c.vendor_id", customer="c.id", merged_into="c.merged_into_id", now="%(now)s")
+"""The customer's tier (TIER-6) in the lookup's own statement: no more round trips, only primary keys."""
+
 _CUSTOMER = f"""
 SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
        c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
@@ -47,7 +51,8 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
            WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
-          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
+       ({TIER_FACTS}) AS tier_facts
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
@@ -84,4 +89,4 @@ def customer_found(row: dict[str, Any] | None) -> CustomerView:
     """The customer :func:`lookup_read` found (its row by column name), or CUSTOMER_NOT_FOUND."""
     if row is None:
         raise e.CustomerNotFound("No customer of the vendor has this identifier.")
-    return view_of(row)
+    return view_of(row, customer_tier(row))

@@ -17,7 +17,25 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
            WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
-          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
+       (SELECT json_build_array(
+        (extract(year FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) * 12 + extract(month FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) - 1)::int,
+        l.basis, l.period_months, l.grace_months, (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM tier_months m
+          WHERE m.vendor_id = l.vendor_id
+            AND m.customer_id IN (SELECT c.id UNION ALL
+                                  SELECT f.id FROM customers f
+                                   WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id)
+            AND m.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+            AND m.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
@@ -37,7 +55,25 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
            WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
-          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
+       (SELECT json_build_array(
+        (extract(year FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) * 12 + extract(month FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) - 1)::int,
+        l.basis, l.period_months, l.grace_months, (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM tier_months m
+          WHERE m.vendor_id = l.vendor_id
+            AND m.customer_id IN (SELECT c.id UNION ALL
+                                  SELECT f.id FROM customers f
+                                   WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id)
+            AND m.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+            AND m.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
@@ -48,7 +84,7 @@ WHERE c.status <> 'anonymized';
 SELECT a.*, q.* FROM (
 SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.max_locations,
        p.rate_limit_per_minute, p.overage_percent,
-       p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry,
+       p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry, p.feature_tiers,
        t.revoked, t.expires_at,
        c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
        v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,
@@ -77,7 +113,25 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
            WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
-          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
+       (SELECT json_build_array(
+        (extract(year FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) * 12 + extract(month FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) - 1)::int,
+        l.basis, l.period_months, l.grace_months, (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM tier_months m
+          WHERE m.vendor_id = l.vendor_id
+            AND m.customer_id IN (SELECT c.id UNION ALL
+                                  SELECT f.id FROM customers f
+                                   WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id)
+            AND m.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+            AND m.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
@@ -89,7 +143,7 @@ WHERE c.status <> 'anonymized'
 SELECT a.*, q.* FROM (
 SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.max_locations,
        p.rate_limit_per_minute, p.overage_percent,
-       p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry,
+       p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry, p.feature_tiers,
        t.revoked, t.expires_at,
        c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
        v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,
@@ -113,7 +167,25 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
            WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)::bigint AS balance,
        (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
                                  ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
-          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list
+          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
+       (SELECT json_build_array(
+        (extract(year FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) * 12 + extract(month FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) - 1)::int,
+        l.basis, l.period_months, l.grace_months, (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM tier_months m
+          WHERE m.vendor_id = l.vendor_id
+            AND m.customer_id IN (SELECT c.id UNION ALL
+                                  SELECT f.id FROM customers f
+                                   WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id)
+            AND m.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+            AND m.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id

@@ -20,6 +20,28 @@ class Identifier(msgspec.Struct):
     active: bool
 
 
+class TierNext(msgspec.Struct, frozen=True):
+    """The tier above the one held: its threshold and what the rolling total still needs."""
+
+    key: str
+    name: str
+    threshold: int
+    remaining: int
+
+
+class CustomerTier(msgspec.Struct, frozen=True):
+    """The tier the customer holds now (TIER-6): ``qualifying_total`` is the rolling total of the
+    ladder's period up to now, ``expires_at`` when the tier lapses if the customer buys nothing more
+    (null for the first tier), ``next`` the tier above and what it still needs."""
+
+    key: str
+    name: str
+    multiplier_percent: int
+    qualifying_total: int
+    expires_at: datetime | None
+    next: TierNext | None
+
+
 # the resource's fields up to the card scanned, in the order it shows them; the read model
 # (``views.CustomerView``) holds them through this one declaration too. No docstring: a schema
 # would take it for its description
@@ -48,6 +70,9 @@ class Customer(CustomerProfile, frozen=True, omit_defaults=True):
     balance: int
     created_at: datetime
     updated_at: datetime
+    tier: CustomerTier | None
+    """Null without a ladder, while the plan lacks ``tiers`` and on a closed account (TIER-6): never
+    left out, so no default."""
     merged_into_id: int | None = None
 
     @classmethod
@@ -76,5 +101,6 @@ def resource_fields(c: CustomerView) -> dict[str, Any]:
         "balance": c.balance,
         "created_at": c.created_at,
         "updated_at": c.updated_at,
+        "tier": c.tier,
         "merged_into_id": c.merged_into_id,
     }

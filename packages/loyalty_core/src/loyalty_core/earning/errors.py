@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from loyalty_core.errors import Conflict, DomainError, NotFound
 
+# its home is tenancy, where the plan's features are (tiers raise it too); re-exported for callers
+from loyalty_core.tenancy.errors import PlanFeatureUnavailable as PlanFeatureUnavailable
+
 
 class EarnRuleNotFound(NotFound):
     """The admin API's 404 for an earn-rule path that names no rule of the vendor."""
@@ -15,12 +18,6 @@ class CampaignNotFound(NotFound):
     """The admin API's 404 for a campaign path that names no campaign of the vendor."""
 
     code = "NOT_FOUND"
-
-
-class PlanFeatureUnavailable(DomainError):
-    """EARN-12: a campaign of a family the vendor's plan lacks (403)."""
-
-    code = "PLAN_FEATURE_UNAVAILABLE"
 
 
 class PlanLimitExceeded(DomainError):

@@ -106,7 +106,7 @@ WITH moved AS (
 SELECT a.*, q.* FROM (
 SELECT p.max_transactions, p.max_customers, p.max_rewards, p.max_campaigns, p.max_locations,
        p.rate_limit_per_minute, p.overage_percent,
-       p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry,
+       p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry, p.feature_tiers,
        t.revoked, t.expires_at,
        c.id, c.client_id, c.revoked_at, c.vendor_id, c.scopes, c.grant_types, c.platform,
        v.id, v.status, v.suspended_grace_until, v.subscription_ends_at, v.points_expire_after_days,

@@ -75,3 +75,10 @@ class AdminBranchNotFound(NotFound):
 
 class BranchExternalIdDuplicate(Conflict):
     code = "BRANCH_EXTERNAL_ID_DUPLICATE"
+
+
+class PlanFeatureUnavailable(DomainError):
+    """A write that needs a feature the vendor's plan lacks (403): a campaign of a family it lacks
+    (EARN-12), a ladder without ``tiers`` (TIER-5)."""
+
+    code = "PLAN_FEATURE_UNAVAILABLE"

@@ -46,6 +46,8 @@ class Plan(Base):
     feature_campaigns: Mapped[bool] = mapped_column(Boolean, default=False)
     feature_customer_moments: Mapped[bool] = mapped_column(Boolean, default=False)
     feature_point_expiry: Mapped[bool] = mapped_column(Boolean, default=False)
+    feature_tiers: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    """TIER-5: the vendor's ladder applies (reads show tiers, purchases pay their bonus)."""
     selectable: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     """A plan a vendor's owner may pick for the shop in the portal; others are set by the operator."""
 

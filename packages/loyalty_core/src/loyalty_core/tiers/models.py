@@ -11,6 +11,7 @@ share-lock on every purchase (the purchase's own key implies the customer)."""
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -25,6 +26,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
@@ -51,6 +53,12 @@ class TierLadder(VendorRow, Base):
     basis: Mapped[str] = mapped_column(String(8))
     period_months: Mapped[int] = mapped_column(Integer)
     grace_months: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int] = mapped_column(BigInteger, default=1, server_default="1")
+    """Raised by every ``PUT`` of the ladder."""
+    moves_from: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
+    """The ladder as it stood when the ``tier-moves`` job last compared (``tiers.services
+    .ladder_json``), set by the first ``PUT`` after it and kept by the next ones; the job reclassifies
+    everyone from it to the ladder now and clears it. Null: no moves to record."""
 
 
 class Tier(VendorRow, Base):

@@ -46,6 +46,7 @@ class AdminTenancyController(Controller):
             feature_campaigns=features.campaigns,
             feature_customer_moments=features.customer_moments,
             feature_point_expiry=features.point_expiry,
+            feature_tiers=features.tiers,
         )
         return Envelope(s.Plan.of(plan))
 

@@ -33,6 +33,7 @@ class Features(msgspec.Struct):
     campaigns: bool = False
     customer_moments: bool = False
     point_expiry: bool = False
+    tiers: bool = False
 
 
 class PlanCreate(msgspec.Struct):
@@ -52,6 +53,7 @@ class FeaturesPatch(msgspec.Struct, omit_defaults=True):
     campaigns: bool | UnsetType = UNSET
     customer_moments: bool | UnsetType = UNSET
     point_expiry: bool | UnsetType = UNSET
+    tiers: bool | UnsetType = UNSET
 
 
 class PlanPatch(msgspec.Struct, omit_defaults=True):
@@ -108,7 +110,7 @@ class Plan(msgspec.Struct):
             max_locations=p.max_locations,
             rate_limit_per_minute=p.rate_limit_per_minute,
             overage_percent=p.overage_percent,
-            features=Features(p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry),
+            features=Features(p.feature_campaigns, p.feature_customer_moments, p.feature_point_expiry, p.feature_tiers),
             selectable=p.selectable,
             created_at=p.created_at,
         )

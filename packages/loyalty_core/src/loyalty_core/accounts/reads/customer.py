@@ -9,6 +9,7 @@ the portal and the admin API show is what a till can spend."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +23,7 @@ from loyalty_core.customers import errors as e
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.reads.customer import IDENTIFIER_LIST, CustomerView, view_of
 from loyalty_core.db import driver_connection
+from loyalty_core.tiers.reads import customer_tier, tier_facts_column
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.models import Wallet, due_points
 
@@ -30,14 +32,26 @@ _W = Wallet.__table__.c
 
 
 def customer_rows(now: datetime) -> Select[Any]:
-    """Every customer of every status with ``balance`` and ``identifier_list``: add the ``where``."""
+    """Every customer of every status with ``balance``, ``identifier_list`` and ``tier_facts``
+    (TIER-6): add the ``where``, read each row with :func:`customer_view`."""
     due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
     return (
         # a sum of bigint is numeric: cast back, or the balance would be read as a Decimal
-        select(*_C, cast(func.coalesce(_W.balance, 0) - due, BigInteger).label("balance"), IDENTIFIER_LIST)
+        select(
+            *_C,
+            cast(func.coalesce(_W.balance, 0) - due, BigInteger).label("balance"),
+            IDENTIFIER_LIST,
+            tier_facts_column(now),
+        )
         .select_from(Customer.__table__)
         .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
     )
+
+
+def customer_view(row: Mapping[Any, Any]) -> CustomerView:
+    """A row of :func:`customer_rows` (or of the lookup's statement) as the read model, its tier
+    computed from the row's ``tier_facts``."""
+    return view_of(row, customer_tier(row))
 
 
 class CustomerReads:
@@ -61,7 +75,7 @@ class CustomerReads:
         )
         if row is None:
             raise e.CustomerNotFound("No customer of the vendor has this id.", customer_id=customer_id)
-        return view_of(row)
+        return customer_view(row)
 
     async def lookup(
         self, vendor_id: int, *, identifier: str | None = None, external_id: str | None = None

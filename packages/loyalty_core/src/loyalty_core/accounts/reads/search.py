@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.reads.customer import customer_rows
+from loyalty_core.accounts.reads.customer import customer_rows, customer_view
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
-from loyalty_core.customers.reads.customer import CustomerView, view_of
+from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.listing import Listed, count_of, offset_of, past_the_end
 from loyalty_core.text import fold, folded_name, like_part
 
@@ -81,4 +81,4 @@ class CustomerSearch:
             .offset(offset_of(page, per_page))
         )
         rows = (await self._session.execute(statement)).mappings().all()
-        return Listed([view_of(row) for row in rows], total)
+        return Listed([customer_view(row) for row in rows], total)

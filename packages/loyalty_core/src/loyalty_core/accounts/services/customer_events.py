@@ -22,10 +22,10 @@ from loyalty_core.accounts.events import (
     CustomerPayload,
     CustomerUpdated,
 )
-from loyalty_core.accounts.reads.customer import customer_rows
+from loyalty_core.accounts.reads.customer import customer_rows, customer_view
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer
-from loyalty_core.customers.reads.customer import CustomerView, view_of
+from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.customers.resources import Customer as CustomerResource
 from loyalty_core.events.services.recording import record_event
 from loyalty_core.events.services.scrubbing import scrub_customer_events
@@ -63,7 +63,7 @@ class CustomerEvents:
             .mappings()
             .one()
         )
-        view = view_of(row)
+        view = customer_view(row)
         await self._record(CustomerAnonymized, view)
         anonymized = [payload.of(view) for payload in SCRUBBED_PAYLOADS]
         await scrub_customer_events(self._session, vendor_id, customer_id, anonymized)

@@ -16,7 +16,7 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
-from loyalty_core.customers.resources import CustomerProfile
+from loyalty_core.customers.resources import CustomerProfile, CustomerTier
 from loyalty_core.customers.rules import cards
 
 
@@ -40,6 +40,8 @@ class CustomerView(CustomerProfile, frozen=True):
     created_at: datetime
     updated_at: datetime
     vendor_id: int
+    tier: CustomerTier | None = None
+    """Filled by the reads that join the months (``accounts.reads.customer``, TIER-6)."""
 
     @property
     def is_deactivated(self) -> bool:
@@ -76,8 +78,9 @@ IDENTIFIER_LIST = (
 """The customer's identifiers, oldest first, as one JSON array beside the row."""
 
 
-def view_of(row: Mapping[Any, Any]) -> CustomerView:
-    """A row of the customers table with ``balance`` and ``identifier_list`` beside it."""
+def view_of(row: Mapping[Any, Any], tier: CustomerTier | None = None) -> CustomerView:
+    """A row of the customers table with ``balance`` and ``identifier_list`` beside it, and the
+    customer's ``tier`` as the caller computed it from the row's ``tier_facts``."""
     identifiers = tuple(IdentifierView(type=t, value=v, active=a) for t, v, a in row["identifier_list"])
     scanned = [i.value for i in identifiers if i.type == cards.LOYALTY_CARD and i.active]
     return CustomerView(
@@ -105,6 +108,7 @@ def view_of(row: Mapping[Any, Any]) -> CustomerView:
         consent_recorded_by=row["marketing_consent_recorded_by"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        tier=tier,
     )
 
 

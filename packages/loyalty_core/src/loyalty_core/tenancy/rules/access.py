@@ -56,6 +56,7 @@ class PlanLimits:
     campaigns: bool
     customer_moments: bool
     point_expiry: bool
+    tiers: bool = False
 
 
 @dataclass(frozen=True, slots=True)

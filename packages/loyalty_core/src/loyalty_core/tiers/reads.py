@@ -1,0 +1,148 @@
+"""What the tiers area reads: a vendor's ladder, and a customer's standing over its merge family's
+months (TIER-3, TIER-6), in one statement each.
+
+The customer's tier rides on every customer read as one more column, ``tier_facts``
+(:func:`tier_facts_sql`): a JSON array of the current month, the ladder and the family's months
+that count now, or null when the vendor has no ladder, its plan lacks ``tiers`` or the account is
+closed (merged). :func:`standing_from` turns it into the tier the rule gives (``rules.held``), so the
+lookup's statement, the ORM's customer read and the events compute it alike, without another round
+trip."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import JSON
+
+from loyalty_core.customers.resources import CustomerTier, TierNext
+from loyalty_core.tiers.rules import Ladder, Rung, Standing, TierBasis, held, month_start
+
+RUNGS = """(SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id)"""
+"""The ladder ``l``'s tiers, by rising threshold, as :func:`rung_of` reads them."""
+
+
+def tier_facts_sql(*, vendor: str, customer: str, merged_into: str, now: str) -> str:
+    """A SELECT of one JSON value, ``[current month, basis, period, grace, rungs, months]``, or no
+    row: the customer's tier facts at ``now``, each argument an SQL expression of the statement that
+    embeds it (``c.id``, ``%(now)s``, ...). Through primary keys only: the vendor's ladder (its
+    unique key), the plan's feature, and the months of the customer and of every account merged into
+    it (MERGE-8: merges keep families flat, every closed account points at the kept one) from the
+    first month the rule reads at ``now`` (``rules.first_counted_month``) to the current one."""
+    current = f"date_trunc('month', ({now})::timestamptz AT TIME ZONE 'UTC')"
+    return f"""SELECT json_build_array(
+        (extract(year FROM {current}) * 12 + extract(month FROM {current}) - 1)::int,
+        l.basis, l.period_months, l.grace_months, {RUNGS},
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM tier_months m
+          WHERE m.vendor_id = l.vendor_id
+            AND m.customer_id IN (SELECT {customer} UNION ALL
+                                  SELECT f.id FROM customers f
+                                   WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = {customer})
+            AND m.month >= ({current} - make_interval(months => l.period_months + l.grace_months - 1))::date
+            AND m.month <= {current}::date))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = {vendor} AND {merged_into} IS NULL"""
+
+
+def rung_of(values: Sequence[Any]) -> Rung:
+    rung_id, key, name, threshold, multiplier_percent = values
+    return Rung(rung_id, key, name, threshold, multiplier_percent)
+
+
+def ladder_of_facts(basis: str, period: int, grace: int, rungs: Sequence[Sequence[Any]] | None) -> Ladder:
+    return Ladder(TierBasis(basis), period, grace, tuple(rung_of(r) for r in rungs or ()))
+
+
+def standing_from(facts: Sequence[Any] | None) -> Standing | None:
+    """The standing :func:`tier_facts_sql`'s value gives (TIER-3), or None without one."""
+    if facts is None:
+        return None
+    current, basis, period, grace, rungs, months = facts
+    ladder = ladder_of_facts(basis, period, grace, rungs)
+    if not ladder.rungs:
+        return None
+    points = ladder.basis is TierBasis.POINTS
+    summed: dict[int, int] = {}
+    for month, spend, earned in months or ():
+        summed[month] = summed.get(month, 0) + (earned if points else spend)
+    return held(summed, ladder, month_start(current))
+
+
+def tier_of(standing: Standing | None) -> CustomerTier | None:
+    """The customer resource's ``tier`` (TIER-6)."""
+    if standing is None:
+        return None
+    upcoming = standing.next
+    return CustomerTier(
+        key=standing.rung.key,
+        name=standing.rung.name,
+        multiplier_percent=standing.rung.multiplier_percent,
+        qualifying_total=standing.qualifying_total,
+        expires_at=standing.expires_at,
+        next=None
+        if upcoming is None
+        else TierNext(upcoming.rung.key, upcoming.rung.name, upcoming.rung.threshold, upcoming.remaining),
+    )
+
+
+def customer_tier(row: Any) -> CustomerTier | None:
+    """The ``tier`` of a customer row that carries ``tier_facts``."""
+    return tier_of(standing_from(row["tier_facts"]))
+
+
+def tier_facts_column(now: datetime) -> Any:
+    """:func:`tier_facts_sql` as a column of an ORM select from ``customers`` (unaliased)."""
+    statement = tier_facts_sql(
+        vendor="customers.vendor_id", customer="customers.id", merged_into="customers.merged_into_id", now=":tier_now"
+    )
+    return (
+        text(statement)
+        .bindparams(bindparam("tier_now", now))
+        .columns(tier_facts=JSON)
+        .scalar_subquery()
+        .label("tier_facts")
+    )
+
+
+_STANDING = text(
+    "SELECT ("
+    + tier_facts_sql(vendor="c.vendor_id", customer="c.id", merged_into="c.merged_into_id", now=":now")
+    + ") AS facts FROM customers c WHERE c.vendor_id = :vendor_id AND c.id = :customer_id"
+).columns(facts=JSON)
+
+
+async def standing_of(session: AsyncSession, vendor_id: int, customer_id: int, now: datetime) -> Standing | None:
+    """The customer's tier now (TIER-3) over its merge family's months; None when the vendor has no
+    ladder, its plan lacks ``tiers``, the customer is unknown or the account is closed (merged)."""
+    facts = await session.scalar(_STANDING, {"vendor_id": vendor_id, "customer_id": customer_id, "now": now})
+    return standing_from(facts)
+
+
+_LADDER = text(
+    f"""SELECT l.basis, l.period_months, l.grace_months, {RUNGS} AS rungs, p.feature_tiers AS paying
+      FROM tier_ladders l JOIN vendors v ON v.id = l.vendor_id JOIN plans p ON p.id = v.plan_id
+     WHERE l.vendor_id = :vendor_id"""
+).columns(rungs=JSON)
+
+
+async def ladder_of(session: AsyncSession, vendor_id: int, *, paying: bool = False) -> Ladder | None:
+    """The vendor's stored ladder (TIER-1), or None without one; with ``paying``, also None while
+    the vendor's plan lacks ``tiers`` (TIER-5): the ladder that applies."""
+    row = (await session.execute(_LADDER, {"vendor_id": vendor_id})).mappings().first()
+    if row is None or (paying and not row["paying"]):
+        return None
+    return ladder_of_facts(row["basis"], row["period_months"], row["grace_months"], row["rungs"])
+
+
+async def paying_ladder_of(session: AsyncSession, vendor_id: int) -> Ladder | None:
+    """The ladder that applies now: None without one or while the plan lacks ``tiers`` (TIER-5)."""
+    return await ladder_of(session, vendor_id, paying=True)
