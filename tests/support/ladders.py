@@ -12,6 +12,9 @@ from loyalty_core.db import make_sessionmaker
 from loyalty_core.tiers.models import Tier, TierLadder
 from loyalty_core.tiers.rules import TierBasis
 
+TIERS_PLAN = {"features": {"tiers": True}}
+"""``make_tenant``'s plan with the ``tiers`` feature (TIER-5)."""
+
 SILVER_GOLD = (("silver", "Silver", 0, 100), ("gold", "Gold", 5000, 150))
 """Silver from the start (no bonus), Gold at 5,000 (cents or points) with half as much again."""
 

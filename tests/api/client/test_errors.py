@@ -28,7 +28,7 @@ from loyalty_client.models import (
     WalletAdjust,
 )
 from loyalty_core.db import make_engine
-from tests.support.ladders import put_ladder
+from tests.support.ladders import TIERS_PLAN, put_ladder
 from tests.support.loyalty_client import Recording, connect
 from tests.support.tenants import Tenant, admin, make_tenant
 from tests.support.webhooks import webhook_tenant
@@ -70,7 +70,7 @@ async def setup(client: Client, tenant: Tenant, path: str, body: dict[str, Any])
 
 async def test_a_reward_above_the_customer_tier(client: Client, database_url: str) -> None:
     """CLIENT-4, TIER-16: a Gold reward asked for by a Silver customer raises TierRequired."""
-    tenant = await make_tenant(client)
+    tenant = await make_tenant(client, plan=TIERS_PLAN)
     engine = make_engine(database_url)
     try:
         await put_ladder(engine, tenant.vendor_id)

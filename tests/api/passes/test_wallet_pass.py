@@ -25,7 +25,7 @@ from loyalty_wallet_pass.identity import new_rsa_key, private_key_pem
 from loyalty_wallet_pass.platform import LocalPassPlatform
 from tests.support.app import ADMIN, ADMIN_TOKEN
 from tests.support.customers import register
-from tests.support.ladders import put_ladder, qualify
+from tests.support.ladders import TIERS_PLAN, put_ladder, qualify
 from tests.support.openssl import pkpass_members, signature_verifies
 from tests.support.tenants import Tenant, admin, make_tenant
 
@@ -228,7 +228,7 @@ async def test_another_vendors_customer_is_not_found(app_client: AsyncTestClient
 
 async def test_the_pass_shows_the_tier_held(app_client: AsyncTestClient[Litestar], database_url: str) -> None:
     """TIER-17: the pass shows the name of the tier the customer holds now."""
-    tenant = await make_tenant(app_client)
+    tenant = await make_tenant(app_client, plan=TIERS_PLAN)
     customer = await register(app_client, tenant, first_name="Di")
     engine = make_engine(database_url)
     try:

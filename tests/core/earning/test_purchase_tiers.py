@@ -109,3 +109,15 @@ async def test_points_basis_counts_the_points_and_the_preview_scores_the_same(en
     done = await till.submit(shop.caller, PurchaseRequest(cy.email, 1000), key="k-2", now=later)
     assert done.transaction.points_earned == 20
     assert done.transaction.rules_applied == preview.scoring.entries()
+
+
+async def test_a_plan_without_tiers_pays_no_bonus(engine: AsyncEngine, till: Till) -> None:
+    """TIER-14, TIER-5: a stored ladder stops applying while the plan lacks ``tiers``."""
+    shop = await open_shop(engine, feature_tiers=False)
+    await put_ladder(engine, shop.vendor_id, (("gold", "Gold", 0, 200),))
+    dee = await enrol(engine, shop, "dee@example.com")
+    done = await till.submit(shop.caller, PurchaseRequest(dee.email, 1000), key="k", now=NOW)
+    assert (done.transaction.points_earned, [e["rule_type"] for e in done.transaction.rules_applied]) == (
+        10,
+        ["base_rate"],
+    )

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.app import ADMIN
 from tests.support.envelope import error_of
-from tests.support.ladders import put_ladder, qualify
+from tests.support.ladders import TIERS_PLAN, put_ladder, qualify
 from tests.support.redemptions import balance, member, redeem, reward, rewards_admin
 from tests.support.tenants import admin, make_tenant
 
@@ -26,7 +26,7 @@ async def test_min_tier_is_written_and_read_on_the_admin_and_public_shapes(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
     """TIER-15: a key of the ladder is kept and shown; null clears it; the public list shows it."""
-    tenant = await make_tenant(client)
+    tenant = await make_tenant(client, plan=TIERS_PLAN)
     await put_ladder(engine, tenant.vendor_id)
     made = await reward(client, tenant, min_tier="gold")
     assert made["min_tier"] == "gold"
@@ -44,7 +44,7 @@ async def test_min_tier_must_name_a_key_of_the_current_ladder(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
     """TIER-15: an unknown key, any key without a ladder, or a malformed one is 422 on min_tier."""
-    tenant = await make_tenant(client)
+    tenant = await make_tenant(client, plan=TIERS_PLAN)
     body = {"type": "free_product", "name": "Coffee", "point_cost": 10, "min_tier": "gold"}
     without = await client.post(rewards_admin(tenant), json=body, headers=ADMIN)
     assert without.status_code == 422
@@ -66,7 +66,7 @@ async def test_a_redemption_below_min_tier_is_refused_and_at_it_goes_through(
 ) -> None:
     """TIER-16: Silver asks for a Gold reward: 422 TIER_REQUIRED, nothing taken; once the month's
     spend reaches Gold the same customer redeems it, and a replay of that redemption answers 200."""
-    tenant = await make_tenant(client)
+    tenant = await make_tenant(client, plan=TIERS_PLAN)
     await put_ladder(engine, tenant.vendor_id)
     made = await reward(client, tenant, min_tier="gold", point_cost=10)
     customer, email = await member(engine, tenant, points=50)
@@ -85,7 +85,7 @@ async def test_a_min_tier_the_ladder_no_longer_has_or_no_ladder_blocks_nobody(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
     """TIER-16: once the ladder drops Gold, or is gone, a Gold reward is open to everyone."""
-    tenant = await make_tenant(client)
+    tenant = await make_tenant(client, plan=TIERS_PLAN)
     await put_ladder(engine, tenant.vendor_id)
     made = await reward(client, tenant, min_tier="gold", point_cost=10)
     _, email = await member(engine, tenant, points=50)
@@ -104,7 +104,7 @@ async def test_affordable_leaves_out_what_the_tier_does_not_reach(
 ) -> None:
     """TIER-16: ``affordable=true`` for a Silver customer leaves out the Gold reward; a Gold one sees
     both."""
-    tenant = await make_tenant(client)
+    tenant = await make_tenant(client, plan=TIERS_PLAN)
     await put_ladder(engine, tenant.vendor_id)
     gold = await reward(client, tenant, min_tier="gold", point_cost=10)
     anyone = await reward(client, tenant, name="Tea", point_cost=10)
@@ -127,7 +127,7 @@ async def test_a_give_at_the_counter_below_min_tier_is_refused(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
     """TIER-16: the counter's give checks the tier as a redemption does; nothing is taken."""
-    tenant = await make_tenant(client)
+    tenant = await make_tenant(client, plan=TIERS_PLAN)
     await put_ladder(engine, tenant.vendor_id)
     made = await reward(client, tenant, min_tier="gold", point_cost=10)
     customer, _ = await member(engine, tenant, points=50)
@@ -139,3 +139,16 @@ async def test_a_give_at_the_counter_below_min_tier_is_refused(
     await qualify(engine, tenant.vendor_id, customer, this_month().date(), 5000, 50)
     given = await client.post(path, json={"customer_id": customer}, headers=ADMIN)
     assert given.status_code == 201, given.text
+
+
+async def test_while_the_plan_lacks_tiers_min_tier_blocks_nobody(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """TIER-16, TIER-5: a stored ladder still names the keys a reward may ask for, but while the
+    plan lacks ``tiers`` a Gold reward is open to a customer below it."""
+    tenant = await make_tenant(client)
+    await put_ladder(engine, tenant.vendor_id)
+    made = await reward(client, tenant, min_tier="gold", point_cost=10)
+    _, email = await member(engine, tenant, points=50)
+    done = await redeem(client, tenant, email, made["id"], "k-1")
+    assert done.status_code == 201, done.text

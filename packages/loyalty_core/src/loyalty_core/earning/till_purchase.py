@@ -41,7 +41,7 @@ from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
-from loyalty_core.tiers.till_months import standing_from_read, tier_from
+from loyalty_core.tiers.till_months import standing_from_read
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.till_protocol import till_write
@@ -281,6 +281,6 @@ def _find_params(vendor: VendorContext, request: PurchaseRequest, key: str | Non
             identifier=request.identifier,
             branch_key=request.branch,
             idempotency_key=key,
-            tier_from=tier_from(now),
+            now=now,
         )
     )

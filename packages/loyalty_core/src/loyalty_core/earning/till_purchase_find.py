@@ -10,7 +10,7 @@ in the same row, and the merge family's moment facts only when moment campaigns 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date
+from datetime import UTC, date, datetime
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -21,7 +21,7 @@ from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER, HOLDER_WALL
 from loyalty_core.earning.models import MomentState
 from loyalty_core.earning.rules.terms import CustomerFacts, MomentKey
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
-from loyalty_core.tiers.till_months import TIER_READ
+from loyalty_core.tiers.till_months import tier_facts
 from loyalty_core.till_sql import Params, bound, statements_of
 from loyalty_core.wallet.till_protocol import Locks, key_lock, same_wallet
 
@@ -35,8 +35,8 @@ class PurchaseFind(HolderParams, frozen=True):
     """The payload's branch key."""
     idempotency_key: str | None
     """None for a preview, which has none and takes no lock."""
-    tier_from: date
-    """The first month the tier's read counts (``tiers.till_months.tier_from``)."""
+    now: datetime
+    """The instant the tier held before the purchase is read for (TIER-14)."""
 
 
 LOCKS = Locks(key=SQL("key_lock", key_lock("transaction"), PurchaseFind), wallet=HOLDER_WALLET_LOCK)
@@ -74,13 +74,14 @@ _COLUMNS = (
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
        t.total_amount AS earlier_total,
        """
-    + TIER_READ
+    + tier_facts(customer="c.id", merged_into="c.merged_into_id")
+    + " AS tier"
 )
 
 FIND = SQL(
     "find",
     _FIND.format(
-        holder=HOLDER_BY_IDENTIFIER, family=_FAMILY, columns=_COLUMNS, facts="", anonymized=CustomerStatus.ANONYMIZED
+        holder=HOLDER_BY_IDENTIFIER, family="", columns=_COLUMNS, facts="", anonymized=CustomerStatus.ANONYMIZED
     ),
     PurchaseFind,
 )
@@ -128,8 +129,8 @@ class Found:
     earlier_customer_id: int | None
     earlier_total: int | None
     facts: CustomerFacts
-    tier: dict[str, Any] | None = None
-    """The ladder and the family's months (``tiers.till_months.TIER_READ``); None without a ladder."""
+    tier: Any = None
+    """The tier's facts (``tiers.till_months.tier_facts``); None without a ladder that applies."""
 
     @classmethod
     def of(cls, row: dict[str, Any] | None, with_facts: bool) -> Found:

@@ -51,9 +51,9 @@ def check_available(reward: Window, now: datetime) -> None:
         raise e.RewardUnavailable("The reward cannot be redeemed now.", reward_id=reward.id)
 
 
-def check_tier(reward_id: int, min_tier: str, read: Mapping[str, Any] | None, now: datetime) -> None:
+def check_tier(reward_id: int, min_tier: str, read: Any, now: datetime) -> None:
     """TIER-16, right after the branch: a customer below the reward's ``min_tier`` is refused.
-    ``read``: the ladder and the family's months (``tiers.till_months.TIER_FACTS``)."""
+    ``read``: the tier's facts (``tiers.till_months.tier_facts``)."""
     ladder, standing = ladder_from_read(read), standing_from_read(read, now)
     rungs = ladder.rungs if ladder is not None else ()
     if not reaches(rungs, standing.rung.key if standing is not None else None, min_tier):

@@ -47,7 +47,6 @@ from loyalty_core.redemptions.till_verify import BranchLabel, RedemptionView, re
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef
-from loyalty_core.tiers.till_months import tier_from
 from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet.errors import InsufficientBalance, NoWallet
 from loyalty_core.wallet.models import CauserType, EntryType
@@ -155,7 +154,7 @@ async def till_redeem(
         branch_key=request.branch,
         default_branch_id=default_branch.id if request.branch is None and default_branch is not None else None,
         not_counted=str(rules.NOT_COUNTED),
-        tier_from=tier_from(now),
+        now=now,
     )
     return await till_write(partial(_attempt, conn, vendor_id, request, bound(read), default_branch, client_id, now))
 

@@ -4,31 +4,36 @@ SELECT pg_advisory_xact_lock(%(vendor_id)s::int, hashtext('redemption:' || %(ide
 
 -- name: state
 -- params: RedeemRead
-WITH RECURSIVE found AS MATERIALIZED (
+WITH found AS MATERIALIZED (
     SELECT customer_id FROM customer_identifiers
     WHERE vendor_id = %(vendor_id)s AND lower(value) = lower(%(identifier)s) AND active AND customer_id IS NOT NULL
 ), holder AS MATERIALIZED (
     SELECT coalesce(c.merged_into_id, c.id) AS id
     FROM found f JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = f.customer_id
     WHERE c.status <> 'anonymized'
-), family(id) AS (
-    SELECT id FROM holder
-    UNION
-    SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(vendor_id)s AND c.merged_into_id = f.id
 )
 SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance,
        r.id AS reward_id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
        r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
        r.discount_type, r.discount_value, r.product_reference, r.payment_amount, r.min_tier,
-       CASE WHEN r.min_tier IS NOT NULL THEN (SELECT json_build_object(
-           'basis', l.basis, 'period_months', l.period_months, 'grace_months', l.grace_months,
-           'rungs', (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
-                                     ORDER BY r.threshold)
-                     FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
-           'months', (SELECT json_agg(json_build_array(tmo.month, tmo.spend, tmo.points)) FROM family f
-                      JOIN tier_months tmo ON tmo.vendor_id = l.vendor_id AND tmo.customer_id = f.id
-                       AND tmo.month >= %(tier_from)s))
-        FROM tier_ladders l WHERE l.vendor_id = %(vendor_id)s) END AS tier,
+       CASE WHEN r.min_tier IS NOT NULL THEN (SELECT json_build_array(
+        (extract(year FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) * 12 + extract(month FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) - 1)::int,
+        l.basis, l.period_months, l.grace_months, (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM tier_months m
+          WHERE m.vendor_id = l.vendor_id
+            AND m.customer_id IN (SELECT c.id UNION ALL
+                                  SELECT f.id FROM customers f
+                                   WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id)
+            AND m.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+            AND m.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = %(vendor_id)s AND c.merged_into_id IS NULL) END AS tier,
        (SELECT array_agg(rb.branch_id) FROM reward_branches rb
          WHERE rb.vendor_id = %(vendor_id)s AND rb.reward_id = r.id) AS reward_branches,
        CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN

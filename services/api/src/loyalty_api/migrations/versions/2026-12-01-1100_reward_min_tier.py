@@ -7,7 +7,7 @@ lock held for an instant under the lock timeout (MIGRATE-1). The release before 
 writes it; its rewards all stay open to every tier.
 
 Revision ID: 7c1e9d4b2a60
-Revises: a542bf8f3266
+Revises: 7c1e5a9d2b40
 Create Date: 2026-12-01 11:00:00+00:00
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "7c1e9d4b2a60"
-down_revision = "a542bf8f3266"
+down_revision = "7c1e5a9d2b40"
 branch_labels = None
 depends_on = None
 
