@@ -108,6 +108,8 @@ def test_the_readme_walkthrough_runs_block_by_block(served: tuple[str, Path], tm
     status, customers = _get(f"{base}/admin/v1/vendors/{vendor['id']}/customers?q=anna@example.nl", admin)
     [customer] = customers["data"]["data"]
     assert customer["balance"] == 0  # 24 earned, 4 taken back by the return, 20 redeemed
+    # 1250 cents bought, 250 returned: the 1000 left still hold Silver (TIER-6)
+    assert (customer["tier"]["key"], customer["tier"]["qualifying_total"]) == ("silver", 1000)
     assert len(list((home / "outbox").glob("*.eml"))) == 1
     status, users = _get(f"{base}/admin/v1/vendors/{vendor['id']}/users", admin)
     assert status == 200

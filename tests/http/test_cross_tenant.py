@@ -404,6 +404,33 @@ CASES: dict[str, list[Call]] = {
             token="admin",
         )
     ],
+    # --- tiers (TIER-7) -------------------------------------------------------------------------------
+    "GET /api/v1/tiers": [Call(404, "NOT_FOUND", "the caller's own ladder only: the intruder has none")],
+    "GET /admin/v1/vendors/{vendor_id}/tiers": [
+        Call(404, "NOT_FOUND", "the path vendor's own ladder only", path=_intruder_vendor, token="admin")
+    ],
+    "PUT /admin/v1/vendors/{vendor_id}/tiers": [
+        Call(
+            403,
+            "PLAN_FEATURE_UNAVAILABLE",
+            "the path vendor's own plan decides: the intruder's plan lacks tiers (TIER-5)",
+            path=_intruder_vendor,
+            body=lambda w: {
+                "basis": "spend",
+                "tiers": [{"key": "a", "name": "A", "threshold": 0, "multiplier_percent": 100}],
+            },
+            token="admin",
+        )
+    ],
+    "DELETE /admin/v1/vendors/{vendor_id}/tiers": [
+        Call(
+            403,
+            "PLAN_FEATURE_UNAVAILABLE",
+            "the path vendor's own plan decides: the intruder's plan lacks tiers (TIER-5)",
+            path=_intruder_vendor,
+            token="admin",
+        )
+    ],
     # --- the back office's reads ----------------------------------------------------------------------
     "GET /admin/v1/vendors/{vendor_id}/customers": [
         Call(200, None, OWN_LIST, path=_intruder_vendor, query=_searched(q), token="admin")
@@ -591,7 +618,7 @@ def test_every_vendor_route_is_swept(app: Litestar) -> None:
 async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> dict[str, Any]:
     """The owner vendor with one of everything the routes take an id of (made afresh for each
     case, so no case can see what another one wrote)."""
-    owner = await make_tenant(client, plan={"features": {"campaigns": True}})
+    owner = await make_tenant(client, plan={"features": {"campaigns": True, "tiers": True}})
     free_card, _ = await card_batch(client, owner, 2)
     made = await register(
         client,
@@ -632,6 +659,12 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) ->
     )
     campaign = await admin(
         client, "POST", portal(owner, "/campaigns"), {"name": SECRET, "kind": "fixed_points", "points": 5}
+    )
+    await admin(
+        client,
+        "PUT",
+        portal(owner, "/tiers"),
+        {"basis": "spend", "tiers": [{"key": "own", "name": SECRET, "threshold": 0, "multiplier_percent": 100}]},
     )
     bought = await client.post(
         "/api/v1/transactions",

@@ -42,9 +42,12 @@ async def answer_of(call: Awaitable[object]) -> object:
 
 async def test_every_operation_answers_through_the_client(client: AsyncTestClient[Litestar]) -> None:
     """CLIENT-7: one walk through the shop's day touches every operation the client has."""
-    tenant = await webhook_tenant(client)
+    tenant = await webhook_tenant(client, plan={"features": {"tiers": True}})
     vendor = f"/admin/v1/vendors/{tenant.vendor_id}"
     await admin(client, "POST", f"{vendor}/earn-rules", {"name": "Euro", "points_per_unit": 1, "unit_amount": 100})
+    rungs = [("bronze", "Bronze", 0), ("silver", "Silver", 1000)]
+    tiers = [{"key": k, "name": n, "threshold": t, "multiplier_percent": 100} for k, n, t in rungs]
+    await admin(client, "PUT", f"{vendor}/tiers", {"basis": "spend", "tiers": tiers})
     loyalty = connect(client, tenant)
 
     assert (await loyalty.check_liveness())["status"] == "ok"
@@ -65,7 +68,10 @@ async def test_every_operation_answers_through_the_client(client: AsyncTestClien
     assert await answer_of(loyalty.delete_product("SKU-2")) is None
     reward = await loyalty.create_reward_from_product("SKU-1", RewardFromProduct(point_cost=10))
 
+    assert [t.key for t in (await loyalty.get_tiers()).tiers] == ["bronze", "silver"]
     customer = await loyalty.register_customer(CustomerCreate(first_name="Ada", email="ada@example.com"))
+    assert customer.tier is not None
+    assert customer.tier.key == "bronze"
     card = customer.loyalty_card_code
     assert card is not None
     assert (customer.marketing_consent, customer.marketing_consent_statement_version) == (False, None)
@@ -88,6 +94,9 @@ async def test_every_operation_answers_through_the_client(client: AsyncTestClien
     assert (purchase.points_earned, len(purchase.idempotency_key)) == (20, 36)
     assert (await loyalty.get_transaction(purchase.id)).total_amount == 2000
     assert [t.id for t in (await loyalty.list_transactions(customer.id)).data] == [purchase.id]
+    climbed = (await loyalty.lookup_customer(identifier=card)).tier
+    assert climbed is not None
+    assert (climbed.key, climbed.qualifying_total) == ("silver", 2000)
     returned = await loyalty.create_return(purchase.id, ReturnBody(amount=500))
     assert returned.points_reversed == 5
     assert [r.id for r in (await loyalty.list_returns(purchase.id)).data] == [returned.id]

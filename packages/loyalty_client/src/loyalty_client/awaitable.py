@@ -24,6 +24,7 @@ class AsyncOperations:
     get_event = awaitable(operations.events.get_event)
     get_product = awaitable(operations.products.get_product)
     get_redemption = awaitable(operations.redemptions.get_redemption)
+    get_tiers = awaitable(operations.tiers.get_tiers)
     get_transaction = awaitable(operations.transactions.get_transaction)
     get_voucher = awaitable(operations.vouchers.get_voucher)
     get_wallet = awaitable(operations.customers.get_wallet)

@@ -24,6 +24,7 @@ class Operations:
     get_event = blocking(operations.events.get_event)
     get_product = blocking(operations.products.get_product)
     get_redemption = blocking(operations.redemptions.get_redemption)
+    get_tiers = blocking(operations.tiers.get_tiers)
     get_transaction = blocking(operations.transactions.get_transaction)
     get_voucher = blocking(operations.vouchers.get_voucher)
     get_wallet = blocking(operations.customers.get_wallet)

@@ -111,6 +111,10 @@ class MethodNotAllowed(LoyaltyError):
     code = "METHOD_NOT_ALLOWED"
 
 
+class NotFound(LoyaltyError):
+    code = "NOT_FOUND"
+
+
 class NoWallet(LoyaltyError):
     code = "NO_WALLET"
 
@@ -266,6 +270,7 @@ ERRORS_BY_CODE: Final[dict[str, type[LoyaltyError]]] = {
     "LOYALTY_CARD_NOT_FOUND": LoyaltyCardNotFound,
     "MARKETING_CONSENT_UNDER_AGE": MarketingConsentUnderAge,
     "METHOD_NOT_ALLOWED": MethodNotAllowed,
+    "NOT_FOUND": NotFound,
     "NO_WALLET": NoWallet,
     "OUT_OF_STOCK": OutOfStock,
     "PAYLOAD_TOO_LARGE": PayloadTooLarge,
@@ -328,6 +333,7 @@ __all__ = [
     "LoyaltyCardNotFound",
     "MarketingConsentUnderAge",
     "MethodNotAllowed",
+    "NotFound",
     "NoWallet",
     "OutOfStock",
     "PayloadTooLarge",

@@ -68,3 +68,12 @@ the service (``staff.services.users``), so its message names the field as every 
 # branding of the shop's passes
 DISPLAY_NAME: Final = Meta(min_length=1, max_length=200)
 COLOUR: Final = Meta(pattern=r"^#[0-9A-Fa-f]{6}$")
+
+# tiers (TIER-1)
+TIER_KEY: Final = Meta(pattern=r"^[a-z0-9_-]{1,32}$")
+TIER_NAME: Final = Meta(min_length=1, max_length=64)
+TIER_THRESHOLD: Final = Meta(ge=0, le=INT32_MAX)
+TIER_MULTIPLIER: Final = Meta(ge=100, le=1000)
+TIER_DESCRIPTION: Final = Meta(max_length=1000)
+TIER_PERIOD: Final = Meta(ge=1, le=36)
+TIER_GRACE: Final = Meta(ge=0, le=36)

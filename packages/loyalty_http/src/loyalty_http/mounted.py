@@ -21,6 +21,8 @@ from loyalty_http.redemptions.admin import AdminRedemptionsController
 from loyalty_http.redemptions.controllers import RedemptionController
 from loyalty_http.rewards.admin import AdminRewardsController
 from loyalty_http.rewards.controllers import RewardController
+from loyalty_http.tiers.admin import AdminTiersController
+from loyalty_http.tiers.controllers import TierController
 from loyalty_http.vouchers.controllers import AdminVouchersController, VoucherController
 from loyalty_http.wallet.admin import AdminWalletController
 from loyalty_http.wallet.controllers import WalletController
@@ -56,6 +58,8 @@ ROUTE_HANDLERS: list[Any] = [
     AdminSuppressionsController,
     AdminEarnRulesController,
     AdminCampaignsController,
+    AdminTiersController,
+    TierController,
     EventController,
     WebhookEndpointController,
 ]

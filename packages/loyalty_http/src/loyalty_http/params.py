@@ -49,6 +49,7 @@ from loyalty_core.tenancy.errors import VendorNotFound
 from loyalty_core.tenancy.reads import TenancyReads
 from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_core.tenancy.services import TenancyService
+from loyalty_core.tiers.services import TierService
 from loyalty_core.usage import UsageReads
 from loyalty_core.vouchers.reads import VoucherList
 from loyalty_core.vouchers.services import VoucherService
@@ -235,6 +236,7 @@ def dependencies(
         "outbox": service(Outbox),
         "earn_rules": service(EarnRuleService),
         "campaigns": service(CampaignService),
+        "tiers": service(TierService),
         # the back office's reads
         "tenancy_reads": service(TenancyReads),
         "usage": service(UsageReads),

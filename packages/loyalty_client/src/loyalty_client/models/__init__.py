@@ -52,6 +52,7 @@ from loyalty_client.models.shared import (
     RuleApplied,
     Transaction,
 )
+from loyalty_client.models.tiers import Ladder, TierRung
 from loyalty_client.models.transactions import (
     ItemBody,
     PreviewBody,
@@ -99,6 +100,7 @@ __all__ = [
     "IdentifierIn",
     "Item",
     "ItemBody",
+    "Ladder",
     "LedgerEntry",
     "LedgerEntryPage",
     "LineAwardShown",
@@ -135,6 +137,7 @@ __all__ = [
     "SendCard",
     "SendCardAccepted",
     "TierNext",
+    "TierRung",
     "TokenRequest",
     "TokenResponse",
     "Transaction",

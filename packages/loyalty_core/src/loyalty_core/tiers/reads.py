@@ -62,6 +62,11 @@ def ladder_of_facts(basis: str, period: int, grace: int, rungs: Sequence[Sequenc
     return Ladder(TierBasis(basis), period, grace, tuple(rung_of(r) for r in rungs or ()))
 
 
+def ladder_from_json(stored: dict[str, Any]) -> Ladder:
+    """The ladder a ``tier_ladders.moves_from`` holds (``tiers.services.ladder_json``)."""
+    return ladder_of_facts(stored["basis"], stored["period_months"], stored["grace_months"], stored["tiers"])
+
+
 def standing_from(facts: Sequence[Any] | None) -> Standing | None:
     """The standing :func:`tier_facts_sql`'s value gives (TIER-3), or None without one."""
     if facts is None:

@@ -1,0 +1,1 @@
+"""The ladder's admin endpoints and the public ``GET /api/v1/tiers`` (TIER-7)."""
