@@ -47,5 +47,6 @@ def errors_source(header: str, document: Mapping[str, Any]) -> str:
     out.append("\nERRORS_BY_CODE: Final[dict[str, type[LoyaltyError]]] = {")
     out.extend(f'    "{code}": {error_name(code)},' for code in codes)
     out.append("}\n")
-    out.append('__all__ = [\n    "ERRORS_BY_CODE",\n' + "".join(f'    "{error_name(c)}",\n' for c in codes) + "]\n")
+    names = sorted(error_name(c) for c in codes)  # as ruff sorts ``__all__`` (RUF022)
+    out.append('__all__ = [\n    "ERRORS_BY_CODE",\n' + "".join(f'    "{name}",\n' for name in names) + "]\n")
     return "\n".join(out)

@@ -36,6 +36,7 @@ from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.redemptions import RedemptionsController
 from loyalty_portal.pages.rewards import RewardsController
+from loyalty_portal.pages.tiers import TiersController
 from loyalty_portal.pages.two_factor import SignInCodeController, TwoFactorController
 from loyalty_portal.pages.users import UsersController
 from loyalty_portal.web import EXCEPTION_HANDLERS, MOUNT_PATH, add_security_headers
@@ -62,6 +63,7 @@ CONTROLLERS = [
     CardsController,
     BillingController,
     BrandingController,
+    TiersController,
     ExportController,
     ImportController,
     ActivityController,
