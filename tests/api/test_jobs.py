@@ -265,4 +265,4 @@ async def test_a_sweep_scheduled_every_minute_ends_ok_at_debug_and_fails_at_warn
         ("cron:broken", "warning"),
     ]
     every_minute = {name for name, (_, cron) in SCHEDULED.items() if cron == EVERY_MINUTE}
-    assert every_minute == {"card-mails", "webhook-deliveries", "customer-imports", "ledger-totals"}
+    assert every_minute == {"card-mails", "webhook-deliveries", "customer-imports", "ledger-totals", "tier-moves"}

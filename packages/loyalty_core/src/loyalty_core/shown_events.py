@@ -17,7 +17,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from loyalty_core.accounts.events import CustomerAnonymized, CustomerCreated, CustomerMerged, CustomerUpdated
+from loyalty_core.accounts.events import (
+    CustomerAnonymized,
+    CustomerCreated,
+    CustomerMerged,
+    CustomerTierChanged,
+    CustomerUpdated,
+)
 from loyalty_core.earning.events import CreatedSnapshot, TransactionReturned, created_event_data
 from loyalty_core.events.rules.payloads import Registry, current, snapshot_or_stored
 from loyalty_core.events.services.endpoints import Ping
@@ -31,6 +37,7 @@ EVENTS = Registry(
     current(CustomerUpdated),
     current(CustomerMerged),
     current(CustomerAnonymized),
+    current(CustomerTierChanged),
     # the purchase's snapshot; an object is an event stored as the resource before there was one
     current(CreatedSnapshot, read=snapshot_or_stored(created_event_data)),
     current(TransactionReturned),

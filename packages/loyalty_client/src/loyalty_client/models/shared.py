@@ -88,6 +88,7 @@ EventType = Literal[
     "customer.anonymized",
     "customer.created",
     "customer.merged",
+    "customer.tier_changed",
     "customer.updated",
     "points.adjusted",
     "points.expired",

@@ -13,6 +13,7 @@ from loyalty_api.jobs import (
     expire_points,
     ledger_totals,
     prune_tokens,
+    tier_moves,
     webhook_deliveries,
 )
 
@@ -27,6 +28,7 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "prune-events": (webhook_deliveries.prune_old_events, webhook_deliveries.PRUNE_CRON),
     "customer-imports": (customer_imports.customer_imports, customer_imports.CRON),
     "ledger-totals": (ledger_totals.ledger_totals, ledger_totals.CRON),
+    "tier-moves": (tier_moves.tier_moves, tier_moves.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 
