@@ -7,6 +7,8 @@ from typing import ClassVar, cast
 
 import msgspec
 
+from loyalty_core.shown_events import EVENTS
+
 
 class StandIn(msgspec.Struct, omit_defaults=True):
     """``n`` tells events apart; ``note`` carries a text when a test needs one."""
@@ -20,12 +22,20 @@ class StandIn(msgspec.Struct, omit_defaults=True):
 _KINDS: dict[str, type[StandIn]] = {}
 
 
+def _version(event_type: str) -> int:
+    return EVENTS.payload_of(event_type).version if event_type in EVENTS.types() else 1
+
+
 def stand_in(event_type: str, n: int = 0, *, note: str | None = None) -> StandIn:
-    """A payload recorded as ``event_type``, version 1, stored as ``{"n": n}`` (and ``note``)."""
+    """A payload recorded as ``event_type`` in its current version (1 for a type the registry does
+    not know), stored as ``{"n": n}`` (and ``note``), so the feed shows it as stored."""
     kind = _KINDS.get(event_type)
     if kind is None:
         made = msgspec.defstruct(
-            f"StandIn[{event_type}]", [], bases=(StandIn,), namespace={"event_type": event_type, "version": 1}
+            f"StandIn[{event_type}]",
+            [],
+            bases=(StandIn,),
+            namespace={"event_type": event_type, "version": _version(event_type)},
         )
         kind = _KINDS[event_type] = cast("type[StandIn]", made)
     return kind(n, note)

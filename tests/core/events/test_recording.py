@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core.accounts.events import CustomerCreated
 from loyalty_core.clock import FixedClock
 from loyalty_core.db import driver_connection
 from loyalty_core.events.jobs import ATTEMPTS, DISABLED_REASON, Deliveries, Outcome, prune_events
@@ -70,7 +71,7 @@ async def test_an_event_gets_a_pending_delivery_per_listening_endpoint(db: Async
     event = await one_event(db, vendor.id, event_id)
     assert (event["type"], event["payload_version"], event["data"], event["created_at"]) == (
         "customer.created",
-        1,
+        CustomerCreated.version,  # a stand-in records its type's current version
         {"n": 7},
         clock.now(),
     )

@@ -13,8 +13,9 @@ from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.resources import CustomerTier, TierNext
+from loyalty_core.shown_events import EVENTS
 from loyalty_core.tenancy.models import Plan, Vendor
-from loyalty_core.tiers.reads import ladder_of, paying_ladder_of, standing_of
+from loyalty_core.tiers.reads import customers_per_tier, ladder_of, paying_ladder_of, standing_of
 from loyalty_core.tiers.rules import TierBasis
 from tests.support.tiers import add_month, make_ladder
 from tests.support.vendors import make_vendor
@@ -120,3 +121,29 @@ async def test_another_vendors_ladder_never_applies(db: AsyncSession, clock: Fix
     assert (await CustomerReads(db, clock).get(mine.id, customer.id)).tier is None
     assert await standing_of(db, theirs.id, customer.id, clock.now()) is None
     assert await db.get(Vendor, theirs.id) is not None
+
+
+async def test_the_dashboard_counts_customers_per_tier_over_their_families(db: AsyncSession, clock: FixedClock) -> None:
+    """TIER-6: every open account in the tier the rule gives it, a merge family counted once on the
+    kept account, customers without months in the first tier; none without a ladder that applies."""
+    vendor = await make_vendor(db)
+    assert await customers_per_tier(db, vendor.id, clock.now()) is None
+    await make_ladder(db, vendor.id)
+    silver, gold, idle, closing = [await make_customer(db, vendor.id) for _ in range(4)]
+    await add_month(db, vendor.id, silver.id, date(2026, 2, 1), spend=10_000)
+    await add_month(db, vendor.id, gold.id, date(2026, 1, 1), spend=45_000)
+    await add_month(db, vendor.id, closing.id, date(2025, 12, 1), spend=5_000)
+    await add_month(db, vendor.id, idle.id, date(2024, 1, 1), spend=90_000)  # long out of the window
+    await MergeService(db, clock).merge(vendor.id, closing.id, gold.id, causer=PORTAL)
+    counted = await customers_per_tier(db, vendor.id, clock.now())
+    assert counted is not None
+    assert [(rung.key, count) for rung, count in counted] == [("bronze", 1), ("silver", 1), ("gold", 1)]
+
+
+async def test_a_customer_event_stored_before_the_tier_reads_with_tier_null(db: AsyncSession) -> None:
+    """TIER-6: customer payloads took version 2 with ``tier``; an event stored as version 1 reads
+    as version 2 with ``tier: null``, one stored as version 2 as stored."""
+    stored = {"id": 7, "first_name": "Ann", "balance": 0}
+    assert EVENTS.shown("customer.created", 1, stored, datetime(2026, 1, 1, tzinfo=UTC)) == {**stored, "tier": None}
+    tiered = {**stored, "tier": {"key": "gold"}}
+    assert EVENTS.shown("customer.updated", 2, tiered, datetime(2026, 1, 1, tzinfo=UTC)) == tiered

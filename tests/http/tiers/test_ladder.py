@@ -4,17 +4,21 @@ fields; and the customer's ``tier`` on the reads as purchases climb it (TIER-6).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.app import ADMIN
 from tests.support.customers import lookup, register
 from tests.support.envelope import details_of, error_of
 from tests.support.purchases import buy
+from tests.support.racing import racing_client
 from tests.support.tenants import Tenant, admin, make_tenant
+from tests.support.webhooks import webhook_tenant
 
 PUBLIC = "/api/v1/tiers"
 TIERED = {"features": {"tiers": True}}
@@ -218,3 +222,35 @@ async def test_a_purchase_climbs_the_ladder_on_every_read(client: AsyncTestClien
     assert (await lookup(client, tenant, external_id="pos-1")).json()["data"]["tier"] == tier
     shown = await admin(client, "GET", f"/admin/v1/vendors/{tenant.vendor_id}/customers/{made['id']}")
     assert shown["tier"] == tier
+    updated = await client.patch(
+        "/api/v1/customers/by-external-id/pos-1", json={"last_name": "Berg"}, headers=tenant.headers
+    )
+    assert updated.status_code == 200, updated.text
+    assert updated.json()["data"]["tier"] == tier
+
+
+async def test_the_customer_events_carry_the_tier(client: AsyncTestClient[Litestar]) -> None:
+    """TIER-6: a customer event's data is the customer resource, ``tier`` included."""
+    tenant = await webhook_tenant(client, plan=TIERED)
+    await put(client, tenant, LADDER)
+    made = await register(client, tenant, first_name="Ida")
+    events = await client.get("/api/v1/events", params={"type": "customer.created"}, headers=tenant.headers)
+    assert events.status_code == 200, events.text
+    [event] = events.json()["data"]["data"]
+    assert event["data"]["tier"] == made["tier"]
+    assert event["data"]["tier"]["key"] == "bronze"
+
+
+async def test_racing_puts_of_a_first_ladder_both_land_and_leave_one(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """TIER-7: a vendor's ladder writes queue on the vendor: of ten PUTs racing to make the first
+    ladder one creates it and the others replace it, each answered 200, one ladder left."""
+    tenant = await make_tenant(client, plan=TIERED)
+    bodies = [LADDER | {"tiers": [rung("bronze", 0), rung(f"top{n}", 100 + n)]} for n in range(10)]
+    async with racing_client(engine) as racing:
+        answers = await asyncio.gather(*(racing.put(path(tenant), json=body, headers=ADMIN) for body in bodies))
+    assert [a.status_code for a in answers] == [200] * 10
+    kept = await admin(client, "GET", path(tenant))
+    assert [t["key"] for t in kept["tiers"]] in [["bronze", f"top{n}"] for n in range(10)]
+    assert len({a.json()["data"]["tiers"][0]["id"] for a in answers}) == 1  # bronze's id kept by every PUT

@@ -23,9 +23,10 @@ from loyalty_core.accounts.events import (
     CustomerMerged,
     CustomerTierChanged,
     CustomerUpdated,
+    without_tier,
 )
 from loyalty_core.earning.events import CreatedSnapshot, TransactionReturned, created_event_data
-from loyalty_core.events.rules.payloads import Registry, current, snapshot_or_stored
+from loyalty_core.events.rules.payloads import Registry, current, older, snapshot_or_stored
 from loyalty_core.events.services.endpoints import Ping
 from loyalty_core.redemptions.events import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
@@ -38,6 +39,11 @@ EVENTS = Registry(
     current(CustomerMerged),
     current(CustomerAnonymized),
     current(CustomerTierChanged),
+    # version 1, before the customer resource had ``tier`` (TIER-6)
+    older(CustomerCreated, 1, read=without_tier),
+    older(CustomerUpdated, 1, read=without_tier),
+    older(CustomerMerged, 1, read=without_tier),
+    older(CustomerAnonymized, 1, read=without_tier),
     # the purchase's snapshot; an object is an event stored as the resource before there was one
     current(CreatedSnapshot, read=snapshot_or_stored(created_event_data)),
     current(TransactionReturned),

@@ -1,8 +1,12 @@
-"""The payloads of a customer's events: each the customer resource as the API shows it."""
+"""The payloads of a customer's events: each the customer resource as the API shows it.
+
+Version 2 added ``tier`` (TIER-6); an event stored as version 1 reads with ``tier: null``
+(:func:`without_tier`): what it recorded was before the customer had one."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Self, TypeAlias
+from datetime import datetime
+from typing import Any, ClassVar, Self, TypeAlias
 
 from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.customers.resources import Customer, CustomerTier, resource_fields
@@ -11,24 +15,24 @@ from loyalty_core.events.models import EventType
 
 class CustomerCreated(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_CREATED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
 
 class CustomerUpdated(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_UPDATED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
 
 class CustomerMerged(Customer, frozen=True):
     """The closed account."""
 
     event_type: ClassVar[str] = EventType.CUSTOMER_MERGED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
 
 class CustomerAnonymized(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_ANONYMIZED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
 
 
 class CustomerTierChanged(Customer, frozen=True, kw_only=True):
@@ -63,3 +67,8 @@ SCRUBBED_PAYLOADS: tuple[type[CustomerPayload], ...] = (
 )
 """Every ``customer.*`` payload: anonymizing rewrites each such event as its own type's payload of
 the anonymized customer (``events.services.scrubbing.scrub_customer_events`` refuses to leave one out)."""
+
+
+def without_tier(data: Any, at: datetime) -> dict[str, Any]:
+    """A customer event stored as version 1, before the resource had ``tier``, as version 2 shows it."""
+    return {**data, "tier": None}

@@ -23,13 +23,14 @@ SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.ba
              FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
         (SELECT json_agg(json_build_array(
                     (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
-           FROM tier_months m
-          WHERE m.vendor_id = l.vendor_id
-            AND m.customer_id IN (SELECT c.id UNION ALL
-                                  SELECT f.id FROM customers f
-                                   WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id)
-            AND m.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
-            AND m.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date))
+           FROM (SELECT c.id AS id UNION ALL
+                 SELECT f.id FROM customers f WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id) fam
+           CROSS JOIN LATERAL (
+                SELECT t.month, t.spend, t.points FROM tier_months t
+                 WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
+                OFFSET 0) m))
       FROM tier_ladders l
       JOIN vendors v ON v.id = l.vendor_id
       JOIN plans p ON p.id = v.plan_id AND p.feature_tiers

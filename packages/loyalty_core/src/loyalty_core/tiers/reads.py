@@ -18,8 +18,19 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import JSON
 
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.customers.resources import CustomerTier, TierNext
-from loyalty_core.tiers.rules import Ladder, Rung, Standing, TierBasis, held, month_start
+from loyalty_core.tiers.models import first_day
+from loyalty_core.tiers.rules import (
+    Ladder,
+    Rung,
+    Standing,
+    TierBasis,
+    first_counted_month,
+    held,
+    month_of,
+    month_start,
+)
 
 RUNGS = """(SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
                   ORDER BY r.position)
@@ -33,20 +44,23 @@ def tier_facts_sql(*, vendor: str, customer: str, merged_into: str, now: str) ->
     embeds it (``c.id``, ``%(now)s``, ...). Through primary keys only: the vendor's ladder (its
     unique key), the plan's feature, and the months of the customer and of every account merged into
     it (MERGE-8: merges keep families flat, every closed account points at the kept one) from the
-    first month the rule reads at ``now`` (``rules.first_counted_month``) to the current one."""
+    first month the rule reads at ``now`` (``rules.first_counted_month``) to the current one, each
+    account's months found through ``pk_tier_months`` by the account (a LATERAL per account, kept
+    one by ``OFFSET 0``, so the plan never walks the vendor's months of the window)."""
     current = f"date_trunc('month', ({now})::timestamptz AT TIME ZONE 'UTC')"
     return f"""SELECT json_build_array(
         (extract(year FROM {current}) * 12 + extract(month FROM {current}) - 1)::int,
         l.basis, l.period_months, l.grace_months, {RUNGS},
         (SELECT json_agg(json_build_array(
                     (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
-           FROM tier_months m
-          WHERE m.vendor_id = l.vendor_id
-            AND m.customer_id IN (SELECT {customer} UNION ALL
-                                  SELECT f.id FROM customers f
-                                   WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = {customer})
-            AND m.month >= ({current} - make_interval(months => l.period_months + l.grace_months - 1))::date
-            AND m.month <= {current}::date))
+           FROM (SELECT {customer} AS id UNION ALL
+                 SELECT f.id FROM customers f WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = {customer}) fam
+           CROSS JOIN LATERAL (
+                SELECT t.month, t.spend, t.points FROM tier_months t
+                 WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
+                   AND t.month >= ({current} - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month <= {current}::date
+                OFFSET 0) m))
       FROM tier_ladders l
       JOIN vendors v ON v.id = l.vendor_id
       JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
@@ -151,3 +165,58 @@ async def ladder_of(session: AsyncSession, vendor_id: int, *, paying: bool = Fal
 async def paying_ladder_of(session: AsyncSession, vendor_id: int) -> Ladder | None:
     """The ladder that applies now: None without one or while the plan lacks ``tiers`` (TIER-5)."""
     return await ladder_of(session, vendor_id, paying=True)
+
+
+_FAMILY_MONTHS = text(
+    f"""SELECT coalesce(c.merged_into_id, c.id) AS holder,
+           (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int AS month,
+           sum(m.spend)::bigint AS spend, sum(m.points)::bigint AS points
+      FROM tier_months m
+      JOIN customers c ON c.vendor_id = m.vendor_id AND c.id = m.customer_id
+      JOIN customers k ON k.vendor_id = c.vendor_id AND k.id = coalesce(c.merged_into_id, c.id)
+     WHERE m.vendor_id = :vendor_id AND m.month >= :first AND m.month <= :last
+       AND k.status <> '{CustomerStatus.ANONYMIZED}'
+     GROUP BY 1, 2"""
+)
+
+_HOLDERS = text(
+    f"""SELECT count(*) FROM customers
+     WHERE vendor_id = :vendor_id AND merged_into_id IS NULL AND status <> '{CustomerStatus.ANONYMIZED}'"""
+)
+
+
+async def family_months(
+    session: AsyncSession, vendor_id: int, ladder: Ladder, now: datetime
+) -> dict[int, dict[int, int]]:
+    """Every open account's qualifying months that ``ladder``'s rule reads at ``now``, summed over
+    its merge family (MERGE-8) in the ladder's basis: ``{customer_id: {month: amount}}``. Accounts
+    without such a month are left out (they hold the first tier). One statement over the vendor's
+    months of the window: for the whole-vendor reads (the dashboard's counts, the jobs that
+    reclassify everyone), not for one customer (``standing_of``)."""
+    current = month_of(now)
+    first = first_counted_month(ladder, now)
+    rows = await session.execute(
+        _FAMILY_MONTHS, {"vendor_id": vendor_id, "first": first_day(first), "last": first_day(current)}
+    )
+    points = ladder.basis is TierBasis.POINTS
+    found: dict[int, dict[int, int]] = {}
+    for holder, month, spend, earned in rows:
+        found.setdefault(holder, {})[month] = earned if points else spend
+    return found
+
+
+async def customers_per_tier(session: AsyncSession, vendor_id: int, now: datetime) -> list[tuple[Rung, int]] | None:
+    """How many customers (open accounts) hold each tier of the ladder that applies now, in the
+    ladder's order; None without one (or while the plan lacks ``tiers``): the portal's dashboard."""
+    ladder = await paying_ladder_of(session, vendor_id)
+    if ladder is None or not ladder.rungs:
+        return None
+    counts = dict.fromkeys((r.id for r in ladder.rungs), 0)
+    months = await family_months(session, vendor_id, ladder, now)
+    for amounts in months.values():
+        counts[held(amounts, ladder, now).rung.id] += 1
+    holders = int(await session.scalar(_HOLDERS, {"vendor_id": vendor_id}) or 0)
+    # open accounts without a month in the window hold the first tier (every holder with months is
+    # one of the open accounts counted here)
+    counts[ladder.rungs[0].id] += holders - len(months)
+    return [(r, counts[r.id]) for r in ladder.rungs]
