@@ -119,3 +119,24 @@ async def test_the_dashboard_counts_customers_per_tier(client: AsyncTestClient[L
     shown = re.search(r'id="customers-per-tier">(.*?)</dl>', page, re.S)
     assert shown is not None
     assert re.findall(r"<dt>(\w+)</dt><dd>(\d+)</dd>", shown.group(1)) == [("Silver", "2"), ("Gold", "1")]
+
+
+async def test_the_example_basket_scores_for_a_tier_chosen(client: AsyncTestClient[Litestar]) -> None:
+    """TIER-14: the earn rules' example basket, for a Gold customer, lists Gold's bonus after the
+    base rule, as the till would score the purchase."""
+    shop = await make_shop(client, with_staff=False)
+    await admin(client, "PATCH", f"/admin/v1/plans/{shop.tenant.plan_id}", {"features": {"tiers": True}})
+    rule = {"name": "Euro", "points_per_unit": 1, "unit_amount": 100}
+    await admin(client, "POST", f"/admin/v1/vendors/{shop.vendor_id}/earn-rules", rule)
+    tiers = [
+        {"key": "silver", "name": "Silver", "threshold": 0, "multiplier_percent": 100},
+        {"key": "gold", "name": "Gold", "threshold": 2_000, "multiplier_percent": 150},
+    ]
+    await admin(client, "PUT", f"/admin/v1/vendors/{shop.vendor_id}/tiers", {"basis": "spend", "tiers": tiers})
+    await signed_in(client, shop.owner)
+    basket = {"preview": "1", "sku_1": "A", "quantity_1": "1", "amount_1": "10.00"}
+    plain = (await client.get("/portal/earn-rules", params=basket)).text
+    assert "Points for a basket of €10.00: 10" in plain
+    golden = (await client.get("/portal/earn-rules", params=basket | {"tier": "gold"})).text
+    assert "Points for a basket of €10.00: 15" in golden
+    assert '<option value="gold" selected>Gold</option>' in golden
