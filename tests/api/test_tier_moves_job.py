@@ -11,14 +11,12 @@ import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
-from sqlalchemy import text
 
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
-from loyalty_core.db import make_engine
 from tests.support.app import ADMIN, ADMIN_TOKEN
 from tests.support.customers import register
-from tests.support.ladders import TIERS_PLAN
+from tests.support.ladders import TIERS_PLAN, tier_events
 from tests.support.purchases import buy
 from tests.support.tenants import admin, make_tenant
 
@@ -41,22 +39,6 @@ def ladder(gold: int) -> dict[str, Any]:
     }
 
 
-async def tier_events(database_url: str, vendor_id: int) -> list[tuple[int, Any]]:
-    engine = make_engine(database_url)
-    try:
-        async with engine.connect() as conn:
-            found = await conn.execute(
-                text(
-                    "SELECT customer_id, data FROM events WHERE vendor_id = :v AND type = 'customer.tier_changed'"
-                    " ORDER BY created_at"
-                ),
-                {"v": vendor_id},
-            )
-            return [(customer_id, data) for customer_id, data in found.all()]
-    finally:
-        await engine.dispose()
-
-
 async def test_a_ladder_change_records_one_event_per_customer_moved(
     app_client: AsyncTestClient[Litestar], database_url: str
 ) -> None:
@@ -75,7 +57,7 @@ async def test_a_ladder_change_records_one_event_per_customer_moved(
     await admin(client, "PUT", path, ladder(2_000))
     ran = await client.post("/admin/v1/jobs/tier-moves/run", headers=ADMIN)
     assert (ran.json()["data"]["name"], ran.json()["data"]["result"]["failed"]) == ("tier-moves", 0)
-    [(customer_id, data)] = await tier_events(database_url, tenant.vendor_id)
+    [(customer_id, data, _)] = await tier_events(database_url, tenant.vendor_id)
     assert customer_id == ann["id"]
     assert (data["id"], data["tier"]["key"], data["previous_tier"]["key"]) == (ann["id"], "gold", "silver")
     assert data["previous_tier"]["next"] == {"key": "gold", "name": "Gold", "threshold": 5000, "remaining": 2000}

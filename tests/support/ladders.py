@@ -3,12 +3,13 @@ ladder changes elsewhere (earning, rewards, events) without the ladder's own ser
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
+from typing import Any
 
 from sqlalchemy import delete, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from loyalty_core.db import make_sessionmaker
+from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.tiers.models import Tier, TierLadder
 from loyalty_core.tiers.rules import TierBasis
 
@@ -66,3 +67,20 @@ async def qualify(engine: AsyncEngine, vendor_id: int, customer_id: int, month: 
             ),
             {"v": vendor_id, "c": customer_id, "m": month, "s": spend, "p": points},
         )
+
+
+async def tier_events(database_url: str, vendor_id: int) -> list[tuple[int, Any, datetime]]:
+    """The vendor's ``customer.tier_changed`` events as stored: customer, data, created_at, oldest first."""
+    engine = make_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            found = await conn.execute(
+                text(
+                    "SELECT customer_id, data, created_at FROM events"
+                    " WHERE vendor_id = :v AND type = 'customer.tier_changed' ORDER BY created_at, id"
+                ),
+                {"v": vendor_id},
+            )
+            return [(customer_id, data, at) for customer_id, data, at in found.all()]
+    finally:
+        await engine.dispose()

@@ -14,6 +14,7 @@ from loyalty_api.jobs import (
     ledger_totals,
     prune_tokens,
     tier_moves,
+    tier_review,
     webhook_deliveries,
 )
 
@@ -29,6 +30,7 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "customer-imports": (customer_imports.customer_imports, customer_imports.CRON),
     "ledger-totals": (ledger_totals.ledger_totals, ledger_totals.CRON),
     "tier-moves": (tier_moves.tier_moves, tier_moves.CRON),
+    "tier-review": (tier_review.tier_review, tier_review.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 

@@ -17,6 +17,7 @@ from loyalty_core.accounts.events import CustomerTierChanged
 from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import CustomerStatus
+from loyalty_core.errors import DomainError
 from loyalty_core.events.services.recording import record_event
 from loyalty_core.tiers.models import TierLadder, first_day
 from loyalty_core.tiers.reads import ladder_from_json, ladder_of, tier_of
@@ -57,7 +58,7 @@ async def record_moves(session: AsyncSession, clock: Clock, vendor_id: int) -> i
     after = await ladder_of(session, vendor_id, paying=True)
     if after is None or not after.rungs or not before.rungs:
         return 0
-    families = await _families(session, vendor_id, (before, after), now)
+    families = await _families(session, vendor_id, (before, after), (now,))
     reads = CustomerReads(session, clock)
     recorded = 0
     for (customer_id,) in (await session.execute(_CUSTOMERS, {"vendor_id": vendor_id})).all():
@@ -74,14 +75,54 @@ async def record_moves(session: AsyncSession, clock: Clock, vendor_id: int) -> i
     return recorded
 
 
+async def reviewed_vendors(session: AsyncSession) -> list[int]:
+    """The vendors with a ladder, for the ``tier-review`` job."""
+    return list((await session.scalars(select(TierLadder.vendor_id))).all())
+
+
+async def record_lapses(session: AsyncSession, clock: Clock, vendor_id: int) -> int:
+    """TIER-21: the lapses the clock made since the ladder's last review, one
+    ``customer.tier_changed`` each, ``previous_tier`` as held at that review; the review instant
+    moves to now in the same transaction (the ladder's row locked first), so each is recorded once.
+    The first review only sets the instant."""
+    ladder = await session.scalar(select(TierLadder).where(TierLadder.vendor_id == vendor_id).with_for_update())
+    if ladder is None:
+        return 0
+    now = clock.now()
+    since, ladder.reviewed_at = ladder.reviewed_at, now
+    await session.flush()
+    applies = await ladder_of(session, vendor_id, paying=True)
+    if since is None or since >= now or applies is None or not applies.rungs:
+        return 0
+    families = await _families(session, vendor_id, (applies,), (since, now))
+    order = {rung.key: i for i, rung in enumerate(applies.rungs)}
+    reads = CustomerReads(session, clock)
+    recorded = 0
+    for family, months in families.items():
+        amounts = _amounts(months, applies.basis)
+        was, held_now = held(amounts, applies, since), held(amounts, applies, now)
+        if order[held_now.rung.key] >= order[was.rung.key]:
+            continue
+        try:
+            view = await reads.get(vendor_id, family)
+        except DomainError:  # closed or anonymized since: its family's tier is no one's now
+            continue
+        if view.status != CustomerStatus.ACTIVE or view.tier is None:
+            continue
+        previous = tier_of(was)
+        await record_event(session, clock, vendor_id, CustomerTierChanged.moved(view, previous), customer_id=family)
+        recorded += 1
+    return recorded
+
+
 async def _families(
-    session: AsyncSession, vendor_id: int, ladders: tuple[Ladder, ...], now: datetime
+    session: AsyncSession, vendor_id: int, ladders: tuple[Ladder, ...], times: tuple[datetime, ...]
 ) -> dict[int, Months]:
-    """Each family's months (cents, points) that either ladder counts at ``now``."""
+    """Each family's months (cents, points) that any of ``ladders`` counts at any of ``times``."""
     params = {
         "vendor_id": vendor_id,
-        "since": first_day(min(first_counted_month(ladder, now) for ladder in ladders)),
-        "until": first_day(month_of(now)),
+        "since": first_day(min(first_counted_month(ladder, at) for ladder in ladders for at in times)),
+        "until": first_day(max(month_of(at) for at in times)),
     }
     families: dict[int, Months] = {}
     for family, day, spend, points in (await session.execute(_MONTHS, params)).all():
