@@ -308,4 +308,5 @@ async def test_a_sweep_scheduled_every_minute_ends_ok_at_debug_and_fails_at_warn
         "campaign-mails",
         "campaign-mail-tests",
         "pending-points",
+        "tier-moves",
     }

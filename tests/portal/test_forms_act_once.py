@@ -27,6 +27,7 @@ WITHOUT_KEY = {
     "/portal/login": "signing in twice signs in; the form's CSRF token is the anonymous session's",
     "/portal/logout": "a second sign-out has no session left to end",
     "/portal/customers/{customer_id}/merge/preview": "the preview changes nothing; its page holds the keyed merge",
+    "/portal/tiers/rows": "Add tier and Preview change nothing; the page they answer holds the keyed save",
     "/portal/login/code": "the second step of signing in, before any shop is known",
     "/portal/welcome/{token}": "signed out; the invitation's link is spent by the conditional update that uses it",
     "/portal/reset/{token}": "signed out; the reset link is spent by the conditional update that uses it",

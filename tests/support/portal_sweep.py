@@ -66,6 +66,16 @@ LISTS_OWN = 200  # a list of the intruder's own shop: it holds none of the owner
 RULE = {"version": "1", "name": "own", "points_per_unit": "1", "unit_amount": "100"}
 CAMPAIGN = {"version": "1", "name": "own", "kind": "fixed_points", "points": "5"}
 MAILING = {"subject": "own", "body": "own"}
+LADDER = {
+    "basis": "spend",
+    "period_months": "12",
+    "grace_months": "0",
+    "rows": "1",
+    "key_1": "own",
+    "name_1": "Own",
+    "threshold_1": "0",
+    "multiplier_percent_1": "100",
+}
 SETTINGS_CASES: dict[str, Case] = {
     "GET /earn-rules": Case(LISTS_OWN, lambda w: "/portal/earn-rules?preview=1&sku_1=A&amount_1=500"),
     "GET /earn-rules/new": Case(200, lambda w: "/portal/earn-rules/new"),
@@ -80,6 +90,11 @@ SETTINGS_CASES: dict[str, Case] = {
     # PLAN_FEATURE_UNAVAILABLE (PORTAL-1), nothing of the owner's touched
     "POST /campaigns": Case(403, lambda w: "/portal/campaigns", lambda w: CAMPAIGN),
     "GET /campaigns/{row_id}": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}"),
+    # the ladder is the shop's own: the intruder sees and previews its own (none), and its plan has
+    # no tiers, so its save is refused with PLAN_FEATURE_UNAVAILABLE's status (TIER-14)
+    "GET /tiers": Case(200, lambda w: "/portal/tiers"),
+    "POST /tiers/rows": Case(200, lambda w: "/portal/tiers/rows", lambda w: LADDER),
+    "POST /tiers": Case(403, lambda w: "/portal/tiers", lambda w: LADDER),
     "POST /campaigns/{row_id}": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}", lambda w: CAMPAIGN),
     "GET /campaigns/{row_id}/delete": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}/delete"),
     "POST /campaigns/{row_id}/delete": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}/delete"),

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.db import give_back_idle, make_driver_pool
 from loyalty_core.earning.till_meter import LEASE
-from loyalty_core.earning.till_purchase import PurchaseRequest, Purchases, Submitted
+from loyalty_core.earning.till_purchase import Preview, PurchaseRequest, Purchases, Submitted
 from loyalty_core.errors import DomainError
 from loyalty_core.tenancy.rules.access import VendorContext
 
@@ -32,6 +32,14 @@ class Till:
             await conn.set_autocommit(False)
             try:
                 return await self.purchases.submit(conn, vendor, request, key=key, now=now)
+            finally:
+                await give_back_idle(conn)
+
+    async def preview(self, vendor: VendorContext, request: PurchaseRequest, *, now: datetime) -> Preview:
+        """EARN-11's preview on a connection of the till's pool, in autocommit."""
+        async with self._pool.connection() as conn:
+            try:
+                return await self.purchases.preview(conn, vendor, request, now=now)
             finally:
                 await give_back_idle(conn)
 

@@ -143,3 +143,11 @@ def test_one_flipped_byte_of_a_member_is_caught_by_the_signed_manifest(
     assert verify(tampered, authority.root_pem())
     assert manifest_mismatches(tampered, tampered["manifest.json"]) == ["pass.json"]
     assert manifest_mismatches(files, files["manifest.json"]) == []
+
+
+def test_the_tier_held_is_shown_beside_the_holder(card: PassCard, identity: SigningIdentity) -> None:
+    """TIER-13: a customer's tier reaches the pass, labelled in the card's language; none, no field."""
+    document = json.loads(members(build_pkpass(replace(card, tier_name="Gold", locale="nl"), identity))["pass.json"])
+    assert document["storeCard"]["secondaryFields"][1] == {"key": "tier", "label": "Niveau", "value": "Gold"}
+    plain = json.loads(members(build_pkpass(card, identity))["pass.json"])
+    assert [field["key"] for field in plain["storeCard"]["secondaryFields"]] == ["holder"]

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from loyalty_wallet_pass.card import PassBranding, PassCard, Rgb
 from loyalty_wallet_pass.errors import InvalidIdentity
-from loyalty_wallet_pass.google import SAVE_URL_PREFIX, SaveLinkIssuer, build_save_link, read_save_link
+from loyalty_wallet_pass.google import SAVE_URL_PREFIX, SaveLinkIssuer, build_save_link, read_save_link, save_payload
 from loyalty_wallet_pass.identity import new_rsa_key, private_key_pem
 
 AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -125,3 +125,12 @@ def test_issuer_key_must_be_rsa() -> None:
     elliptic = private_key_pem(ec.generate_private_key(ec.SECP256R1()))
     with pytest.raises(InvalidIdentity, match="RSA"):
         SaveLinkIssuer.from_pem("1", "a@example.com", elliptic)
+
+
+def test_the_tier_held_is_the_objects_second_points(card: PassCard, issuer: SaveLinkIssuer) -> None:
+    """TIER-13: the save link's object carries the tier's name; without a tier, nothing."""
+    claims = save_payload(replace(card, tier_name="Gold"), issuer, issued_at=datetime(2026, 3, 1, tzinfo=UTC))
+    shown = claims["payload"]["loyaltyObjects"][0]["secondaryLoyaltyPoints"]
+    assert shown == {"label": "Tier", "balance": {"string": "Gold"}}
+    plain = save_payload(card, issuer, issued_at=datetime(2026, 3, 1, tzinfo=UTC))
+    assert "secondaryLoyaltyPoints" not in plain["payload"]["loyaltyObjects"][0]

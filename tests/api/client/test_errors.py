@@ -27,6 +27,8 @@ from loyalty_client.models import (
     TransactionBody,
     WalletAdjust,
 )
+from loyalty_core.db import make_engine
+from tests.support.ladders import TIERS_PLAN, put_ladder
 from tests.support.loyalty_client import Recording, connect
 from tests.support.tenants import Tenant, admin, make_tenant
 from tests.support.webhooks import webhook_tenant
@@ -64,6 +66,25 @@ async def raised(kind: type[LoyaltyError], call: Awaitable[Any]) -> LoyaltyError
 
 async def setup(client: Client, tenant: Tenant, path: str, body: dict[str, Any]) -> Any:
     return await admin(client, "POST", f"/admin/v1/vendors/{tenant.vendor_id}{path}", body)
+
+
+async def test_a_reward_above_the_customer_tier(client: Client, database_url: str) -> None:
+    """CLIENT-4, TIER-12: a Gold reward asked for by a Silver customer raises TierRequired."""
+    tenant = await make_tenant(client, plan=TIERS_PLAN)
+    engine = make_engine(database_url)
+    try:
+        await put_ladder(engine, tenant.vendor_id)
+    finally:
+        await engine.dispose()
+    loyalty = connect(client, tenant)
+    gold = await setup(
+        client, tenant, "/rewards", {"type": "free_product", "name": "G", "point_cost": 1, "min_tier": "gold"}
+    )
+    ada = await loyalty.register_customer(CustomerCreate(email="ada@example.com"))
+    await loyalty.adjust_wallet(ada.id, WalletAdjust(amount=10, reason="start"))
+    await raised(
+        e.TierRequired, loyalty.create_redemption(RedeemBody(identifier="ada@example.com", reward_id=gold["id"]))
+    )
 
 
 async def test_customer_errors(client: Client) -> None:

@@ -19,11 +19,13 @@ from litestar.testing import AsyncTestClient
 from loyalty_api.adapters.pass_platforms import WalletPasses, shop_id, wallet_passes
 from loyalty_api.app import create_app
 from loyalty_api.settings import Settings
+from loyalty_core.db import make_engine
 from loyalty_wallet_pass.google import read_save_link
 from loyalty_wallet_pass.identity import new_rsa_key, private_key_pem
 from loyalty_wallet_pass.platform import LocalPassPlatform
 from tests.support.app import ADMIN, ADMIN_TOKEN
 from tests.support.customers import register
+from tests.support.ladders import TIERS_PLAN, put_ladder, qualify
 from tests.support.openssl import pkpass_members, signature_verifies
 from tests.support.tenants import Tenant, admin, make_tenant
 
@@ -222,3 +224,18 @@ async def test_another_vendors_customer_is_not_found(app_client: AsyncTestClient
     customer = await register(app_client, theirs)
     response = await _pass(app_client, mine, customer["id"])
     assert (response.status_code, response.json()["error"]["code"]) == (404, "CUSTOMER_NOT_FOUND")
+
+
+async def test_the_pass_shows_the_tier_held(app_client: AsyncTestClient[Litestar], database_url: str) -> None:
+    """TIER-13: the pass shows the name of the tier the customer holds now."""
+    tenant = await make_tenant(app_client, plan=TIERS_PLAN)
+    customer = await register(app_client, tenant, first_name="Di")
+    engine = make_engine(database_url)
+    try:
+        await put_ladder(engine, tenant.vendor_id)
+        await qualify(engine, tenant.vendor_id, customer["id"], datetime.now(UTC).date().replace(day=1), 6000, 60)
+    finally:
+        await engine.dispose()
+    files = pkpass_members((await _pass(app_client, tenant, customer["id"])).content)
+    fields = json.loads(files["pass.json"])["storeCard"]["secondaryFields"]
+    assert (fields[1]["key"], fields[1]["value"]) == ("tier", "Gold")

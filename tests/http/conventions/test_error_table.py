@@ -117,6 +117,7 @@ CONTRACT_STATUSES = {
     "MAILING_NOT_FOUND": 404,  # 7.4 campaign mail: no such mailing of the vendor
     "MAILING_NOT_DRAFT": 409,  # 7.4: an edit or a send of a mailing that is no draft
     "MAILING_NOT_ACTIVE": 409,  # 7.4: a cancel of a mailing neither scheduled nor sending
+    "TIER_REQUIRED": 422,  # TIER-12: a redemption or a give below the reward's min_tier
 }
 """Codes of the admin API and the back-office actions."""
 

@@ -40,8 +40,10 @@ CREATION_FIELDS = {
     "updated_at",
     "is_unlimited",
     "max_redemptions_per_customer",
+    "min_tier",
 }
-"""REWARD-1: the fields returned by the product-to-reward endpoint."""
+"""REWARD-1: the fields returned by the product-to-reward endpoint (TIER-11: ``min_tier`` on every
+reward read)."""
 
 
 def reward_path(external_id: str = "SKU-1") -> str:
@@ -99,6 +101,7 @@ async def test_reward_from_a_product_answers_the_creation_shape(client: AsyncTes
         "code_valid_for_hours": None,
         "is_unlimited": True,
         "max_redemptions_per_customer": None,
+        "min_tier": None,
     }
     assert reward["created_at"].endswith("Z")
 

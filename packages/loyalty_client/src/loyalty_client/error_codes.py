@@ -175,6 +175,10 @@ class SubscriptionExpired(LoyaltyError):
     code = "SUBSCRIPTION_EXPIRED"
 
 
+class TierRequired(LoyaltyError):
+    code = "TIER_REQUIRED"
+
+
 class TransactionNotFound(LoyaltyError):
     code = "TRANSACTION_NOT_FOUND"
 
@@ -282,6 +286,7 @@ ERRORS_BY_CODE: Final[dict[str, type[LoyaltyError]]] = {
     "ROUTE_NOT_FOUND": RouteNotFound,
     "SERVICE_UNAVAILABLE": ServiceUnavailable,
     "SUBSCRIPTION_EXPIRED": SubscriptionExpired,
+    "TIER_REQUIRED": TierRequired,
     "TRANSACTION_NOT_FOUND": TransactionNotFound,
     "UNAUTHENTICATED": Unauthenticated,
     "UNSUPPORTED_MEDIA_TYPE": UnsupportedMediaType,
@@ -344,6 +349,7 @@ __all__ = [
     "RouteNotFound",
     "ServiceUnavailable",
     "SubscriptionExpired",
+    "TierRequired",
     "TransactionNotFound",
     "Unauthenticated",
     "UnsupportedMediaType",

@@ -21,6 +21,7 @@ from loyalty_core.accounts.events import (
     CustomerAnonymized,
     CustomerCreated,
     CustomerMerged,
+    CustomerTierChanged,
     CustomerUpdated,
     without_tier,
 )
@@ -37,6 +38,7 @@ EVENTS = Registry(
     current(CustomerUpdated),
     current(CustomerMerged),
     current(CustomerAnonymized),
+    current(CustomerTierChanged),
     # version 1, before the customer resource had ``tier`` (TIER-6)
     older(CustomerCreated, 1, read=without_tier),
     older(CustomerUpdated, 1, read=without_tier),

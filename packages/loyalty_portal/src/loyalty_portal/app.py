@@ -38,6 +38,7 @@ from loyalty_portal.pages.mailings import MailingsController
 from loyalty_portal.pages.redemptions import RedemptionsController
 from loyalty_portal.pages.reports import ReportsController
 from loyalty_portal.pages.rewards import RewardsController
+from loyalty_portal.pages.tiers import TiersController
 from loyalty_portal.pages.two_factor import SignInCodeController, TwoFactorController
 from loyalty_portal.pages.users import UsersController
 from loyalty_portal.web import EXCEPTION_HANDLERS, MOUNT_PATH, add_security_headers
@@ -66,6 +67,7 @@ CONTROLLERS = [
     BillingController,
     ReportsController,
     BrandingController,
+    TiersController,
     ExportController,
     ImportController,
     ActivityController,

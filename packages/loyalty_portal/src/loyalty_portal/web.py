@@ -93,6 +93,7 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Earn rules", f"{MOUNT_PATH}/earn-rules", False),
     ("Campaigns", f"{MOUNT_PATH}/campaigns", False),
     ("Mailings", f"{MOUNT_PATH}/mailings", False),
+    ("Tiers", f"{MOUNT_PATH}/tiers", False),
     ("Branches", f"{MOUNT_PATH}/branches", False),
     ("Cards", f"{MOUNT_PATH}/cards", False),
     ("API clients", f"{MOUNT_PATH}/clients", False),

@@ -58,7 +58,8 @@ def pass_json(card: PassCard, identity: SigningIdentity) -> dict[str, Any]:
                     "numberStyle": "PKNumberStyleDecimal",
                 }
             ],
-            "secondaryFields": [{"key": "holder", "label": labels.holder, "value": card.holder_name}],
+            "secondaryFields": [{"key": "holder", "label": labels.holder, "value": card.holder_name}]
+            + ([{"key": "tier", "label": labels.tier, "value": card.tier_name}] if card.tier_name else []),
             "auxiliaryFields": [{"key": "card", "label": labels.card, "value": card.card_code}],
         },
     }

@@ -99,6 +99,8 @@ class PassCard:
     locale: Locale = "en"
     web_service: WebService | None = None
     """Where the wallet asks for this pass's updates; None: a pass that never updates."""
+    tier_name: str | None = None
+    """The name of the tier the customer holds, shown beside the holder; None shows no tier."""
 
     def __post_init__(self) -> None:
         if not _CARD_CODE.fullmatch(self.card_code):
@@ -117,9 +119,10 @@ class Labels:
     balance: str
     holder: str
     card: str
+    tier: str
 
 
 LABELS: dict[Locale, Labels] = {
-    "en": Labels(balance="Points", holder="Member", card="Card"),
-    "nl": Labels(balance="Punten", holder="Lid", card="Kaart"),
+    "en": Labels(balance="Points", holder="Member", card="Card", tier="Tier"),
+    "nl": Labels(balance="Punten", holder="Lid", card="Kaart", tier="Niveau"),
 }

@@ -54,7 +54,7 @@ def object_id(card: PassCard, issuer: SaveLinkIssuer) -> str:
 def loyalty_object(card: PassCard, issuer: SaveLinkIssuer) -> dict[str, Any]:
     """The card's loyalty object, as the save link carries it and as an update sends it again."""
     labels = LABELS[card.locale]
-    return {
+    shown: dict[str, Any] = {
         "id": object_id(card, issuer),
         "classId": class_id(card, issuer),
         "state": "ACTIVE",
@@ -63,6 +63,9 @@ def loyalty_object(card: PassCard, issuer: SaveLinkIssuer) -> dict[str, Any]:
         "barcode": {"type": "QR_CODE", "value": card.barcode.message, "alternateText": card.barcode.alt_text},
         "loyaltyPoints": {"label": labels.balance, "balance": {"int": card.balance}},
     }
+    if card.tier_name:
+        shown["secondaryLoyaltyPoints"] = {"label": labels.tier, "balance": {"string": card.tier_name}}
+    return shown
 
 
 def save_payload(card: PassCard, issuer: SaveLinkIssuer, *, issued_at: datetime) -> dict[str, Any]:

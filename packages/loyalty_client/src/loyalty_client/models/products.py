@@ -112,6 +112,7 @@ class RewardCreated(msgspec.Struct, kw_only=True):
     updated_at: str
     is_unlimited: bool
     max_redemptions_per_customer: int | None
+    min_tier: str | None
 
 
 class RewardFromProduct(msgspec.Struct, kw_only=True):

@@ -30,6 +30,7 @@ class RewardListed(msgspec.Struct, kw_only=True):
     discount_value: int | None
     max_redemptions_per_customer: int | None
     customer_redemptions: int | None
+    min_tier: str | None
 
 
 class RewardListedPage(Page[RewardListed]):

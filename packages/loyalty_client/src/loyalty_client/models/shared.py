@@ -89,6 +89,7 @@ EventType = Literal[
     "customer.anonymized",
     "customer.created",
     "customer.merged",
+    "customer.tier_changed",
     "customer.updated",
     "points.adjusted",
     "points.available",

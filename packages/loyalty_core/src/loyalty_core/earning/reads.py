@@ -22,6 +22,7 @@ from loyalty_core.earning.rules.terms import CustomerFacts, Purchase
 from loyalty_core.earning.till_purchase_reads import TransactionView, customer_transactions
 from loyalty_core.earning.till_terms import fetch_terms, paying
 from loyalty_core.tenancy.services import ceilings
+from loyalty_core.tiers.rules import Rung
 
 
 async def customer_purchases(
@@ -65,9 +66,12 @@ async def active_customers(session: AsyncSession, vendor_id: int, now: datetime)
     return int(found.scalar_one())
 
 
-async def score_example(session: AsyncSession, vendor_id: int, purchase: Purchase, now: datetime) -> Scoring:
-    """The points ``purchase`` would earn now under the vendor's active terms and plan; writes nothing."""
+async def score_example(
+    session: AsyncSession, vendor_id: int, purchase: Purchase, now: datetime, tier: Rung | None = None
+) -> Scoring:
+    """The points ``purchase`` would earn now under the vendor's active terms and plan, for a
+    customer holding ``tier`` (TIER-10: its bonus, as the till scores it); writes nothing."""
     plan = await ceilings.plan_of(session, vendor_id)
     terms = await fetch_terms(await driver_connection(session), vendor_id, 0)
     campaigns = paying(terms.campaigns, transaction=plan.feature_campaigns, moments=plan.feature_customer_moments)
-    return score(purchase, CustomerFacts(), terms.earn_rules, campaigns, now)
+    return score(purchase, CustomerFacts(), terms.earn_rules, campaigns, now, tier)

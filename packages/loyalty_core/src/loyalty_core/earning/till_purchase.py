@@ -41,6 +41,7 @@ from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
+from loyalty_core.tiers.till_months import standing_from_read
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.till_pending import is_due, make_available
@@ -121,7 +122,7 @@ class Purchases:
         now: datetime,
     ) -> Submitted:
         """``conn`` is out of autocommit; the purchase is one transaction on it."""
-        params = _find_params(vendor, request, key)
+        params = _find_params(vendor, request, key, now)
         plan, period = vendor.plan, period_of(now)
         hard = hard_limit(plan.max_transactions, plan.overage_percent)
         metered = plan.max_transactions > 0
@@ -187,7 +188,7 @@ class Purchases:
         """EARN-11: scored exactly as a submission would be now; writes and counts nothing.
         ``conn`` is in autocommit: one statement, and the terms when the cache lacks them."""
         scored = await self._find_and_score(
-            conn, vendor, request, _find_params(vendor, request, None), now, replayable=False
+            conn, vendor, request, _find_params(vendor, request, None, now), now, replayable=False
         )
         assert scored.scoring is not None
         assert scored.found.customer_id is not None
@@ -232,7 +233,10 @@ class Purchases:
             branch.external_id if branch is not None else None,
             tuple(LineItem(line.quantity, line.sku) for line in request.items),
         )
-        return _Scored(found, branch, score(purchase, found.facts, terms.earn_rules, campaigns, now))
+        # TIER-9: the tier held before this purchase earns its bonus
+        standing = standing_from_read(found.tier, now)
+        tier = standing.rung if standing is not None else None
+        return _Scored(found, branch, score(purchase, found.facts, terms.earn_rules, campaigns, now, tier))
 
 
 def _view(
@@ -278,9 +282,13 @@ def _needs_facts(vendor: VendorContext, campaigns: tuple[CampaignTerms, ...] | l
     return vendor.plan.customer_moments and any(c.family == Family.CUSTOMER_MOMENT for c in campaigns)
 
 
-def _find_params(vendor: VendorContext, request: PurchaseRequest, key: str | None) -> dict[str, Any]:
+def _find_params(vendor: VendorContext, request: PurchaseRequest, key: str | None, now: datetime) -> dict[str, Any]:
     return bound(
         PurchaseFind(
-            vendor_id=vendor.vendor_id, identifier=request.identifier, branch_key=request.branch, idempotency_key=key
+            vendor_id=vendor.vendor_id,
+            identifier=request.identifier,
+            branch_key=request.branch,
+            idempotency_key=key,
+            now=now,
         )
     )

@@ -21,6 +21,7 @@ from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER, HOLDER_WALL
 from loyalty_core.earning.models import MomentState
 from loyalty_core.earning.rules.terms import CustomerFacts, MomentKey
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
+from loyalty_core.tiers.till_months import tier_facts
 from loyalty_core.till_sql import Params, bound, statements_of
 from loyalty_core.wallet.till_protocol import Locks, key_lock, same_wallet
 
@@ -34,6 +35,8 @@ class PurchaseFind(HolderParams, frozen=True):
     """The payload's branch key."""
     idempotency_key: str | None
     """None for a preview, which has none and takes no lock."""
+    now: datetime
+    """The instant the tier held before the purchase is read for (TIER-10)."""
 
 
 LOCKS = Locks(key=SQL("key_lock", key_lock("transaction"), PurchaseFind), wallet=HOLDER_WALLET_LOCK)
@@ -44,7 +47,7 @@ _FAMILY = """, family(id) AS (
     SELECT c.id FROM customers c JOIN family f ON c.vendor_id = %(vendor_id)s AND c.merged_into_id = f.id
 )"""
 
-_FACTS = f""",
+_FACTS = f"""
        (SELECT max(t.created_at) FROM family f
           JOIN transactions t ON t.vendor_id = %(vendor_id)s AND t.customer_id = f.id) AS last_purchase_at,
        (SELECT json_agg(json_build_array(m.moment, m.since)) FROM family f
@@ -64,12 +67,17 @@ LEFT JOIN branches b ON b.vendor_id = %(vendor_id)s AND b.external_id = %(branch
 LEFT JOIN transactions t ON t.vendor_id = %(vendor_id)s AND t.idempotency_key = %(idempotency_key)s
 """
 
-_COLUMNS = """vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
+_COLUMNS = (
+    """vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
        coalesce(c.customer_since, (c.created_at AT TIME ZONE 'UTC')::date) AS customer_since, w.id AS wallet_id,
        w.pending_next_at,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
-       t.total_amount AS earlier_total"""
+       t.total_amount AS earlier_total,
+       """
+    + tier_facts(customer="c.id", merged_into="c.merged_into_id")
+    + " AS tier"
+)
 
 FIND = SQL(
     "find",
@@ -84,7 +92,7 @@ FIND_WITH_FACTS = SQL(
         holder=HOLDER_BY_IDENTIFIER,
         family=_FAMILY,
         columns=_COLUMNS,
-        facts=_FACTS,
+        facts="," + _FACTS,
         anonymized=CustomerStatus.ANONYMIZED,
     ),
     PurchaseFind,
@@ -124,6 +132,8 @@ class Found:
     facts: CustomerFacts
     pending_next_at: datetime | None = None
     """The wallet's soonest pending instant (PENDING-5: due, the write makes them available first)."""
+    tier: Any = None
+    """The tier's facts (``tiers.till_months.tier_facts``); None without a ladder that applies."""
 
     @classmethod
     def of(cls, row: dict[str, Any] | None, with_facts: bool) -> Found:
@@ -154,6 +164,7 @@ class Found:
             earlier_total=row["earlier_total"],
             facts=facts,
             pending_next_at=row["pending_next_at"],
+            tier=row["tier"],
         )
 
 

@@ -17,7 +17,26 @@ SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
        w.pending_next_at,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
-       t.total_amount AS earlier_total
+       t.total_amount AS earlier_total,
+       (SELECT json_build_array(
+        (extract(year FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) * 12 + extract(month FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) - 1)::int,
+        l.basis, l.period_months, l.grace_months, (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM (SELECT c.id AS id UNION ALL
+                 SELECT f.id FROM customers f WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id) fam
+           CROSS JOIN LATERAL (
+                SELECT t.month, t.spend, t.points FROM tier_months t
+                 WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
+                OFFSET 0) m))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = %(vendor_id)s AND c.merged_into_id IS NULL) AS tier
 FROM (SELECT earning_version FROM vendors WHERE id = %(vendor_id)s) vendor
 LEFT JOIN holder h ON true
 LEFT JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id AND c.status <> 'anonymized'
@@ -45,6 +64,25 @@ SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
        b.id AS branch_id, b.external_id AS branch_key, b.name AS branch_name, b.type AS branch_type,
        b.active AS branch_active, t.id AS earlier_id, t.customer_id AS earlier_customer_id,
        t.total_amount AS earlier_total,
+       (SELECT json_build_array(
+        (extract(year FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) * 12 + extract(month FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) - 1)::int,
+        l.basis, l.period_months, l.grace_months, (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM (SELECT c.id AS id UNION ALL
+                 SELECT f.id FROM customers f WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id) fam
+           CROSS JOIN LATERAL (
+                SELECT t.month, t.spend, t.points FROM tier_months t
+                 WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
+                OFFSET 0) m))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = %(vendor_id)s AND c.merged_into_id IS NULL) AS tier,
        (SELECT max(t.created_at) FROM family f
           JOIN transactions t ON t.vendor_id = %(vendor_id)s AND t.customer_id = f.id) AS last_purchase_at,
        (SELECT json_agg(json_build_array(m.moment, m.since)) FROM family f

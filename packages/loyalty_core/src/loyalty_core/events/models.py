@@ -38,6 +38,7 @@ class EventType(StrEnum):
     CUSTOMER_UPDATED = "customer.updated"
     CUSTOMER_MERGED = "customer.merged"
     CUSTOMER_ANONYMIZED = "customer.anonymized"
+    CUSTOMER_TIER_CHANGED = "customer.tier_changed"
     TRANSACTION_CREATED = "transaction.created"
     TRANSACTION_RETURNED = "transaction.returned"
     POINTS_ADJUSTED = "points.adjusted"

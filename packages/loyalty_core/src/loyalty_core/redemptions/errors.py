@@ -39,3 +39,9 @@ class CodeExpired(RuleViolation):
 
 class VerificationFailed(RuleViolation):
     code = "VERIFICATION_FAILED"
+
+
+class TierRequired(RuleViolation):
+    """TIER-12: the customer's tier does not reach the reward's ``min_tier``."""
+
+    code = "TIER_REQUIRED"

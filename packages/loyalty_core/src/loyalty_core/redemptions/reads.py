@@ -29,6 +29,8 @@ from loyalty_core.redemptions.models import Redemption, StoredStatus
 from loyalty_core.redemptions.rules import NOT_COUNTED
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.tenancy.models import Branch
+from loyalty_core.tiers.rules import out_of_reach
+from loyalty_core.tiers.till_months import ladder_from_read, standing_from_read, tier_facts_of
 
 EXPIRED = "expired"
 STATUSES = (StoredStatus.VALID, StoredStatus.USED, StoredStatus.CANCELLED, EXPIRED)
@@ -177,6 +179,10 @@ async def list_offers(
             Reward.point_cost <= balance,
             Reward.max_redemptions_per_customer.is_(None) | (held < Reward.max_redemptions_per_customer),
         )
+        if customer_id is not None:  # TIER-12: nor what the customer's tier does not reach
+            blocking = await _out_of_reach(session, vendor_id, customer_id, clock.now())
+            if blocking:
+                query = query.where(Reward.min_tier.is_(None) | Reward.min_tier.not_in(blocking))
     total = await session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = (await session.execute(query.order_by(Reward.id).offset((page - 1) * per_page).limit(per_page))).all()
     ids = [reward.id for reward, _ in rows]
@@ -195,6 +201,15 @@ async def list_offers(
         for reward, held_now in rows
     ]
     return OfferPage(offers, total)
+
+
+async def _out_of_reach(session: AsyncSession, vendor_id: int, customer_id: int, now: datetime) -> list[str]:
+    """The tier keys above the one the customer holds: a ``min_tier`` among them blocks it."""
+    read = await tier_facts_of(session, vendor_id, customer_id, now)
+    ladder, standing = ladder_from_read(read), standing_from_read(read, now)
+    if ladder is None:
+        return []
+    return out_of_reach(ladder.rungs, standing.rung.key if standing is not None else None)
 
 
 SHOWN = 50

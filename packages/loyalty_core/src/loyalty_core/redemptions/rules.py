@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from loyalty_core.random_text import READABLE as ALPHABET
 from loyalty_core.random_text import random_text
 from loyalty_core.redemptions import errors as e
 from loyalty_core.redemptions.models import StoredStatus
 from loyalty_core.rewards.models import RewardStatus
+from loyalty_core.tiers.rules import reaches
+from loyalty_core.tiers.till_months import ladder_from_read, standing_from_read
 from loyalty_core.wallet.rules import Take
 
 NOT_COUNTED = StoredStatus.CANCELLED
@@ -47,6 +49,17 @@ def check_available(reward: Window, now: datetime) -> None:
         or (reward.available_until is not None and today > reward.available_until)
     ):
         raise e.RewardUnavailable("The reward cannot be redeemed now.", reward_id=reward.id)
+
+
+def check_tier(reward_id: int, min_tier: str, read: Any, now: datetime) -> None:
+    """TIER-12, right after the branch: a customer below the reward's ``min_tier`` is refused.
+    ``read``: the tier's facts (``tiers.till_months.tier_facts``)."""
+    ladder, standing = ladder_from_read(read), standing_from_read(read, now)
+    rungs = ladder.rungs if ladder is not None else ()
+    if not reaches(rungs, standing.rung.key if standing is not None else None, min_tier):
+        raise e.TierRequired(
+            "The customer's tier does not reach the reward's min_tier.", reward_id=reward_id, min_tier=min_tier
+        )
 
 
 def check_limit(limit: int | None, held: int) -> None:

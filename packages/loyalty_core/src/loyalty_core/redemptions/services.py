@@ -35,6 +35,7 @@ from loyalty_core.redemptions.rules import check_available, new_code
 from loyalty_core.rewards.errors import RewardNotFound
 from loyalty_core.rewards.models import Reward
 from loyalty_core.tenancy.models import Branch, Vendor
+from loyalty_core.tiers.till_months import tier_facts_of
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import Causer, EntryType, PointLot, Wallet
 from loyalty_core.wallet.rules import Take
@@ -215,6 +216,9 @@ class PortalRedemptions(RedemptionService):
         reward = await self._reward(vendor_id, reward_id)
         now = self._clock.now()
         check_available(reward, now)
+        if reward.min_tier is not None:  # TIER-12: right after the branch, which a give has none of
+            read = await tier_facts_of(self._session, vendor_id, customer_id, now)
+            rules.check_tier(reward.id, reward.min_tier, read, now)
         await self._check_limit(vendor_id, reward, customer_id)
         await self._take_stock(reward)
         entry, takes = await posting.post(

@@ -155,6 +155,7 @@ async def till_redeem(
         branch_key=request.branch,
         default_branch_id=default_branch.id if request.branch is None and default_branch is not None else None,
         not_counted=str(rules.NOT_COUNTED),
+        now=now,
     )
     return await till_write(partial(_attempt, conn, vendor_id, request, bound(read), default_branch, client_id, now))
 
@@ -206,6 +207,8 @@ async def _attempt(
             return await _replay(conn, vendor_id, request, customer_id, reward, state)
         rules.check_available(reward, now)
         branch = _branch(request, default_branch, reward, state.reward_branches, state.branch())
+        if state.min_tier is not None:
+            rules.check_tier(reward.id, state.min_tier, state.tier, now)
         rules.check_limit(reward.max_redemptions_per_customer, state.held or 0)
         rules.check_stock(reward.id, reward.total_stock, reward.remaining_stock)
         lots = state.lots()

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.tenancy.rules.access import BranchRef
+from loyalty_core.tiers.till_months import tier_facts
 from loyalty_core.till_sql import statements_of
 from loyalty_core.wallet.rules import Lot
 from loyalty_core.wallet.till_protocol import Locks, key_lock
@@ -34,7 +36,11 @@ class RedeemRead(HolderParams, frozen=True):
     """The credential's default branch, when the payload names none."""
     not_counted: str
     """The redemptions' status the per-customer limit does not count."""
+    now: datetime
+    """The instant the customer's tier is read for (TIER-12)."""
 
+
+_TIER = tier_facts(customer="c.id", merged_into="c.merged_into_id")
 
 LOCKS = Locks(key=SQL("key_lock", key_lock("redemption"), RedeemRead), wallet=HOLDER_WALLET_LOCK)
 
@@ -45,7 +51,8 @@ WITH {HOLDER_BY_IDENTIFIER}
 SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance, w.pending_next_at,
        r.id AS reward_id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
        r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
-       r.discount_type, r.discount_value, r.product_reference, r.payment_amount,
+       r.discount_type, r.discount_value, r.product_reference, r.payment_amount, r.min_tier,
+       CASE WHEN r.min_tier IS NOT NULL THEN {_TIER} END AS tier,
        (SELECT array_agg(rb.branch_id) FROM reward_branches rb
          WHERE rb.vendor_id = %(vendor_id)s AND rb.reward_id = r.id) AS reward_branches,
        CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN
@@ -129,6 +136,10 @@ class StateRow:
     discount_value: int | None
     product_reference: str | None
     payment_amount: int | None
+    min_tier: str | None
+    tier: Any
+    """The tier's facts (``tiers.till_months.tier_facts``), read only for a reward with a
+    ``min_tier`` (TIER-12)."""
     reward_branches: list[int] | None
     held: int | None
     branch_id: int | None

@@ -15,7 +15,26 @@ WITH found AS MATERIALIZED (
 SELECT c.id AS customer_id, c.status AS customer_status, w.id AS wallet_id, w.balance, w.pending_next_at,
        r.id AS reward_id, r.deleted_at, r.status, r.available_from, r.available_until, r.point_cost, r.total_stock,
        r.remaining_stock, r.max_redemptions_per_customer, r.code_valid_for_hours, r.name, r.type,
-       r.discount_type, r.discount_value, r.product_reference, r.payment_amount,
+       r.discount_type, r.discount_value, r.product_reference, r.payment_amount, r.min_tier,
+       CASE WHEN r.min_tier IS NOT NULL THEN (SELECT json_build_array(
+        (extract(year FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) * 12 + extract(month FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) - 1)::int,
+        l.basis, l.period_months, l.grace_months, (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM (SELECT c.id AS id UNION ALL
+                 SELECT f.id FROM customers f WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = c.id) fam
+           CROSS JOIN LATERAL (
+                SELECT t.month, t.spend, t.points FROM tier_months t
+                 WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
+                OFFSET 0) m))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = %(vendor_id)s AND c.merged_into_id IS NULL) END AS tier,
        (SELECT array_agg(rb.branch_id) FROM reward_branches rb
          WHERE rb.vendor_id = %(vendor_id)s AND rb.reward_id = r.id) AS reward_branches,
        CASE WHEN r.max_redemptions_per_customer IS NOT NULL THEN

@@ -91,6 +91,9 @@ class Reward(VendorRow, Base):
     product_reference: Mapped[str | None] = mapped_column(String(255), nullable=True)
     code_valid_for_hours: Mapped[int | None] = mapped_column(Integer, nullable=True)
     max_redemptions_per_customer: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    min_tier: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    """TIER-11: the key of the lowest tier that may redeem the reward; a key the ladder no longer
+    has, or any key while no ladder applies, blocks nobody."""
     idempotency_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
     # What the keyed request asked for, so a replay is compared with the request and not with the
     # reward as the portal may have edited it since (REWARD-2).

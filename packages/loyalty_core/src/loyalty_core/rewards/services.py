@@ -20,6 +20,7 @@ from loyalty_core.rewards.models import Reward, RewardBranch, RewardStatus, Rewa
 from loyalty_core.tenancy.errors import BranchNotFound, VendorNotFound
 from loyalty_core.tenancy.models import Branch, Vendor
 from loyalty_core.tenancy.services import ceilings
+from loyalty_core.tiers.models import Tier, TierLadder
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +157,7 @@ FIELDS = (
     "product_reference",
     "code_valid_for_hours",
     "max_redemptions_per_customer",
+    "min_tier",
 )
 """The reward columns an admin write may set; ``branches`` is handled beside them."""
 
@@ -175,6 +177,7 @@ class RewardWrites:
         now = self._clock.now()
         reward = Reward(vendor_id=vendor_id, created_at=now, updated_at=now, **fields)
         _check(reward)
+        await _check_min_tier(self._session, vendor_id, fields.get("min_tier"))
         if reward.status == RewardStatus.ACTIVE:
             await ceilings.ensure_room(self._session, plan.max_rewards, _active(vendor_id), ceilings.REWARDS)
         self._session.add(reward)
@@ -201,6 +204,8 @@ class RewardWrites:
         if reward.type == RewardType.FREE_PRODUCT:
             reward.discount_type = reward.discount_value = None
         _check(reward)
+        if "min_tier" in changes:
+            await _check_min_tier(self._session, vendor_id, changes["min_tier"])
         if reward.status == RewardStatus.ACTIVE and not was_active:
             await ceilings.ensure_room(self._session, plan.max_rewards, _active(vendor_id), ceilings.REWARDS)
         reward.updated_at = self._clock.now()
@@ -254,6 +259,23 @@ def _active(vendor_id: int) -> Any:
         .select_from(Reward)
         .where(Reward.vendor_id == vendor_id, Reward.status == RewardStatus.ACTIVE, Reward.deleted_at.is_(None))
     )
+
+
+async def _check_min_tier(session: AsyncSession, vendor_id: int, key: str | None) -> None:
+    """TIER-11: a ``min_tier`` written names a key of the vendor's ladder as stored now (whatever
+    the plan: a stored ladder still names its keys while the plan lacks ``tiers``)."""
+    if key is None:
+        return
+    found = await session.scalar(
+        select(Tier.id)
+        .join(TierLadder, (TierLadder.vendor_id == Tier.vendor_id) & (TierLadder.id == Tier.ladder_id))
+        .where(Tier.vendor_id == vendor_id, Tier.key == key)
+    )
+    if found is None:
+        raise ValidationFailed(
+            "The reward's min_tier is not a tier of the ladder.",
+            {"min_tier": ["The min_tier must be the key of a tier of the vendor's ladder."]},
+        )
 
 
 def _check(reward: Reward) -> None:

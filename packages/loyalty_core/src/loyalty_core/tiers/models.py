@@ -10,9 +10,10 @@ share-lock on every purchase (the purchase's own key implies the customer)."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
+from advanced_alchemy.types import DateTimeUTC
 from sqlalchemy import (
     BigInteger,
     CheckConstraint,
@@ -59,6 +60,9 @@ class TierLadder(VendorRow, Base):
     """The ladder as it stood when the ``tier-moves`` job last compared (``tiers.services
     .ladder_json``), set by the first ``PUT`` after it and kept by the next ones; the job reclassifies
     everyone from it to the ladder now and clears it. Null: no moves to record."""
+    reviewed_at: Mapped[datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    """TIER-17: the instant the ``tier-review`` job last classified the vendor's customers; the next
+    run records the lapses the clock made since. Null: never reviewed."""
 
 
 class Tier(VendorRow, Base):

@@ -107,6 +107,21 @@ def bonus(base_points: int, multiplier_percent: int) -> int:
     return base_points * (multiplier_percent - 100) // 100
 
 
+def reaches(rungs: Sequence[Rung], held_key: str | None, min_tier: str | None) -> bool:
+    """TIER-12: whether the tier held (``held_key``, by the ladder's ``rungs``) reaches ``min_tier``;
+    no ``min_tier``, a key the ladder no longer has, or no ladder (no ``rungs``) blocks nobody."""
+    keys = [rung.key for rung in rungs]
+    if min_tier is None or min_tier not in keys:
+        return True
+    return held_key in keys and keys.index(held_key) >= keys.index(min_tier)
+
+
+def out_of_reach(rungs: Sequence[Rung], held_key: str | None) -> list[str]:
+    """The keys of the tiers above the one held: the ``min_tier`` values that block the customer."""
+    keys = [rung.key for rung in rungs]
+    return keys[keys.index(held_key) + 1 :] if held_key in keys else keys
+
+
 @dataclass(frozen=True, slots=True)
 class RungInput:
     """A tier as a ladder write gives it, before the rules across tiers are checked."""

@@ -271,6 +271,7 @@ class RewardCreated(msgspec.Struct):
     updated_at: datetime
     is_unlimited: bool
     max_redemptions_per_customer: int | None
+    min_tier: str | None
 
     @classmethod
     def of(cls, r: RewardModel) -> RewardCreated:
@@ -296,4 +297,5 @@ class RewardCreated(msgspec.Struct):
             updated_at=r.updated_at,
             is_unlimited=r.total_stock is None,
             max_redemptions_per_customer=r.max_redemptions_per_customer,
+            min_tier=r.min_tier,
         )

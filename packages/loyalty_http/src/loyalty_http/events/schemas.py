@@ -19,6 +19,7 @@ TypeName = Literal[
     "customer.updated",
     "customer.merged",
     "customer.anonymized",
+    "customer.tier_changed",
     "transaction.created",
     "transaction.returned",
     "points.adjusted",

@@ -84,6 +84,7 @@ class AdminRedemptionsController(Controller):
                 "CUSTOMER_DEACTIVATED",
                 "WALLET_NOT_FOUND",
                 "REWARD_UNAVAILABLE",
+                "TIER_REQUIRED",
                 "REDEMPTION_LIMIT_REACHED",
                 "OUT_OF_STOCK",
                 "INSUFFICIENT_BALANCE",

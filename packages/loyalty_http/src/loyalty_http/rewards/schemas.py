@@ -12,6 +12,7 @@ from loyalty_core import bounds
 from loyalty_core.rewards.models import MAX_CODE_VALID_FOR_HOURS, Reward
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.tenancy.resources import BranchShown as BranchShown
+from loyalty_core.tiers.rules import KEY_PATTERN
 from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 
 Name = Annotated[str, bounds.REWARD_NAME]
@@ -23,6 +24,7 @@ Hours = Annotated[int, msgspec.Meta(ge=1, le=MAX_CODE_VALID_FOR_HOURS)]
 Key = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 Branches = Annotated[list[Key], msgspec.Meta(max_length=1000)]
 Ref = Annotated[str, msgspec.Meta(max_length=255)]
+TierKey = Annotated[str, msgspec.Meta(pattern=KEY_PATTERN)]
 
 
 class RewardPatch(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
@@ -45,6 +47,8 @@ class RewardPatch(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
     code_valid_for_hours: Hours | UnsetType | None = UNSET
     max_redemptions_per_customer: Positive | UnsetType | None = UNSET
     branches: Branches | UnsetType | None = UNSET
+    min_tier: TierKey | UnsetType | None = UNSET
+    """TIER-11: a key of the vendor's current ladder, or null for every customer."""
 
 
 class RewardCreate(RewardPatch, kw_only=True):
@@ -72,6 +76,7 @@ class RewardListed(msgspec.Struct):
     discount_value: int | None
     max_redemptions_per_customer: int | None
     customer_redemptions: int | None
+    min_tier: str | None
 
     @classmethod
     def of(cls, r: Reward, branches: list[Branch] | None, customer_redemptions: int | None) -> RewardListed:
@@ -94,6 +99,7 @@ class RewardListed(msgspec.Struct):
             discount_value=r.discount_value,
             max_redemptions_per_customer=r.max_redemptions_per_customer,
             customer_redemptions=customer_redemptions,
+            min_tier=r.min_tier,
         )
 
 

@@ -13,6 +13,7 @@ from loyalty_core.earning.reads import score_example
 from loyalty_core.earning.rules.engine import RuleResult
 from loyalty_core.earning.rules.terms import LineItem, Purchase
 from loyalty_core.numbers import euros, whole_range
+from loyalty_core.tiers.reads import paying_ladder_of
 from loyalty_portal.access import Cfg, Db
 from loyalty_portal.forms import Form
 
@@ -56,12 +57,16 @@ def basket_of(form: Form) -> Purchase | None:
 
 async def preview_context(request: Request[Any, Any, Any], vendor_id: int, db: Db, config: Cfg) -> dict[str, Any]:
     """What the page shows of the example basket in the query, if one was sent (EARN-11)."""
+    ladder = await paying_ladder_of(db, vendor_id)
+    rungs = ladder.rungs if ladder is not None else ()
     if "preview" not in request.query_params:
-        return {"basket": {}, "scored": None, "basket_problems": {}}
+        return {"basket": {}, "scored": None, "basket_problems": {}, "tiers": rungs}
     form = Form(dict(request.query_params.items()))
     purchase = basket_of(form)
+    # TIER-10: the basket scored for a customer of the tier chosen (none: no tier's entry)
+    tier = next((rung for rung in rungs if rung.key == form.raw.get("tier")), None)
     scored = None
     if purchase is not None:
-        scoring = await score_example(db, vendor_id, purchase, config.clock.now())
+        scoring = await score_example(db, vendor_id, purchase, config.clock.now(), tier)
         scored = Scored(purchase.total_amount, scoring.points_earned, scoring.rules_applied)
-    return {"basket": form.raw, "scored": scored, "basket_problems": form.problems}
+    return {"basket": form.raw, "scored": scored, "basket_problems": form.problems, "tiers": rungs}

@@ -11,9 +11,12 @@ from typing import Any
 
 from litestar import Controller, Response, get
 from litestar.params import FromQuery
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.customers.reads.customer import new_customers
 from loyalty_core.earning.reads import active_customers
+from loyalty_core.tiers.counts import customers_per_tier
+from loyalty_core.tiers.reads import paying_ladder_of
 from loyalty_core.usage import UsageReads
 from loyalty_core.wallet.reads import points_by_day, points_outstanding
 from loyalty_portal.access import Cfg, Db, Me
@@ -52,4 +55,14 @@ class DashboardController(Controller):
             active=await active_customers(db, visitor.vendor_id, now),
             outstanding=await points_outstanding(db, visitor.vendor_id),
             usage=await UsageReads(db, config.clock).usage(visitor.vendor_id),
+            tiers=await _per_tier(db, visitor.vendor_id, now),
         )
+
+
+async def _per_tier(db: AsyncSession, vendor_id: int, now: datetime) -> list[tuple[str, int]]:
+    """TIER-14: the active customers in each tier of the ladder that applies; none without one."""
+    ladder = await paying_ladder_of(db, vendor_id)
+    if ladder is None:
+        return []
+    counts = await customers_per_tier(db, vendor_id, ladder, now)
+    return [(rung.name, count) for rung, count in zip(ladder.rungs, counts, strict=True)]

@@ -75,6 +75,7 @@ def pass_card(card: CardFacts, web_service: WebService | None = None) -> PassCar
         program_id=f"vendor-{card.vendor_id}",
         locale="nl" if card.locale == "nl" else "en",
         web_service=web_service,
+        tier_name=card.tier_name,
     )
 
 

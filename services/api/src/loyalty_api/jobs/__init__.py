@@ -16,6 +16,8 @@ from loyalty_api.jobs import (
     pass_updates,
     pending_points,
     prune_tokens,
+    tier_moves,
+    tier_review,
     webhook_deliveries,
 )
 
@@ -34,6 +36,8 @@ SCHEDULED: dict[str, tuple[JobFunction, str]] = {
     "campaign-mails": (campaign_mails.campaign_mails, campaign_mails.CRON),
     "campaign-mail-tests": (campaign_mails.campaign_mail_tests, campaign_mails.CRON),
     "pending-points": (pending_points.pending_points, pending_points.CRON),
+    "tier-moves": (tier_moves.tier_moves, tier_moves.CRON),
+    "tier-review": (tier_review.tier_review, tier_review.CRON),
 }
 """Job name -> (function, cron). Test mode runs each by name (OPS-4)."""
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.events import CustomerMerged
+from loyalty_core.accounts.events import CustomerMerged, CustomerTierChanged
 from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
@@ -59,6 +59,8 @@ class MergeService:
             ]
         }
         source, target = wallets[closing_id], wallets[into_id]
+        # TIER-16: the kept account's tier before the family grows
+        tier_before = (await self._customers.get(vendor_id, into_id)).tier
         now = self._clock.now()
         # PENDING-5: points that became available are written first, on the wallet that earned them
         await self._posting.make_available(source, now)
@@ -98,6 +100,12 @@ class MergeService:
         # EVENT-6: the closed account as the API shows it; the points moved above record no points.*
         closed = await self._customers.get(vendor_id, closing.id)
         await record_event(self._session, self._clock, vendor_id, CustomerMerged.of(closed), customer_id=closed.id)
+        # TIER-16: the closed account's months now count for the kept one: a move between tiers is
+        # recorded in the merge's transaction
+        after = await self._customers.get(vendor_id, kept.id)
+        if tier_before is not None and after.tier is not None and tier_before.key != after.tier.key:
+            tier_moved = CustomerTierChanged.moved(after, tier_before)
+            await record_event(self._session, self._clock, vendor_id, tier_moved, customer_id=after.id)
         return closing, kept
 
     async def _move_pending(self, source: Wallet, target: Wallet) -> None:

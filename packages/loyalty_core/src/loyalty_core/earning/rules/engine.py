@@ -22,6 +22,10 @@ from loyalty_core.earning.rules.terms import (
     MomentKey,
     Purchase,
 )
+from loyalty_core.tiers.rules import Rung, bonus
+
+TIER: Final = "tier"
+"""``rule_type`` of the tier's entry, beside ``base_rate`` and ``campaign`` (TIER-9)."""
 
 SUPPRESSED: Final = "suppressed_by_stronger_campaign"
 
@@ -71,7 +75,8 @@ class RuleResult:
 class Scoring:
     points_earned: int
     rules_applied: tuple[RuleResult, ...]
-    """Earn rules by id, then considered campaigns by id: the same purchase always reads the same."""
+    """Earn rules by id, the tier held (if any), then considered campaigns by id: the same purchase
+    always reads the same."""
     moments_paid: frozenset[MomentKey] = frozenset()
     """Moment occurrences this purchase pays, for the caller to record so they pay once."""
 
@@ -96,11 +101,15 @@ def score(
     earn_rules: Iterable[EarnRuleTerms],
     campaigns: Iterable[CampaignTerms],
     now: datetime,
+    tier: Rung | None = None,
 ) -> Scoring:
-    """Score one purchase (EARN-1 to EARN-5)."""
+    """Score one purchase (EARN-1 to EARN-5); ``tier`` is the tier the customer held before it
+    (TIER-9: its bonus on the base points, one entry after the base rules, 0 at 100%)."""
     today = now.astimezone(UTC).date()
     entries = [_base(rule, purchase.total_amount) for rule in sorted(earn_rules, key=_id) if rule.active]
     base = sum(entry.points_earned for entry in entries)
+    if tier is not None:
+        entries.append(RuleResult(tier.id, tier.name, TIER, bonus(base, tier.multiplier_percent)))
     offers = [
         _offer(campaign, purchase, facts, base, today)
         for campaign in sorted(campaigns, key=_id)

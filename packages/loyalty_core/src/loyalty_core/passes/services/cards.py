@@ -17,6 +17,7 @@ from loyalty_core.errors import ValidationFailed
 from loyalty_core.passes.models import PassBrandingRow
 from loyalty_core.passes.services.ports import BrandingFacts, CardFacts
 from loyalty_core.tenancy.models import Vendor
+from loyalty_core.tiers.till_months import standing_from_read, tier_facts_of
 
 _B = PassBrandingRow.__table__.c
 BRANDING_FIELDS = ("display_name", "background", "foreground", "label", "logo_png", "icon_png")
@@ -24,7 +25,7 @@ BRANDING_FIELDS = ("display_name", "background", "foreground", "label", "logo_pn
 
 class PassCards:
     def __init__(self, session: AsyncSession, clock: Clock) -> None:
-        self._session = session
+        self._session, self._clock = session, clock
         self._customers = CustomerReads(session, clock)
 
     async def branding(self, vendor_id: int) -> BrandingFacts:
@@ -75,4 +76,11 @@ class PassCards:
             balance=customer.balance,
             locale=customer.locale,
             branding=branding if branding is not None else await self.branding(customer.vendor_id),
+            tier_name=await self._tier_name(customer.vendor_id, customer.id),
         )
+
+    async def _tier_name(self, vendor_id: int, customer_id: int) -> str | None:
+        """TIER-13: the name of the tier the customer's family holds now, or None."""
+        now = self._clock.now()
+        standing = standing_from_read(await tier_facts_of(self._session, vendor_id, customer_id, now), now)
+        return standing.rung.name if standing is not None else None

@@ -38,6 +38,8 @@ class CardFacts:
     balance: int
     locale: str
     branding: BrandingFacts
+    tier_name: str | None = None
+    """TIER-13: the name of the tier the customer holds, shown on the pass; None without one."""
 
 
 class PassMaker(ABC):
