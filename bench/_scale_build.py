@@ -39,6 +39,7 @@ BIG = (
     "events",
     "customer_activity",
     "ledger_totals",
+    "branch_totals",
 )
 SEQUENCED = (
     "plans",

@@ -106,6 +106,24 @@ CHECKS: list[tuple[str, str]] = [
            WHERE s.last IS DISTINCT FROM a.last_purchase_at""",
     ),
     (
+        "DASHBOARD-5 the branch totals equal the purchases and redemptions behind their markers",
+        """SELECT count(*) FROM (
+               SELECT vendor_id, day, branch_id, sum(purchases) AS purchases, sum(amount) AS amount,
+                      sum(redemptions) AS redemptions
+               FROM (SELECT vendor_id, (created_at AT TIME ZONE 'UTC')::date AS day,
+                            coalesce(branch_id, 0) AS branch_id, 1 AS purchases, total_amount AS amount,
+                            0 AS redemptions
+                     FROM transactions WHERE id <= (SELECT branch_purchases_through FROM ledger_totals_watermark)
+                     UNION ALL
+                     SELECT vendor_id, (redeemed_at AT TIME ZONE 'UTC')::date, coalesce(branch_id, 0), 0, 0, 1
+                     FROM redemptions
+                     WHERE ledger_entry_id <= (SELECT branch_entries_through FROM ledger_totals_watermark)) raw
+               GROUP BY 1, 2, 3) s
+           FULL JOIN branch_totals b USING (vendor_id, day, branch_id)
+           WHERE s.purchases IS DISTINCT FROM b.purchases OR s.amount IS DISTINCT FROM b.amount
+              OR s.redemptions IS DISTINCT FROM b.redemptions""",
+    ),
+    (
         "the sequences hand out ids above every row's",
         """SELECT count(*) FROM (VALUES
                ((SELECT max(id) FROM ledger_entries), 'ledger_entries_id_seq'),

@@ -86,7 +86,7 @@ def steps() -> list[tuple[str, str]]:
         ("tier_months", _TIER_MONTHS),
         ("redemptions", _REDEMPTIONS.format(codes=_CODES, spread=_SPREAD)),
         ("events", _EVENTS),
-        ("ledger_totals (daily, monthly), customer_activity, watermark", _FOLDED),
+        ("ledger_totals (daily, monthly), customer_activity, branch_totals, watermark", _FOLDED),
         ("drop the plan", "DROP TABLE scale_people, scale_plan, scale_ids"),
     ]
 
@@ -299,9 +299,24 @@ SELECT vendor_id, date_trunc('month', day)::date, type, sum(points), sum(points_
 FROM ledger_totals GROUP BY 1, 2, 3;
 INSERT INTO customer_activity (vendor_id, customer_id, last_purchase_at)
 SELECT vendor_id, customer_id, max(created_at) FROM transactions GROUP BY vendor_id, customer_id;
-INSERT INTO ledger_totals_watermark (id, folded_through, purchases_folded_through)
-VALUES (1, (SELECT coalesce(max(id), 0) FROM ledger_entries), (SELECT coalesce(max(id), 0) FROM transactions))
+INSERT INTO branch_totals (vendor_id, day, branch_id, purchases, amount, points_earned, redemptions, points_redeemed)
+SELECT vendor_id, day, branch_id, sum(purchases), sum(amount), sum(points_earned), sum(redemptions),
+       sum(points_redeemed)
+FROM (
+    SELECT vendor_id, (created_at AT TIME ZONE 'UTC')::date AS day, coalesce(branch_id, 0) AS branch_id,
+           1 AS purchases, total_amount AS amount, points_earned, 0 AS redemptions, 0 AS points_redeemed
+    FROM transactions
+    UNION ALL
+    SELECT vendor_id, (redeemed_at AT TIME ZONE 'UTC')::date, coalesce(branch_id, 0), 0, 0, 0, 1, points_deducted
+    FROM redemptions
+) moved GROUP BY 1, 2, 3;
+INSERT INTO ledger_totals_watermark
+    (id, folded_through, purchases_folded_through, branch_purchases_through, branch_entries_through)
+VALUES (1, (SELECT coalesce(max(id), 0) FROM ledger_entries), (SELECT coalesce(max(id), 0) FROM transactions),
+        (SELECT coalesce(max(id), 0) FROM transactions), (SELECT coalesce(max(id), 0) FROM ledger_entries))
 ON CONFLICT (id) DO UPDATE SET folded_through = excluded.folded_through,
-    purchases_folded_through = excluded.purchases_folded_through, pending_through = NULL,
+    purchases_folded_through = excluded.purchases_folded_through,
+    branch_purchases_through = excluded.branch_purchases_through,
+    branch_entries_through = excluded.branch_entries_through, pending_through = NULL,
     purchases_pending_through = NULL, pending_transactions = '{}'
 """

@@ -30,6 +30,9 @@ async def test_every_page_opens_for_an_owner(page: Page, live: Live) -> None:
     live.call("POST", f"{v}/branches", {"external_id": "centre", "name": "Centre"})
     live.call("POST", f"{v}/earn-rules", {"name": "A point a euro", "points_per_unit": 1, "unit_amount": 100})
     live.call("POST", f"{v}/card-batches", {"count": 3})
+    bought = {"identifier": shop.card, "idempotency_key": "p1", "total_amount": 1250, "branch": "centre"}
+    status, purchase = live.call("POST", "/api/v1/transactions", bought, shop.token)  # the dashboard's branch row
+    assert status == 201, purchase
     status, redeemed = live.call(
         "POST",
         "/api/v1/redemptions",

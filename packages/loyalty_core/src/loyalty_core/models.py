@@ -45,6 +45,7 @@ from loyalty_core.staff.models import (
 from loyalty_core.tenancy.models import ApiClient, Branch, IssuedToken, Plan, Vendor
 from loyalty_core.tiers.models import Tier, TierLadder, tier_months
 from loyalty_core.vouchers.models import Voucher, VoucherBranch
+from loyalty_core.wallet.branch_totals import branch_totals
 from loyalty_core.wallet.models import (
     Wallet,
     ledger_totals,
@@ -102,6 +103,7 @@ __all__ = [
     "WalletPass",
     "WebhookDelivery",
     "WebhookEndpoint",
+    "branch_totals",
     "customer_activity",
     "events",
     "ledger_totals",

@@ -135,6 +135,10 @@ class Transaction(VendorRow, Base):
         CheckConstraint("returned_amount >= 0 AND returned_amount <= total_amount", name="returned_within_total"),
         CheckConstraint("points_reversed >= 0 AND points_reversed <= points_earned", name="reversed_within_earned"),
         Index("ix_transactions_customer_newest", "vendor_id", "customer_id", text("created_at DESC"), text("id DESC")),
+        # the ledger-totals fold reads the purchases not folded yet over all vendors as an id range
+        # (``customer_activity``, ``branch_totals``): a BRIN index finds those pages for next to
+        # nothing on a till's insert, as the ledger's (wallet/models.py)
+        Index("ix_transactions_id_ranges", "id", postgresql_using="brin", postgresql_with={"autosummarize": "on"}),
     )
 
     # no key to vendors, whose one row every concurrent insert would share-lock:

@@ -42,6 +42,14 @@ class Redemption(VendorRow, Base):
         # a reward's per-customer limit and the reward list's customer_redemptions count one
         # customer's redemptions of one reward; the customer's key also serves its foreign key
         Index("ix_redemptions_vendor_customer_reward", "vendor_id", "customer_id", "reward_id"),
+        # the ledger-totals fold reads the redemptions of a range of ledger entries (branch_totals,
+        # DASHBOARD-5): written with their entry, they lie in the heap in the entries' order
+        Index(
+            "ix_redemptions_entry_ranges",
+            "ledger_entry_id",
+            postgresql_using="brin",
+            postgresql_with={"autosummarize": "on"},
+        ),
     )
 
     # no key to vendors, whose one row every concurrent insert would share-lock:

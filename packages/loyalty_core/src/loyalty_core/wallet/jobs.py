@@ -10,7 +10,8 @@ or below it is committed (or rolled back) by then; and records the next bound. E
 watermark are the *tail*: the reads add them to the totals, so every figure is exact at any moment
 (``wallet/reads.py``, ``wallet/reads.py``). Purchases are folded the same way, under the
 same bound's moment and transactions, into each customer's latest purchase
-(``earning/reads.py``).
+(``earning/reads.py``). Behind both watermarks, the purchases and redemptions are folded into each
+branch's figures per day (``wallet/branch_totals.py``, DASHBOARD-5).
 
 This holds while the sequence hands its ids out one at a time (``CACHE 1``, the default: a cached
 block would let a later transaction draw an id below the bound) and no two-phase commit writes the
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from loyalty_core.wallet.branch_totals import fold_branches
 
 BATCH = 500_000
 """Ids folded per transaction, so a first fold over a long ledger commits as it goes."""
@@ -144,6 +147,8 @@ async def fold_ledger(sessionmaker: async_sessionmaker[AsyncSession], *, batch: 
                     params = {"after": purchases_through, "through": purchases_pending}
                     await session.execute(text(_FOLD_PURCHASES), params)
                     await session.execute(text(_PURCHASES_FOLDED), {"through": purchases_pending})
+                if await fold_branches(session, batch):
+                    continue  # the branch totals trail the watermarks: this batch commits, the next follows
             bound, purchases = (await session.execute(text(_BOUND))).one()
             running = list((await session.execute(text(_RUNNING_NOW))).scalar_one())
             params = {"bound": int(bound), "purchases": int(purchases), "running": running}

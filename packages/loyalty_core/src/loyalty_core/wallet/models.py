@@ -267,12 +267,17 @@ ledger_totals_watermark = Table(
     Column("purchases_folded_through", BigInteger, nullable=False, server_default="0"),
     Column("purchases_pending_through", BigInteger, nullable=True),
     Column("pending_transactions", ARRAY(Text), nullable=False, server_default="{}"),
+    Column("branch_purchases_through", BigInteger, nullable=False, server_default="0"),
+    Column("branch_entries_through", BigInteger, nullable=False, server_default="0"),
     PrimaryKeyConstraint("id", name="pk_ledger_totals_watermark"),
     CheckConstraint("id = 1", name="one_row"),
 )
 """The fold's one row: every entry with an id up to ``folded_through`` is in the totals and none
 above it (and every purchase up to ``purchases_folded_through`` in ``customer_activity``).
 ``pending_through`` (``purchases_pending_through``) is the next bound, safe to fold once none of
-the ``pending_transactions`` (virtual transaction ids) still runs."""
+the ``pending_transactions`` (virtual transaction ids) still runs. ``branch_purchases_through``
+(a purchase id) and ``branch_entries_through`` (a ledger entry id: the redemptions whose entry lies
+at or below it) say how far ``branch_totals`` reaches (DASHBOARD-4); they trail the two watermarks
+above, never pass them."""
 
 WATERMARK_ID = 1

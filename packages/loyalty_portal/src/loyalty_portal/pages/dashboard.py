@@ -1,8 +1,9 @@
-"""The dashboard, the page a user lands on (DASHBOARD-1 to DASHBOARD-3): over the last 7, 30 or 90
+"""The dashboard, the page a user lands on (DASHBOARD-1 to DASHBOARD-4): over the last 7, 30 or 90
 days (the range in the URL), the points issued (earned apart), redeemed and expired per day as a
-chart, the range's redemptions and new customers; active customers, points outstanding and this
-month's transactions against the plan. Every figure comes from the ledger's folded totals and
-indexed counts: a visit reads no customer's ledger. Open to staff and owners."""
+chart, the range's redemptions and new customers, and each branch's purchases and redemptions;
+active customers, points outstanding and this month's transactions against the plan. Every figure
+comes from the folded totals (the ledger's and the branches') and indexed counts: a visit reads no
+customer's ledger and no shop's purchases. Open to staff and owners."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from loyalty_core.earning.reads import active_customers
 from loyalty_core.tiers.counts import customers_per_tier
 from loyalty_core.tiers.reads import paying_ladder_of
 from loyalty_core.usage import UsageReads
+from loyalty_core.wallet.branch_totals import figures_by_branch
 from loyalty_core.wallet.reads import points_by_day, points_outstanding
 from loyalty_portal.access import Cfg, Db, Me
 from loyalty_portal.chart import bar_chart
@@ -51,6 +53,7 @@ class DashboardController(Controller):
                 field: sum(getattr(d, field) for d in shown)
                 for field in ("issued", "earned", "redeemed", "expired", "redemptions")
             },
+            branches=await figures_by_branch(db, visitor.vendor_id, first, last),
             new_customers=await new_customers(db, visitor.vendor_id, since, since + timedelta(days=span)),
             active=await active_customers(db, visitor.vendor_id, now),
             outstanding=await points_outstanding(db, visitor.vendor_id),
