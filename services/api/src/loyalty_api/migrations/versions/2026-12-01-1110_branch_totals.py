@@ -6,7 +6,7 @@ no till touches it (MIGRATE-1). The markers start at 0: the past is filled by a 
 (``2026-12-01-1092``) and by the fold, batch by batch, whichever runs first.
 
 Revision ID: 3b8e5d21c7a0
-Revises: a94d7b0c3e61
+Revises: 7c1e9d4b2a60
 Create Date: 2026-12-01 10:50:00+00:00
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "3b8e5d21c7a0"
-down_revision = "a94d7b0c3e61"
+down_revision = "7c1e9d4b2a60"
 branch_labels = None
 depends_on = None
 
