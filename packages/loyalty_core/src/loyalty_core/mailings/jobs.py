@@ -26,6 +26,7 @@ from loyalty_core.mailings.services import cancel_due, fits, start
 from loyalty_core.tenancy.models import Vendor
 from loyalty_core.tenancy.services.ceilings import plan_of
 from loyalty_core.tiers.models import Tier
+from loyalty_core.tiers.reads import standing_from, tier_facts_column
 from loyalty_core.wallet.models import Wallet
 
 BATCH = 200
@@ -204,7 +205,7 @@ async def _claim_members(
             reads.suppressed(vendor_id, _C.email).label("is_suppressed"),
             func.coalesce(balance, 0).label("balance"),
             _card_code(vendor_id).label("card_code"),
-            reads.tier_of(vendor_id, now, name=True).label("tier_name"),
+            tier_facts_column(now),
         )
         .select_from(
             MailingRecipient.__table__.join(
@@ -229,7 +230,9 @@ async def _claim_members(
         if state is not None:
             skipped.setdefault(state, []).append(row.recipient_id)
             continue
-        facts = Facts(row.first_name or "", int(row.balance), row.card_code or "", row.tier_name or "")
+        standing = standing_from(row.tier_facts)
+        tier = standing.rung.name if standing is not None else ""
+        facts = Facts(row.first_name or "", int(row.balance), row.card_code or "", tier)
         outgoing.append(
             Outgoing(
                 row.recipient_id,
