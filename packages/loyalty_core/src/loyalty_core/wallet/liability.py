@@ -209,17 +209,24 @@ FROM moved GROUP BY 1, 2
 # The points pending just before each instant of :ends: those of every purchase recorded before it
 # whose instant is at or after it, less what its returns made before it cancelled (a return inside
 # the window cancels all it reverses, PENDING-6). From the purchases, not `pending_points`, whose rows
-# leave as their points become available: a closed month keeps its figure. A purchase waits 90 days
-# at most (PENDING-1), so each instant reads the vendor's purchases of 90 days before it.
+# leave as their points become available: a closed month keeps its figure. Through the partial index
+# of the purchases whose points waited (`ix_transactions_vendor_pending`, its predicate repeated
+# here): a purchase waits 90 days at most (PENDING-1), so each instant reads the pending purchases
+# whose instant falls in the 90 days after it, and a shop without pending days reads none.
 _PENDING_AT = """
-SELECT e.n, CAST(coalesce(sum(t.points_earned - coalesce((
-           SELECT sum(r.points_reversed) FROM transaction_returns r
-           WHERE r.vendor_id = t.vendor_id AND r.transaction_id = t.id AND r.created_at < e.at), 0)), 0) AS bigint)
+SELECT e.n, p.points
 FROM unnest(CAST(:ends AS timestamptz[])) WITH ORDINALITY AS e(at, n)
-LEFT JOIN transactions t
-  ON t.vendor_id = :vendor_id AND t.created_at < e.at AND t.created_at >= e.at - make_interval(days => :days)
-     AND t.points_available_at >= e.at AND t.points_earned > 0
-GROUP BY e.n ORDER BY e.n
+CROSS JOIN LATERAL (
+    SELECT CAST(coalesce(sum(t.points_earned - coalesce((
+               SELECT sum(r.points_reversed) FROM transaction_returns r
+               WHERE r.vendor_id = t.vendor_id AND r.transaction_id = t.id AND r.created_at < e.at), 0)), 0) AS bigint)
+           AS points
+    FROM transactions t
+    WHERE t.vendor_id = :vendor_id AND t.points_available_at > t.created_at
+      AND t.points_available_at >= e.at AND t.points_available_at < e.at + make_interval(days => :days)
+      AND t.created_at < e.at AND t.points_earned > 0
+) p
+ORDER BY e.n
 """
 MAX_PENDING_DAYS: Final = 90
 """The longest a purchase's points wait (PENDING-1): how far back a pending figure looks."""
