@@ -335,8 +335,9 @@ def test_breakage_rounds_half_up_to_two_decimals() -> None:
 
 
 async def _history(database_url: str) -> int:
-    """A vendor's March (40 points ending on the 23rd, 9 that never end) and April (4 redeemed),
-    folded; answers the vendor's id."""
+    """A vendor's March (40 points ending on the 23rd, 9 that never end) and April (4 redeemed, 10
+    bought on the 7th that became available on the 12th, their entry never written), folded;
+    answers the vendor's id."""
     engine = make_engine(database_url)
     sessions = make_sessionmaker(engine)
     async with sessions.begin() as db:
@@ -348,6 +349,7 @@ async def _history(database_url: str) -> int:
     await shop.post(customer, 9, "earn")
     await shop.move_clock(timedelta(days=35))
     await shop.post(customer, -4, "redeem")
+    await shop.buy(customer, 1000, timedelta(days=5), None)
     await fold_ledger(sessions)
     await fold_ledger(sessions)
     await engine.dispose()
@@ -370,20 +372,21 @@ async def _break_a_total(database_url: str, vendor_id: int) -> None:
 def test_the_reconcile_verb_finds_every_month_equal_and_names_a_month_that_differs(
     database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """LIAB-4: `loyalty vendors reconcile ID` checks every month from the first entry to now against
-    the balances recomputed from the entries, without a job; a total that went wrong shows as the
-    months that differ, and the verb exits 1."""
+    """LIAB-4, LIAB-7: `loyalty vendors reconcile ID` checks every month from the first entry to now
+    against the balances recomputed from the entries (and the pending points that became available
+    without their entry yet), without a job; a total that went wrong shows as the months that
+    differ, and the verb exits 1."""
     vendor_id = asyncio.run(_history(database_url))
     monkeypatch.setenv("DATABASE_URL", database_url)
     assert main(["vendors", "reconcile", str(vendor_id)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1].split() == ["2025-03", "9", "9"]
-    assert out[2].split() == ["2025-04", "5", "5"]
+    assert out[2].split() == ["2025-04", "15", "15"]
     assert "months reconcile" in out[-1]
     asyncio.run(_break_a_total(database_url, vendor_id))
     assert main(["vendors", "reconcile", str(vendor_id)]) == 1
     printed = capsys.readouterr()
-    assert printed.out.splitlines()[2].split() == ["2025-04", "10", "5", "5"]
-    assert printed.out.splitlines()[3].split()[1:] == ["10", "5", "5"]
+    assert printed.out.splitlines()[2].split() == ["2025-04", "20", "15", "5"]
+    assert printed.out.splitlines()[3].split()[1:] == ["20", "15", "5"]
     assert "months differ" in printed.err
     assert main(["vendors", "reconcile", "999999999"]) == 2
