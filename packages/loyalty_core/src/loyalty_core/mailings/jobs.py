@@ -27,7 +27,6 @@ from loyalty_core.tenancy.models import Vendor
 from loyalty_core.tenancy.services.ceilings import plan_of
 from loyalty_core.tiers.models import Tier
 from loyalty_core.tiers.reads import standing_from, tier_facts_column
-from loyalty_core.wallet.models import Wallet
 
 BATCH = 200
 RETRY_FOR = timedelta(hours=24)
@@ -40,7 +39,6 @@ LOCK_CLASS = 0x4D41494C
 _R = MailingRecipient.__table__.c
 _C = Customer.__table__.c
 _I = CustomerIdentifier.__table__.c
-_W = Wallet.__table__.c
 
 
 def backoff(attempts: int) -> timedelta:
@@ -192,7 +190,7 @@ async def _claim_members(
     session: AsyncSession, mailing: Mailing, shop_name: str, now: datetime, due: Any, limit: int
 ) -> list[Outgoing]:
     vendor_id = mailing.vendor_id
-    balance = select(_W.balance).where(_W.vendor_id == vendor_id, _W.customer_id == _C.id).scalar_subquery()
+    balance = reads.shown_balance(vendor_id, now)
     rows = await session.execute(
         select(
             _R.id.label("recipient_id"),

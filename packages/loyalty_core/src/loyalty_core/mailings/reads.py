@@ -41,7 +41,8 @@ from loyalty_core.mailings.rules import Audience
 from loyalty_core.passes.models import CardMail, EmailSuppression, MailStatus, SuppressionRelease
 from loyalty_core.tiers.reads import family_months, paying_ladder_of
 from loyalty_core.tiers.rules import held
-from loyalty_core.wallet.models import Wallet
+from loyalty_core.wallet.models import Wallet, due_points
+from loyalty_core.wallet.till_pending import available_shown
 
 _C = Customer.__table__.c
 _W = Wallet.__table__.c
@@ -70,6 +71,19 @@ def suppressed(vendor_id: int, email: Any) -> ColumnElement[bool]:
     key = func.lower(func.trim(email))
     released = exists().where(_REL.vendor_id == vendor_id, _REL.email == key)
     return exists().where(_S.email == key, ~released)
+
+
+def shown_balance(vendor_id: int, now: datetime) -> Any:
+    """The balance of a customer's wallet as the API shows it at ``now`` (MAIL-4, MAIL-5): the
+    wallet's, less its points past their end that no entry has expired yet (LEDGER-9), plus its
+    pending points whose instant has passed (PENDING-4); NULL without a wallet. A column correlated
+    to ``customers``."""
+    due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
+    return (
+        select(cast(_W.balance - due + available_shown(_W, now), BigInteger))
+        .where(_W.vendor_id == vendor_id, _W.customer_id == _C.id)
+        .scalar_subquery()
+    )
 
 
 async def holding(session: AsyncSession, vendor_id: int, keys: Sequence[str], now: datetime) -> ColumnElement[bool]:
@@ -101,8 +115,7 @@ async def members(session: AsyncSession, vendor_id: int, audience: Audience, now
         .where(_C.vendor_id == vendor_id, _C.status == CustomerStatus.ACTIVE, _C.merged_into_id.is_(None))
     )
     if audience.min_balance is not None:
-        balance = select(_W.balance).where(_W.vendor_id == vendor_id, _W.customer_id == _C.id).scalar_subquery()
-        statement = statement.where(func.coalesce(balance, 0) >= audience.min_balance)
+        statement = statement.where(func.coalesce(shown_balance(vendor_id, now), 0) >= audience.min_balance)
     if audience.inactive_days is not None:
         last = select(_A.last_purchase_at).where(_A.vendor_id == vendor_id, _A.customer_id == _C.id).scalar_subquery()
         since = func.coalesce(last, cast(_C.customer_since, DateTime(timezone=True)), _C.created_at)
