@@ -1,10 +1,13 @@
 """The points liability report against a brute-force model (LIAB-1..LIAB-4): random earns with and
 without an end, redemptions, adjustments both ways, returns, cancels giving back lots whose end
-has passed, merges, expiry by deductions and by the job, folds of the totals at random moments and
-clock moves across month ends. Every month's movement columns equal the model's, each ``closing``
+has passed, merges, expiry by deductions and by the job, purchases whose points wait (some across a
+month end) and returns of them inside and after their window, folds of the totals at random moments
+and clock moves across month ends. Every month's movement columns equal the model's, each ``closing``
 equals the sum of the balances the wallet reads showed at the end of its month (read then, through
 ``WalletReads``), the months chain, a fold changes no figure, and the job-free reconciliation
-finds no difference."""
+finds no difference; pending points count as `earn` in the month they became available, whether
+their entry is written yet or not, and each month's `pending_closing` is what was pending at its end
+(LIAB-7)."""
 
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ from loyalty_core.wallet.liability import (
 )
 from loyalty_core.wallet.models import Causer
 from loyalty_core.wallet.services import WalletService
+from tests.support.pending import Bought, buy_pending, return_of
 from tests.support.vendors import make_vendor
 from tests.support.wallets import make_customer
 
@@ -68,6 +72,44 @@ class Shop:
         self.now = START
         self.moved: dict[date, dict[str, int]] = defaultdict(lambda: dict.fromkeys(MOVEMENTS, 0))
         self.shown_at_end: dict[date, int] = {}
+        self.bought: list[Bought] = []
+        self.cancelled: dict[int, list[tuple[datetime, int]]] = defaultdict(list)
+        """Per purchase, the points its returns cancelled while they were pending, and when."""
+
+    async def buy(self, customer: int, total: int, wait: timedelta, lasts: timedelta | None) -> None:
+        """A purchase whose points wait ``wait``; no entry until then (PENDING-2)."""
+        async with self.sessions.begin() as db:
+            key = f"buy-{len(self.bought)}"
+            made = await buy_pending(db, self.vendor_id, customer, total, self.now, key=key, wait=wait, lasts=lasts)
+        self.bought.append(made)
+
+    async def give_back(self, bought: Bought, amount: int) -> None:
+        """A return: inside the window it cancels pending points (no entry), after it a `return`."""
+        async with self.sessions.begin() as db:
+            key = f"ret-{bought.id}-{bought.returned}"
+            reversed_ = await return_of(db, self.vendor_id, bought, amount, self.now, key=key)
+        if self.now < bought.available_at:
+            self.cancelled[bought.id].append((self.now, reversed_))
+        else:
+            self.moved[month_of(self.now)]["return"] -= reversed_
+
+    def expected(self, month: date, column: str) -> int:
+        """The model's movement: the writes made in ``month``, and for `earn` the pending points that
+        became available in it by now, less what returns cancelled of them."""
+        figure = self.moved[month][column]
+        if column == "earn":
+            for b in self.bought:
+                if b.available_at <= self.now and month_of(b.available_at) == month:
+                    figure += b.points - sum(points for _, points in self.cancelled[b.id])
+        return figure
+
+    def pending_at(self, end: datetime) -> int:
+        """The points pending just before ``end``."""
+        return sum(
+            b.points - sum(points for at, points in self.cancelled[b.id] if at < end)
+            for b in self.bought
+            if b.created_at < end <= b.available_at
+        )
 
     async def post(self, customer: int, amount: int, kind: str, **how: object) -> None:
         """One write at the clock's time; a refused deduction moves nothing."""
@@ -119,7 +161,7 @@ async def drive(shop: Shop, rng: random.Random, steps: int) -> None:
     for _ in range(steps):
         customer = rng.choice(shop.customers)
         points = rng.randint(1, 40)
-        step = rng.randrange(11)
+        step = rng.randrange(13)
         if step <= 2:
             await shop.post(customer, points, "earn", expire_after_days=rng.choice([None, 3, 10, 25, 40]))
         elif step == 3:
@@ -139,6 +181,16 @@ async def drive(shop: Shop, rng: random.Random, steps: int) -> None:
             await shop.expire_job()
         elif step == 9:
             await fold_ledger(shop.sessions)
+        elif step == 10:
+            wait = timedelta(days=rng.choice([1, 3, 20, 40]), hours=rng.randint(0, 23))
+            lasts = rng.choice([None, timedelta(days=5), timedelta(days=30)])
+            await shop.buy(customer, rng.randint(100, 4000), wait, lasts)
+        elif step == 11 and shop.bought:
+            # mostly one still pending, so returns inside the window happen too
+            waiting = [b for b in shop.bought if shop.now < b.available_at]
+            bought = rng.choice(waiting if waiting and rng.random() < 0.7 else shop.bought)
+            if bought.returned < bought.total:
+                await shop.give_back(bought, rng.randint(1, bought.total - bought.returned))
         await shop.move_clock(timedelta(hours=rng.randint(1, 24 * 12)))
 
 
@@ -164,10 +216,11 @@ async def check_every_identity(shop: Shop) -> None:
             assert row.opening == before.closing
         assert row.closing == row.opening + sum(row.figure(c) for c in MOVEMENTS)
         for column in ("earn", "redeem", "return"):
-            assert row.figure(column) == shop.moved[row.month][column], (row.month, column)
+            assert row.figure(column) == shop.expected(row.month, column), (row.month, column)
         if row.month in shop.shown_at_end:
             assert row.closing == shop.shown_at_end[row.month], row.month
-        assert row.pending_closing == 0
+        end = min(month_start(next_month(row.month)), shop.now + TICK)
+        assert row.pending_closing == shop.pending_at(end), row.month
         earned += row.earn + row.referral
         expired += row.expire
     assert report.months[-1].closing == await shop.shown(shop.now)
@@ -225,6 +278,45 @@ async def test_an_expiry_counts_in_the_month_its_lot_ended_whether_written_or_no
     assert str(before.breakage_percent) == "85.71"
 
 
+async def test_pending_points_count_when_they_became_available_and_stay_pending_at_month_end(
+    engine: AsyncEngine,
+) -> None:
+    """LIAB-7, PENDING-6: 30 points bought on 25 January wait 20 days: January closes with them
+    pending and its `earn` at 0; a return on 30 January cancels 10 of them (no entry, no `return`);
+    February's `earn` holds the 20 left from 14 February, before any entry is written and after the
+    job-free write dates it then, and its `pending_closing` is 0."""
+    sessions = make_sessionmaker(engine)
+    async with sessions.begin() as db:
+        vendor_id = (await make_vendor(db)).id
+        customer = int((await make_customer(db, vendor_id)).id)
+    shop = Shop(sessions, vendor_id, [customer])
+    await shop.move_clock(timedelta(days=15))  # 25 January, 09:00
+    await shop.buy(customer, 3000, timedelta(days=20), None)
+    await shop.move_clock(timedelta(days=5))
+    await shop.give_back(shop.bought[0], 1000)
+    assert shop.cancelled[shop.bought[0].id][0][1] == 10
+    january = await shop.report(month_of(START))
+    assert [(r.earn, r.returned, r.closing, r.pending_closing) for r in january.months] == [(0, 0, 0, 30 - 10)]
+    await shop.move_clock(timedelta(days=20))  # 19 February: available since the 14th, no entry yet
+    before = await shop.report(month_of(START))
+    assert [(r.earn, r.returned, r.closing, r.pending_closing) for r in before.months] == [
+        (0, 0, 0, 20),
+        (20, 0, 20, 0),
+    ]
+    await shop.post(customer, 5, "adjust")  # a write dates the entry on 14 February
+    async with sessions() as db:
+        query = "SELECT count(*) FROM pending_points WHERE vendor_id = :v"
+        assert (await db.execute(text(query), {"v": vendor_id})).scalar_one() == 0
+        query = "SELECT created_at FROM ledger_entries WHERE vendor_id = :v AND type = 'earn'"
+        assert (await db.execute(text(query), {"v": vendor_id})).scalar_one() == shop.bought[0].available_at
+    await fold_ledger(sessions)
+    await fold_ledger(sessions)
+    after = await shop.report(month_of(START))
+    assert [(r.earn, r.adjust, r.closing, r.pending_closing) for r in after.months] == [(0, 0, 0, 20), (20, 5, 25, 0)]
+    async with sessions() as db:
+        assert await reconcile(db, after, vendor_id, shop.now) == []
+
+
 def test_cents_round_toward_zero_each_on_its_own() -> None:
     """LIAB-5: points * value / 1000, toward zero, negative figures too."""
     assert to_cents(7, 250) == 1
@@ -243,8 +335,9 @@ def test_breakage_rounds_half_up_to_two_decimals() -> None:
 
 
 async def _history(database_url: str) -> int:
-    """A vendor's March (40 points ending on the 23rd, 9 that never end) and April (4 redeemed),
-    folded; answers the vendor's id."""
+    """A vendor's March (40 points ending on the 23rd, 9 that never end) and April (4 redeemed, 10
+    bought on the 7th that became available on the 12th, their entry never written), folded;
+    answers the vendor's id."""
     engine = make_engine(database_url)
     sessions = make_sessionmaker(engine)
     async with sessions.begin() as db:
@@ -256,6 +349,7 @@ async def _history(database_url: str) -> int:
     await shop.post(customer, 9, "earn")
     await shop.move_clock(timedelta(days=35))
     await shop.post(customer, -4, "redeem")
+    await shop.buy(customer, 1000, timedelta(days=5), None)
     await fold_ledger(sessions)
     await fold_ledger(sessions)
     await engine.dispose()
@@ -278,20 +372,21 @@ async def _break_a_total(database_url: str, vendor_id: int) -> None:
 def test_the_reconcile_verb_finds_every_month_equal_and_names_a_month_that_differs(
     database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """LIAB-4: `loyalty vendors reconcile ID` checks every month from the first entry to now against
-    the balances recomputed from the entries, without a job; a total that went wrong shows as the
-    months that differ, and the verb exits 1."""
+    """LIAB-4, LIAB-7: `loyalty vendors reconcile ID` checks every month from the first entry to now
+    against the balances recomputed from the entries (and the pending points that became available
+    without their entry yet), without a job; a total that went wrong shows as the months that
+    differ, and the verb exits 1."""
     vendor_id = asyncio.run(_history(database_url))
     monkeypatch.setenv("DATABASE_URL", database_url)
     assert main(["vendors", "reconcile", str(vendor_id)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1].split() == ["2025-03", "9", "9"]
-    assert out[2].split() == ["2025-04", "5", "5"]
+    assert out[2].split() == ["2025-04", "15", "15"]
     assert "months reconcile" in out[-1]
     asyncio.run(_break_a_total(database_url, vendor_id))
     assert main(["vendors", "reconcile", str(vendor_id)]) == 1
     printed = capsys.readouterr()
-    assert printed.out.splitlines()[2].split() == ["2025-04", "10", "5", "5"]
-    assert printed.out.splitlines()[3].split()[1:] == ["10", "5", "5"]
+    assert printed.out.splitlines()[2].split() == ["2025-04", "20", "15", "5"]
+    assert printed.out.splitlines()[3].split()[1:] == ["20", "15", "5"]
     assert "months differ" in printed.err
     assert main(["vendors", "reconcile", "999999999"]) == 2

@@ -242,3 +242,39 @@ async def test_pending_days_0_earns_at_once_as_before(client: AsyncTestClient[Li
             text("SELECT count(pending_next_at) FROM wallets WHERE vendor_id = :v"), {"v": tenant.vendor_id}
         )
     assert (parked, nexts) == (0, 0)
+
+
+async def test_the_liability_report_holds_pending_points_at_month_end_and_earns_them_when_they_join(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
+) -> None:
+    """LIAB-7: a purchase of 20 March waits until 19 April; a return on the 25th cancels 10 of its 25
+    points. March closes with 15 pending and no `earn`; April shows them pending until they join, then
+    as its `earn`, whether their entry is written yet or not."""
+    tenant = await _shop(client, engine)
+    customer = await register(client, tenant, email="liab@example.com")
+    await _travel(client, tenant, test_clock, datetime(2032, 3, 20, 12, 0, tzinfo=UTC))
+    bought = (await buy(client, tenant, "liab@example.com", 2500)).json()["data"]
+    await _travel(client, tenant, test_clock, datetime(2032, 3, 25, 12, 0, tzinfo=UTC))
+    path = f"{TRANSACTIONS}/{bought['id']}/returns"
+    back = await client.post(path, json={"amount": 1000, "idempotency_key": "lr1"}, headers=tenant.headers)
+    assert back.status_code == 201, back.text
+
+    async def months() -> list[tuple[str, int, int, int]]:
+        answer = await client.get(
+            f"/admin/v1/vendors/{tenant.vendor_id}/liability", params={"from": "2032-03"}, headers=ADMIN
+        )
+        assert answer.status_code == 200, answer.text
+        return [(m["month"], m["earn"], m["closing"], m["pending_closing"]) for m in answer.json()["data"]["months"]]
+
+    test_clock.freeze(datetime(2032, 4, 10, tzinfo=UTC))
+    assert await months() == [("2032-03", 0, 0, 15), ("2032-04", 0, 0, 15)]
+    test_clock.freeze(datetime(2032, 4, 25, tzinfo=UTC))
+    assert await months() == [("2032-03", 0, 0, 15), ("2032-04", 15, 15, 0)]
+    assert await _entries(engine, customer["id"]) == []
+    await _travel(client, tenant, test_clock, datetime(2032, 4, 26, tzinfo=UTC))
+    assert (await adjust(client, tenant, customer["id"], 1, "la1")).status_code == 201
+    assert [(kind, at) for kind, _, _, at in await _entries(engine, customer["id"])] == [
+        ("earn", datetime(2032, 4, 19, 12, 0, tzinfo=UTC)),
+        ("adjust", datetime(2032, 4, 26, tzinfo=UTC)),
+    ]
+    assert (await months())[1] == ("2032-04", 15, 16, 0)

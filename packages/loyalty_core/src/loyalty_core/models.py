@@ -7,6 +7,7 @@ from loyalty_core.catalogue.models import Product, ProductCount
 from loyalty_core.customers.models import CardBatch, ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
 from loyalty_core.earning.models import (
+    PENDING_PURCHASES,
     RECENT_PURCHASES,
     Campaign,
     CustomerMoment,
@@ -55,6 +56,7 @@ from loyalty_core.wallet.models import (
 )
 
 __all__ = [
+    "PENDING_PURCHASES",
     "RECENT_PURCHASES",
     "ApiClient",
     "Base",

@@ -29,7 +29,12 @@ from loyalty_core.wallet.liability import (
     reconcile,
 )
 
-_FIRST = "SELECT min(created_at) FROM ledger_entries WHERE vendor_id = :vendor_id"
+# the first entry, or the first pending points that became available before any entry was written
+# (LIAB-7): they count from that month on
+_FIRST = """
+SELECT least((SELECT min(created_at) FROM ledger_entries WHERE vendor_id = :vendor_id),
+             (SELECT min(available_at) FROM pending_points WHERE vendor_id = :vendor_id))
+"""
 
 
 async def reconcile_vendor(database_url: str, vendor_id: int, now: datetime | None = None) -> int:

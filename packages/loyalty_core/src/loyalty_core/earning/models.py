@@ -301,3 +301,13 @@ customer_activity = Table(
 RECENT_PURCHASES = Index(
     "ix_transactions_vendor_recent", Transaction.vendor_id, Transaction.created_at, Transaction.customer_id
 )
+
+# The purchases whose points waited (PENDING-2), by their instant: the liability report's
+# `pending_closing` (LIAB-7) reads those pending at each month's end; a shop without pending days
+# adds no row to it.
+PENDING_PURCHASES = Index(
+    "ix_transactions_vendor_pending",
+    Transaction.vendor_id,
+    Transaction.points_available_at,
+    postgresql_where=Transaction.points_available_at > Transaction.created_at,
+)

@@ -26,7 +26,7 @@ from loyalty_core.mailings.services import cancel_due, fits, start
 from loyalty_core.tenancy.models import Vendor
 from loyalty_core.tenancy.services.ceilings import plan_of
 from loyalty_core.tiers.models import Tier
-from loyalty_core.wallet.models import Wallet
+from loyalty_core.tiers.reads import standing_from, tier_facts_column
 
 BATCH = 200
 RETRY_FOR = timedelta(hours=24)
@@ -39,7 +39,6 @@ LOCK_CLASS = 0x4D41494C
 _R = MailingRecipient.__table__.c
 _C = Customer.__table__.c
 _I = CustomerIdentifier.__table__.c
-_W = Wallet.__table__.c
 
 
 def backoff(attempts: int) -> timedelta:
@@ -191,7 +190,7 @@ async def _claim_members(
     session: AsyncSession, mailing: Mailing, shop_name: str, now: datetime, due: Any, limit: int
 ) -> list[Outgoing]:
     vendor_id = mailing.vendor_id
-    balance = select(_W.balance).where(_W.vendor_id == vendor_id, _W.customer_id == _C.id).scalar_subquery()
+    balance = reads.shown_balance(vendor_id, now)
     rows = await session.execute(
         select(
             _R.id.label("recipient_id"),
@@ -204,7 +203,7 @@ async def _claim_members(
             reads.suppressed(vendor_id, _C.email).label("is_suppressed"),
             func.coalesce(balance, 0).label("balance"),
             _card_code(vendor_id).label("card_code"),
-            reads.tier_of(vendor_id, now, name=True).label("tier_name"),
+            tier_facts_column(now),
         )
         .select_from(
             MailingRecipient.__table__.join(
@@ -229,7 +228,9 @@ async def _claim_members(
         if state is not None:
             skipped.setdefault(state, []).append(row.recipient_id)
             continue
-        facts = Facts(row.first_name or "", int(row.balance), row.card_code or "", row.tier_name or "")
+        standing = standing_from(row.tier_facts)
+        tier = standing.rung.name if standing is not None else ""
+        facts = Facts(row.first_name or "", int(row.balance), row.card_code or "", tier)
         outgoing.append(
             Outgoing(
                 row.recipient_id,

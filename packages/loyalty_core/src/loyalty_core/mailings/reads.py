@@ -12,8 +12,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, case, cast, exists, func, literal, select, union_all
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Select,
+    all_,
+    and_,
+    any_,
+    cast,
+    exists,
+    false,
+    func,
+    literal,
+    select,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import DateTime
 
@@ -25,9 +39,10 @@ from loyalty_core.mailings.errors import MailingNotFound
 from loyalty_core.mailings.models import Mailing, MailingRecipient, RecipientState
 from loyalty_core.mailings.rules import Audience
 from loyalty_core.passes.models import CardMail, EmailSuppression, MailStatus, SuppressionRelease
-from loyalty_core.tiers.models import Tier, TierLadder, tier_months
-from loyalty_core.tiers.rules import TierBasis
-from loyalty_core.wallet.models import Wallet
+from loyalty_core.tiers.reads import family_months, paying_ladder_of
+from loyalty_core.tiers.rules import held
+from loyalty_core.wallet.models import Wallet, due_points
+from loyalty_core.wallet.till_pending import available_shown
 
 _C = Customer.__table__.c
 _W = Wallet.__table__.c
@@ -58,42 +73,41 @@ def suppressed(vendor_id: int, email: Any) -> ColumnElement[bool]:
     return exists().where(_S.email == key, ~released)
 
 
-def tier_of(vendor_id: int, now: datetime, *, name: bool = False) -> Any:
-    """The key (or ``name``) of the tier a customer holds by the rolling total of the ladder's period,
-    read from the months the till keeps. The grace months and the merge family are not read here (see the
-    tiers area's ``held`` for the full rule)."""
-    ladder = TierLadder.__table__.c
-    tiers = Tier.__table__.c
-    m = tier_months.c
-    today = now.astimezone(UTC).date()
-    first = today.replace(day=1)
-    amount = func.coalesce(
-        select(func.sum(case((ladder.basis == TierBasis.POINTS, m.points), else_=m.spend)))
-        .where(
-            m.vendor_id == vendor_id,
-            m.customer_id == _C.id,
-            m.month > func.cast(literal(first), DateTime) - func.make_interval(0, ladder.period_months),
-        )
-        .correlate_except(tier_months)
-        .scalar_subquery(),
-        0,
-    )
+def shown_balance(vendor_id: int, now: datetime) -> Any:
+    """The balance of a customer's wallet as the API shows it at ``now`` (MAIL-4, MAIL-5): the
+    wallet's, less its points past their end that no entry has expired yet (LEDGER-9), plus its
+    pending points whose instant has passed (PENDING-4); NULL without a wallet. A column correlated
+    to ``customers``."""
+    due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
     return (
-        select(tiers.name if name else tiers.key)
-        .select_from(
-            Tier.__table__.join(
-                TierLadder.__table__, and_(ladder.vendor_id == tiers.vendor_id, ladder.id == tiers.ladder_id)
-            )
-        )
-        .where(tiers.vendor_id == vendor_id, tiers.threshold <= amount)
-        .order_by(tiers.threshold.desc())
-        .limit(1)
-        .correlate(Customer.__table__)
+        select(cast(_W.balance - due + available_shown(_W, now), BigInteger))
+        .where(_W.vendor_id == vendor_id, _W.customer_id == _C.id)
         .scalar_subquery()
     )
 
 
-def members(vendor_id: int, audience: Audience, now: datetime) -> Select[Any]:
+async def holding(session: AsyncSession, vendor_id: int, keys: Sequence[str], now: datetime) -> ColumnElement[bool]:
+    """Whether a customer holds one of the tiers ``keys`` at ``now`` by the tier rule the customer
+    resource shows (TIER-3: the rolling total over the ladder's period, kept through its grace
+    months, summed over the merge family's months; no tier without a ladder or while the plan lacks
+    ``tiers``, TIER-5), as a condition on ``customers``. The rule runs here over the vendor's months
+    of the window (one statement, ``family_months``), and the condition names the accounts it picks,
+    or, when the first tier is among ``keys`` (held by every account without a month), those it
+    leaves out."""
+    ladder = await paying_ladder_of(session, vendor_id)
+    if ladder is None or not ladder.rungs:
+        return false()
+    wanted = set(keys)
+    months = await family_months(session, vendor_id, ladder, now)
+    held_by = {customer: held(amounts, ladder, now).rung.key for customer, amounts in months.items()}
+    if ladder.rungs[0].key in wanted:
+        others = [customer for customer, key in held_by.items() if key not in wanted]
+        return _C.id != all_(literal(others, ARRAY(BigInteger)))
+    chosen = [customer for customer, key in held_by.items() if key in wanted]
+    return _C.id == any_(literal(chosen, ARRAY(BigInteger)))
+
+
+async def members(session: AsyncSession, vendor_id: int, audience: Audience, now: datetime) -> Select[Any]:
     """The ids of the vendor's active customers matching every set criterion (MAIL-4, MAIL-6)."""
     statement = (
         select(_C.id)
@@ -101,8 +115,7 @@ def members(vendor_id: int, audience: Audience, now: datetime) -> Select[Any]:
         .where(_C.vendor_id == vendor_id, _C.status == CustomerStatus.ACTIVE, _C.merged_into_id.is_(None))
     )
     if audience.min_balance is not None:
-        balance = select(_W.balance).where(_W.vendor_id == vendor_id, _W.customer_id == _C.id).scalar_subquery()
-        statement = statement.where(func.coalesce(balance, 0) >= audience.min_balance)
+        statement = statement.where(func.coalesce(shown_balance(vendor_id, now), 0) >= audience.min_balance)
     if audience.inactive_days is not None:
         last = select(_A.last_purchase_at).where(_A.vendor_id == vendor_id, _A.customer_id == _C.id).scalar_subquery()
         since = func.coalesce(last, cast(_C.customer_since, DateTime(timezone=True)), _C.created_at)
@@ -110,7 +123,7 @@ def members(vendor_id: int, audience: Audience, now: datetime) -> Select[Any]:
     if audience.birthday_month is not None:
         statement = statement.where(func.extract("month", _C.date_of_birth) == audience.birthday_month)
     if audience.tiers is not None:
-        statement = statement.where(tier_of(vendor_id, now).in_(list(audience.tiers)))
+        statement = statement.where(await holding(session, vendor_id, audience.tiers, now))
     return statement
 
 
@@ -123,12 +136,12 @@ def mailable(vendor_id: int, statement: Select[Any]) -> Select[Any]:
 
 async def audience_count(session: AsyncSession, vendor_id: int, audience: Audience, now: datetime) -> int:
     """How many customers the audience holds now (the portal's live count)."""
-    inner = members(vendor_id, audience, now).subquery()
+    inner = (await members(session, vendor_id, audience, now)).subquery()
     return int(await session.scalar(select(func.count()).select_from(inner)) or 0)
 
 
 async def mailable_count(session: AsyncSession, vendor_id: int, audience: Audience, now: datetime) -> int:
-    inner = mailable(vendor_id, members(vendor_id, audience, now)).subquery()
+    inner = mailable(vendor_id, await members(session, vendor_id, audience, now)).subquery()
     return int(await session.scalar(select(func.count()).select_from(inner)) or 0)
 
 

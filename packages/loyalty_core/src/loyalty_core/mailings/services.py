@@ -43,7 +43,7 @@ async def known_tiers(session: AsyncSession, vendor_id: int) -> set[str]:
 
 async def start(session: AsyncSession, mailing: Mailing, now: datetime) -> None:
     """Fix the audience: one recipient row per member, in one statement (MAIL-6, MAIL-8)."""
-    members = reads.members(mailing.vendor_id, Audience.of_json(mailing.audience), now).subquery()
+    members = (await reads.members(session, mailing.vendor_id, Audience.of_json(mailing.audience), now)).subquery()
     rows = select(
         func.nextval("mailing_recipients_id_seq"),
         literal(mailing.vendor_id),

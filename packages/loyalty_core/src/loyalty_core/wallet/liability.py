@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final
 
@@ -38,6 +38,8 @@ COLUMNS: Final = ("opening", *MOVEMENTS, "closing", "pending_closing")
 MAX_MONTHS: Final = 36
 """The longest range one report covers (LIAB-1)."""
 
+_TICK: Final = timedelta(microseconds=1)
+"""The clock's resolution: ``now`` plus this is the first instant after ``now``."""
 _OTHER: Final = EntryType.ADJUST.value
 """Where an entry of a type without its own column counts (none today): a movement is never lost."""
 
@@ -171,11 +173,11 @@ async def shop_liability(
 _WATERMARK = "SELECT folded_through FROM ledger_totals_watermark WHERE id = 1"
 # The movements by month and type: the folded months, the entries above the watermark (bounded by
 # the one of this statement's snapshot, which its totals belong to, and by the one read just before,
-# a plain value so the plan starts from the vendor's newest entries), and the lots that ended by now
-# without an entry yet (LIAB-3), at the instant they ended. Months before :first sum into the
-# opening (a NULL month). Pending points (LIAB-7), once purchases leave some, plug in as a fourth
-# branch of the same shape: those that became available by now without their `earn` entry yet, as
-# `earn` at that instant (and likewise in `_BY_MONTH` below).
+# a plain value so the plan starts from the vendor's newest entries), the lots that ended by now
+# without an entry yet (LIAB-3), at the instant they ended, and the pending points that became
+# available by now without their `earn` entry yet (LIAB-7), as `earn` at that instant, less the
+# lot that entry will open if it has ended by now too (reads leave those out, PENDING-4). Months
+# before :first sum into the opening (a NULL month).
 _MOVED = """
 WITH mark AS (SELECT coalesce((SELECT folded_through FROM ledger_totals_watermark WHERE id = 1), 0) AS through),
 moved AS (
@@ -190,18 +192,54 @@ moved AS (
     FROM point_lots
     WHERE vendor_id = :vendor_id AND remaining > 0 AND expires_at IS NOT NULL AND expires_at <= :now
       AND expires_at < :ends
+    UNION ALL
+    SELECT CAST(date_trunc('month', available_at AT TIME ZONE 'UTC') AS date), coalesce(entry_type, :earn), points
+    FROM pending_points
+    WHERE vendor_id = :vendor_id AND available_at <= :now AND available_at < :ends
+    UNION ALL
+    SELECT CAST(date_trunc('month', lot_expires_at AT TIME ZONE 'UTC') AS date), :expire, -points
+    FROM pending_points
+    WHERE vendor_id = :vendor_id AND available_at <= :now AND lot_expires_at <= :now AND lot_expires_at < :ends
 )
 SELECT CASE WHEN month < :first THEN NULL ELSE month END AS month, type, CAST(sum(points) AS bigint) AS points
 FROM moved GROUP BY 1, 2
 """
 
 
-async def pending_at_month_ends(session: AsyncSession, vendor_id: int, ends: Sequence[datetime]) -> list[int]:
-    """The points pending (earned by a purchase, not yet available) at each instant of ``ends``.
+# The points pending just before each instant of :ends: those of every purchase recorded before it
+# whose instant is at or after it, less what its returns made before it cancelled (a return inside
+# the window cancels all it reverses, PENDING-6). From the purchases, not `pending_points`, whose rows
+# leave as their points become available: a closed month keeps its figure. Through the partial index
+# of the purchases whose points waited (`ix_transactions_vendor_pending`, its predicate repeated
+# here): a purchase waits 90 days at most (PENDING-1), so each instant reads the pending purchases
+# whose instant falls in the 90 days after it, and a shop without pending days reads none.
+_PENDING_AT = """
+SELECT e.n, p.points
+FROM unnest(CAST(:ends AS timestamptz[])) WITH ORDINALITY AS e(at, n)
+CROSS JOIN LATERAL (
+    SELECT CAST(coalesce(sum(t.points_earned - coalesce((
+               SELECT sum(r.points_reversed) FROM transaction_returns r
+               WHERE r.vendor_id = t.vendor_id AND r.transaction_id = t.id AND r.created_at < e.at), 0)), 0) AS bigint)
+           AS points
+    FROM transactions t
+    WHERE t.vendor_id = :vendor_id AND t.points_available_at > t.created_at
+      AND t.points_available_at >= e.at AND t.points_available_at < e.at + make_interval(days => :days)
+      AND t.created_at < e.at AND t.points_earned > 0
+) p
+ORDER BY e.n
+"""
+MAX_PENDING_DAYS: Final = 90
+"""The longest a purchase's points wait (PENDING-1): how far back a pending figure looks."""
 
-    No pending points exist yet: every purchase's points are available at once, so this is 0 at
-    every instant. Pending points plug in here, and only here (LIAB-7)."""
-    return [0 for _ in ends]
+
+async def pending_at_month_ends(session: AsyncSession, vendor_id: int, ends: Sequence[datetime]) -> list[int]:
+    """The points pending (earned by a purchase, not yet available, PENDING-2) just before each
+    instant of ``ends`` (LIAB-7): a month's end is its next month's first instant; for the current
+    month, give ``now`` plus a microsecond (a purchase recorded at ``now`` is pending then)."""
+    if not ends:
+        return []
+    params = {"vendor_id": vendor_id, "ends": list(ends), "days": MAX_PENDING_DAYS}
+    return [int(points) for _, points in (await session.execute(text(_PENDING_AT), params)).all()]
 
 
 async def liability_report(
@@ -211,7 +249,6 @@ async def liability_report(
     every month included; the current month's figures are those of ``now``."""
     months = months_between(first, last)
     after_last = next_month(months[-1])
-    ends = min(month_start(after_last), now)
     after = int((await session.execute(text(_WATERMARK))).scalar_one_or_none() or 0)
     params = {
         "vendor_id": vendor_id,
@@ -221,6 +258,7 @@ async def liability_report(
         "now": now,
         "after": after,
         "expire": EntryType.EXPIRE.value,
+        "earn": EntryType.EARN.value,
     }
     opening = 0
     moved: dict[date, dict[str, int]] = {month: dict.fromkeys(MOVEMENTS, 0) for month in months}
@@ -230,8 +268,8 @@ async def liability_report(
         else:
             column = kind if kind in MOVEMENTS else _OTHER
             moved[month][column] += int(points)
-    month_ends = [min(month_start(next_month(month)), now) for month in months]
-    month_ends[-1] = ends
+    # just before each month's end; the current month's at `now` itself (LIAB-7)
+    month_ends = [min(month_start(next_month(month)), now + _TICK) for month in months]
     pending = await pending_at_month_ends(session, vendor_id, month_ends)
     rows: list[MonthFigures] = []
     for month, held in zip(months, pending, strict=True):
@@ -257,9 +295,9 @@ async def liability_report(
     return LiabilityReport(point_value_millicents, rows, breakage(expired, earned))
 
 
-# Straight from the entries and the lots, no totals: each month's entries, and the lots that ended
-# in it by now without an entry yet (pending points that became available without their entry
-# yet would be a third branch, LIAB-7).
+# Straight from the entries, the lots and the pending points, no totals: each month's entries, the
+# lots that ended in it by now without an entry yet, and the pending points that became available in
+# it by now without their entry yet, less their lot if it has ended by now too (LIAB-7).
 _BY_MONTH = """
 SELECT month, CAST(sum(points) AS bigint) AS points FROM (
     SELECT CAST(date_trunc('month', created_at AT TIME ZONE 'UTC') AS date) AS month, amount AS points
@@ -268,6 +306,12 @@ SELECT month, CAST(sum(points) AS bigint) AS points FROM (
     SELECT CAST(date_trunc('month', expires_at AT TIME ZONE 'UTC') AS date), -remaining
     FROM point_lots
     WHERE vendor_id = :vendor_id AND remaining > 0 AND expires_at IS NOT NULL AND expires_at <= :now
+    UNION ALL
+    SELECT CAST(date_trunc('month', available_at AT TIME ZONE 'UTC') AS date), points
+    FROM pending_points WHERE vendor_id = :vendor_id AND available_at <= :now
+    UNION ALL
+    SELECT CAST(date_trunc('month', lot_expires_at AT TIME ZONE 'UTC') AS date), -points
+    FROM pending_points WHERE vendor_id = :vendor_id AND available_at <= :now AND lot_expires_at <= :now
 ) moved
 GROUP BY month
 """
@@ -289,7 +333,9 @@ async def balances_at_month_ends(
     current month, ``now``), recomputed from the entries and the lots alone, without the totals
     (LIAB-4): every entry dated before the month's end, less the points of lots that had ended by then
     and that no entry has expired yet (those an entry expired are in the entries, dated the instant
-    they ended, LIAB-3). A full read of the vendor's ledger: a check, not a report."""
+    they ended, LIAB-3), plus the pending points that had become available by then without their
+    entry yet, less those whose lot had ended by now too (LIAB-7). A full read of the vendor's
+    ledger: a check, not a report."""
     params = {"vendor_id": vendor_id, "now": now}
     moved = {m: int(p) for m, p in (await session.execute(text(_BY_MONTH), params)).all()}
     return [sum(points for month, points in moved.items() if month <= end) for end in months]

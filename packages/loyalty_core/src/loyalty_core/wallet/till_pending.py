@@ -78,6 +78,22 @@ def available_points(vendor_id: Any, wallet_id: Any, now: datetime) -> Select[tu
     )
 
 
+def available_and_expiring(vendor_id: int, wallet_id: int, now: datetime, until: datetime) -> Select[tuple[int, int]]:
+    """:func:`available_points`, and of them those whose lot will end after ``now`` and by ``until``:
+    what the wallet's ``expiring_soon`` counts of them, as it would once their entry opened that lot
+    (PENDING-4: a read shows the same whether the entry is written yet or not)."""
+    p = PendingPoints.__table__.c
+    return select(
+        func.coalesce(func.sum(p.points), 0),
+        func.coalesce(func.sum(p.points).filter(p.lot_expires_at <= until), 0),
+    ).where(
+        p.vendor_id == vendor_id,
+        p.wallet_id == wallet_id,
+        p.available_at <= now,
+        or_(p.lot_expires_at.is_(None), p.lot_expires_at > now),
+    )
+
+
 def available_shown(wallet: Any, now: datetime) -> ColumnElement[int]:
     """:func:`available_points` of the wallet row ``wallet`` (a table's columns, ``.c``), read only
     when its ``pending_next_at`` says some are due: what a read adds to the balance (PENDING-4)."""

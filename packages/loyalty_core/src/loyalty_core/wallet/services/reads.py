@@ -12,7 +12,7 @@ from loyalty_core.clock import Clock, midnight_utc
 from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet
 from loyalty_core.wallet.rules import EXPIRING_SOON
 from loyalty_core.wallet.services.posting import Posting
-from loyalty_core.wallet.till_pending import available_points, still_pending
+from loyalty_core.wallet.till_pending import available_and_expiring, still_pending
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +56,18 @@ class WalletReads:
                 )
             )
         ).one()
-        available, pending, next_at = 0, 0, None
+        available, available_soon, pending, next_at = 0, 0, 0, None
         if wallet.pending_next_at is not None:
-            # PENDING-4: read, never written here; only a wallet that has pending points looks
-            available = int(await self._session.scalar(available_points(wallet.vendor_id, wallet.id, now)) or 0)
+            # PENDING-4: read, never written here; only a wallet that has pending points looks. Points
+            # whose instant has passed count in `expiring_soon` as the lot their entry opens would
+            # (points still pending have no lot and never count there, 7.2)
+            if wallet.pending_next_at <= now:
+                joined = available_and_expiring(wallet.vendor_id, wallet.id, now, now + EXPIRING_SOON)
+                available, available_soon = (int(v) for v in (await self._session.execute(joined)).one())
             pending, next_at = (await self._session.execute(still_pending(wallet.vendor_id, wallet.id, now))).one()
         return WalletView(
             wallet=wallet,
-            expiring_soon=int(soon),
+            expiring_soon=int(soon) + available_soon,
             balance=wallet.balance - int(due) + available,
             pending_points=int(pending),
             next_available_at=next_at,
