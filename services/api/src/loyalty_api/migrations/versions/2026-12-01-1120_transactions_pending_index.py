@@ -9,7 +9,7 @@ half-way leaves an invalid index, dropped here before building again. Nothing th
 reads changes.
 
 Revision ID: 6b8a3dfc1f76
-Revises: a94d7b0c3e61
+Revises: 9e2c7f05a1d4
 Create Date: 2026-12-01 10:50:00+00:00
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "6b8a3dfc1f76"
-down_revision = "a94d7b0c3e61"
+down_revision = "9e2c7f05a1d4"
 branch_labels = None
 depends_on = None
 
