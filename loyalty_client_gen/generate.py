@@ -27,6 +27,7 @@ LEFT_OUT = frozenset(
         "getDocsStyle",
         "getPublicOpenApiDocument",
         "unsubscribeFromCardMail",  # followed by a customer from a card mail, never by a till
+        "unsubscribeOneClick",  # posted by a mail program (RFC 8058), never by a till
         # platform_a's pass web service: called by phones, in the platform's protocol (PASS-11)
         "registerPassDevice",
         "unregisterPassDevice",

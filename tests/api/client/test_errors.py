@@ -87,6 +87,13 @@ async def test_a_reward_above_the_customer_tier(client: Client, database_url: st
     )
 
 
+async def test_a_shop_without_a_ladder_has_no_tiers(client: Client) -> None:
+    """CLIENT-4, TIER-7: the public ladder of a shop that has none raises NotFound."""
+    loyalty = connect(client, await make_tenant(client, plan=TIERS_PLAN))
+    missing = await raised(e.NotFound, loyalty.get_tiers())
+    assert (missing.status, missing.details) == (404, {"resource": "tiers"})
+
+
 async def test_customer_errors(client: Client) -> None:
     """CLIENT-4"""
     tenant = await make_tenant(client)

@@ -57,7 +57,6 @@ class AsyncOperations:
     send_card = awaitable(operations.customers.send_card)
     send_card_by_external_id = awaitable(operations.customers.send_card_by_external_id)
     test_webhook_endpoint = awaitable(operations.webhook_endpoints.test_webhook_endpoint)
-    unsubscribe_one_click = awaitable(operations.unsubscribe.unsubscribe_one_click)
     update_customer_by_external_id = awaitable(operations.customers.update_customer_by_external_id)
     update_product = awaitable(operations.products.update_product)
     update_webhook_endpoint = awaitable(operations.webhook_endpoints.update_webhook_endpoint)

@@ -57,7 +57,6 @@ class Operations:
     send_card = blocking(operations.customers.send_card)
     send_card_by_external_id = blocking(operations.customers.send_card_by_external_id)
     test_webhook_endpoint = blocking(operations.webhook_endpoints.test_webhook_endpoint)
-    unsubscribe_one_click = blocking(operations.unsubscribe.unsubscribe_one_click)
     update_customer_by_external_id = blocking(operations.customers.update_customer_by_external_id)
     update_product = blocking(operations.products.update_product)
     update_webhook_endpoint = blocking(operations.webhook_endpoints.update_webhook_endpoint)

@@ -64,7 +64,6 @@ from loyalty_client.models.transactions import (
     ReturnPage,
     TransactionBody,
 )
-from loyalty_client.models.unsubscribe import Unsubscribed
 from loyalty_client.models.vouchers import VoucherBody, VoucherVerify
 from loyalty_client.models.webhook_endpoints import (
     Delivery,
@@ -145,7 +144,6 @@ __all__ = [
     "TransactionBody",
     "TransactionPage",
     "TypeSpecificData",
-    "Unsubscribed",
     "VoucherBody",
     "VoucherVerify",
     "Wallet",

@@ -13,7 +13,6 @@ from loyalty_client.operations import (
     rewards,
     tiers,
     transactions,
-    unsubscribe,
     vouchers,
     webhook_endpoints,
 )
@@ -58,7 +57,6 @@ OPERATIONS: tuple[Operation, ...] = (
     customers.SEND_CARD,
     customers.SEND_CARD_BY_EXTERNAL_ID,
     webhook_endpoints.TEST_WEBHOOK_ENDPOINT,
-    unsubscribe.UNSUBSCRIBE_ONE_CLICK,
     customers.UPDATE_CUSTOMER_BY_EXTERNAL_ID,
     products.UPDATE_PRODUCT,
     webhook_endpoints.UPDATE_WEBHOOK_ENDPOINT,
