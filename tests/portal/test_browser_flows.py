@@ -30,7 +30,7 @@ async def test_signing_in_with_the_keyboard_and_out_again(page: Page, live: Live
     await expect(page).to_have_url(live.url + "/portal")
     nav = page.get_by_role("navigation", name="Main")
     for label in ("Dashboard", "Customers", "Rewards", "Redemptions", "Mail"):
-        await expect(nav.get_by_role("link", name=label)).to_be_visible()
+        await expect(nav.get_by_role("link", name=label, exact=True)).to_be_visible()
     await page.get_by_role("button", name="Sign out").click()
     await expect(page).to_have_url(live.url + "/portal/login")
     await page.goto(live.url + "/portal/rewards")
@@ -144,7 +144,7 @@ async def test_mail_is_switched_on_again_for_a_suppressed_customer(page: Page, l
     shop = make_live_shop(live)
     live.admin("POST", "/admin/v1/email-suppressions", {"email": shop.email.upper(), "reason": "bounce"})
     await sign_in(page, live, shop.owner)
-    await page.get_by_role("link", name="Mail").click()
+    await page.get_by_role("link", name="Mail", exact=True).click()
     row = page.get_by_role("row", name=re.compile(re.escape(shop.email)))
     await expect(row).to_contain_text("bounce")
     await row.get_by_role("button", name="Switch mail on").click()
