@@ -79,7 +79,10 @@ def test_public_operations_answer_as_documented(public_document: Any, served: tu
     """FAULT-4: every operation of the public document, positive and negative data, with a vendor
     token: zero 5xx and every answer valid against the document."""
     _, vendor = served
-    count, failures = fuzzing.failures(public_document, vendor)
+    # platform_a's pass web service answers phones in their protocol: an unknown pass is a bare 404,
+    # which a document cannot tell from its enveloped 404s; tests/api/passes/test_pass_web_service.py
+    # probes its every status, and the hostile sweep sends it junk
+    count, failures = fuzzing.failures(public_document.exclude(path_regex=r"^/passes/"), vendor)
     assert count > 20
     Path(os.environ.get("LOYALTY_FUZZ_REPORT", os.devnull)).write_text("\n\n".join(failures))
     assert failures == [], "\n\n".join(failures)
@@ -92,7 +95,9 @@ def test_public_api_statefully(public_document: Any, served: tuple[str, dict[str
     _, vendor = served
     # the events feed and webhook endpoints answer this client 403 (it lacks the webhooks scope): they
     # link to nothing and hold no state for the run, and the stateless test fuzzes each of them
-    fuzzing.run_statefully(public_document.exclude(path_regex=r"^/api/v1/(events|webhook-endpoints)"), vendor)
+    # (and the pass web service, as above)
+    skipped = r"^(/api/v1/(events|webhook-endpoints)|/passes/)"
+    fuzzing.run_statefully(public_document.exclude(path_regex=skipped), vendor)
 
 
 @pytest.fixture(scope="module")
