@@ -38,9 +38,11 @@ from loyalty_core.earning.till_purchase_reads import (
 )
 from loyalty_core.earning.till_purchase_write import purchase_write, write
 from loyalty_core.earning.till_terms import TermsCache, paying
+from loyalty_core.earning.till_tier_moves import tier_move
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
+from loyalty_core.tiers.rules import month_of
 from loyalty_core.tiers.till_months import standing_from_read
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.errors import WalletNotFound
@@ -150,26 +152,26 @@ class Purchases:
                 made = (await make_available(conn, vendor.vendor_id, found.wallet_id, now)).deliveries
             # at the limit no unit was reserved (and a lease taken back meanwhile is gone): the write
             # moves the meter, which refuses it there
-            written = await write(
-                conn,
-                purchase_write(
-                    vendor,
-                    customer_id=found.customer_id or 0,
-                    wallet_id=found.wallet_id,
-                    branch=scored.branch,
-                    scoring=scored.scoring,
-                    key=key,
-                    total_amount=request.total_amount,
-                    description=request.description,
-                    external_reference=request.external_reference,
-                    lines=[(i.name, i.sku, i.quantity, i.unit_price, i.category) for i in request.items],
-                    now=now,
-                    period=period,
-                    hard_limit=hard,
-                    metered=metered,
-                    lease_id=lease,
-                ),
+            to_write = purchase_write(
+                vendor,
+                customer_id=found.customer_id or 0,
+                wallet_id=found.wallet_id,
+                branch=scored.branch,
+                scoring=scored.scoring,
+                key=key,
+                total_amount=request.total_amount,
+                description=request.description,
+                external_reference=request.external_reference,
+                lines=[(i.name, i.sku, i.quantity, i.unit_price, i.category) for i in request.items],
+                now=now,
+                period=period,
+                hard_limit=hard,
+                metered=metered,
+                lease_id=lease,
             )
+            # TIER-18: the tier before and after, from the facts the find read; an event only on a move
+            moved = tier_move(found.tier, month_of(now), request.total_amount, to_write.amount)
+            written = await write(conn, to_write, moved=moved)
         except BaseException:
             await conn.rollback()
             if lease is not None:

@@ -96,6 +96,17 @@ def standing_from(facts: Sequence[Any] | None) -> Standing | None:
     return held(summed, ladder, month_start(current))
 
 
+def standing_moved(facts: Sequence[Any] | None, month: int, spend: int, points: int) -> Standing | None:
+    """The standing :func:`tier_facts_sql`'s value gives once ``month`` gained ``spend`` cents and
+    ``points`` points (taken out when negative: a return): what a till write's own month makes of the
+    tier, computed from what its find statement read, no round trip (TIER-18). A month before the
+    value's window counts for nothing, as the rule reads it."""
+    if facts is None:
+        return None
+    current, basis, period, grace, rungs, months = facts
+    return standing_from([current, basis, period, grace, rungs, [*(months or ()), [month, spend, points]]])
+
+
 def tier_of(standing: Standing | None) -> CustomerTier | None:
     """The customer resource's ``tier`` (TIER-6)."""
     if standing is None:

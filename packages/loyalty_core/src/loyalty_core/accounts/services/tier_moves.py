@@ -13,12 +13,12 @@ from datetime import datetime
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.events import CustomerTierChanged
 from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.errors import DomainError
 from loyalty_core.events.services.recording import record_event
+from loyalty_core.tiers.events import CustomerTierChanged
 from loyalty_core.tiers.models import TierLadder, first_day
 from loyalty_core.tiers.reads import ladder_from_json, ladder_of, tier_of
 from loyalty_core.tiers.rules import Ladder, TierBasis, first_counted_month, held, month_of

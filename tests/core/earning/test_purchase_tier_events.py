@@ -1,0 +1,117 @@
+"""``customer.tier_changed`` from the till's writes (TIER-18): a purchase or a return that moves its
+customer from one tier to another records one event in its own transaction, computed from the tier
+facts its find statement read under the wallet's lock; moves from or to no tier record none."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from loyalty_core.db import driver_connection, make_sessionmaker
+from loyalty_core.earning.till_purchase import PurchaseRequest
+from loyalty_core.earning.till_return import ReturnRequest, till_return
+from tests.support.earning import NOW
+from tests.support.ladders import put_ladder
+from tests.support.shops import Shop, enrol, open_shop
+from tests.support.tills import Till, running_till
+
+
+async def tier_events(engine: AsyncEngine, vendor_id: int) -> list[dict[str, Any]]:
+    async with engine.connect() as conn:
+        found = await conn.execute(
+            text(
+                "SELECT customer_id, created_at, data FROM events"
+                " WHERE vendor_id = :v AND type = 'customer.tier_changed' ORDER BY id"
+            ),
+            {"v": vendor_id},
+        )
+        return [{**data, "customer_id": c, "recorded_at": at} for c, at, data in found]
+
+
+async def give_back(engine: AsyncEngine, shop: Shop, transaction_id: int, amount: int, key: str, now: datetime) -> int:
+    async with make_sessionmaker(engine).begin() as db:
+        returned = await till_return(
+            await driver_connection(db), shop.caller, transaction_id, ReturnRequest(amount), key=key, now=now
+        )
+    return returned.deliveries
+
+
+async def test_a_purchase_that_climbs_records_one_event_with_the_previous_tier(engine: AsyncEngine, till: Till) -> None:
+    """TIER-18: the purchase that lifts the rolling total to Gold records Silver -> Gold once, with
+    the customer as read after it (its balance and Gold's total); the purchases before and after,
+    which move nothing, record none."""
+    shop = await open_shop(engine)
+    await put_ladder(engine, shop.vendor_id)
+    ann = await enrol(engine, shop, "ann@example.com")
+    await till.submit(shop.caller, PurchaseRequest(ann.email, 3000), key="k-1", now=NOW)
+    assert await tier_events(engine, shop.vendor_id) == []
+    await till.submit(shop.caller, PurchaseRequest(ann.email, 2500), key="k-2", now=NOW + timedelta(hours=1))
+    await till.submit(shop.caller, PurchaseRequest(ann.email, 100), key="k-3", now=NOW + timedelta(hours=2))
+    [event] = await tier_events(engine, shop.vendor_id)
+    assert event["customer_id"] == ann.id
+    assert event["recorded_at"] == NOW + timedelta(hours=1)
+    assert (event["id"], event["balance"]) == (ann.id, 30 + 25)
+    assert (event["tier"]["key"], event["tier"]["qualifying_total"], event["tier"]["next"]) == ("gold", 5500, None)
+    assert event["previous_tier"]["key"] == "silver"
+    assert event["previous_tier"]["qualifying_total"] == 3000
+    assert event["previous_tier"]["next"] == {"key": "gold", "name": "Gold", "threshold": 5000, "remaining": 2000}
+
+
+async def test_a_return_that_drops_the_tier_records_one_event(engine: AsyncEngine, till: Till) -> None:
+    """TIER-18: a return of the purchase that alone reached Gold takes it away (its cents leave the
+    purchase's month): one Gold -> Silver event; a later return that moves nothing records none."""
+    shop = await open_shop(engine)
+    await put_ladder(engine, shop.vendor_id)
+    bob = await enrol(engine, shop, "bob@example.com")
+    bought = await till.submit(shop.caller, PurchaseRequest(bob.email, 6000), key="k-1", now=NOW)
+    assert [e["tier"]["key"] for e in await tier_events(engine, shop.vendor_id)] == ["gold"]
+    later = NOW + timedelta(days=2)
+    await give_back(engine, shop, bought.transaction.id, 2000, "r-1", later)
+    events = await tier_events(engine, shop.vendor_id)
+    assert [(e["previous_tier"]["key"], e["tier"]["key"]) for e in events] == [("silver", "gold"), ("gold", "silver")]
+    assert (events[1]["recorded_at"], events[1]["balance"], events[1]["tier"]["qualifying_total"]) == (
+        later,
+        60 - 20,
+        4000,
+    )
+    await give_back(engine, shop, bought.transaction.id, 1000, "r-2", later + timedelta(hours=1))
+    assert len(await tier_events(engine, shop.vendor_id)) == 2
+
+
+async def test_ten_purchases_at_once_crossing_the_threshold_record_exactly_one_event(engine: AsyncEngine) -> None:
+    """TIER-18: the wallet's lock serializes them, each computes its tier before and after under it,
+    so only the one that crosses Gold's 5,000 records the move."""
+    shop = await open_shop(engine)
+    await put_ladder(engine, shop.vendor_id)
+    cy = await enrol(engine, shop, "cy@example.com")
+    async with running_till(engine, connections=10) as till:
+        answers = await asyncio.gather(
+            *(till.submit(shop.caller, PurchaseRequest(cy.email, 1000), key=f"burst-{n}", now=NOW) for n in range(10))
+        )
+    assert all(answer.created for answer in answers)
+    [event] = await tier_events(engine, shop.vendor_id)
+    assert (event["previous_tier"]["key"], event["tier"]["key"]) == ("silver", "gold")
+    assert event["previous_tier"]["qualifying_total"] == 4000
+    assert event["tier"]["qualifying_total"] == 5000
+
+
+async def test_no_event_without_a_ladder_that_applies_or_when_nothing_moves(engine: AsyncEngine, till: Till) -> None:
+    """TIER-18, TIER-15: a purchase without a ladder, or while the plan lacks ``tiers``, moves from
+    and to no tier: no event; nor one that stays within its tier."""
+    bare = await open_shop(engine)
+    dee = await enrol(engine, bare, "dee@example.com")
+    await till.submit(bare.caller, PurchaseRequest(dee.email, 9000), key="k", now=NOW)
+    unpaid = await open_shop(engine, feature_tiers=False)
+    await put_ladder(engine, unpaid.vendor_id)
+    eve = await enrol(engine, unpaid, "eve@example.com")
+    await till.submit(unpaid.caller, PurchaseRequest(eve.email, 9000), key="k", now=NOW)
+    same = await open_shop(engine)
+    await put_ladder(engine, same.vendor_id)
+    fay = await enrol(engine, same, "fay@example.com")
+    await till.submit(same.caller, PurchaseRequest(fay.email, 4999), key="k", now=NOW)
+    for shop in (bare, unpaid, same):
+        assert await tier_events(engine, shop.vendor_id) == []
