@@ -5,12 +5,14 @@ facts its find statement read under the wallet's lock; moves from or to no tier 
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from loyalty_core.accounts.services.tier_moves import record_lapses
+from loyalty_core.clock import FixedClock
 from loyalty_core.db import driver_connection, make_sessionmaker
 from loyalty_core.earning.till_purchase import PurchaseRequest
 from loyalty_core.earning.till_return import ReturnRequest, till_return
@@ -115,3 +117,76 @@ async def test_no_event_without_a_ladder_that_applies_or_when_nothing_moves(engi
     await till.submit(same.caller, PurchaseRequest(fay.email, 4999), key="k", now=NOW)
     for shop in (bare, unpaid, same):
         assert await tier_events(engine, shop.vendor_id) == []
+
+
+async def review(engine: AsyncEngine, vendor_id: int, at: datetime) -> int:
+    async with make_sessionmaker(engine).begin() as session:
+        return await record_lapses(session, FixedClock(at), vendor_id)
+
+
+async def test_a_lapse_is_recorded_once_by_the_next_purchase_and_not_again_by_the_review(
+    engine: AsyncEngine, till: Till
+) -> None:
+    """TIER-19: Gold reached in March on a one-month period lapses on April 1st; the review has not
+    run since, so April's first purchase records Gold -> Silver (the customer as it is before the
+    purchase); the next purchase and the review after them record nothing more."""
+    shop = await open_shop(engine)
+    await put_ladder(engine, shop.vendor_id, period_months=1)
+    ann = await enrol(engine, shop, "ann@example.com")
+    await till.submit(shop.caller, PurchaseRequest(ann.email, 6000), key="k-1", now=NOW)
+    assert await review(engine, shop.vendor_id, datetime(2026, 3, 10, tzinfo=UTC)) == 0
+    april = datetime(2026, 4, 2, 9, 0, tzinfo=UTC)
+    await till.submit(shop.caller, PurchaseRequest(ann.email, 100), key="k-2", now=april)
+    await till.submit(shop.caller, PurchaseRequest(ann.email, 100), key="k-3", now=april + timedelta(hours=1))
+    assert await review(engine, shop.vendor_id, april + timedelta(hours=2)) == 0
+    events = await tier_events(engine, shop.vendor_id)
+    assert [(e["previous_tier"]["key"], e["tier"]["key"]) for e in events] == [("silver", "gold"), ("gold", "silver")]
+    lapse = events[1]
+    assert (lapse["recorded_at"], lapse["balance"], lapse["tier"]["qualifying_total"]) == (april, 60, 0)
+    assert (lapse["previous_tier"]["qualifying_total"], lapse["previous_tier"]["expires_at"]) == (
+        6000,
+        "2026-04-01T00:00:00Z",
+    )
+
+
+async def test_a_lapse_the_review_recorded_is_not_recorded_again_by_a_purchase_or_a_return(
+    engine: AsyncEngine, till: Till
+) -> None:
+    """TIER-19, TIER-17: the review after the lapse records it; April's purchase and return then
+    find it recorded (the review ran after the lapse) and record none; a purchase that climbs back
+    records its own move."""
+    shop = await open_shop(engine)
+    await put_ladder(engine, shop.vendor_id, period_months=1)
+    bob = await enrol(engine, shop, "bob@example.com")
+    await till.submit(shop.caller, PurchaseRequest(bob.email, 6000), key="k-1", now=NOW)
+    assert await review(engine, shop.vendor_id, datetime(2026, 3, 10, tzinfo=UTC)) == 0
+    assert await review(engine, shop.vendor_id, datetime(2026, 4, 1, 1, 5, tzinfo=UTC)) == 1
+    april = datetime(2026, 4, 2, 9, 0, tzinfo=UTC)
+    small = await till.submit(shop.caller, PurchaseRequest(bob.email, 100), key="k-2", now=april)
+    await give_back(engine, shop, small.transaction.id, 100, "r-1", april + timedelta(minutes=5))
+    await till.submit(shop.caller, PurchaseRequest(bob.email, 5000), key="k-3", now=april + timedelta(hours=1))
+    assert await review(engine, shop.vendor_id, april + timedelta(hours=2)) == 0
+    events = await tier_events(engine, shop.vendor_id)
+    assert [(e["previous_tier"]["key"], e["tier"]["key"]) for e in events] == [
+        ("silver", "gold"),
+        ("gold", "silver"),
+        ("silver", "gold"),
+    ]
+
+
+async def test_a_lapse_is_recorded_once_by_the_next_return(engine: AsyncEngine, till: Till) -> None:
+    """TIER-19: a return is a write like a purchase: the first after the lapse records it, before
+    its own move (none here: the returned March purchase no longer counts in April)."""
+    shop = await open_shop(engine)
+    await put_ladder(engine, shop.vendor_id, period_months=1)
+    cy = await enrol(engine, shop, "cy@example.com")
+    bought = await till.submit(shop.caller, PurchaseRequest(cy.email, 6000), key="k-1", now=NOW)
+    assert await review(engine, shop.vendor_id, datetime(2026, 3, 10, tzinfo=UTC)) == 0
+    april = datetime(2026, 4, 2, 9, 0, tzinfo=UTC)
+    await give_back(engine, shop, bought.transaction.id, 1000, "r-1", april)
+    await give_back(engine, shop, bought.transaction.id, 1000, "r-2", april + timedelta(hours=1))
+    assert await review(engine, shop.vendor_id, april + timedelta(hours=2)) == 0
+    events = await tier_events(engine, shop.vendor_id)
+    assert [(e["previous_tier"]["key"], e["tier"]["key"], e["recorded_at"]) for e in events][1:] == [
+        ("gold", "silver", april)
+    ]

@@ -38,7 +38,7 @@ from loyalty_core.earning.till_purchase_reads import (
 )
 from loyalty_core.earning.till_purchase_write import purchase_write, write
 from loyalty_core.earning.till_terms import TermsCache, paying
-from loyalty_core.earning.till_tier_moves import tier_move
+from loyalty_core.earning.till_tier_moves import record_lapse, tier_move
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
@@ -150,6 +150,8 @@ class Purchases:
             if found.wallet_id is not None and is_due(found.pending_next_at, now):
                 # PENDING-5: the points that became available are written first, under the wallet's lock
                 made = (await make_available(conn, vendor.vendor_id, found.wallet_id, now)).deliveries
+            # TIER-19: a lapse the clock made this month, recorded once (no round trip unless there is one)
+            made += await record_lapse(conn, vendor.vendor_id, found.customer_id or 0, found.tier, now)
             # at the limit no unit was reserved (and a lease taken back meanwhile is gone): the write
             # moves the meter, which refuses it there
             to_write = purchase_write(

@@ -41,7 +41,7 @@ from loyalty_core.earning.resources import Return, Transaction
 from loyalty_core.earning.rules import returns
 from loyalty_core.earning.till_purchase_reads import TRANSACTION_BY_ID, TransactionById, view_of
 from loyalty_core.earning.till_return_reads import ReturnView, return_by_id
-from loyalty_core.earning.till_tier_moves import read_moved, record_move, tier_move
+from loyalty_core.earning.till_tier_moves import read_moved, record_lapse, record_move, tier_move
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
 from loyalty_core.events.services.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
@@ -315,6 +315,8 @@ async def _attempt(
             assert found is not None
         else:
             deliveries_before = 0
+        # TIER-19: a lapse the clock made this month, recorded once (no round trip unless there is one)
+        deliveries_before += await record_lapse(conn, vendor.vendor_id, found["holder_id"], found["tier"], now)
         ids, ends, left_in = found["lot_ids"] or (), found["lot_ends"] or (), found["lot_left"] or ()
         # points past their end are expired first, in this statement, and never taken back (LEDGER-9)
         expired, lots = split_due([Lot(*lot) for lot in zip(ids, ends, left_in, strict=True)], now)
