@@ -5,6 +5,7 @@ facts its find statement read under the wallet's lock; moves from or to no tier 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +17,7 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.db import driver_connection, make_sessionmaker
 from loyalty_core.earning.till_purchase import PurchaseRequest
 from loyalty_core.earning.till_return import ReturnRequest, till_return
+from loyalty_core.tiers.rules import TierBasis
 from tests.support.earning import NOW
 from tests.support.ladders import put_ladder
 from tests.support.shops import Shop, enrol, open_shop
@@ -190,3 +192,23 @@ async def test_a_lapse_is_recorded_once_by_the_next_return(engine: AsyncEngine, 
     assert [(e["previous_tier"]["key"], e["tier"]["key"], e["recorded_at"]) for e in events][1:] == [
         ("gold", "silver", april)
     ]
+
+
+async def test_pending_points_count_whole_on_a_points_ladder(engine: AsyncEngine, till: Till) -> None:
+    """TIER-2, TIER-18: a vendor whose points wait ``pending_days`` still counts the purchase's
+    points in its month at once, so the purchase that earns Gold's 50 points records the move."""
+    shop = await open_shop(engine)
+    await put_ladder(
+        engine, shop.vendor_id, (("silver", "Silver", 0, 100), ("gold", "Gold", 50, 200)), basis=TierBasis.POINTS
+    )
+    dee = await enrol(engine, shop, "dee@example.com")
+    waiting = dataclasses.replace(shop.caller, pending_days=14)
+    await till.submit(waiting, PurchaseRequest(dee.email, 3000), key="k-1", now=NOW)
+    await till.submit(waiting, PurchaseRequest(dee.email, 2000), key="k-2", now=NOW + timedelta(hours=1))
+    [event] = await tier_events(engine, shop.vendor_id)
+    assert (event["previous_tier"]["key"], event["tier"]["key"], event["tier"]["qualifying_total"]) == (
+        "silver",
+        "gold",
+        50,
+    )
+    assert event["balance"] == 0

@@ -172,7 +172,7 @@ class Purchases:
                 lease_id=lease,
             )
             # TIER-18: the tier before and after, from the facts the find read; an event only on a move
-            moved = tier_move(found.tier, month_of(now), request.total_amount, to_write.amount)
+            moved = tier_move(found.tier, month_of(now), request.total_amount, to_write.points_earned)
             written = await write(conn, to_write, moved=moved)
         except BaseException:
             await conn.rollback()
