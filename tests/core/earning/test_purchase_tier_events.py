@@ -144,7 +144,8 @@ async def test_a_lapse_is_recorded_once_by_the_next_purchase_and_not_again_by_th
     events = await tier_events(engine, shop.vendor_id)
     assert [(e["previous_tier"]["key"], e["tier"]["key"]) for e in events] == [("silver", "gold"), ("gold", "silver")]
     lapse = events[1]
-    assert (lapse["recorded_at"], lapse["balance"], lapse["tier"]["qualifying_total"]) == (april, 60, 0)
+    assert lapse["recorded_at"] == april - timedelta(microseconds=1)
+    assert (lapse["balance"], lapse["tier"]["qualifying_total"]) == (60, 0)
     assert (lapse["previous_tier"]["qualifying_total"], lapse["previous_tier"]["expires_at"]) == (
         6000,
         "2026-04-01T00:00:00Z",
@@ -190,7 +191,7 @@ async def test_a_lapse_is_recorded_once_by_the_next_return(engine: AsyncEngine, 
     assert await review(engine, shop.vendor_id, april + timedelta(hours=2)) == 0
     events = await tier_events(engine, shop.vendor_id)
     assert [(e["previous_tier"]["key"], e["tier"]["key"], e["recorded_at"]) for e in events][1:] == [
-        ("gold", "silver", april)
+        ("gold", "silver", april - timedelta(microseconds=1))
     ]
 
 
@@ -212,3 +213,24 @@ async def test_pending_points_count_whole_on_a_points_ladder(engine: AsyncEngine
         50,
     )
     assert event["balance"] == 0
+
+
+async def test_a_purchase_that_climbs_back_after_a_lapse_records_the_lapse_then_its_move(
+    engine: AsyncEngine, till: Till
+) -> None:
+    """TIER-19, TIER-18: April's first purchase lifts the lapsed customer back to Gold: the lapse
+    (a microsecond before the purchase) and then the move, in the events' order."""
+    shop = await open_shop(engine)
+    await put_ladder(engine, shop.vendor_id, period_months=1)
+    eve = await enrol(engine, shop, "eve@example.com")
+    await till.submit(shop.caller, PurchaseRequest(eve.email, 6000), key="k-1", now=NOW)
+    april = datetime(2026, 4, 2, 9, 0, tzinfo=UTC)
+    await till.submit(shop.caller, PurchaseRequest(eve.email, 5000), key="k-2", now=april)
+    events = await tier_events(engine, shop.vendor_id)
+    assert [(e["previous_tier"]["key"], e["tier"]["key"]) for e in events] == [
+        ("silver", "gold"),
+        ("gold", "silver"),
+        ("silver", "gold"),
+    ]
+    assert [e["recorded_at"] for e in events[1:]] == [april - timedelta(microseconds=1), april]
+    assert (events[1]["balance"], events[2]["balance"]) == (60, 60 + 50)

@@ -12,7 +12,7 @@ so of purchases racing across a threshold exactly one sees the tier move."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg import AsyncConnection, AsyncCursor
@@ -30,6 +30,8 @@ from loyalty_core.till_sql import Params, bound, statements_of
 from loyalty_core.wallet.till_pending import AVAILABLE_SQL
 
 SQL = statements_of(__name__)
+
+_MICROSECOND = timedelta(microseconds=1)
 
 
 class MovedCustomer(Params, frozen=True):
@@ -157,7 +159,10 @@ async def record_lapse(
     view = view_of(row, customer_tier(row))
     if view.tier is None:
         return 0
-    return await _record(conn, view.vendor_id, CustomerTierChanged.moved(view, tier_of(lapsed)), now)
+    # a microsecond before the write's instant (never before the lapse), so the events' key, which
+    # sorts as their instants, puts the lapse before the move the write may record next
+    at = max(lapsed_at, now - _MICROSECOND)
+    return await _record(conn, view.vendor_id, CustomerTierChanged.moved(view, tier_of(lapsed)), at)
 
 
 async def _record(conn: AsyncConnection[Any], vendor_id: int, payload: CustomerTierChanged, now: datetime) -> int:
