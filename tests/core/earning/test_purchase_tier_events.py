@@ -105,7 +105,8 @@ async def test_ten_purchases_at_once_crossing_the_threshold_record_exactly_one_e
 
 async def test_no_event_without_a_ladder_that_applies_or_when_nothing_moves(engine: AsyncEngine, till: Till) -> None:
     """TIER-18, TIER-15: a purchase without a ladder, or while the plan lacks ``tiers``, moves from
-    and to no tier: no event; nor one that stays within its tier."""
+    and to no tier: no event; nor one that stays within its tier, also where the first ladder put
+    the customer in Gold at once (a move from no tier)."""
     bare = await open_shop(engine)
     dee = await enrol(engine, bare, "dee@example.com")
     await till.submit(bare.caller, PurchaseRequest(dee.email, 9000), key="k", now=NOW)
@@ -117,7 +118,13 @@ async def test_no_event_without_a_ladder_that_applies_or_when_nothing_moves(engi
     await put_ladder(engine, same.vendor_id)
     fay = await enrol(engine, same, "fay@example.com")
     await till.submit(same.caller, PurchaseRequest(fay.email, 4999), key="k", now=NOW)
-    for shop in (bare, unpaid, same):
+    first = await open_shop(engine)
+    gus = await enrol(engine, first, "gus@example.com")
+    await till.submit(first.caller, PurchaseRequest(gus.email, 6000), key="k-1", now=NOW)
+    await put_ladder(engine, first.vendor_id)
+    later = await till.submit(first.caller, PurchaseRequest(gus.email, 100), key="k-2", now=NOW + timedelta(hours=1))
+    assert [e["rule_name"] for e in later.transaction.rules_applied if e["rule_type"] == "tier"] == ["Gold"]
+    for shop in (bare, unpaid, same, first):
         assert await tier_events(engine, shop.vendor_id) == []
 
 
