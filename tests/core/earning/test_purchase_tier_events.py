@@ -9,7 +9,7 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.accounts.services.tier_moves import record_lapses
@@ -17,6 +17,7 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.db import driver_connection, make_sessionmaker
 from loyalty_core.earning.till_purchase import PurchaseRequest
 from loyalty_core.earning.till_return import ReturnRequest, till_return
+from loyalty_core.tiers.models import TierLadder
 from loyalty_core.tiers.rules import TierBasis
 from tests.support.earning import NOW
 from tests.support.ladders import put_ladder
@@ -241,3 +242,28 @@ async def test_a_purchase_that_climbs_back_after_a_lapse_records_the_lapse_then_
     ]
     assert [e["recorded_at"] for e in events[1:]] == [april - timedelta(microseconds=1), april]
     assert (events[1]["balance"], events[2]["balance"]) == (60, 60 + 50)
+
+
+async def test_a_write_waits_for_a_review_under_way_and_does_not_record_its_lapse_again(
+    engine: AsyncEngine, till: Till
+) -> None:
+    """TIER-19: while the review holds the ladder's row, April's first purchase, which finds the
+    lapse in its facts, waits for it; the review records the lapse, and the purchase then finds that
+    the review ran since the lapse and records none."""
+    shop = await open_shop(engine)
+    await put_ladder(engine, shop.vendor_id, period_months=1)
+    hal = await enrol(engine, shop, "hal@example.com")
+    await till.submit(shop.caller, PurchaseRequest(hal.email, 6000), key="k-1", now=NOW)
+    assert await review(engine, shop.vendor_id, datetime(2026, 3, 10, tzinfo=UTC)) == 0
+    april = datetime(2026, 4, 2, 9, 0, tzinfo=UTC)
+    async with make_sessionmaker(engine).begin() as session:
+        await session.execute(select(TierLadder).where(TierLadder.vendor_id == shop.vendor_id).with_for_update())
+        buying = asyncio.create_task(till.submit(shop.caller, PurchaseRequest(hal.email, 100), key="k-2", now=april))
+        await asyncio.sleep(0.5)
+        assert not buying.done()
+        assert await record_lapses(session, FixedClock(april - timedelta(minutes=5)), shop.vendor_id) == 1
+    assert (await buying).created
+    events = await tier_events(engine, shop.vendor_id)
+    assert [(e["previous_tier"]["key"], e["tier"]["key"], e["recorded_at"]) for e in events][1:] == [
+        ("gold", "silver", april - timedelta(minutes=5))
+    ]
