@@ -33,6 +33,7 @@ TILL_MODULES = {
     "loyalty_core.earning.till_purchase_write",
     "loyalty_core.earning.till_return",
     "loyalty_core.earning.till_terms",
+    "loyalty_core.earning.till_tier_moves",
     "loyalty_core.redemptions.till_redeem",
     "loyalty_core.redemptions.till_redeem_state",
     "loyalty_core.redemptions.till_verify",

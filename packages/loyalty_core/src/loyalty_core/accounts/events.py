@@ -6,11 +6,11 @@ Version 2 added ``tier`` (TIER-6); an event stored as version 1 reads with ``tie
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, Self, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
-from loyalty_core.customers.reads.customer import CustomerView
-from loyalty_core.customers.resources import Customer, CustomerTier, resource_fields
+from loyalty_core.customers.resources import Customer
 from loyalty_core.events.models import EventType
+from loyalty_core.tiers.events import CustomerTierChanged as CustomerTierChanged
 
 
 class CustomerCreated(Customer, frozen=True):
@@ -33,24 +33,6 @@ class CustomerMerged(Customer, frozen=True):
 class CustomerAnonymized(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_ANONYMIZED
     version: ClassVar[int] = 2
-
-
-class CustomerTierChanged(Customer, frozen=True, kw_only=True):
-    """TIER-15: the customer as the API shows it now, and ``previous_tier``, its tier object as read
-    just before the move (always present: never left out)."""
-
-    event_type: ClassVar[str] = EventType.CUSTOMER_TIER_CHANGED
-    version: ClassVar[int] = 1
-    previous_tier: CustomerTier | None
-
-    @classmethod
-    def of(cls, c: CustomerView) -> Self:
-        """The customer with no ``previous_tier`` (what anonymizing rewrites the event to)."""
-        return cls(**resource_fields(c), previous_tier=None)
-
-    @classmethod
-    def moved(cls, view: CustomerView, previous: CustomerTier | None) -> Self:
-        return cls(**resource_fields(view), previous_tier=previous)
 
 
 CustomerPayload: TypeAlias = (

@@ -34,7 +34,7 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
            CROSS JOIN LATERAL (
                 SELECT t.month, t.spend, t.points FROM tier_months t
                  WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
-                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months))::date
                    AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
                 OFFSET 0) m))
       FROM tier_ladders l
@@ -77,7 +77,7 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
            CROSS JOIN LATERAL (
                 SELECT t.month, t.spend, t.points FROM tier_months t
                  WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
-                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months))::date
                    AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
                 OFFSET 0) m))
       FROM tier_ladders l
@@ -140,7 +140,7 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
            CROSS JOIN LATERAL (
                 SELECT t.month, t.spend, t.points FROM tier_months t
                  WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
-                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months))::date
                    AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
                 OFFSET 0) m))
       FROM tier_ladders l
@@ -199,7 +199,7 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
            CROSS JOIN LATERAL (
                 SELECT t.month, t.spend, t.points FROM tier_months t
                  WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
-                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months))::date
                    AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
                 OFFSET 0) m))
       FROM tier_ladders l

@@ -38,9 +38,11 @@ from loyalty_core.earning.till_purchase_reads import (
 )
 from loyalty_core.earning.till_purchase_write import purchase_write, write
 from loyalty_core.earning.till_terms import TermsCache, paying
+from loyalty_core.earning.till_tier_moves import record_lapse, tier_move
 from loyalty_core.errors import IdempotencyKeyConflict
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
+from loyalty_core.tiers.rules import month_of
 from loyalty_core.tiers.till_months import standing_from_read
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.errors import WalletNotFound
@@ -148,28 +150,30 @@ class Purchases:
             if found.wallet_id is not None and is_due(found.pending_next_at, now):
                 # PENDING-5: the points that became available are written first, under the wallet's lock
                 made = (await make_available(conn, vendor.vendor_id, found.wallet_id, now)).deliveries
+            # TIER-19: a lapse the clock made this month, recorded once (no round trip unless there is one)
+            made += await record_lapse(conn, vendor.vendor_id, found.customer_id or 0, found.tier, now)
             # at the limit no unit was reserved (and a lease taken back meanwhile is gone): the write
             # moves the meter, which refuses it there
-            written = await write(
-                conn,
-                purchase_write(
-                    vendor,
-                    customer_id=found.customer_id or 0,
-                    wallet_id=found.wallet_id,
-                    branch=scored.branch,
-                    scoring=scored.scoring,
-                    key=key,
-                    total_amount=request.total_amount,
-                    description=request.description,
-                    external_reference=request.external_reference,
-                    lines=[(i.name, i.sku, i.quantity, i.unit_price, i.category) for i in request.items],
-                    now=now,
-                    period=period,
-                    hard_limit=hard,
-                    metered=metered,
-                    lease_id=lease,
-                ),
+            to_write = purchase_write(
+                vendor,
+                customer_id=found.customer_id or 0,
+                wallet_id=found.wallet_id,
+                branch=scored.branch,
+                scoring=scored.scoring,
+                key=key,
+                total_amount=request.total_amount,
+                description=request.description,
+                external_reference=request.external_reference,
+                lines=[(i.name, i.sku, i.quantity, i.unit_price, i.category) for i in request.items],
+                now=now,
+                period=period,
+                hard_limit=hard,
+                metered=metered,
+                lease_id=lease,
             )
+            # TIER-18: the tier before and after, from the facts the find read; an event only on a move
+            moved = tier_move(found.tier, month_of(now), request.total_amount, to_write.points_earned)
+            written = await write(conn, to_write, moved=moved)
         except BaseException:
             await conn.rollback()
             if lease is not None:

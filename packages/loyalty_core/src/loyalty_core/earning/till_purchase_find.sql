@@ -30,7 +30,7 @@ SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
            CROSS JOIN LATERAL (
                 SELECT t.month, t.spend, t.points FROM tier_months t
                  WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
-                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months))::date
                    AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
                 OFFSET 0) m))
       FROM tier_ladders l
@@ -76,7 +76,7 @@ SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
            CROSS JOIN LATERAL (
                 SELECT t.month, t.spend, t.points FROM tier_months t
                  WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
-                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months))::date
                    AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
                 OFFSET 0) m))
       FROM tier_ladders l

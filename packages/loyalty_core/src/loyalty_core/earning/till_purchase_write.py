@@ -17,9 +17,11 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from loyalty_core.customers.resources import CustomerTier
 from loyalty_core.earning.events import CREATED_DATA, NAME, CreatedSnapshot, created_data
 from loyalty_core.earning.models import MomentState
 from loyalty_core.earning.rules.engine import Scoring
+from loyalty_core.earning.till_tier_moves import read_moved, record_move
 from loyalty_core.events.services.recording import deliveries_of, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.tiers.till_months import PURCHASE_MONTH
@@ -230,12 +232,28 @@ def purchase_write(
     )
 
 
-async def write(conn: AsyncConnection[Any], params: PurchaseWrite) -> tuple[int, list[int] | None, int] | None:
+async def write(
+    conn: AsyncConnection[Any], params: PurchaseWrite, *, moved: CustomerTier | None = None
+) -> tuple[int, list[int] | None, int] | None:
     """The writes and COMMIT in one pipeline: the transaction's id, its lines' and the deliveries
-    its event created. None when the meter refused."""
-    async with conn.pipeline(), conn.cursor(row_factory=dict_row) as cursor:
+    its events created. None when the meter refused. ``moved``: the tier held before, when the
+    purchase moves the customer to another one (``till_tier_moves.tier_move``, TIER-18): then the
+    customer is read in the same pipeline and its ``customer.tier_changed`` recorded before the
+    COMMIT, one more round trip in that rare case only."""
+    async with conn.pipeline() as pipeline, conn.cursor(row_factory=dict_row) as cursor:
         sql = _WRITE_PENDING if isinstance(params, PendingPurchaseWrite) else _WRITE
         await cursor.execute(sql, bound(params), prepare=True)
-        await conn.commit()
-        row = await cursor.fetchone()
-    return None if row is None else (row["transaction_id"], row["item_ids"], row["deliveries"])
+        if moved is None:
+            await conn.commit()
+            row = await cursor.fetchone()
+            moved_deliveries = 0
+        else:
+            customer = await read_moved(conn, params.vendor_id, params.customer_id, params.now)
+            await pipeline.sync()
+            row = await cursor.fetchone()
+            moved_deliveries = 0 if row is None else await record_move(customer, moved, params.now)
+            await customer.close()
+            await conn.commit()
+    if row is None:
+        return None
+    return row["transaction_id"], row["item_ids"], row["deliveries"] + moved_deliveries

@@ -109,7 +109,7 @@ WITH spent AS (
     WHERE cm.state = 'due'
 ), tier_month AS (
     INSERT INTO tier_months AS tmo (vendor_id, customer_id, month, spend, points)
-    SELECT %(vendor_id)s, %(customer_id)s, %(period)s, %(total_amount)s, %(amount)s
+    SELECT %(vendor_id)s, %(customer_id)s, %(period)s, %(total_amount)s, %(points_earned)s
     FROM t
     ON CONFLICT (vendor_id, customer_id, month)
     DO UPDATE SET spend = tmo.spend + excluded.spend, points = tmo.points + excluded.points
@@ -256,7 +256,7 @@ WITH spent AS (
     WHERE cm.state = 'due'
 ), tier_month AS (
     INSERT INTO tier_months AS tmo (vendor_id, customer_id, month, spend, points)
-    SELECT %(vendor_id)s, %(customer_id)s, %(period)s, %(total_amount)s, %(amount)s
+    SELECT %(vendor_id)s, %(customer_id)s, %(period)s, %(total_amount)s, %(points_earned)s
     FROM t
     ON CONFLICT (vendor_id, customer_id, month)
     DO UPDATE SET spend = tmo.spend + excluded.spend, points = tmo.points + excluded.points

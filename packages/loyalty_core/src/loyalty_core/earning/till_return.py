@@ -41,11 +41,13 @@ from loyalty_core.earning.resources import Return, Transaction
 from loyalty_core.earning.rules import returns
 from loyalty_core.earning.till_purchase_reads import TRANSACTION_BY_ID, TransactionById, view_of
 from loyalty_core.earning.till_return_reads import ReturnView, return_by_id
+from loyalty_core.earning.till_tier_moves import read_moved, record_lapse, record_move, tier_move
 from loyalty_core.errors import IdempotencyKeyConflict, ValidationFailed
 from loyalty_core.events.services.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
-from loyalty_core.tiers.till_months import RETURN_MONTH
+from loyalty_core.tiers.rules import month_of
+from loyalty_core.tiers.till_months import RETURN_MONTH, tier_facts
 from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import CauserType, EntryType
@@ -90,6 +92,8 @@ class ReturnRead(TransactionById, frozen=True):
     idempotency_key: str
     branch_key: str | None
     """The payload's branch key."""
+    now: datetime
+    """The instant the tier held before the return is read for (TIER-18)."""
 
 
 class ReturnWrite(PostingParams, frozen=True):
@@ -155,7 +159,8 @@ SELECT h.id AS holder_id, h.status AS holder_status, w.id AS wallet_id,
        b.active AS branch_active, w.pending_next_at,
        (SELECT json_agg(json_build_array(p.id, p.points, p.available_at)) FROM pending_points p
         WHERE p.vendor_id = %(vendor_id)s AND p.transaction_id = %(transaction_id)s
-          AND p.entry_type = '{EntryType.EARN}') AS own_pending
+          AND p.entry_type = '{EntryType.EARN}') AS own_pending,
+       {tier_facts(customer="h.id", merged_into="h.merged_into_id")} AS tier
 FROM (SELECT 1) one
 LEFT JOIN customers h ON h.vendor_id = %(vendor_id)s AND h.id = ({_OPEN_ACCOUNT})
 LEFT JOIN wallets w ON w.vendor_id = %(vendor_id)s AND w.customer_id = h.id
@@ -240,7 +245,11 @@ async def till_return(
     """``conn`` is out of autocommit; each attempt is one transaction on it (a savepoint when the
     caller holds one open)."""
     read = ReturnRead(
-        vendor_id=vendor.vendor_id, transaction_id=transaction_id, idempotency_key=key, branch_key=request.branch
+        vendor_id=vendor.vendor_id,
+        transaction_id=transaction_id,
+        idempotency_key=key,
+        branch_key=request.branch,
+        now=now,
     )
     attempt = partial(_attempt, conn, vendor, transaction_id, request, bound(read), key, now)
     return await till_write(attempt, busy="The purchase or its wallet is busy; retry in a moment.")
@@ -306,6 +315,8 @@ async def _attempt(
             assert found is not None
         else:
             deliveries_before = 0
+        # TIER-19: a lapse the clock made this month, recorded once (no round trip unless there is one)
+        deliveries_before += await record_lapse(conn, vendor.vendor_id, found["holder_id"], found["tier"], now)
         ids, ends, left_in = found["lot_ids"] or (), found["lot_ends"] or (), found["lot_left"] or ()
         # points past their end are expired first, in this statement, and never taken back (LEDGER-9)
         expired, lots = split_due([Lot(*lot) for lot in zip(ids, ends, left_in, strict=True)], now)
@@ -369,8 +380,14 @@ async def _attempt(
             written = await conn.execute(_WRITE_PENDING, bound(to_write), prepare=True)
         else:
             written = await conn.execute(_WRITE, bound(to_write), prepare=True)
+        # TIER-18: the tier before and after, from the facts read under the locks; an event only on a move
+        taken = split.points_reversed + split.points_unrecovered
+        moved = tier_move(found["tier"], month_of(before.created_at), -request.amount, -taken)
+        customer = None if moved is None else await read_moved(conn, vendor.vendor_id, found["holder_id"], now)
         await pipeline.sync()
         row = await written.fetchone()
+        if customer is not None and moved is not None:
+            deliveries_before += await record_move(customer, moved, now)
     assert row is not None  # the insert is unconditional
     return_id, deliveries = row
     return Returned(replace(view, id=return_id), created=True, deliveries=deliveries + deliveries_before)

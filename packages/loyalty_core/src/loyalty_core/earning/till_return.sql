@@ -30,7 +30,26 @@ SELECT h.id AS holder_id, h.status AS holder_status, w.id AS wallet_id,
        b.active AS branch_active, w.pending_next_at,
        (SELECT json_agg(json_build_array(p.id, p.points, p.available_at)) FROM pending_points p
         WHERE p.vendor_id = %(vendor_id)s AND p.transaction_id = %(transaction_id)s
-          AND p.entry_type = 'earn') AS own_pending
+          AND p.entry_type = 'earn') AS own_pending,
+       (SELECT json_build_array(
+        (extract(year FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) * 12 + extract(month FROM date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')) - 1)::int,
+        l.basis, l.period_months, l.grace_months, (SELECT json_agg(json_build_array(r.id, r.key, r.name, r.threshold, r.multiplier_percent)
+                  ORDER BY r.position)
+             FROM tiers r WHERE r.vendor_id = l.vendor_id AND r.ladder_id = l.id),
+        (SELECT json_agg(json_build_array(
+                    (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int, m.spend, m.points))
+           FROM (SELECT h.id AS id UNION ALL
+                 SELECT f.id FROM customers f WHERE f.vendor_id = l.vendor_id AND f.merged_into_id = h.id) fam
+           CROSS JOIN LATERAL (
+                SELECT t.month, t.spend, t.points FROM tier_months t
+                 WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
+                   AND t.month >= (date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC') - make_interval(months => l.period_months + l.grace_months))::date
+                   AND t.month <= date_trunc('month', (%(now)s)::timestamptz AT TIME ZONE 'UTC')::date
+                OFFSET 0) m))
+      FROM tier_ladders l
+      JOIN vendors v ON v.id = l.vendor_id
+      JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
+     WHERE l.vendor_id = %(vendor_id)s AND h.merged_into_id IS NULL) AS tier
 FROM (SELECT 1) one
 LEFT JOIN customers h ON h.vendor_id = %(vendor_id)s AND h.id = (
 SELECT coalesce(c.merged_into_id, c.id) FROM transactions t

@@ -44,7 +44,9 @@ def tier_facts_sql(*, vendor: str, customer: str, merged_into: str, now: str) ->
     embeds it (``c.id``, ``%(now)s``, ...). Through primary keys only: the vendor's ladder (its
     unique key), the plan's feature, and the months of the customer and of every account merged into
     it (MERGE-8: merges keep families flat, every closed account points at the kept one) from the
-    first month the rule reads at ``now`` (``rules.first_counted_month``) to the current one, each
+    month before the first one the rule reads at ``now`` (``rules.first_counted_month``; that one
+    more month gives the tier held in the month before, so a write sees a lapse the clock made at
+    the start of this one: TIER-19) to the current one, each
     account's months found through ``pk_tier_months`` by the account (a LATERAL per account, kept
     one by ``OFFSET 0``, so the plan never walks the vendor's months of the window)."""
     current = f"date_trunc('month', ({now})::timestamptz AT TIME ZONE 'UTC')"
@@ -58,7 +60,7 @@ def tier_facts_sql(*, vendor: str, customer: str, merged_into: str, now: str) ->
            CROSS JOIN LATERAL (
                 SELECT t.month, t.spend, t.points FROM tier_months t
                  WHERE t.vendor_id = l.vendor_id AND t.customer_id = fam.id
-                   AND t.month >= ({current} - make_interval(months => l.period_months + l.grace_months - 1))::date
+                   AND t.month >= ({current} - make_interval(months => l.period_months + l.grace_months))::date
                    AND t.month <= {current}::date
                 OFFSET 0) m))
       FROM tier_ladders l
@@ -81,19 +83,51 @@ def ladder_from_json(stored: dict[str, Any]) -> Ladder:
     return ladder_of_facts(stored["basis"], stored["period_months"], stored["grace_months"], stored["tiers"])
 
 
-def standing_from(facts: Sequence[Any] | None) -> Standing | None:
-    """The standing :func:`tier_facts_sql`'s value gives (TIER-3), or None without one."""
-    if facts is None:
-        return None
+def _summed(facts: Sequence[Any]) -> tuple[int, Ladder, dict[int, int]]:
+    """The value's current month, ladder and months summed in the ladder's basis."""
     current, basis, period, grace, rungs, months = facts
     ladder = ladder_of_facts(basis, period, grace, rungs)
-    if not ladder.rungs:
-        return None
     points = ladder.basis is TierBasis.POINTS
     summed: dict[int, int] = {}
     for month, spend, earned in months or ():
         summed[month] = summed.get(month, 0) + (earned if points else spend)
+    return current, ladder, summed
+
+
+def standing_from(facts: Sequence[Any] | None) -> Standing | None:
+    """The standing :func:`tier_facts_sql`'s value gives (TIER-3), or None without one."""
+    if facts is None:
+        return None
+    current, ladder, summed = _summed(facts)
+    if not ladder.rungs:
+        return None
     return held(summed, ladder, month_start(current))
+
+
+def lapse_from(facts: Sequence[Any] | None) -> Standing | None:
+    """TIER-19: the tier held in the month before the value's current one, when it is higher than
+    the tier held now: a lapse the clock made at the start of this month (the months before it
+    unchanged; this month's own cannot lower a tier). None otherwise, and without a ladder."""
+    if facts is None:
+        return None
+    current, ladder, summed = _summed(facts)
+    if not ladder.rungs:
+        return None
+    before = held({m: a for m, a in summed.items() if m < current}, ladder, month_start(current - 1))
+    now = held(summed, ladder, month_start(current))
+    keys = [rung.key for rung in ladder.rungs]
+    return before if keys.index(now.rung.key) < keys.index(before.rung.key) else None
+
+
+def standing_moved(facts: Sequence[Any] | None, month: int, spend: int, points: int) -> Standing | None:
+    """The standing :func:`tier_facts_sql`'s value gives once ``month`` gained ``spend`` cents and
+    ``points`` points (taken out when negative: a return): what a till write's own month makes of the
+    tier, computed from what its find statement read, no round trip (TIER-18). A month before the
+    value's window counts for nothing, as the rule reads it."""
+    if facts is None:
+        return None
+    current, basis, period, grace, rungs, months = facts
+    return standing_from([current, basis, period, grace, rungs, [*(months or ()), [month, spend, points]]])
 
 
 def tier_of(standing: Standing | None) -> CustomerTier | None:

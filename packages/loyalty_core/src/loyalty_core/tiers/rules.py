@@ -84,11 +84,15 @@ def held(months: Mapping[int, int], ladder: Ladder, now: datetime) -> Standing:
     months recorded so far still meets the held tier's threshold; null for the first tier."""
     current, period, grace = month_of(now), ladder.period_months, ladder.grace_months
 
-    def rolling(month: int) -> int:
-        return sum(months.get(m, 0) for m in range(month - period + 1, month + 1))
-
-    # the recorded months end at ``current``; past ``current + P - 1`` every window is empty
-    totals = {m: rolling(m) for m in range(current - grace, current + period)}
+    # the recorded months end at ``current``; past ``current + P - 1`` every window is empty. Each
+    # window is the one before plus its new month less the month it leaves (a till write computes
+    # this a few times per call: linear in P + G, not their product)
+    first = current - grace
+    window = sum(months.get(m, 0) for m in range(first - period + 1, first + 1))
+    totals = {first: window}
+    for m in range(first + 1, current + period):
+        window += months.get(m, 0) - months.get(m - period, 0)
+        totals[m] = window
     best = max((totals[m] for m in range(current - grace, current + 1)), default=0)
     index = max((i for i, r in enumerate(ladder.rungs) if r.threshold <= best), default=0)
     rung = ladder.rungs[index]

@@ -21,12 +21,13 @@ from loyalty_core.tiers.rules import Ladder, Standing
 
 PURCHASE_MONTH = """tier_month AS (
     INSERT INTO tier_months AS tmo (vendor_id, customer_id, month, spend, points)
-    SELECT %(vendor_id)s, %(customer_id)s, %(period)s, %(total_amount)s, %(amount)s
+    SELECT %(vendor_id)s, %(customer_id)s, %(period)s, %(total_amount)s, %(points_earned)s
     FROM t
     ON CONFLICT (vendor_id, customer_id, month)
     DO UPDATE SET spend = tmo.spend + excluded.spend, points = tmo.points + excluded.points
 )"""
-"""Hangs off ``t``, the purchase's row: a purchase the meter refused adds nothing."""
+"""Hangs off ``t``, the purchase's row: a purchase the meter refused adds nothing. Its points
+count whole, also while they are pending (PENDING-2: the posting's own amount is then 0)."""
 
 RETURN_MONTH = """tier_month AS (
     UPDATE tier_months tmo

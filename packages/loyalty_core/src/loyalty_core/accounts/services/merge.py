@@ -11,7 +11,7 @@ from datetime import timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.events import CustomerMerged, CustomerTierChanged
+from loyalty_core.accounts.events import CustomerMerged
 from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
@@ -19,6 +19,7 @@ from loyalty_core.customers.models import Customer, CustomerIdentifier, Customer
 from loyalty_core.customers.rules import cards
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.events.services.recording import record_event
+from loyalty_core.tiers.events import CustomerTierChanged
 from loyalty_core.wallet.models import Causer, EntryType, PendingPoints, PointLot, Wallet
 from loyalty_core.wallet.services.posting import Posting, locked
 

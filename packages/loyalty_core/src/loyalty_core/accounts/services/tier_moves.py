@@ -10,15 +10,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import msgspec
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import JSON
 
-from loyalty_core.accounts.events import CustomerTierChanged
 from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import CustomerStatus
+from loyalty_core.customers.resources import CustomerTier
 from loyalty_core.errors import DomainError
-from loyalty_core.events.services.recording import record_event
+from loyalty_core.events.models import EventType
+from loyalty_core.events.services.recording import first_id_after, record_event
+from loyalty_core.tiers.events import CustomerTierChanged
 from loyalty_core.tiers.models import TierLadder, first_day
 from loyalty_core.tiers.reads import ladder_from_json, ladder_of, tier_of
 from loyalty_core.tiers.rules import Ladder, TierBasis, first_counted_month, held, month_of
@@ -95,13 +99,16 @@ async def record_lapses(session: AsyncSession, clock: Clock, vendor_id: int) -> 
     if since is None or since >= now or applies is None or not applies.rungs:
         return 0
     families = await _families(session, vendor_id, (applies,), (since, now))
+    told = await _last_told(session, vendor_id, since)
     order = {rung.key: i for i, rung in enumerate(applies.rungs)}
     reads = CustomerReads(session, clock)
     recorded = 0
     for family, months in families.items():
         amounts = _amounts(months, applies.basis)
-        was, held_now = held(amounts, applies, since), held(amounts, applies, now)
-        if order[held_now.rung.key] >= order[was.rung.key]:
+        held_now = held(amounts, applies, now)
+        # TIER-19: a purchase, a return or a merge since the review told the family's tier last
+        previous = told.get(family) or tier_of(held(amounts, applies, since))
+        if previous is None or previous.key not in order or order[held_now.rung.key] >= order[previous.key]:
             continue
         try:
             view = await reads.get(vendor_id, family)
@@ -109,10 +116,28 @@ async def record_lapses(session: AsyncSession, clock: Clock, vendor_id: int) -> 
             continue
         if view.status != CustomerStatus.ACTIVE or view.tier is None:
             continue
-        previous = tier_of(was)
         await record_event(session, clock, vendor_id, CustomerTierChanged.moved(view, previous), customer_id=family)
         recorded += 1
     return recorded
+
+
+_TOLD = text(
+    f"""SELECT DISTINCT ON (e.customer_id) e.customer_id, e.data -> 'tier' AS tier
+FROM events e
+WHERE e.vendor_id = :vendor_id AND e.id >= :first_id AND e.type = '{EventType.CUSTOMER_TIER_CHANGED}'
+ORDER BY e.customer_id, e.id DESC"""
+).columns(tier=JSON)
+
+
+async def _last_told(session: AsyncSession, vendor_id: int, since: datetime) -> dict[int, CustomerTier]:
+    """TIER-19: each customer's tier as its last ``customer.tier_changed`` since ``since`` told it
+    (the events' key sorts as their instants), so a lapse a write recorded is not recorded again."""
+    rows = await session.execute(_TOLD, {"vendor_id": vendor_id, "first_id": first_id_after(since)})
+    return {
+        customer_id: msgspec.convert(tier, CustomerTier, strict=False)
+        for customer_id, tier in rows
+        if customer_id is not None and tier is not None
+    }
 
 
 async def _families(
