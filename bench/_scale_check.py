@@ -89,7 +89,7 @@ CHECKS: list[tuple[str, str]] = [
            WHERE s.points IS DISTINCT FROM t.points OR s.entries IS DISTINCT FROM t.entries""",
     ),
     (
-        "LIAB-2 the monthly totals equal the daily ones by month",
+        "LIABILITY-2 the monthly totals equal the daily ones by month",
         """SELECT count(*) FROM (
                SELECT vendor_id, date_trunc('month', day)::date AS month, type, sum(points) AS points,
                       sum(entries) AS entries

@@ -1,4 +1,4 @@
-"""The points liability report on a year of data (LIAB-2): the report of the large vendor (millions
+"""The points liability report on a year of data (LIABILITY-2): the report of the large vendor (millions
 of ledger entries) against a small vendor's, read through core as the API reads it.
 
 ``just bench liability`` (the ``scale`` benchmark's sizes and options: ``--small``, ``--entries``,
@@ -74,7 +74,7 @@ def run(argv: list[str] | None = None) -> str:
     template, _ = ensure_template(sizes, lambda line: print(line, flush=True))
     url = url_of(template).replace("postgresql://", "postgresql+psycopg://", 1)
     lines = [
-        "# Liability report (LIAB-2)",
+        "# Liability report (LIABILITY-2)",
         "",
         f"Template `{template}`: {sizes}. {machine()}",
         "",

@@ -1,4 +1,4 @@
-"""The points liability report against a brute-force model (LIAB-1..LIAB-4): random earns with and
+"""The points liability report against a brute-force model (LIABILITY-1..LIABILITY-4): random earns with and
 without an end, redemptions, adjustments both ways, returns, cancels giving back lots whose end
 has passed, merges, expiry by deductions and by the job, purchases whose points wait (some across a
 month end) and returns of them inside and after their window, folds of the totals at random moments
@@ -7,7 +7,7 @@ equals the sum of the balances the wallet reads showed at the end of its month (
 ``WalletReads``), the months chain, a fold changes no figure, and the job-free reconciliation
 finds no difference; pending points count as `earn` in the month they became available, whether
 their entry is written yet or not, and each month's `pending_closing` is what was pending at its end
-(LIAB-7)."""
+(LIABILITY-7)."""
 
 from __future__ import annotations
 
@@ -239,7 +239,7 @@ async def check_every_identity(shop: Shop) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_the_report_matches_the_model_and_the_balances_at_every_month_end(engine: AsyncEngine, seed: int) -> None:
-    """LIAB-1, LIAB-3, LIAB-4: the identities of the report hold month by month."""
+    """LIABILITY-1, LIABILITY-3, LIABILITY-4: the identities of the report hold month by month."""
     shop = await _shop(engine)
     await drive(shop, random.Random(seed), 70)
     await check_every_identity(shop)
@@ -252,14 +252,14 @@ async def test_the_report_matches_the_model_and_the_balances_at_every_month_end(
 )
 @given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 45))
 async def test_any_sequence_of_writes_keeps_every_identity(engine: AsyncEngine, seed: int, steps: int) -> None:
-    """LIAB-1, LIAB-4: the same identities for sequences Hypothesis draws."""
+    """LIABILITY-1, LIABILITY-4: the same identities for sequences Hypothesis draws."""
     shop = await _shop(engine)
     await drive(shop, random.Random(seed), steps)
     await check_every_identity(shop)
 
 
 async def test_an_expiry_counts_in_the_month_its_lot_ended_whether_written_or_not(engine: AsyncEngine) -> None:
-    """LIAB-3: 30 points ending on 31 January count in January's `expire` before any entry takes
+    """LIABILITY-3: 30 points ending on 31 January count in January's `expire` before any entry takes
     them, and still there once the job writes the entry (dated that instant) in March."""
     sessions = make_sessionmaker(engine)
     async with sessions.begin() as db:
@@ -281,7 +281,7 @@ async def test_an_expiry_counts_in_the_month_its_lot_ended_whether_written_or_no
 async def test_pending_points_count_when_they_became_available_and_stay_pending_at_month_end(
     engine: AsyncEngine,
 ) -> None:
-    """LIAB-7, PENDING-6: 30 points bought on 25 January wait 20 days: January closes with them
+    """LIABILITY-7, PENDING-6: 30 points bought on 25 January wait 20 days: January closes with them
     pending and its `earn` at 0; a return on 30 January cancels 10 of them (no entry, no `return`);
     February's `earn` holds the 20 left from 14 February, before any entry is written and after the
     job-free write dates it then, and its `pending_closing` is 0."""
@@ -318,7 +318,7 @@ async def test_pending_points_count_when_they_became_available_and_stay_pending_
 
 
 def test_cents_round_toward_zero_each_on_its_own() -> None:
-    """LIAB-5: points * value / 1000, toward zero, negative figures too."""
+    """LIABILITY-5: points * value / 1000, toward zero, negative figures too."""
     assert to_cents(7, 250) == 1
     assert to_cents(-7, 250) == -1
     assert to_cents(3, 0) == 0
@@ -326,7 +326,7 @@ def test_cents_round_toward_zero_each_on_its_own() -> None:
 
 
 def test_breakage_rounds_half_up_to_two_decimals() -> None:
-    """LIAB-6: null without earned points; half up."""
+    """LIABILITY-6: null without earned points; half up."""
     assert breakage(0, 0) is None
     assert str(breakage(-1, 8)) == "12.50"
     assert str(breakage(-1, 3)) == "33.33"
@@ -372,7 +372,7 @@ async def _break_a_total(database_url: str, vendor_id: int) -> None:
 def test_the_reconcile_verb_finds_every_month_equal_and_names_a_month_that_differs(
     database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """LIAB-4, LIAB-7: `loyalty vendors reconcile ID` checks every month from the first entry to now
+    """LIABILITY-4, LIABILITY-7: `loyalty vendors reconcile ID` checks every month from the first entry to now
     against the balances recomputed from the entries (and the pending points that became available
     without their entry yet), without a job; a total that went wrong shows as the months that
     differ, and the verb exits 1."""

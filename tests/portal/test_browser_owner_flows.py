@@ -93,7 +93,7 @@ async def test_an_owner_downloads_the_customers_and_the_ledger(page: Page, live:
 
 
 async def test_an_owner_values_points_reads_the_liability_report_and_downloads_it(page: Page, live: Live) -> None:
-    """LIAB-1, LIAB-5: the point value saved on the billing page gives the report's euros; the table,
+    """LIABILITY-1, LIABILITY-5: the point value saved on the billing page gives the report's euros; the table,
     the chart and the CSV show this month's outstanding points."""
     shop = make_live_shop(live)
     month = f"{datetime.now(UTC):%Y-%m}"

@@ -88,7 +88,7 @@ async def test_the_dashboard_shows_exactly_what_the_ledger_holds(
     assert {day: figures for day, figures in days.items() if any(figures)} == {
         "2033-03-01": (42, 0, 0, 42, 0),
         "2033-03-03": (0, 10, 0, 0, 1),
-        # LIAB-3: the job's expire entries are dated when the lots ended: anna's and ben's on 6 March,
+        # LIABILITY-3: the job's expire entries are dated when the lots ended: anna's and ben's on 6 March,
         # carol's on 6 December, before the chart's days
         "2033-03-06": (0, 0, 32, 0, 0),
         "2033-03-10": (14, 0, 0, 14, 0),

@@ -1,6 +1,6 @@
-"""LIAB-9: the owners' reports page: the liability table in points and euros, its chart, breakage, the CSV
+"""LIABILITY-9: the owners' reports page: the liability table in points and euros, its chart, breakage, the CSV
 with the API's figures, the range refused as the API refuses it, and the point value set on the
-billing page; staff are refused (LIAB-1, LIAB-5)."""
+billing page; staff are refused (LIABILITY-1, LIABILITY-5)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ HEADER = (
 
 
 async def test_an_owner_reads_the_liability_report_and_downloads_it(client: Client) -> None:
-    """LIAB-1, LIAB-5: the page, its chart and the CSV hold the API's figures."""
+    """LIABILITY-1, LIABILITY-5: the page, its chart and the CSV hold the API's figures."""
     await set_clock(client, NOW)
     shop = await make_shop(client, with_staff=False)
     customer_id = (await register(client, shop.tenant, first_name="Ann"))["id"]

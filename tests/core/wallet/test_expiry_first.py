@@ -134,7 +134,7 @@ async def test_a_deduction_of_the_whole_balance_is_refused_while_part_of_it_has_
 
 
 async def test_a_deduction_dates_each_expiry_when_its_lots_ended(db: AsyncSession, clock: FixedClock) -> None:
-    """LIAB-3: lots that ended at two instants are expired by two entries, each dated its instant
+    """LIABILITY-3: lots that ended at two instants are expired by two entries, each dated its instant
     and each with its own points.expired event; then the deduction, dated now. A cancel's lot whose
     end had passed ends at the cancel's instant and is expired then."""
     vendor = await make_vendor(db)

@@ -113,7 +113,7 @@ async def test_a_negative_adjustment_cannot_spend_expired_points(
     expire_entry = await _one(
         engine, "SELECT created_at FROM ledger_entries WHERE wallet_id = :w AND type = 'expire'", w=m.wallet
     )
-    # LIAB-3: dated the instant its lot ended, not when the deduction wrote it
+    # LIABILITY-3: dated the instant its lot ended, not when the deduction wrote it
     assert expire_entry == ENDED
     await _job_finds_nothing(engine, m)
 

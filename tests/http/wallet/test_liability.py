@@ -1,5 +1,5 @@
 """GET /admin/v1/vendors/{vendor_id}/liability: the month range and its refusals, the figures in
-points and cents, breakage, and the vendor's point value (LIAB-1, LIAB-5, LIAB-6)."""
+points and cents, breakage, and the vendor's point value (LIABILITY-1, LIABILITY-5, LIABILITY-6)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ async def report(client: AsyncTestClient[Litestar], vendor_id: int, **query: str
 async def test_the_report_defaults_to_the_twelve_months_up_to_now_with_cents_and_breakage(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """LIAB-1, LIAB-5, LIAB-6: every month listed, figures in points and cents (toward zero), breakage
+    """LIABILITY-1, LIABILITY-5, LIABILITY-6: every month listed, figures in points and cents (toward zero), breakage
     half up; 30 points ending in June count there though no entry expired them yet."""
     tenant = await make_tenant(client, vendor={"point_value_millicents": 333})
     customer = await new_customer(engine, tenant.vendor_id)
@@ -85,7 +85,7 @@ async def test_the_report_defaults_to_the_twelve_months_up_to_now_with_cents_and
 async def test_the_range_is_refused_on_its_parameter(
     client: AsyncTestClient[Litestar], test_clock: SettableClock
 ) -> None:
-    """LIAB-1: a value that is no month on itself; a later `to`, a `from` after it and more than 36
+    """LIABILITY-1: a value that is no month on itself; a later `to`, a `from` after it and more than 36
     months on `to`; 36 months answer."""
     tenant = await make_tenant(client)
     test_clock.freeze(NOW)
@@ -113,7 +113,7 @@ async def test_the_range_is_refused_on_its_parameter(
 
 
 async def test_the_point_value_is_a_vendor_setting(client: AsyncTestClient[Litestar]) -> None:
-    """LIAB-5: 0 by default, 0 to 1,000,000 on create and PATCH, null refused."""
+    """LIABILITY-5: 0 by default, 0 to 1,000,000 on create and PATCH, null refused."""
     tenant = await make_tenant(client)
     vendor = f"/admin/v1/vendors/{tenant.vendor_id}"
     read = await client.get(vendor, headers=ADMIN)

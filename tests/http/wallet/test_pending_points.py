@@ -247,7 +247,7 @@ async def test_pending_days_0_earns_at_once_as_before(client: AsyncTestClient[Li
 async def test_the_liability_report_holds_pending_points_at_month_end_and_earns_them_when_they_join(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, test_clock: SettableClock
 ) -> None:
-    """LIAB-7: a purchase of 20 March waits until 19 April; a return on the 25th cancels 10 of its 25
+    """LIABILITY-7: a purchase of 20 March waits until 19 April; a return on the 25th cancels 10 of its 25
     points. March closes with 15 pending and no `earn`; April shows them pending until they join, then
     as its `earn`, whether their entry is written yet or not."""
     tenant = await _shop(client, engine)

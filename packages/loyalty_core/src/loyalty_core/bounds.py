@@ -20,7 +20,7 @@ COUNT: Final = Meta(ge=0, le=INT32_MAX)
 POSITIVE: Final = Meta(ge=1, le=INT32_MAX)
 """A reward's point cost or discount, a per-customer limit."""
 
-# the liability report (LIAB-5)
+# the liability report (LIABILITY-5)
 POINT_VALUE: Final = Meta(ge=0, le=1_000_000)
 """A vendor's ``point_value_millicents``: what one point is worth, in thousandths of a cent."""
 

@@ -79,7 +79,7 @@ def parser() -> argparse.ArgumentParser:
     backoffice_reads.add_verbs(areas)
     check = areas["vendors"].add_parser(
         "reconcile",
-        help="check the liability report: every month's closing against the balances (LIAB-4)",
+        help="check the liability report: every month's closing against the balances (LIABILITY-4)",
         description="For every month of the vendor, compare the liability report's closing with the sum "
         "of its wallet balances at the month's end recomputed from the ledger; print every difference. "
         "Reads the database (DATABASE_URL) directly; exits 1 when a month differs.",

@@ -1,4 +1,4 @@
-"""``loyalty vendors reconcile ID``: the job-free check of the liability report (LIAB-4, LIAB-8).
+"""``loyalty vendors reconcile ID``: the job-free check of the liability report (LIABILITY-4, LIABILITY-8).
 
 For every month of the vendor, from its first ledger entry to now, the report's ``closing`` (read
 from the folded totals, the entries above the watermark and the lots that ended without an entry)
@@ -30,7 +30,7 @@ from loyalty_core.wallet.liability import (
 )
 
 # the first entry, or the first pending points that became available before any entry was written
-# (LIAB-7): they count from that month on
+# (LIABILITY-7): they count from that month on
 _FIRST = """
 SELECT least((SELECT min(created_at) FROM ledger_entries WHERE vendor_id = :vendor_id),
              (SELECT min(available_at) FROM pending_points WHERE vendor_id = :vendor_id))

@@ -303,7 +303,7 @@ RECENT_PURCHASES = Index(
 )
 
 # The purchases whose points waited (PENDING-2), by their instant: the liability report's
-# `pending_closing` (LIAB-7) reads those pending at each month's end; a shop without pending days
+# `pending_closing` (LIABILITY-7) reads those pending at each month's end; a shop without pending days
 # adds no row to it.
 PENDING_PURCHASES = Index(
     "ix_transactions_vendor_pending",

@@ -78,7 +78,7 @@ class Vendor(Base):
     """Raised by every write to the vendor's earn rules or campaigns: the till's cache of a vendor's
     terms is keyed by it, so a change is seen by the next purchase in every process."""
     point_value_millicents: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    """What one point is worth, in thousandths of a cent: the liability report's cents (LIAB-5)."""
+    """What one point is worth, in thousandths of a cent: the liability report's cents (LIABILITY-5)."""
 
 
 class Branch(Base):

@@ -1,4 +1,4 @@
-"""Folding the ledger into its totals (TOTALS-1, TOTALS-2; by month too, LIAB-2): the ``ledger-totals`` job's work.
+"""Folding the ledger into its totals (TOTALS-1, TOTALS-2; by month too, LIABILITY-2): the ``ledger-totals`` job's work.
 
 Ids come from one sequence but transactions commit in any order: an entry with a lower id may become
 visible after one with a higher id was already folded. So the fold never folds up to the highest id

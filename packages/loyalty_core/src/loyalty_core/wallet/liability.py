@@ -1,16 +1,16 @@
-"""The points liability report (LIAB-1..LIAB-7): month by month, what a shop's customers were
+"""The points liability report (LIABILITY-1..LIABILITY-7): month by month, what a shop's customers were
 given, spent, lost and still hold, exact to the point.
 
 Every movement counts in the UTC month it took effect. The ledger's entries count at their
-``created_at``; an ``expire`` entry is dated the instant its lots ended (LIAB-3), and lots that ended
+``created_at``; an ``expire`` entry is dated the instant its lots ended (LIABILITY-3), and lots that ended
 but that no entry has expired yet (the job has not run, no deduction came) count at that instant
 too, so the report never waits for a job. The entries are read from the monthly totals the
-``ledger-totals`` job folds (LIAB-2) plus the entries above the fold's watermark (TOTALS-3) plus
+``ledger-totals`` job folds (LIABILITY-2) plus the entries above the fold's watermark (TOTALS-3) plus
 those ended lots: a vendor's report costs a dozen rows a year and the last minute or two of entries,
 however long its ledger grows.
 
 ``closing = opening + earn + redeem + expire + adjust + return + referral`` by construction, and
-each ``closing`` is the sum of the balances that reads show at the end of its month (LIAB-4):
+each ``closing`` is the sum of the balances that reads show at the end of its month (LIABILITY-4):
 :func:`reconcile` recomputes them from the entries and the lots, without the totals.
 """
 
@@ -36,7 +36,7 @@ MOVEMENTS: Final = ("earn", "redeem", "expire", "adjust", "return", "referral")
 COLUMNS: Final = ("opening", *MOVEMENTS, "closing", "pending_closing")
 """Every figure of a month, in the report's order (and the CSV's)."""
 MAX_MONTHS: Final = 36
-"""The longest range one report covers (LIAB-1)."""
+"""The longest range one report covers (LIABILITY-1)."""
 
 _TICK: Final = timedelta(microseconds=1)
 """The clock's resolution: ``now`` plus this is the first instant after ``now``."""
@@ -74,12 +74,12 @@ class LiabilityReport:
     when nothing was earned or referred."""
 
     def cents(self, points: int) -> int:
-        """``points * value / 1000`` rounded toward zero (LIAB-5)."""
+        """``points * value / 1000`` rounded toward zero (LIABILITY-5)."""
         return to_cents(points, self.point_value_millicents)
 
 
 def to_cents(points: int, millicents: int) -> int:
-    """Points worth ``millicents`` each, in cents, rounded toward zero (LIAB-5)."""
+    """Points worth ``millicents`` each, in cents, rounded toward zero (LIABILITY-5)."""
     whole = abs(points) * millicents // 1000
     return -whole if points < 0 else whole
 
@@ -112,7 +112,7 @@ def _month(field: str, raw: str) -> date:
 
 
 def report_range(first: str | None, last: str | None, now: datetime) -> tuple[date, date]:
-    """The months a report covers (LIAB-1): ``last`` (``YYYY-MM``) defaults to the current UTC month
+    """The months a report covers (LIABILITY-1): ``last`` (``YYYY-MM``) defaults to the current UTC month
     and may not be later; ``first`` to 11 months before ``last``; at most :data:`MAX_MONTHS`. A
     parameter that is no month is refused on itself, a range that does not hold on ``to``."""
     current = month_of(now)
@@ -145,7 +145,7 @@ def add_months(month: date, count: int) -> date:
 
 
 def breakage(expired: int, earned: int) -> Decimal | None:
-    """``-expired / earned * 100``, half up to two decimals; None when nothing was earned (LIAB-6)."""
+    """``-expired / earned * 100``, half up to two decimals; None when nothing was earned (LIABILITY-6)."""
     if earned == 0:
         return None
     return (Decimal(-expired) * 100 / Decimal(earned)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
@@ -154,7 +154,7 @@ def breakage(expired: int, earned: int) -> Decimal | None:
 async def vendor_liability(
     session: AsyncSession, vendor: Vendor, first: date, last: date, now: datetime
 ) -> LiabilityReport:
-    """The vendor's report over ``first`` to ``last`` at its current point value (LIAB-5)."""
+    """The vendor's report over ``first`` to ``last`` at its current point value (LIABILITY-5)."""
     return await liability_report(session, vendor.id, vendor.point_value_millicents, first, last, now)
 
 
@@ -162,7 +162,7 @@ async def shop_liability(
     session: AsyncSession, vendor_id: int, first: str | None, last: str | None, now: datetime
 ) -> LiabilityReport:
     """The report a shop's owner asks for with ``from`` and ``to`` as typed (``YYYY-MM``, either
-    left out): refused as the API refuses it (LIAB-1)."""
+    left out): refused as the API refuses it (LIABILITY-1)."""
     since, until = report_range(first, last, now)
     vendor = await session.get(Vendor, vendor_id)
     if vendor is None:
@@ -174,8 +174,8 @@ _WATERMARK = "SELECT folded_through FROM ledger_totals_watermark WHERE id = 1"
 # The movements by month and type: the folded months, the entries above the watermark (bounded by
 # the one of this statement's snapshot, which its totals belong to, and by the one read just before,
 # a plain value so the plan starts from the vendor's newest entries), the lots that ended by now
-# without an entry yet (LIAB-3), at the instant they ended, and the pending points that became
-# available by now without their `earn` entry yet (LIAB-7), as `earn` at that instant, less the
+# without an entry yet (LIABILITY-3), at the instant they ended, and the pending points that became
+# available by now without their `earn` entry yet (LIABILITY-7), as `earn` at that instant, less the
 # lot that entry will open if it has ended by now too (reads leave those out, PENDING-4). Months
 # before :first sum into the opening (a NULL month).
 _MOVED = """
@@ -234,7 +234,7 @@ MAX_PENDING_DAYS: Final = 90
 
 async def pending_at_month_ends(session: AsyncSession, vendor_id: int, ends: Sequence[datetime]) -> list[int]:
     """The points pending (earned by a purchase, not yet available, PENDING-2) just before each
-    instant of ``ends`` (LIAB-7): a month's end is its next month's first instant; for the current
+    instant of ``ends`` (LIABILITY-7): a month's end is its next month's first instant; for the current
     month, give ``now`` plus a microsecond (a purchase recorded at ``now`` is pending then)."""
     if not ends:
         return []
@@ -268,7 +268,7 @@ async def liability_report(
         else:
             column = kind if kind in MOVEMENTS else _OTHER
             moved[month][column] += int(points)
-    # just before each month's end; the current month's at `now` itself (LIAB-7)
+    # just before each month's end; the current month's at `now` itself (LIABILITY-7)
     month_ends = [min(month_start(next_month(month)), now + _TICK) for month in months]
     pending = await pending_at_month_ends(session, vendor_id, month_ends)
     rows: list[MonthFigures] = []
@@ -297,7 +297,7 @@ async def liability_report(
 
 # Straight from the entries, the lots and the pending points, no totals: each month's entries, the
 # lots that ended in it by now without an entry yet, and the pending points that became available in
-# it by now without their entry yet, less their lot if it has ended by now too (LIAB-7).
+# it by now without their entry yet, less their lot if it has ended by now too (LIABILITY-7).
 _BY_MONTH = """
 SELECT month, CAST(sum(points) AS bigint) AS points FROM (
     SELECT CAST(date_trunc('month', created_at AT TIME ZONE 'UTC') AS date) AS month, amount AS points
@@ -331,10 +331,10 @@ async def balances_at_month_ends(
 ) -> list[int]:
     """The sum of the vendor's wallet balances as reads show them at the end of each month (for the
     current month, ``now``), recomputed from the entries and the lots alone, without the totals
-    (LIAB-4): every entry dated before the month's end, less the points of lots that had ended by then
+    (LIABILITY-4): every entry dated before the month's end, less the points of lots that had ended by then
     and that no entry has expired yet (those an entry expired are in the entries, dated the instant
-    they ended, LIAB-3), plus the pending points that had become available by then without their
-    entry yet, less those whose lot had ended by now too (LIAB-7). A full read of the vendor's
+    they ended, LIABILITY-3), plus the pending points that had become available by then without their
+    entry yet, less those whose lot had ended by now too (LIABILITY-7). A full read of the vendor's
     ledger: a check, not a report."""
     params = {"vendor_id": vendor_id, "now": now}
     moved = {m: int(p) for m, p in (await session.execute(text(_BY_MONTH), params)).all()}
@@ -343,7 +343,7 @@ async def balances_at_month_ends(
 
 async def reconcile(session: AsyncSession, report: LiabilityReport, vendor_id: int, now: datetime) -> list[Difference]:
     """Every month whose ``closing`` differs from the balances recomputed at its end (none when the
-    report holds, LIAB-4)."""
+    report holds, LIABILITY-4)."""
     months = [row.month for row in report.months]
     held = await balances_at_month_ends(session, vendor_id, months, now)
     return [

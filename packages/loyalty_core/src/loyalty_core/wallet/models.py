@@ -241,7 +241,7 @@ ledger_totals_monthly = Table(
     CheckConstraint(_BALANCED, name="balanced"),
 )
 """One vendor's entries of one type in one UTC month (the first day of the month, of their
-``created_at``), folded with the daily totals: the liability report's rows (LIAB-2), a dozen a year
+``created_at``), folded with the daily totals: the liability report's rows (LIABILITY-2), a dozen a year
 however many entries a month holds."""
 
 ledger_totals_overall = Table(

@@ -29,7 +29,7 @@ class Take:
     points: int
     ends: datetime | None = None
     """The lot's end, for the points a deduction expires first: their ``expire`` entry is dated
-    then (LIAB-3)."""
+    then (LIABILITY-3)."""
 
 
 class NotEnoughPoints(ValueError):

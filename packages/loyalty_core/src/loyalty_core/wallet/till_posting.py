@@ -91,9 +91,9 @@ class PostingParams(Params, frozen=True):
     expired_each: list[int]
     expired_at: list[datetime]
     """The points of each ``expire`` entry written first and the instant its lots ended, which dates
-    it (LIAB-3): one entry per instant, oldest first."""
+    it (LIABILITY-3): one entry per instant, oldest first."""
     entry_at: datetime
-    """The entry's ``created_at``: ``now``, or an expiry's instant (LIAB-3)."""
+    """The entry's ``created_at``: ``now``, or an expiry's instant (LIABILITY-3)."""
     take_ids: list[int]
     take_points: list[int]
     ledger_expired_event_ids: list[str]
@@ -110,7 +110,7 @@ def _posting_ctes(*, gate: str) -> str:
     ``gate`` (SQL of the caller's, over its own CTEs) holds. A zero amount writes nothing."""
     # A debit, or an adjustment's credit, first expires the lots whose end has passed
     # (``%(expired_points)s``, 0 for none): an ``expire`` entry per instant their lots ended, dated
-    # then, as the nightly job writes them (LIAB-3), drawn before the entry's own (the aggregate over
+    # then, as the nightly job writes them (LIABILITY-3), drawn before the entry's own (the aggregate over
     # ``ledger_expired`` is read first), so the ledger reads expiry then the entry.
     return f"""ledger_balance AS (
     UPDATE wallets SET balance = balance - %(expired_points)s + %(amount)s, updated_at = %(now)s
@@ -213,7 +213,7 @@ def entry_params(
         ends.append(end)
     expired_points = sum(t.points for t in expired)
     at = now if entry_at is None else entry_at
-    # one expire entry per instant the lots ended, dated then (LIAB-3)
+    # one expire entry per instant the lots ended, dated then (LIABILITY-3)
     by_end: dict[datetime, int] = {}
     for t in expired:
         end = t.ends or now

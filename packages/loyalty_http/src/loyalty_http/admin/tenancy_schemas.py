@@ -21,7 +21,7 @@ ShownName = Annotated[str, bounds.ADMIN_NAME, SingleLine]
 """A shop's or branch's name: it reaches mail headers and passes."""
 Count = Annotated[int, msgspec.Meta(ge=0)]
 PointValue = Annotated[int, bounds.POINT_VALUE]
-"""What one point is worth in thousandths of a cent (LIAB-5); null is 422."""
+"""What one point is worth in thousandths of a cent (LIABILITY-5); null is 422."""
 Percent = Annotated[int, msgspec.Meta(ge=0, le=1000)]
 """A plan's overage allowance, in percent of ``max_transactions``."""
 BranchKey = Annotated[str, bounds.BRANCH_KEY]

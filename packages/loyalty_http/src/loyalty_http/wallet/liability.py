@@ -1,4 +1,4 @@
-"""Admin API: a vendor's points liability report, month by month (LIAB-1 to LIAB-7)."""
+"""Admin API: a vendor's points liability report, month by month (LIABILITY-1 to LIABILITY-7)."""
 
 from __future__ import annotations
 

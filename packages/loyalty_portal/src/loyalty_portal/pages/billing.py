@@ -1,6 +1,6 @@
 """Billing (owners only): the shop's plan, this month's usage against each limit, choosing
 another of the plans offered (PLAN-3), the days a purchase's points wait (PENDING-1) and what a point is
-worth for the liability report (LIAB-5)."""
+worth for the liability report (LIABILITY-5)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ class BillingController(Controller):
 
     @post("/point-value")
     async def point_value(self, request: Request[Any, Any, Any], visitor: Me, db: Db, config: Cfg) -> Response[Any]:
-        """What one point is worth in thousandths of a cent, as the API's PATCH sets it (LIAB-5)."""
+        """What one point is worth in thousandths of a cent, as the API's PATCH sets it (LIABILITY-5)."""
         form = await Form.of(request)
         value = form.whole("point_value_millicents", POINT_VALUE, required=True)
         if form.problems or value is None:

@@ -1,5 +1,5 @@
-"""Reports (owners only, LIAB-9): the points liability report, month by month (LIAB-1 to LIAB-7), as a table,
-a chart drawn on the server and a CSV download with the same figures."""
+"""Reports (owners only, LIABILITY-9): the points liability report, month by month (LIABILITY-1 to
+LIABILITY-7), as a table, a chart drawn on the server and a CSV download with the same figures."""
 
 from __future__ import annotations
 

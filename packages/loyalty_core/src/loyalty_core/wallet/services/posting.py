@@ -78,9 +78,9 @@ class Posting:
         (points, end) when they carry their own end dates (a merge, a cancel); a negative one takes
         points soonest-ending first. ``event``: the entry's own event, if it has one (an expiry
         written first always records ``points.expired``, EVENT-4). ``at``: the entry's date when it is
-        not now (an expiry's, dated the instant its lots ended, LIAB-3). A lot given back with an end
+        not now (an expiry's, dated the instant its lots ended, LIABILITY-3). A lot given back with an end
         already past (a cancel's) ends now instead, so it expires at this instant and no closed month
-        changes (LIAB-3)."""
+        changes (LIABILITY-3)."""
         now = self._clock.now()
         await self.make_available(wallet, now)
         takes: list[Take] = []
@@ -170,7 +170,7 @@ class Posting:
             )
         ).all()
         entry = None
-        # one entry per instant lots ended, dated then (LIAB-3), oldest first: each takes exactly its lots
+        # one entry per instant lots ended, dated then (LIABILITY-3), oldest first: each takes exactly its lots
         for ended, points in due:
             entry, _ = await self.post(
                 wallet,

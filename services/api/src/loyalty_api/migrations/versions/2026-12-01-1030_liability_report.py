@@ -1,5 +1,5 @@
-"""liability report: the ledger's totals per vendor, UTC month and entry type (LIAB-2), filled from
-the daily totals, and the vendors' ``point_value_millicents`` (LIAB-5)
+"""liability report: the ledger's totals per vendor, UTC month and entry type (LIABILITY-2), filled from
+the daily totals, and the vendors' ``point_value_millicents`` (LIABILITY-5)
 
 The monthly totals are filled from the daily ones under the fold's watermark lock, so no fold runs
 in between and every entry up to the watermark is in both. The column is added with a constant

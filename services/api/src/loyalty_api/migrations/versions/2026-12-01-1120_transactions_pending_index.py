@@ -1,4 +1,4 @@
-"""transactions pending index (LIAB-7): the purchases whose points waited, by vendor and instant
+"""transactions pending index (LIABILITY-7): the purchases whose points waited, by vendor and instant
 
 The liability report's ``pending_closing`` reads, at each month's end, the purchases whose points
 were still pending then; this partial index holds only the purchases whose ``points_available_at``
