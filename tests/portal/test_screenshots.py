@@ -75,6 +75,8 @@ async def test_every_page_opens_for_an_owner(page: Page, live: Live) -> None:
         "activity": "/portal/activity",
         "two_factor": "/portal/account/two-factor",
         "reports": "/portal/reports",
+        "tiers": "/portal/tiers",
+        "mailings": "/portal/mailings",
     }
     for name, path in pages.items():
         answered = await page.goto(live.url + path)
