@@ -157,6 +157,33 @@ def test_killing_the_parent_of_a_job_worker_ends_it(database_url: str, tmp_path:
         assert gone_within([worker], ORPHAN_SECONDS) == []
 
 
+STUCK_IN_ITS_STOP = """
+import signal, sys
+from loyalty_api.lifetimes import die_with_parent
+
+def stop(signum, frame):
+    sum(range(10**12))  # one long call holding the interpreter lock, as a slow stop or finalization
+
+signal.signal(signal.SIGTERM, stop)
+die_with_parent(grace=0.5, ask_kernel=False)
+print("watched", flush=True)
+signal.pause()
+"""
+
+
+def test_a_worker_stuck_in_its_stop_still_ends_with_its_parent(tmp_path: Path) -> None:
+    """OPS-8: the watchdog's end of an orphan is the kernel's (a timer), not a Python thread's: a
+    process whose stop holds the interpreter lock still ends within 2 seconds of its parent's death.
+    Before, the watchdog waited for the lock, and a loaded machine's worker outlived its parent by
+    2.3 to 3.8 seconds (here it would run until the long call ends)."""
+    shell = ["sh", "-c", '"$0" -c "$1" & wait', sys.executable, STUCK_IN_ITS_STOP]
+    with started(shell, dict(os.environ), tmp_path / "stuck.log") as command:
+        command.wait_for("watched")
+        (stuck,) = psutil.Process(command.process.pid).children()
+        command.process.kill()
+        assert gone_within([stuck], ORPHAN_SECONDS) == []
+
+
 SIGNALLED_TWICE = """
 import asyncio, os, signal
 from loyalty_api.serving import stop_signal_once
