@@ -184,6 +184,38 @@ def test_a_worker_stuck_in_its_stop_still_ends_with_its_parent(tmp_path: Path) -
         assert gone_within([stuck], ORPHAN_SECONDS) == []
 
 
+STOPPED_IN_A_CALLBACK = """
+import os, signal, time, weakref
+from loyalty_api.lifetimes import Stopped, StopSignals
+
+class Held:
+    pass
+
+def callback(ref):
+    os.kill(os.getpid(), signal.SIGTERM)
+    for _ in range(1000):  # the handler runs, and raises, here: Python only reports it
+        pass
+
+try:
+    with StopSignals():
+        held = Held()
+        ref = weakref.ref(held, callback)
+        del held
+        time.sleep(2)
+    print("not stopped")
+except Stopped as stopped:
+    print("stopped by", stopped)
+"""
+
+
+def test_a_stop_raised_inside_a_callback_still_stops() -> None:
+    """OPS-9: a stop signal handled while a weak reference's callback runs (importlib's module locks
+    have them) raises ``Stopped`` where Python only reports it; it is raised again where it unwinds.
+    Before, the stop was lost and a loaded machine's ``loyalty serve`` started on to serve."""
+    done = subprocess.run([sys.executable, "-c", STOPPED_IN_A_CALLBACK], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "stopped by SIGTERM", "")
+
+
 SIGNALLED_TWICE = """
 import asyncio, os, signal
 from loyalty_api.serving import stop_signal_once

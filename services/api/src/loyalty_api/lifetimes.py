@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Iterator
 from types import FrameType
+from typing import Any
 
 PR_SET_PDEATHSIG = 1
 """prctl(2): the signal the calling process gets when the thread that forked it ends."""
@@ -42,6 +43,8 @@ PARENT_ENV = "LOYALTY_PARENT_PID"
 its workers, so a worker whose parent died before it could ask the kernel still notices."""
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+RESEND_SECONDS = 0.05
+"""How long after a stop lost in a callback it is sent again (``StopSignals._swallowed``)."""
 
 
 class Stopped(BaseException):
@@ -143,14 +146,18 @@ class StopSignals:
         self._raised = False
         self._holding = False
         self._previous: dict[int, object] = {}
+        self._unraisable = sys.unraisablehook
 
     def __enter__(self) -> StopSignals:
         for signum in STOP_SIGNALS:
             self._previous[signum] = signal.getsignal(signum)
             signal.signal(signum, self._handle)
+        self._unraisable = sys.unraisablehook
+        sys.unraisablehook = self._swallowed
         return self
 
     def __exit__(self, *exc: object) -> None:
+        sys.unraisablehook = self._unraisable
         if self.arrived is not None or _stopping:
             ignore_stop_signals()
             return
@@ -164,6 +171,20 @@ class StopSignals:
         if not self._holding:
             self._raised = True
             raise Stopped(signum)
+
+    def _swallowed(self, unraisable: Any) -> None:
+        """A ``Stopped`` raised while the main thread ran a callback whose exceptions Python only
+        reports (a weak reference's, such as importlib's module locks', during an import) never
+        unwinds: the stop was lost, and the command started on to serve (seen on a loaded machine).
+        Such a stop is sent again a moment later (from a thread: sent from here, it would be handled
+        here), to be raised once the callback has returned, where it unwinds."""
+        stopped = unraisable.exc_value
+        if isinstance(stopped, Stopped) and self.arrived is not None and self._raised:
+            self.arrived = None
+            self._raised = False
+            threading.Timer(RESEND_SECONDS, os.kill, (os.getpid(), stopped.signum)).start()
+            return
+        self._unraisable(unraisable)
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
