@@ -157,6 +157,65 @@ def test_killing_the_parent_of_a_job_worker_ends_it(database_url: str, tmp_path:
         assert gone_within([worker], ORPHAN_SECONDS) == []
 
 
+STUCK_IN_ITS_STOP = """
+import signal, sys
+from loyalty_api.lifetimes import die_with_parent
+
+def stop(signum, frame):
+    sum(range(10**12))  # one long call holding the interpreter lock, as a slow stop or finalization
+
+signal.signal(signal.SIGTERM, stop)
+die_with_parent(grace=0.5, ask_kernel=False)
+print("watched", flush=True)
+signal.pause()
+"""
+
+
+def test_a_worker_stuck_in_its_stop_still_ends_with_its_parent(tmp_path: Path) -> None:
+    """OPS-8: the watchdog's end of an orphan is the kernel's (a timer), not a Python thread's: a
+    process whose stop holds the interpreter lock still ends within 2 seconds of its parent's death.
+    Before, the watchdog waited for the lock, and a loaded machine's worker outlived its parent by
+    2.3 to 3.8 seconds (here it would run until the long call ends)."""
+    shell = ["sh", "-c", '"$0" -c "$1" & wait', sys.executable, STUCK_IN_ITS_STOP]
+    with started(shell, dict(os.environ), tmp_path / "stuck.log") as command:
+        command.wait_for("watched")
+        (stuck,) = psutil.Process(command.process.pid).children()
+        command.process.kill()
+        assert gone_within([stuck], ORPHAN_SECONDS) == []
+
+
+STOPPED_IN_A_CALLBACK = """
+import os, signal, time, weakref
+from loyalty_api.lifetimes import Stopped, StopSignals
+
+class Held:
+    pass
+
+def callback(ref):
+    os.kill(os.getpid(), signal.SIGTERM)
+    for _ in range(1000):  # the handler runs, and raises, here: Python only reports it
+        pass
+
+try:
+    with StopSignals():
+        held = Held()
+        ref = weakref.ref(held, callback)
+        del held
+        time.sleep(2)
+    print("not stopped")
+except Stopped as stopped:
+    print("stopped by", stopped)
+"""
+
+
+def test_a_stop_raised_inside_a_callback_still_stops() -> None:
+    """OPS-9: a stop signal handled while a weak reference's callback runs (importlib's module locks
+    have them) raises ``Stopped`` where Python only reports it; it is raised again where it unwinds.
+    Before, the stop was lost and a loaded machine's ``loyalty serve`` started on to serve."""
+    done = subprocess.run([sys.executable, "-c", STOPPED_IN_A_CALLBACK], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "stopped by SIGTERM", "")
+
+
 SIGNALLED_TWICE = """
 import asyncio, os, signal
 from loyalty_api.serving import stop_signal_once

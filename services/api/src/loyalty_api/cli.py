@@ -96,7 +96,11 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
-    parent = os.getppid()
+    # the watch starts before anything heavy is imported or connected: a parent that dies while
+    # the worker starts (or waits for an unreachable database) ends it within OPS-8's 2 s too
+    from loyalty_api.lifetimes import die_with_parent, end_quickly
+
+    die_with_parent(os.getppid(), ask_kernel=False)
     from loyalty_api import preflight
     from loyalty_api.embedded import database_for
 
@@ -104,7 +108,8 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
         preflight.check(settings, at_head=True, redis="needed")
         from loyalty_api.worker import run
 
-        run(settings, parent)
+        run(settings)
+    end_quickly()
     return 0
 
 

@@ -126,6 +126,7 @@ def serve(settings: Settings, *, host: str | None, port: int | None, workers: in
                         lifetimes.ignore_stop_signals()
         except lifetimes.Stopped as stopped:
             _say(f"stopped by {stopped} before serving")
+    lifetimes.end_quickly()
     return 0
 
 

@@ -302,12 +302,12 @@ def _retrieved(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-def run(settings: Settings, parent: int) -> None:
+def run(settings: Settings) -> None:
     """``loyalty worker``: every job, until SIGINT or SIGTERM, which finish the jobs in hand
-    (``drain``); ``settings`` are checked and hold the database URL. It ends with ``parent``, the
-    process that started it (OPS-8), in at most a couple of seconds: a job cut short runs again."""
+    (``drain``); ``settings`` are checked and hold the database URL. The command watches the process
+    that started it from its first line (OPS-8, ``cli._worker``): a job cut short runs again."""
     from loyalty_api.adapters.pass_platforms import issuer_key, local_platform, wallet_passes
-    from loyalty_api.lifetimes import die_with_parent, ignore_stop_signals
+    from loyalty_api.lifetimes import ignore_stop_signals
     from loyalty_api.logs import configure_logging
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
@@ -330,7 +330,6 @@ def run(settings: Settings, parent: int) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stopping.set)
-        die_with_parent(parent, ask_kernel=False)
         task = asyncio.create_task(worker.start())
         print(
             "loyalty: worker running; SIGINT or SIGTERM finishes the jobs in hand and stops",
