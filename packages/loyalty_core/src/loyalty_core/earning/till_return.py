@@ -52,7 +52,7 @@ from loyalty_core.till_sql import bound, statements_of
 from loyalty_core.wallet.errors import WalletNotFound
 from loyalty_core.wallet.models import CauserType, EntryType
 from loyalty_core.wallet.rules import Lot, split_due, take
-from loyalty_core.wallet.till_pending import is_due, make_available
+from loyalty_core.wallet.till_pending import CANCEL_PENDING, is_due, make_available, own_pending
 from loyalty_core.wallet.till_posting import LEDGER_EVENTS, PostingParams, entry_params, posting_statement
 from loyalty_core.wallet.till_protocol import Locks, key_lock, same_wallet, till_write
 
@@ -183,18 +183,6 @@ class PendingReturnWrite(ReturnWrite, frozen=True):
     pending_cancelled: int
 
 
-_CANCEL_PENDING = (
-    """pending_gone AS (
-    DELETE FROM pending_points
-    WHERE vendor_id = %(vendor_id)s AND id = %(pending_id)s AND points = %(pending_cancelled)s
-)""",
-    """pending_less AS (
-    UPDATE pending_points SET points = points - %(pending_cancelled)s, updated_at = %(now)s
-    WHERE vendor_id = %(vendor_id)s AND id = %(pending_id)s AND points > %(pending_cancelled)s
-)""",
-)
-
-
 def _write_sql(pending: tuple[str, ...] = ()) -> str:
     return posting_statement(
         after=(
@@ -230,7 +218,7 @@ def _write_sql(pending: tuple[str, ...] = ()) -> str:
 
 
 _WRITE = SQL("write", _write_sql(), ReturnWrite)
-_WRITE_PENDING = SQL("write_pending", _write_sql(_CANCEL_PENDING), PendingReturnWrite)
+_WRITE_PENDING = SQL("write_pending", _write_sql(CANCEL_PENDING), PendingReturnWrite)
 
 
 async def till_return(
@@ -324,7 +312,7 @@ async def _attempt(
             bought["points_earned"], bought["total_amount"], bought["returned_amount"], request.amount
         )
         # PENDING-6: what is still pending of this purchase is cancelled first, the rest as RETURN-3
-        pending_id, cancelled = _own_pending(found["own_pending"], now, due)
+        pending_id, cancelled = own_pending(found["own_pending"], now, due)
         split = returns.reversal(due - cancelled, sum(lot.remaining for lot in lots))
         split = returns.Reversal(split.points_reversed + cancelled, split.points_unrecovered)
         items = [{"sku": item.sku, "quantity": item.quantity} for item in request.items]
@@ -391,15 +379,6 @@ async def _attempt(
     assert row is not None  # the insert is unconditional
     return_id, deliveries = row
     return Returned(replace(view, id=return_id), created=True, deliveries=deliveries + deliveries_before)
-
-
-def _own_pending(rows: list[list[Any]] | None, now: datetime, due: int) -> tuple[int | None, int]:
-    """The purchase's pending row still waiting at ``now`` and how many of ``due`` it cancels."""
-    for pending_id, points, at in rows or ():
-        if datetime.fromisoformat(at) > now:
-            cancelled = min(due, int(points))
-            return (pending_id, cancelled) if cancelled > 0 else (None, 0)
-    return None, 0
 
 
 def _branch(vendor: VendorContext, request: ReturnRequest, found: dict[str, Any]) -> BranchRef | None:

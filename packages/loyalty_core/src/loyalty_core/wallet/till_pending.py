@@ -228,3 +228,26 @@ async def make_available(conn: AsyncConnection[Any], vendor_id: int, wallet_id: 
                 balance = written["running_balance"]
         await cursor.execute(_NEXT, params, prepare=True)
     return Made(deliveries, balance)
+
+
+CANCEL_PENDING = (
+    """pending_gone AS (
+    DELETE FROM pending_points
+    WHERE vendor_id = %(vendor_id)s AND id = %(pending_id)s AND points = %(pending_cancelled)s
+)""",
+    """pending_less AS (
+    UPDATE pending_points SET points = points - %(pending_cancelled)s, updated_at = %(now)s
+    WHERE vendor_id = %(vendor_id)s AND id = %(pending_id)s AND points > %(pending_cancelled)s
+)""",
+)
+"""A return's CTEs that cancel what is still pending of its own purchase (PENDING-6): the row goes
+when all of it is cancelled, else it shrinks."""
+
+
+def own_pending(rows: list[list[Any]] | None, now: datetime, due: int) -> tuple[int | None, int]:
+    """The purchase's pending row still waiting at ``now`` and how many of ``due`` it cancels."""
+    for pending_id, points, at in rows or ():
+        if datetime.fromisoformat(at) > now:
+            cancelled = min(due, int(points))
+            return (pending_id, cancelled) if cancelled > 0 else (None, 0)
+    return None, 0
