@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from loyalty_core.accounts.reads.customer import CustomerReads
 from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
+from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.customers.resources import CustomerTier, TierNext
 from loyalty_core.shown_events import EVENTS
 from loyalty_core.tenancy.models import Plan, Vendor
@@ -124,20 +125,23 @@ async def test_another_vendors_ladder_never_applies(db: AsyncSession, clock: Fix
 
 
 async def test_the_dashboard_counts_customers_per_tier_over_their_families(db: AsyncSession, clock: FixedClock) -> None:
-    """TIER-6: every open account in the tier the rule gives it, a merge family counted once on the
-    kept account, customers without months in the first tier; none without a ladder that applies."""
+    """TIER-14: every active account in the tier the rule gives it, a merge family counted once on
+    the kept account, customers without months in the first tier, a deactivated one not at all."""
     vendor = await make_vendor(db)
-    assert await customers_per_tier(db, vendor.id, clock.now()) is None
+    assert await paying_ladder_of(db, vendor.id) is None
     await make_ladder(db, vendor.id)
-    silver, gold, idle, closing = [await make_customer(db, vendor.id) for _ in range(4)]
+    silver, gold, idle, closing, gone = [await make_customer(db, vendor.id) for _ in range(5)]
     await add_month(db, vendor.id, silver.id, date(2026, 2, 1), spend=10_000)
     await add_month(db, vendor.id, gold.id, date(2026, 1, 1), spend=45_000)
     await add_month(db, vendor.id, closing.id, date(2025, 12, 1), spend=5_000)
     await add_month(db, vendor.id, idle.id, date(2024, 1, 1), spend=90_000)  # long out of the window
+    await add_month(db, vendor.id, gone.id, date(2026, 2, 1), spend=90_000)
+    gone.status = CustomerStatus.DEACTIVATED
     await MergeService(db, clock).merge(vendor.id, closing.id, gold.id, causer=PORTAL)
-    counted = await customers_per_tier(db, vendor.id, clock.now())
-    assert counted is not None
-    assert [(rung.key, count) for rung, count in counted] == [("bronze", 1), ("silver", 1), ("gold", 1)]
+    ladder = await paying_ladder_of(db, vendor.id)
+    assert ladder is not None
+    assert [rung.key for rung in ladder.rungs] == ["bronze", "silver", "gold"]
+    assert await customers_per_tier(db, vendor.id, ladder, clock.now()) == [1, 1, 1]
 
 
 async def test_a_customer_event_stored_before_the_tier_reads_with_tier_null(db: AsyncSession) -> None:

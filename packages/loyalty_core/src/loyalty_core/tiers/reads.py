@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import TextClause, bindparam, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import JSON
 
@@ -201,36 +201,43 @@ async def paying_ladder_of(session: AsyncSession, vendor_id: int) -> Ladder | No
     return await ladder_of(session, vendor_id, paying=True)
 
 
-_FAMILY_MONTHS = text(
-    f"""SELECT coalesce(c.merged_into_id, c.id) AS holder,
+def _family_months(kept: str) -> TextClause:
+    """The vendor's qualifying months of the window summed per merge family and month, for the
+    families whose kept account ``k`` meets ``kept``."""
+    return text(
+        f"""SELECT coalesce(c.merged_into_id, c.id) AS holder,
            (extract(year FROM m.month) * 12 + extract(month FROM m.month) - 1)::int AS month,
            sum(m.spend)::bigint AS spend, sum(m.points)::bigint AS points
       FROM tier_months m
       JOIN customers c ON c.vendor_id = m.vendor_id AND c.id = m.customer_id
       JOIN customers k ON k.vendor_id = c.vendor_id AND k.id = coalesce(c.merged_into_id, c.id)
      WHERE m.vendor_id = :vendor_id AND m.month >= :first AND m.month <= :last
-       AND k.status <> '{CustomerStatus.ANONYMIZED}'
+       AND k.merged_into_id IS NULL AND {kept}
      GROUP BY 1, 2"""
-)
+    )
 
-_HOLDERS = text(
-    f"""SELECT count(*) FROM customers
-     WHERE vendor_id = :vendor_id AND merged_into_id IS NULL AND status <> '{CustomerStatus.ANONYMIZED}'"""
+
+_OPEN = f"k.status <> '{CustomerStatus.ANONYMIZED}'"
+_ACTIVE = f"k.status = '{CustomerStatus.ACTIVE}'"
+_FAMILY_MONTHS = {False: _family_months(_OPEN), True: _family_months(_ACTIVE)}
+_ACTIVE_HOLDERS = text(
+    f"SELECT count(*) FROM customers k WHERE k.vendor_id = :vendor_id AND k.merged_into_id IS NULL AND {_ACTIVE}"
 )
 
 
 async def family_months(
-    session: AsyncSession, vendor_id: int, ladder: Ladder, now: datetime
+    session: AsyncSession, vendor_id: int, ladder: Ladder, now: datetime, *, active: bool = False
 ) -> dict[int, dict[int, int]]:
     """Every open account's qualifying months that ``ladder``'s rule reads at ``now``, summed over
-    its merge family (MERGE-8) in the ladder's basis: ``{customer_id: {month: amount}}``. Accounts
-    without such a month are left out (they hold the first tier). One statement over the vendor's
-    months of the window: for the whole-vendor reads (the dashboard's counts, the jobs that
-    reclassify everyone), not for one customer (``standing_of``)."""
+    its merge family (MERGE-8) in the ladder's basis: ``{customer_id: {month: amount}}``; with
+    ``active``, the active accounts' only. Accounts without such a month are left out (they hold the
+    first tier). One statement over the vendor's months of the window: for the whole-vendor reads
+    (the dashboard's counts, the jobs that reclassify everyone), not for one customer
+    (``standing_of``)."""
     current = month_of(now)
     first = first_counted_month(ladder, now)
     rows = await session.execute(
-        _FAMILY_MONTHS, {"vendor_id": vendor_id, "first": first_day(first), "last": first_day(current)}
+        _FAMILY_MONTHS[active], {"vendor_id": vendor_id, "first": first_day(first), "last": first_day(current)}
     )
     points = ladder.basis is TierBasis.POINTS
     found: dict[int, dict[int, int]] = {}
@@ -239,18 +246,19 @@ async def family_months(
     return found
 
 
-async def customers_per_tier(session: AsyncSession, vendor_id: int, now: datetime) -> list[tuple[Rung, int]] | None:
-    """How many customers (open accounts) hold each tier of the ladder that applies now, in the
-    ladder's order; None without one (or while the plan lacks ``tiers``): the portal's dashboard."""
-    ladder = await paying_ladder_of(session, vendor_id)
-    if ladder is None or not ladder.rungs:
-        return None
-    counts = dict.fromkeys((r.id for r in ladder.rungs), 0)
-    months = await family_months(session, vendor_id, ladder, now)
+async def customers_per_tier(session: AsyncSession, vendor_id: int, ladder: Ladder, now: datetime) -> list[int]:
+    """TIER-14: how many active customers (kept accounts) hold each of ``ladder``'s tiers at
+    ``now`` by the rule over their families' months, in the ladder's order: the portal's preview of
+    a ladder not yet saved (its tiers told apart by key) and its dashboard."""
+    if not ladder.rungs:
+        return []
+    months = await family_months(session, vendor_id, ladder, now, active=True)
+    index = {rung.key: i for i, rung in enumerate(ladder.rungs)}
+    counts = [0] * len(ladder.rungs)
     for amounts in months.values():
-        counts[held(amounts, ladder, now).rung.id] += 1
-    holders = int(await session.scalar(_HOLDERS, {"vendor_id": vendor_id}) or 0)
-    # open accounts without a month in the window hold the first tier (every holder with months is
-    # one of the open accounts counted here)
-    counts[ladder.rungs[0].id] += holders - len(months)
-    return [(r, counts[r.id]) for r in ladder.rungs]
+        counts[index[held(amounts, ladder, now).rung.key]] += 1
+    # active accounts without a month in the window hold the first tier (every holder with months
+    # is one of the active accounts counted here)
+    active = int(await session.scalar(_ACTIVE_HOLDERS, {"vendor_id": vendor_id}) or 0)
+    counts[0] += max(active - len(months), 0)
+    return counts

@@ -16,8 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.customers.reads.customer import new_customers
 from loyalty_core.earning.reads import active_customers
-from loyalty_core.tiers.counts import customers_per_tier
-from loyalty_core.tiers.reads import paying_ladder_of
+from loyalty_core.tiers.reads import customers_per_tier, paying_ladder_of
 from loyalty_core.usage import UsageReads
 from loyalty_core.wallet.branch_totals import figures_by_branch
 from loyalty_core.wallet.reads import points_by_day, points_outstanding

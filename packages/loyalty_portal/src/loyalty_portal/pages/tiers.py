@@ -24,7 +24,7 @@ from loyalty_core.bounds import (
 from loyalty_core.error_status import status_of
 from loyalty_core.errors import DomainError, NotFound, ValidationFailed
 from loyalty_core.numbers import euro_amount
-from loyalty_core.tiers.counts import customers_per_tier
+from loyalty_core.tiers.reads import customers_per_tier
 from loyalty_core.tiers.rules import MAX_TIERS, Ladder, Rung, TierBasis
 from loyalty_core.tiers.services import LadderData, RungData, TierService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
