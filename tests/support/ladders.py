@@ -1,5 +1,6 @@
-"""A vendor's tier ladder written straight through the models, committed, for tests of what a
-ladder changes elsewhere (earning, rewards, events) without the ladder's own service."""
+"""A vendor's tier ladder and qualifying months written straight through the models and committed
+(``tests.support.tiers`` writes them in the test's session), for tests of what a ladder changes
+elsewhere (earning, rewards, events) without the ladder's own service."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from loyalty_core.db import make_engine, make_sessionmaker
 from loyalty_core.tiers.models import Tier, TierLadder
 from loyalty_core.tiers.rules import TierBasis
+from tests.support.tiers import add_month, make_ladder
 
 TIERS_PLAN = {"features": {"tiers": True}}
 """``make_tenant``'s plan with the ``tiers`` feature (TIER-5)."""
@@ -29,44 +31,19 @@ async def put_ladder(
     period_months: int = 12,
     grace_months: int = 0,
 ) -> dict[str, int]:
-    """The vendor's ladder, replacing any (``rungs``: key, name, threshold, multiplier_percent);
-    the tiers' ids by key."""
+    """The vendor's ladder, replacing any (``rungs``: key, name, threshold, multiplier_percent),
+    committed; the tiers' ids by key."""
     async with make_sessionmaker(engine).begin() as db:
         await db.execute(delete(Tier).where(Tier.vendor_id == vendor_id))
         await db.execute(delete(TierLadder).where(TierLadder.vendor_id == vendor_id))
-        ladder = TierLadder(
-            vendor_id=vendor_id, basis=basis.value, period_months=period_months, grace_months=grace_months
-        )
-        db.add(ladder)
-        await db.flush()
-        tiers = [
-            Tier(
-                vendor_id=vendor_id,
-                ladder_id=ladder.id,
-                position=position,
-                key=key,
-                name=name,
-                threshold=threshold,
-                multiplier_percent=percent,
-            )
-            for position, (key, name, threshold, percent) in enumerate(rungs)
-        ]
-        db.add_all(tiers)
-        await db.flush()
-        return {tier.key: tier.id for tier in tiers}
+        return await make_ladder(db, vendor_id, basis=basis, period=period_months, grace=grace_months, rungs=rungs)
 
 
 async def qualify(engine: AsyncEngine, vendor_id: int, customer_id: int, month: date, spend: int, points: int) -> None:
-    """Adds a month's qualifying amounts to the customer's, as the till's purchases would (TIER-2)."""
-    async with engine.begin() as conn:
-        await conn.execute(
-            text(
-                "INSERT INTO tier_months AS tmo (vendor_id, customer_id, month, spend, points)"
-                " VALUES (:v, :c, :m, :s, :p) ON CONFLICT (vendor_id, customer_id, month)"
-                " DO UPDATE SET spend = tmo.spend + excluded.spend, points = tmo.points + excluded.points"
-            ),
-            {"v": vendor_id, "c": customer_id, "m": month, "s": spend, "p": points},
-        )
+    """Adds a month's qualifying amounts to the customer's, as the till's purchases would (TIER-2),
+    committed."""
+    async with make_sessionmaker(engine).begin() as db:
+        await add_month(db, vendor_id, customer_id, month, spend=spend, points=points)
 
 
 async def tier_events(database_url: str, vendor_id: int) -> list[tuple[int, Any, datetime]]:
