@@ -5,22 +5,17 @@ the next scripted status (200 when none is left) and keeps what it received."""
 from __future__ import annotations
 
 import asyncio
-import datetime
 import ssl
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from h2.config import H2Configuration
 from h2.connection import H2Connection
 from h2.events import ConnectionTerminated, DataReceived, RequestReceived, StreamEnded
+
+from tests.support.self_signed import certificate, serving, trusting
 
 
 @dataclass(frozen=True)
@@ -40,29 +35,7 @@ class Receiver:
     connections: int = 0
 
     def trusting(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cadata=self.server_pem.decode())
-
-
-def _certificate(host: str) -> tuple[bytes, bytes]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+        return trusting(self.server_pem)
 
 
 def _subject(peer: Any) -> str:
@@ -73,13 +46,8 @@ def _subject(peer: Any) -> str:
 
 @asynccontextmanager
 async def h2_receiver(host: str, client_root_pem: bytes) -> AsyncIterator[Receiver]:
-    cert, key = _certificate(host)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    with tempfile.TemporaryDirectory() as folder:
-        cert_file, key_file = Path(folder) / "cert.pem", Path(folder) / "key.pem"
-        cert_file.write_bytes(cert)
-        key_file.write_bytes(key)
-        context.load_cert_chain(cert_file, key_file)
+    cert, key = certificate(host)
+    context = serving(cert, key)
     context.set_alpn_protocols(["h2"])
     context.verify_mode = ssl.CERT_REQUIRED
     context.load_verify_locations(cadata=client_root_pem.decode())

@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import json
 import ssl
-import tempfile
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
 
-from tests.support.h2_receiver import _certificate
+from tests.support.self_signed import certificate, https_server, trusting
 
 
 @dataclass
@@ -30,8 +27,8 @@ class ObjectApi:
 
 @contextmanager
 def object_api(host: str) -> Iterator[ObjectApi]:
-    cert, key = _certificate(host)
-    api = ObjectApi(port=0, trusting=ssl.create_default_context(cadata=cert.decode()))
+    cert, key = certificate(host)
+    api = ObjectApi(port=0, trusting=trusting(cert))
 
     class Handler(BaseHTTPRequestHandler):
         def _body(self) -> bytes:
@@ -57,20 +54,6 @@ def object_api(host: str) -> Iterator[ObjectApi]:
         def log_message(self, *args: object) -> None:
             return None
 
-    with tempfile.TemporaryDirectory() as folder:
-        cert_file, key_file = Path(folder) / "cert.pem", Path(folder) / "key.pem"
-        cert_file.write_bytes(cert)
-        key_file.write_bytes(key)
-        serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        serving.load_cert_chain(cert_file, key_file)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.socket = serving.wrap_socket(server.socket, server_side=True)
-    api.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with https_server(Handler, cert, key) as port:
+        api.port = port
         yield api
-    finally:
-        server.shutdown()
-        server.server_close()
