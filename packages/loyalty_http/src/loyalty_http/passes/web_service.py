@@ -19,6 +19,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.errors import DomainError
+from loyalty_core.passes.models import WalletPass
 from loyalty_core.passes.services.cards import PassCards
 from loyalty_core.passes.services.web_service import PassWebService
 from loyalty_http.params import Clk, Config, Db, pass_maker_of
@@ -42,6 +43,19 @@ GUARDED = {
 def _bare(status: int, headers: dict[str, str] | None = None) -> Response[None]:
     """A status with no body: the platform's protocol answers these without JSON."""
     return Response(content=b"", status_code=status, headers=headers)  # type: ignore[arg-type]
+
+
+async def _guarded(
+    web: PassWebService, request: Request[Any, Any, Any], pass_type: str, serial: str
+) -> WalletPass | int:
+    """The pass the path names when the request carries its token, else the status that refuses it:
+    404 for an unknown pass whatever the token, 401 without the pass's token (``GUARDED``)."""
+    found = await web.find(pass_type, serial)
+    if found is None:
+        return 404
+    if not web.authorized(found, request.headers.get("authorization")):
+        return 401
+    return found
 
 
 def _last_modified(at: datetime) -> str:
@@ -86,11 +100,9 @@ class PassWebServiceController(Controller):
         taken); 401 without the pass's ``ApplePass`` token, 404 for an unknown pass, 400 for a body
         without a push token."""
         web = PassWebService(db, clock)
-        found = await web.find(pass_type, serial)
-        if found is None:
-            return _bare(404)
-        if not web.authorized(found, request.headers.get("authorization")):
-            return _bare(401)
+        found = await _guarded(web, request, pass_type, serial)
+        if isinstance(found, int):
+            return _bare(found)
         try:
             body = msgspec.json.decode(await request.body(), type=s.DeviceRegistration)
         except msgspec.DecodeError:
@@ -112,11 +124,9 @@ class PassWebServiceController(Controller):
     ) -> Response[None]:
         """Unregister a device from a pass: 200 (also when it was not registered)."""
         web = PassWebService(db, clock)
-        found = await web.find(pass_type, serial)
-        if found is None:
-            return _bare(404)
-        if not web.authorized(found, request.headers.get("authorization")):
-            return _bare(401)
+        found = await _guarded(web, request, pass_type, serial)
+        if isinstance(found, int):
+            return _bare(found)
         await web.unregister(found, device)
         return _bare(200)
 
@@ -167,11 +177,9 @@ class PassWebServiceController(Controller):
         """The pass as it is now, signed, with ``Last-Modified``; 304 when it has not changed since
         ``If-Modified-Since``."""
         web = PassWebService(db, clock)
-        found = await web.find(pass_type, serial)
-        if found is None:
-            return _bare(404)  # type: ignore[return-value]
-        if not web.authorized(found, request.headers.get("authorization")):
-            return _bare(401)  # type: ignore[return-value]
+        found = await _guarded(web, request, pass_type, serial)
+        if isinstance(found, int):
+            return _bare(found)  # type: ignore[return-value]
         try:
             _, card = await PassCards(db, clock).for_pass(found.vendor_id, found.customer_id)
         except DomainError:
