@@ -13,6 +13,7 @@ from loyalty_core.db import make_engine
 from tests.support.database import database_name, fresh_database
 from tests.support.invariants import dangling_keys, ledger_violations
 from tests.support.schema import create_schema
+from tests.support.sessions import rolled_back
 
 
 @pytest.fixture(scope="session")
@@ -26,17 +27,11 @@ async def engine() -> AsyncIterator[AsyncEngine]:
 @pytest.fixture
 async def db(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
     """A session inside an outer transaction that is rolled back: services flush, never commit."""
-    async with engine.connect() as conn:
-        outer = await conn.begin()
-        session = AsyncSession(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
-        try:
-            yield session
-            # the ledger invariant after every test that used the database, before its rollback
-            assert await ledger_violations(session) == []
-            assert await dangling_keys(session) == []
-        finally:
-            await session.close()
-            await outer.rollback()
+    async with rolled_back(engine) as session:
+        yield session
+        # the ledger invariant after every test that used the database, before its rollback
+        assert await ledger_violations(session) == []
+        assert await dangling_keys(session) == []
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from loyalty_core.rewards.services import RewardWrites
 from loyalty_core.wallet.models import Causer, PointLot
 from loyalty_core.wallet.services import WalletService
 from tests.support.invariants import ledger_violations
+from tests.support.sessions import rolled_back
 from tests.support.vendors import make_vendor
 from tests.support.wallets import PORTAL, ModelLot, make_customer
 
@@ -102,14 +103,8 @@ steps = st.lists(
 )
 @given(plan=steps)
 async def test_random_sequences_match_the_model(engine: AsyncEngine, plan: list[tuple[str, int]]) -> None:
-    async with engine.connect() as conn:
-        outer = await conn.begin()
-        db = AsyncSession(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
-        try:
-            await _run(db, plan)
-        finally:
-            await db.close()
-            await outer.rollback()
+    async with rolled_back(engine) as db:
+        await _run(db, plan)
 
 
 async def _run(db: AsyncSession, plan: list[tuple[str, int]]) -> None:

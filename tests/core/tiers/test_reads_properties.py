@@ -16,6 +16,7 @@ from loyalty_core.accounts.services.merge import MergeService
 from loyalty_core.clock import FixedClock
 from loyalty_core.customers.resources import CustomerTier, TierNext
 from loyalty_core.tiers.models import first_day
+from tests.support.sessions import rolled_back
 from tests.support.tiers import add_month, make_ladder
 from tests.support.vendors import make_vendor
 from tests.support.wallets import PORTAL, make_customer
@@ -94,14 +95,8 @@ async def test_every_read_matches_the_rule_read_literally(
 ) -> None:
     """TIER-6: the tier on the read, with its total, end and next tier, is 7.1's rule over the merge
     family's months net of returns (counted in the purchase's month), at the clock's month."""
-    async with engine.connect() as conn:
-        outer = await conn.begin()
-        db = AsyncSession(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
-        try:
-            await _run(db, plan, ladder)
-        finally:
-            await db.close()
-            await outer.rollback()
+    async with rolled_back(engine) as db:
+        await _run(db, plan, ladder)
 
 
 async def _run(db: AsyncSession, plan: list[tuple[str, int, int]], ladder: tuple[int, int, list[int]]) -> None:
