@@ -15,7 +15,7 @@ from loyalty_core.accounts.events import CustomerCreated
 from loyalty_core.clock import FixedClock
 from loyalty_core.db import driver_connection
 from loyalty_core.events.jobs import ATTEMPTS, DISABLED_REASON, Deliveries, Outcome, prune_events
-from loyalty_core.events.models import EventType, WebhookDelivery
+from loyalty_core.events.models import EventType, WebhookDelivery, WebhookEndpoint
 from loyalty_core.events.reads import one_event, page_of_events
 from loyalty_core.events.services.endpoints import WebhookEndpoints, signing_secrets
 from loyalty_core.events.services.recording import (
@@ -43,6 +43,14 @@ async def _public(host: str, port: int) -> list[str]:
 
 def _endpoints(db: AsyncSession, clock: FixedClock) -> WebhookEndpoints:
     return WebhookEndpoints(db, clock, HmacSealer(), _public, test_mode=False)
+
+
+async def _every_event(db: AsyncSession, clock: FixedClock, vendor_id: int) -> WebhookEndpoint:
+    """An enabled endpoint of the vendor's that listens to every event."""
+    made = await _endpoints(db, clock).create(
+        vendor_id, url="https://a.example/", events=["*"], description=None, enabled=True
+    )
+    return made.endpoint
 
 
 async def _pending(db: AsyncSession, vendor_id: int) -> list[WebhookDelivery]:
@@ -119,11 +127,7 @@ async def test_another_vendors_events_are_not_in_the_feed(db: AsyncSession, cloc
 
 async def test_failures_follow_the_schedule_then_fail_for_good(db: AsyncSession, clock: FixedClock) -> None:
     vendor = await make_vendor(db)
-    endpoint = (
-        await _endpoints(db, clock).create(
-            vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
-        )
-    ).endpoint
+    endpoint = await _every_event(db, clock, vendor.id)
     await record_event(db, clock, vendor.id, stand_in("voucher.used"))
     deliveries = Deliveries(db, clock)
     start = clock.now()
@@ -149,11 +153,7 @@ async def test_failures_follow_the_schedule_then_fail_for_good(db: AsyncSession,
 
 async def test_an_endpoint_failing_for_three_days_is_disabled(db: AsyncSession, clock: FixedClock) -> None:
     vendor = await make_vendor(db)
-    endpoint = (
-        await _endpoints(db, clock).create(
-            vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
-        )
-    ).endpoint
+    endpoint = await _every_event(db, clock, vendor.id)
     deliveries = Deliveries(db, clock)
     for day in range(4):
         await record_event(db, clock, vendor.id, stand_in("voucher.used", day))
@@ -172,11 +172,7 @@ async def test_an_endpoint_failing_for_three_days_is_disabled(db: AsyncSession, 
 
 async def test_a_success_resets_the_failing_time(db: AsyncSession, clock: FixedClock) -> None:
     vendor = await make_vendor(db)
-    endpoint = (
-        await _endpoints(db, clock).create(
-            vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
-        )
-    ).endpoint
+    endpoint = await _every_event(db, clock, vendor.id)
     deliveries = Deliveries(db, clock)
     await record_event(db, clock, vendor.id, stand_in("voucher.used"))
     claimed = await deliveries.claim(*(await deliveries.due())[0][:2])
@@ -266,11 +262,7 @@ async def test_a_till_statement_embeds_the_event_as_ctes(db: AsyncSession, clock
     """The psycopg form: a statement of its own with the event's CTEs in front records the event and
     its pending deliveries in the same statement."""
     vendor = await make_vendor(db)
-    endpoint = (
-        await _endpoints(db, clock).create(
-            vendor.id, url="https://a.example/", events=["*"], description=None, enabled=True
-        )
-    ).endpoint
+    endpoint = await _every_event(db, clock, vendor.id)
     conn = await driver_connection(db)
     params = event_params(vendor.id, stand_in("points.adjusted", 5), clock.now(), customer_id=3)
     cursor = await conn.execute("WITH " + EVENT_CTE + " SELECT %(answer)s::int", {**params, "answer": 42}, prepare=True)
