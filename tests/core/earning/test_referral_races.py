@@ -16,7 +16,14 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.earning.till_purchase import PurchaseRequest
 from tests.support.earning import NOW
-from tests.support.referral_rows import completed_events, open_programme, paid_count, refer, referral_of
+from tests.support.referral_rows import (
+    completed_events,
+    open_programme,
+    paid_count,
+    refer,
+    referral_of,
+    waiting_on_locks,
+)
 from tests.support.shops import enrol, open_shop
 from tests.support.tills import outcome, running_till
 from tests.support.wallets import PORTAL
@@ -109,6 +116,49 @@ async def test_a_merge_of_the_referrer_racing_a_completion_answers_both(engine: 
                 assert (row.status, row.referrer_points) in {("void", 0), ("completed", 100)}
             paid = sum((await credits(engine, shop.vendor_id, referrer.id, referee.id, third.id)).values())
             assert paid == (150 if row.status == "completed" else 0)
+
+
+async def test_a_merge_of_the_referrer_into_the_referee_deadlocking_with_the_completion_runs_again(
+    engine: AsyncEngine,
+) -> None:
+    """REFERRAL-47: the merge holds the referrer's wallet and waits for the referee's, which the
+    purchase holds while its completion waits for the referrer's: PostgreSQL refuses one of them
+    (either, by when each looked), and that one runs again; both are answered. The purchase refused,
+    the merge voids the referral and the purchase then completes nothing; the merge refused, the
+    referral completes first and the merge keeps it, with both sides' points."""
+    shop = await open_shop(engine)
+    await open_programme(engine, shop.vendor_id)
+    async with running_till(engine) as till:
+        for n in range(3):
+            referrer = await enrol(engine, shop, f"dl-{n}-referrer@example.com")
+            referee = await enrol(engine, shop, f"dl-{n}-referee@example.com")
+            await refer(engine, shop.vendor_id, referrer.id, referee.id)
+            assert referrer.id < referee.id  # the merge locks the referrer's wallet first
+
+            async def merge(closing: int = referrer.id, kept: int = referee.id) -> None:
+                async with make_sessionmaker(engine).begin() as db:
+                    await MergeService(db, FixedClock(NOW)).merge(shop.vendor_id, closing, kept, causer=PORTAL)
+
+            async with engine.connect() as holder:
+                await holder.execute(
+                    text("SELECT id FROM wallets WHERE customer_id = :c FOR UPDATE"), {"c": referrer.id}
+                )
+                merging = asyncio.create_task(merge())
+                await waiting_on_locks(engine, 1)
+                request = PurchaseRequest(referee.card, 1000)
+                buying = asyncio.create_task(till.submit(shop.caller, request, key=f"dl-{n}", now=NOW))
+                await waiting_on_locks(engine, 2)
+                await asyncio.sleep(0.5 * n)  # each side's deadlock check at another moment
+                await holder.commit()
+            async with asyncio.timeout(30):
+                _, bought = await asyncio.gather(merging, buying)
+            assert bought.created
+            row = await referral_of(engine, shop.vendor_id, referee.id)
+            paid = sum((await credits(engine, shop.vendor_id, referrer.id, referee.id)).values())
+            assert (row.status, row.transaction_id, paid) in {
+                ("void", None, 0),
+                ("completed", bought.transaction.id, 150),
+            }
 
 
 async def credits(engine: AsyncEngine, vendor_id: int, *among: int) -> Counter[int]:
