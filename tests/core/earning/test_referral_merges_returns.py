@@ -95,12 +95,16 @@ async def test_merging_the_referee_away_or_the_referrer_into_it_voids_a_pending_
 async def test_a_referrer_merged_away_hands_its_referrals_and_paid_count_to_the_kept_account(
     engine: AsyncEngine, shop: Shop, till: Till
 ) -> None:
-    """REFERRAL-49: the kept account holds the closed referrer's referrals (completed and pending),
-    its paid count is the sum of both, and the next completion pays the kept account."""
+    """REFERRAL-49, PENDING-7: the kept account holds the closed referrer's referrals (completed and
+    pending), its paid count is the sum of both, the referral points still pending on the closed
+    wallet move with their instant, and the next completion pays the kept account."""
     referrer, kept, first, second = await members(engine, shop, "move", 4)
     await refer(engine, shop.vendor_id, referrer.id, first.id)
     await refer(engine, shop.vendor_id, referrer.id, second.id)
-    await till.submit(shop.caller, PurchaseRequest(first.card, 1000), key="move-1", now=NOW)
+    waiting = dataclasses.replace(shop.caller, pending_days=14)
+    paid = await till.submit(waiting, PurchaseRequest(first.card, 1000), key="move-1", now=NOW)
+    due = NOW + timedelta(days=14)
+    assert await referral_pending(engine, shop.vendor_id, referrer.id) == [(100, paid.transaction.id, due, None)]
     async with engine.begin() as conn:
         await conn.execute(
             text("INSERT INTO referral_payouts (vendor_id, referrer_id, paid) VALUES (:v, :k, 2)"),
@@ -116,8 +120,13 @@ async def test_a_referrer_merged_away_hands_its_referrals_and_paid_count_to_the_
         0,
         3,
     )
+    assert await referral_pending(engine, shop.vendor_id, referrer.id) == []
+    assert await referral_pending(engine, shop.vendor_id, kept.id) == [(100, paid.transaction.id, due, None)]
     done = await till.submit(shop.caller, PurchaseRequest(second.card, 1000), key="move-2", now=NOW)
-    assert await referral_pending(engine, shop.vendor_id, kept.id) == [(100, done.transaction.id, NOW, None)]
+    assert await referral_pending(engine, shop.vendor_id, kept.id) == [
+        (100, paid.transaction.id, due, None),
+        (100, done.transaction.id, NOW, None),
+    ]
     assert await paid_count(engine, shop.vendor_id, kept.id) == 4
 
 
