@@ -7,7 +7,8 @@ equals the sum of the balances the wallet reads showed at the end of its month (
 ``WalletReads``), the months chain, a fold changes no figure, and the job-free reconciliation
 finds no difference; pending points count as `earn` in the month they became available, whether
 their entry is written yet or not, and each month's `pending_closing` is what was pending at its end
-(LIABILITY-7)."""
+(LIABILITY-7); purchases that complete a referral add both sides' points, pending until the same instant,
+in the `referral` column and in `pending_closing` (REFERRAL-44)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ from loyalty_core.wallet.liability import (
 )
 from loyalty_core.wallet.models import Causer
 from loyalty_core.wallet.services import WalletService
-from tests.support.pending import Bought, buy_pending, return_of
+from tests.support.pending import Bought, buy_pending, complete_referral, return_of
 from tests.support.vendors import make_vendor
 from tests.support.wallets import make_customer
 
@@ -75,12 +76,26 @@ class Shop:
         self.bought: list[Bought] = []
         self.cancelled: dict[int, list[tuple[datetime, int]]] = defaultdict(list)
         """Per purchase, the points its returns cancelled while they were pending, and when."""
+        self.referred: list[tuple[Bought, int]] = []
+        """The purchases that completed a referral, and the points it credited both sides (REFERRAL-44)."""
+        self.referees: set[int] = set()
 
-    async def buy(self, customer: int, total: int, wait: timedelta, lasts: timedelta | None) -> None:
-        """A purchase whose points wait ``wait``; no entry until then (PENDING-2)."""
+    async def buy(
+        self, customer: int, total: int, wait: timedelta, lasts: timedelta | None, referrer: int | None = None
+    ) -> None:
+        """A purchase whose points wait ``wait``; no entry until then (PENDING-2). With ``referrer``
+        (once per referee), it also completes the customer's referral, both sides' points pending
+        until the same instant (REFERRAL-44)."""
         async with self.sessions.begin() as db:
             key = f"buy-{len(self.bought)}"
             made = await buy_pending(db, self.vendor_id, customer, total, self.now, key=key, wait=wait, lasts=lasts)
+            if referrer is not None and customer not in self.referees:
+                points = (total // 200, total // 100)
+                await complete_referral(
+                    db, self.vendor_id, made, referee_id=customer, referrer_id=referrer, points=points, lasts=lasts
+                )
+                self.referees.add(customer)
+                self.referred.append((made, sum(points)))
         self.bought.append(made)
 
     async def give_back(self, bought: Bought, amount: int) -> None:
@@ -97,6 +112,10 @@ class Shop:
         """The model's movement: the writes made in ``month``, and for `earn` the pending points that
         became available in it by now, less what returns cancelled of them."""
         figure = self.moved[month][column]
+        if column == "referral":
+            for b, points in self.referred:
+                if b.available_at <= self.now and month_of(b.available_at) == month:
+                    figure += points
         if column == "earn":
             for b in self.bought:
                 if b.available_at <= self.now and month_of(b.available_at) == month:
@@ -104,12 +123,13 @@ class Shop:
         return figure
 
     def pending_at(self, end: datetime) -> int:
-        """The points pending just before ``end``."""
+        """The points pending just before ``end``: purchases' less what returns cancelled, and
+        referrals' (never cancelled)."""
         return sum(
             b.points - sum(points for at, points in self.cancelled[b.id] if at < end)
             for b in self.bought
             if b.created_at < end <= b.available_at
-        )
+        ) + sum(points for b, points in self.referred if b.created_at < end <= b.available_at)
 
     async def post(self, customer: int, amount: int, kind: str, **how: object) -> None:
         """One write at the clock's time; a refused deduction moves nothing."""
@@ -184,7 +204,9 @@ async def drive(shop: Shop, rng: random.Random, steps: int) -> None:
         elif step == 10:
             wait = timedelta(days=rng.choice([1, 3, 20, 40]), hours=rng.randint(0, 23))
             lasts = rng.choice([None, timedelta(days=5), timedelta(days=30)])
-            await shop.buy(customer, rng.randint(100, 4000), wait, lasts)
+            others = [c for c in shop.customers if c != customer]
+            referrer = rng.choice(others) if others and rng.random() < 0.5 else None
+            await shop.buy(customer, rng.randint(100, 4000), wait, lasts, referrer)
         elif step == 11 and shop.bought:
             # mostly one still pending, so returns inside the window happen too
             waiting = [b for b in shop.bought if shop.now < b.available_at]
@@ -215,7 +237,7 @@ async def check_every_identity(shop: Shop) -> None:
         if before is not None:
             assert row.opening == before.closing
         assert row.closing == row.opening + sum(row.figure(c) for c in MOVEMENTS)
-        for column in ("earn", "redeem", "return"):
+        for column in ("earn", "redeem", "return", "referral"):
             assert row.figure(column) == shop.expected(row.month, column), (row.month, column)
         if row.month in shop.shown_at_end:
             assert row.closing == shop.shown_at_end[row.month], row.month

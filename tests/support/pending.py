@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import FixedClock
@@ -89,3 +90,56 @@ async def return_of(db: AsyncSession, vendor_id: int, bought: Bought, amount: in
     done = await till_return(await driver_connection(db), caller, bought.id, ReturnRequest(amount), key=key, now=now)
     bought.returned += amount
     return done.view.points_reversed
+
+
+async def complete_referral(
+    db: AsyncSession,
+    vendor_id: int,
+    bought: Bought,
+    *,
+    referee_id: int,
+    referrer_id: int,
+    points: tuple[int, int],
+    lasts: timedelta | None,
+) -> None:
+    """The referral ``bought`` completed, as the purchase's completion writes it (REFERRAL-44): the
+    referral completed with the purchase's id, and a ``referral`` pending row on each side's wallet
+    (``points``: the referee's, the referrer's) due at the purchase's instant. Flushed."""
+    at = bought.available_at
+    ends = None if lasts is None else at + lasts
+    referee_points, referrer_points = points
+    await db.execute(
+        text("""
+INSERT INTO referrals (id, vendor_id, referrer_id, referee_id, status, completed_at, referrer_points,
+                       referee_points, transaction_id, created_at, updated_at)
+VALUES (nextval('referrals_id_seq'), :v, :r, :e, 'completed', :now, :rp, :ep, :t, :now, :now)"""),
+        {
+            "v": vendor_id,
+            "r": referrer_id,
+            "e": referee_id,
+            "now": bought.created_at,
+            "rp": referrer_points,
+            "ep": referee_points,
+            "t": bought.id,
+        },
+    )
+    service = WalletService(db, FixedClock(bought.created_at))
+    for customer_id, earned in ((referee_id, referee_points), (referrer_id, referrer_points)):
+        wallet = await service.posting.wallet_of(vendor_id, customer_id, lock=True)
+        db.add(
+            PendingPoints(
+                vendor_id=vendor_id,
+                wallet_id=wallet.id,
+                transaction_id=bought.id,
+                entry_type="referral",
+                points=earned,
+                available_at=at,
+                lot_expires_at=ends,
+                causer_type="api_client",
+                causer_id="cl_till",
+                created_at=bought.created_at,
+                updated_at=bought.created_at,
+            )
+        )
+        wallet.pending_next_at = at if wallet.pending_next_at is None else min(wallet.pending_next_at, at)
+        await db.flush()

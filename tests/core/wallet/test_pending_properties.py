@@ -1,7 +1,9 @@
 """Pending points under random sequences (PENDING-4 to PENDING-6): purchases whose points wait two
-days, returns of them, spending and clock moves, each step checked against the rules: the balance a
-read shows is exactly what a deduction can spend, a return inside the window never leaves a
-shortfall, and the ledger invariant holds (LEDGER-1)."""
+days, one of them completing the customer's referral (REFERRAL-44, REFERRAL-50: both sides' points
+pending until the purchase's instant), returns of them, spending and clock moves, each step checked
+against the rules: the balance a read shows is exactly what a deduction can spend, for the referee
+and the referrer, a return inside the window never leaves a shortfall and never takes referral
+points back, and the ledger invariant holds (LEDGER-1)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from loyalty_core.clock import FixedClock
@@ -75,6 +78,47 @@ async def _buy(db: AsyncSession, vendor: Vendor, customer: Customer, total: int,
     return Bought(int(made.id), total, at)
 
 
+async def _refer(
+    db: AsyncSession, vendor: Vendor, referee: Customer, referrer: Customer, bought: Bought, points: int
+) -> None:
+    """The referral ``bought`` completed, as its completion writes it: ``points`` on each side, a
+    ``referral`` pending row due at the purchase's instant, its lot as long as the purchase's."""
+    service = WalletService(db, FixedClock(bought.available_at - WAIT))
+    for customer in (referee, referrer):
+        wallet = await service.posting.wallet_of(vendor.id, customer.id, lock=True)
+        db.add(
+            PendingPoints(
+                vendor_id=vendor.id,
+                wallet_id=wallet.id,
+                transaction_id=bought.id,
+                entry_type="referral",
+                points=points,
+                available_at=bought.available_at,
+                lot_expires_at=bought.available_at + LASTS,
+                causer_type="api_client",
+                causer_id="cl_till",
+            )
+        )
+        at = bought.available_at
+        wallet.pending_next_at = at if wallet.pending_next_at is None else min(wallet.pending_next_at, at)
+        await db.flush()
+
+
+async def _referral_points(db: AsyncSession, customer: Customer) -> int:
+    """The customer's referral points credited, pending or written (returns never take them back)."""
+    found = await db.scalar(
+        text("""
+SELECT coalesce(sum(points), 0) FROM (
+    SELECT p.points FROM pending_points p JOIN wallets w ON w.id = p.wallet_id
+    WHERE w.customer_id = :c AND p.entry_type = 'referral'
+    UNION ALL
+    SELECT e.amount FROM ledger_entries e JOIN wallets w ON w.id = e.wallet_id
+    WHERE w.customer_id = :c AND e.type = 'referral') credited"""),
+        {"c": customer.id},
+    )
+    return int(found or 0)
+
+
 async def _shown(db: AsyncSession, vendor: Vendor, customer: Customer, now: datetime) -> int:
     return (await WalletService(db, FixedClock(now)).reads.read(vendor.id, customer.id)).balance
 
@@ -108,6 +152,7 @@ async def _can_spend_exactly(db: AsyncSession, vendor: Vendor, customer: Custome
 steps = st.lists(
     st.one_of(
         st.tuples(st.just("buy"), st.integers(100, 3000)),
+        st.tuples(st.just("refer"), st.integers(100, 3000)),
         st.tuples(st.just("return"), st.integers(0, 10_000)),
         st.tuples(st.just("spend"), st.integers(1, 40)),
         # hours, around the two days' window and the lots' five days
@@ -140,12 +185,19 @@ async def test_reads_match_spending_and_returns_inside_the_window_leave_no_short
 async def _run(db: AsyncSession, plan: list[tuple[str, int]]) -> None:
     vendor = await make_vendor(db)
     customer = await make_customer(db, vendor.id, card=False)
+    referrer = await make_customer(db, vendor.id, card=False)
+    referred = 0
     caller = VendorContext(vendor.id, 1, "cl_till", ("read", "write"), PLAN, None, None, pending_days=2)
     now = START
     bought: list[Bought] = []
     for n, (step, value) in enumerate(plan):
-        if step == "buy":
+        if step == "buy" or (step == "refer" and referred):
             bought.append(await _buy(db, vendor, customer, value, now, n))
+        elif step == "refer":
+            # the customer's one referral, completed by this purchase
+            bought.append(await _buy(db, vendor, customer, value, now, n))
+            referred = value // 200 + 1
+            await _refer(db, vendor, customer, referrer, bought[-1], referred)
         elif step == "tick":
             now += timedelta(hours=value)
         elif step == "spend":
@@ -164,4 +216,6 @@ async def _run(db: AsyncSession, plan: list[tuple[str, int]]) -> None:
             if now < purchase.available_at:
                 assert done.view.points_unrecovered == 0, (n, step)
         await _can_spend_exactly(db, vendor, customer, await _shown(db, vendor, customer, now), now)
+        await _can_spend_exactly(db, vendor, referrer, await _shown(db, vendor, referrer, now), now)
+        assert (await _referral_points(db, customer), await _referral_points(db, referrer)) == (referred, referred)
     assert await ledger_violations(db) == []

@@ -32,6 +32,7 @@ from loyalty_core.passes.models import (
     WalletPass,
 )
 from loyalty_core.redemptions.models import Redemption
+from loyalty_core.referrals.models import Referral, ReferralProgramme, referral_payouts
 from loyalty_core.rewards.models import Reward, RewardBranch
 from loyalty_core.staff.models import (
     Invitation,
@@ -86,6 +87,8 @@ __all__ = [
     "ProductCount",
     "RecoveryCode",
     "Redemption",
+    "Referral",
+    "ReferralProgramme",
     "Reward",
     "RewardBranch",
     "SignInFailure",
@@ -115,6 +118,7 @@ __all__ = [
     "metadata",
     "meter_leases",
     "meters",
+    "referral_payouts",
     "tier_months",
 ]
 

@@ -30,6 +30,7 @@ from loyalty_core.events.rules.payloads import Registry, current, older, snapsho
 from loyalty_core.events.services.endpoints import Ping
 from loyalty_core.redemptions.events import RedemptionCancelled, RedemptionCreated, RedemptionUsed
 from loyalty_core.redemptions.resources import used_event_data
+from loyalty_core.referrals.events import ReferralCompletedEvent
 from loyalty_core.vouchers.events import VoucherUsed
 from loyalty_core.wallet.events import PointsAdjusted, PointsAvailable, PointsExpired
 
@@ -56,6 +57,7 @@ EVENTS = Registry(
     current(RedemptionUsed, read=snapshot_or_stored(used_event_data)),
     current(RedemptionCancelled),
     current(VoucherUsed),
+    current(ReferralCompletedEvent),
     current(Ping),
 )
 

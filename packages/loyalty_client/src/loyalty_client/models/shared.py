@@ -97,6 +97,7 @@ EventType = Literal[
     "redemption.cancelled",
     "redemption.created",
     "redemption.used",
+    "referral.completed",
     "transaction.created",
     "transaction.returned",
     "voucher.used",

@@ -87,6 +87,9 @@ class Customer(VendorRow, Base):
     locale: Mapped[str] = mapped_column(String(2), default=DEFAULT_LOCALE)
     status: Mapped[str] = mapped_column(String(16), default=CustomerStatus.ACTIVE)
     merged_into_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    referred_by_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """The customer whose referral code this one registered with (the resource's ``referred_by``);
+    the referral itself is ``referrals.models.Referral``."""
     # the decision in force; every change is also a ConsentEvent
     marketing_consent: Mapped[bool] = mapped_column(Boolean, default=False)
     marketing_consent_statement_version: Mapped[str | None] = mapped_column(String(255), nullable=True)

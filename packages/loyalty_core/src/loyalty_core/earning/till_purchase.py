@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.errors import DeadlockDetected
 
 from loyalty_core.customers.errors import CustomerDeactivated, CustomerNotFound
 from loyalty_core.customers.models import CustomerStatus
@@ -40,14 +41,16 @@ from loyalty_core.earning.till_purchase_write import purchase_write, write
 from loyalty_core.earning.till_terms import TermsCache, paying
 from loyalty_core.earning.till_tier_moves import record_lapse, tier_move
 from loyalty_core.errors import IdempotencyKeyConflict
+from loyalty_core.referrals.rules import completion
+from loyalty_core.referrals.till_complete import complete_params
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.tiers.rules import month_of
 from loyalty_core.tiers.till_months import standing_from_read
 from loyalty_core.till_sql import bound
-from loyalty_core.wallet.errors import WalletNotFound
+from loyalty_core.wallet.errors import WalletBusy, WalletNotFound
 from loyalty_core.wallet.till_pending import is_due, make_available
-from loyalty_core.wallet.till_protocol import till_write
+from loyalty_core.wallet.till_protocol import ATTEMPTS, BUSY, RunAgain, till_write
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +126,26 @@ class Purchases:
         key: str,
         now: datetime,
     ) -> Submitted:
-        """``conn`` is out of autocommit; the purchase is one transaction on it."""
+        """``conn`` is out of autocommit; the purchase is one transaction on it. A purchase that
+        completes a referral runs again, whole, when a merge of the referrer moved the referral
+        after round trip 1 or deadlocked with the completion (REFERRAL-47): each attempt was rolled
+        back and gave its unit back."""
+        for _ in range(ATTEMPTS):
+            try:
+                return await self._submit(conn, vendor, request, key=key, now=now)
+            except (RunAgain, DeadlockDetected):
+                continue
+        raise WalletBusy(BUSY, retry_after=1)
+
+    async def _submit(
+        self,
+        conn: AsyncConnection[Any],
+        vendor: VendorContext,
+        request: PurchaseRequest,
+        *,
+        key: str,
+        now: datetime,
+    ) -> Submitted:
         params = _find_params(vendor, request, key, now)
         plan, period = vendor.plan, period_of(now)
         hard = hard_limit(plan.max_transactions, plan.overage_percent)
@@ -173,7 +195,20 @@ class Purchases:
             )
             # TIER-18: the tier before and after, from the facts the find read; an event only on a move
             moved = tier_move(found.tier, month_of(now), request.total_amount, to_write.points_earned)
-            written = await write(conn, to_write, moved=moved)
+            # REFERRAL-40: a first qualifying purchase completes its referral in the same transaction
+            decided = completion(found.referral, request.total_amount)
+            referral = None
+            if decided is not None and found.referral is not None and found.wallet_id is not None:
+                referral = complete_params(
+                    vendor,
+                    found.referral,
+                    decided,
+                    referee_id=found.customer_id or 0,
+                    referee_wallet_id=found.wallet_id,
+                    key=key,
+                    now=now,
+                )
+            written = await write(conn, to_write, moved=moved, referral=referral)
         except BaseException:
             await conn.rollback()
             if lease is not None:

@@ -20,6 +20,8 @@ from loyalty_core.customers.models import CustomerStatus
 from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER, HOLDER_WALLET_LOCK, HolderParams
 from loyalty_core.earning.models import MomentState
 from loyalty_core.earning.rules.terms import CustomerFacts, MomentKey
+from loyalty_core.referrals.models import ReferralStatus
+from loyalty_core.referrals.rules import OpenReferral
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.tiers.till_months import tier_facts
 from loyalty_core.till_sql import Params, bound, statements_of
@@ -76,8 +78,23 @@ _COLUMNS = (
        t.total_amount AS earlier_total,
        """
     + tier_facts(customer="c.id", merged_into="c.merged_into_id")
-    + " AS tier"
+    + " AS tier,\n       "
+    + f"""CASE WHEN c.referred_by_id IS NOT NULL THEN (
+        SELECT json_build_array(r.id, r.referrer_id, rc.status, rw.id, g.referrer_points, g.referee_points,
+                                g.min_purchase_amount, g.max_referrals_per_customer, g.active)
+          FROM referrals r
+          JOIN referral_programmes g ON g.vendor_id = r.vendor_id
+          JOIN vendors v ON v.id = r.vendor_id
+          JOIN plans p ON p.id = v.plan_id AND p.feature_referrals
+          LEFT JOIN customers rc ON rc.vendor_id = r.vendor_id AND rc.id = r.referrer_id
+          LEFT JOIN wallets rw ON rw.vendor_id = r.vendor_id AND rw.customer_id = r.referrer_id
+         WHERE r.vendor_id = %(vendor_id)s AND r.referee_id = c.id AND r.status = '{ReferralStatus.PENDING}'
+       ) END AS referral"""
 )
+"""The columns of both finds. ``referral`` (REFERRAL-40): the customer's pending referral, read only
+for a customer who registered with a code (one column read for every other), through the referee's
+unique key, while the vendor's plan has ``referrals``: a downgraded plan leaves it pending, paying
+nothing."""
 
 FIND = SQL(
     "find",
@@ -134,6 +151,8 @@ class Found:
     """The wallet's soonest pending instant (PENDING-5: due, the write makes them available first)."""
     tier: Any = None
     """The tier's facts (``tiers.till_months.tier_facts``); None without a ladder that applies."""
+    referral: OpenReferral | None = None
+    """The customer's pending referral while the plan has ``referrals``."""
 
     @classmethod
     def of(cls, row: dict[str, Any] | None, with_facts: bool) -> Found:
@@ -165,6 +184,7 @@ class Found:
             facts=facts,
             pending_next_at=row["pending_next_at"],
             tier=row["tier"],
+            referral=OpenReferral.of(row["referral"]),
         )
 
 

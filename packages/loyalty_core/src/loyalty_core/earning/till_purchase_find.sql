@@ -36,7 +36,18 @@ SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
       FROM tier_ladders l
       JOIN vendors v ON v.id = l.vendor_id
       JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
-     WHERE l.vendor_id = %(vendor_id)s AND c.merged_into_id IS NULL) AS tier
+     WHERE l.vendor_id = %(vendor_id)s AND c.merged_into_id IS NULL) AS tier,
+       CASE WHEN c.referred_by_id IS NOT NULL THEN (
+        SELECT json_build_array(r.id, r.referrer_id, rc.status, rw.id, g.referrer_points, g.referee_points,
+                                g.min_purchase_amount, g.max_referrals_per_customer, g.active)
+          FROM referrals r
+          JOIN referral_programmes g ON g.vendor_id = r.vendor_id
+          JOIN vendors v ON v.id = r.vendor_id
+          JOIN plans p ON p.id = v.plan_id AND p.feature_referrals
+          LEFT JOIN customers rc ON rc.vendor_id = r.vendor_id AND rc.id = r.referrer_id
+          LEFT JOIN wallets rw ON rw.vendor_id = r.vendor_id AND rw.customer_id = r.referrer_id
+         WHERE r.vendor_id = %(vendor_id)s AND r.referee_id = c.id AND r.status = 'pending'
+       ) END AS referral
 FROM (SELECT earning_version FROM vendors WHERE id = %(vendor_id)s) vendor
 LEFT JOIN holder h ON true
 LEFT JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id AND c.status <> 'anonymized'
@@ -83,6 +94,17 @@ SELECT vendor.earning_version, c.id AS customer_id, c.status, c.date_of_birth,
       JOIN vendors v ON v.id = l.vendor_id
       JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
      WHERE l.vendor_id = %(vendor_id)s AND c.merged_into_id IS NULL) AS tier,
+       CASE WHEN c.referred_by_id IS NOT NULL THEN (
+        SELECT json_build_array(r.id, r.referrer_id, rc.status, rw.id, g.referrer_points, g.referee_points,
+                                g.min_purchase_amount, g.max_referrals_per_customer, g.active)
+          FROM referrals r
+          JOIN referral_programmes g ON g.vendor_id = r.vendor_id
+          JOIN vendors v ON v.id = r.vendor_id
+          JOIN plans p ON p.id = v.plan_id AND p.feature_referrals
+          LEFT JOIN customers rc ON rc.vendor_id = r.vendor_id AND rc.id = r.referrer_id
+          LEFT JOIN wallets rw ON rw.vendor_id = r.vendor_id AND rw.customer_id = r.referrer_id
+         WHERE r.vendor_id = %(vendor_id)s AND r.referee_id = c.id AND r.status = 'pending'
+       ) END AS referral,
        (SELECT max(t.created_at) FROM family f
           JOIN transactions t ON t.vendor_id = %(vendor_id)s AND t.customer_id = f.id) AS last_purchase_at,
        (SELECT json_agg(json_build_array(m.moment, m.since)) FROM family f

@@ -23,6 +23,7 @@ from loyalty_core.earning.models import MomentState
 from loyalty_core.earning.rules.engine import Scoring
 from loyalty_core.earning.till_tier_moves import read_moved, record_move
 from loyalty_core.events.services.recording import deliveries_of, event_ctes, new_event_id, payload_sql
+from loyalty_core.referrals.till_complete import COMPLETE, ReferralComplete
 from loyalty_core.tenancy.rules.access import BranchRef, VendorContext
 from loyalty_core.tiers.till_months import PURCHASE_MONTH
 from loyalty_core.till_sql import bound, statements_of
@@ -30,6 +31,7 @@ from loyalty_core.wallet.models import CauserType, EntryType
 from loyalty_core.wallet.rules import lot_expiry
 from loyalty_core.wallet.till_pending import PENDING_CTES
 from loyalty_core.wallet.till_posting import PostingParams, entry_params, posting_statement
+from loyalty_core.wallet.till_protocol import RunAgain
 
 SQL = statements_of(__name__)
 
@@ -233,27 +235,51 @@ def purchase_write(
 
 
 async def write(
-    conn: AsyncConnection[Any], params: PurchaseWrite, *, moved: CustomerTier | None = None
+    conn: AsyncConnection[Any],
+    params: PurchaseWrite,
+    *,
+    moved: CustomerTier | None = None,
+    referral: ReferralComplete | None = None,
 ) -> tuple[int, list[int] | None, int] | None:
     """The writes and COMMIT in one pipeline: the transaction's id, its lines' and the deliveries
     its events created. None when the meter refused. ``moved``: the tier held before, when the
     purchase moves the customer to another one (``till_tier_moves.tier_move``, TIER-18): then the
     customer is read in the same pipeline and its ``customer.tier_changed`` recorded before the
-    COMMIT, one more round trip in that rare case only."""
-    async with conn.pipeline() as pipeline, conn.cursor(row_factory=dict_row) as cursor:
+    COMMIT, one more round trip in that rare case only. ``referral``: the completion the purchase
+    makes (``referrals.till_complete``, REFERRAL-40), sent after the write in the same pipeline; its
+    answer is read before the ``COMMIT`` (one more round trip, once per referee), so a referral a
+    merge of its referrer moved in the meantime undoes the purchase and runs it again
+    (``RunAgain``)."""
+    async with (
+        conn.pipeline() as pipeline,
+        conn.cursor(row_factory=dict_row) as cursor,
+        conn.cursor(row_factory=dict_row) as completing,
+    ):
         sql = _WRITE_PENDING if isinstance(params, PendingPurchaseWrite) else _WRITE
         await cursor.execute(sql, bound(params), prepare=True)
-        if moved is None:
+        if referral is not None:
+            await completing.execute(COMPLETE, bound(referral), prepare=True)
+        if moved is None and referral is None:
             await conn.commit()
             row = await cursor.fetchone()
-            moved_deliveries = 0
+            more = 0
         else:
-            customer = await read_moved(conn, params.vendor_id, params.customer_id, params.now)
+            customer = None
+            if moved is not None:
+                customer = await read_moved(conn, params.vendor_id, params.customer_id, params.now)
             await pipeline.sync()
             row = await cursor.fetchone()
-            moved_deliveries = 0 if row is None else await record_move(customer, moved, params.now)
-            await customer.close()
+            more = 0
+            if referral is not None:
+                completed = await completing.fetchone()
+                if row is not None and completed is None:
+                    raise RunAgain
+                more += 0 if completed is None else completed["deliveries"]
+            if customer is not None:
+                assert moved is not None
+                more += 0 if row is None else await record_move(customer, moved, params.now)
+                await customer.close()
             await conn.commit()
     if row is None:
         return None
-    return row["transaction_id"], row["item_ids"], row["deliveries"] + moved_deliveries
+    return row["transaction_id"], row["item_ids"], row["deliveries"] + more

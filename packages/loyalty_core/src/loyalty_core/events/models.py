@@ -48,6 +48,7 @@ class EventType(StrEnum):
     REDEMPTION_USED = "redemption.used"
     REDEMPTION_CANCELLED = "redemption.cancelled"
     VOUCHER_USED = "voucher.used"
+    REFERRAL_COMPLETED = "referral.completed"
 
 
 PING = "ping"

@@ -49,6 +49,9 @@ class Plan(Base):
     feature_point_expiry: Mapped[bool] = mapped_column(Boolean, default=False)
     feature_tiers: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     """TIER-5: the vendor's ladder applies (reads show tiers, purchases pay their bonus)."""
+    feature_referrals: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    """REFERRAL-1: the vendor's referral programme applies (codes shown, registrations referred,
+    completions paid)."""
     feature_campaign_mail: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     max_campaign_mails: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     """Campaign messages sent per UTC month (MAIL-14); zero: unlimited."""

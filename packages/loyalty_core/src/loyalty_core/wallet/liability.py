@@ -208,7 +208,9 @@ FROM moved GROUP BY 1, 2
 
 # The points pending just before each instant of :ends: those of every purchase recorded before it
 # whose instant is at or after it, less what its returns made before it cancelled (a return inside
-# the window cancels all it reverses, PENDING-6). From the purchases, not `pending_points`, whose rows
+# the window cancels all it reverses, PENDING-6), plus the referral it completed, both sides, due at
+# its instant too and never cancelled (REFERRAL-44, REFERRAL-50; found through the referee's key).
+# From the purchases, not `pending_points`, whose rows
 # leave as their points become available: a closed month keeps its figure. Through the partial index
 # of the purchases whose points waited (`ix_transactions_vendor_pending`, its predicate repeated
 # here): a purchase waits 90 days at most (PENDING-1), so each instant reads the pending purchases
@@ -219,12 +221,15 @@ FROM unnest(CAST(:ends AS timestamptz[])) WITH ORDINALITY AS e(at, n)
 CROSS JOIN LATERAL (
     SELECT CAST(coalesce(sum(t.points_earned - coalesce((
                SELECT sum(r.points_reversed) FROM transaction_returns r
-               WHERE r.vendor_id = t.vendor_id AND r.transaction_id = t.id AND r.created_at < e.at), 0)), 0) AS bigint)
-           AS points
+               WHERE r.vendor_id = t.vendor_id AND r.transaction_id = t.id AND r.created_at < e.at), 0)
+             + coalesce((
+               SELECT f.referee_points + f.referrer_points FROM referrals f
+               WHERE f.vendor_id = t.vendor_id AND f.referee_id = t.customer_id AND f.transaction_id = t.id), 0)), 0)
+             AS bigint) AS points
     FROM transactions t
     WHERE t.vendor_id = :vendor_id AND t.points_available_at > t.created_at
       AND t.points_available_at >= e.at AND t.points_available_at < e.at + make_interval(days => :days)
-      AND t.created_at < e.at AND t.points_earned > 0
+      AND t.created_at < e.at
 ) p
 ORDER BY e.n
 """

@@ -66,6 +66,8 @@ class EntryType(StrEnum):
     EXPIRE = "expire"
     RETURN = "return"
     """Points a returned purchase takes back (an extension of the four the public API names)."""
+    REFERRAL = "referral"
+    """Points a completed referral credits to either side (an extension, like ``return``)."""
 
 
 class CauserType(StrEnum):

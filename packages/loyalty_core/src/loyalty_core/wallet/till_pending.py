@@ -38,6 +38,9 @@ from loyalty_core.wallet.till_posting import (
 
 SQL = statements_of(__name__)
 
+REFERRAL_REASON: Final = "referral"
+"""The ``reason`` of a ``referral`` entry (REFERRAL-44)."""
+
 
 PENDING_CTES: Final = (
     f"""pending AS (
@@ -121,6 +124,8 @@ class MadeAvailable(PostingParams, frozen=True):
     were recorded (EVENT-12)."""
 
     pending_id: int
+    available_event_wanted: bool
+    """False for points that were available at once (a referral's at 0 days): no ``points.available``."""
     available_event_id: str
     available_event_data: str
     available_event_at: datetime
@@ -129,7 +134,7 @@ class MadeAvailable(PostingParams, frozen=True):
 _DUE = SQL(
     "due",
     """
-SELECT id, entry_type, points, available_at, lot_expires_at, causer_type, causer_id
+SELECT id, entry_type, points, available_at, lot_expires_at, causer_type, causer_id, created_at
 FROM pending_points
 WHERE vendor_id = %(vendor_id)s AND wallet_id = %(wallet_id)s AND available_at <= %(now)s
 ORDER BY available_at, id
@@ -147,7 +152,7 @@ _MAKE_AVAILABLE = SQL(
 )""",
             event_ctes(
                 "available_event",
-                source="ledger_entry x CROSS JOIN ledger_balance b",
+                source="ledger_entry x CROSS JOIN ledger_balance b WHERE %(available_event_wanted)s",
                 data="CAST(%(available_event_data)s AS jsonb)"
                 " || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)",
                 customer="b.customer_id",
@@ -201,10 +206,13 @@ async def make_available(conn: AsyncConnection[Any], vendor_id: int, wallet_id: 
     async with conn.cursor(row_factory=dict_row) as cursor:
         for row in due:
             at: datetime = row["available_at"]
+            kind = row["entry_type"] or EntryType.EARN
             posting = entry_params(
                 vendor_id=vendor_id,
                 wallet_id=wallet_id,
-                kind=row["entry_type"] or EntryType.EARN,
+                kind=kind,
+                # REFERRAL-44: a referral's entry says so; a purchase's earn entry has no reason
+                reason=REFERRAL_REASON if kind == EntryType.REFERRAL else None,
                 amount=row["points"],
                 causer_type=row["causer_type"],
                 causer_id=row["causer_id"],
@@ -212,11 +220,21 @@ async def make_available(conn: AsyncConnection[Any], vendor_id: int, wallet_id: 
                 opened=[(row["points"], row["lot_expires_at"])],
             )
             shown = PointsAvailable(
-                0, wallet_id, posting.entry_type, posting.amount, 0, None, posting.causer_type, posting.causer_id, at
+                0,
+                wallet_id,
+                posting.entry_type,
+                posting.amount,
+                0,
+                posting.reason,
+                posting.causer_type,
+                posting.causer_id,
+                at,
             )
             made = MadeAvailable(
                 **bound(posting),
                 pending_id=row["id"],
+                # PENDING-9: none for points that were available at once (a referral's at 0 days)
+                available_event_wanted=at > row["created_at"],
                 available_event_id=new_event_id(now),
                 available_event_data=dumps(shown),
                 available_event_at=now,

@@ -1,6 +1,6 @@
 -- name: due
 -- params: WalletDue
-SELECT id, entry_type, points, available_at, lot_expires_at, causer_type, causer_id
+SELECT id, entry_type, points, available_at, lot_expires_at, causer_type, causer_id, created_at
 FROM pending_points
 WHERE vendor_id = %(vendor_id)s AND wallet_id = %(wallet_id)s AND available_at <= %(now)s
 ORDER BY available_at, id;
@@ -84,7 +84,7 @@ WITH ledger_balance AS (
     SELECT %(vendor_id)s, CAST(%(available_event_id)s AS text), 'points.available', 1,
            %(available_event_at)s, b.customer_id,
            CAST(%(available_event_data)s AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)
-    FROM ledger_entry x CROSS JOIN ledger_balance b
+    FROM ledger_entry x CROSS JOIN ledger_balance b WHERE %(available_event_wanted)s
     RETURNING vendor_id, id, type, created_at
 ), available_event_deliveries AS (
     INSERT INTO webhook_deliveries

@@ -29,6 +29,7 @@ TypeName = Literal[
     "redemption.used",
     "redemption.cancelled",
     "voucher.used",
+    "referral.completed",
 ]
 """The event types (``EventType``'s values; a test keeps the two equal)."""
 Subscribed = Literal[TypeName, "*"]

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from psycopg.errors import DeadlockDetected
 from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.events import CustomerMerged
@@ -19,9 +22,11 @@ from loyalty_core.customers.models import Customer, CustomerIdentifier, Customer
 from loyalty_core.customers.rules import cards
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.events.services.recording import record_event
+from loyalty_core.referrals.models import Referral, ReferralStatus, referral_payouts
 from loyalty_core.tiers.events import CustomerTierChanged
 from loyalty_core.wallet.models import Causer, EntryType, PendingPoints, PointLot, Wallet
 from loyalty_core.wallet.services.posting import Posting, locked
+from loyalty_core.wallet.till_protocol import ATTEMPTS
 
 MERGE_REASON = "merge"
 
@@ -33,6 +38,24 @@ class MergeService:
         self._customers = CustomerReads(session, clock)
 
     async def merge(
+        self, vendor_id: int, closing_id: int, into_id: int, *, causer: Causer
+    ) -> tuple[Customer, Customer]:
+        """Each attempt under a savepoint: a referral's completion locks the referrer's wallet while
+        it holds the referee's (REFERRAL-47), so a merge of the one into the other can deadlock with
+        it; the attempt PostgreSQL refuses is undone, its locks released, and run again."""
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                async with self._session.begin_nested():
+                    return await self._merge(vendor_id, closing_id, into_id, causer=causer)
+            except DBAPIError as exc:
+                if not isinstance(exc.orig, DeadlockDetected) or attempt == ATTEMPTS:
+                    raise
+            except DeadlockDetected:
+                if attempt == ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _merge(
         self, vendor_id: int, closing_id: int, into_id: int, *, causer: Causer
     ) -> tuple[Customer, Customer]:
         if closing_id == into_id:
@@ -87,6 +110,7 @@ class MergeService:
                 target, sum(p for p, _ in moved), kind=EntryType.ADJUST, causer=causer, reason=MERGE_REASON, lots=moved
             )
         await self._move_pending(source, target)
+        await self._move_referrals(vendor_id, closing.id, kept.id)
         await self._move_identifiers(vendor_id, closing, kept)
         closing.status = CustomerStatus.DEACTIVATED
         closing.merged_into_id = kept.id
@@ -125,6 +149,41 @@ class MergeService:
         target.pending_next_at = soonest
         source.pending_next_at = None
         await self._session.flush()
+
+    async def _move_referrals(self, vendor_id: int, closing_id: int, kept_id: int) -> None:
+        """REFERRAL-49: a pending referral whose referee closes, or whose referrer closes into its
+        referee, is void (a completed one stays); the closed account's referrals as referrer, and its
+        paid count (the cap's row), go to the kept account, which is paid for them from now on."""
+        referrals = Referral.__table__.c
+        await self._session.execute(
+            update(Referral)
+            .where(
+                referrals.vendor_id == vendor_id,
+                referrals.status == ReferralStatus.PENDING,
+                (referrals.referee_id == closing_id)
+                | ((referrals.referrer_id == closing_id) & (referrals.referee_id == kept_id)),
+            )
+            .values(status=ReferralStatus.VOID, updated_at=self._clock.now())
+        )
+        await self._session.execute(
+            update(Referral)
+            .where(referrals.vendor_id == vendor_id, referrals.referrer_id == closing_id)
+            .values(referrer_id=kept_id, updated_at=self._clock.now())
+        )
+        payouts = referral_payouts.c
+        paid = await self._session.scalar(
+            referral_payouts.delete()
+            .where(payouts.vendor_id == vendor_id, payouts.referrer_id == closing_id)
+            .returning(payouts.paid)
+        )
+        if paid:
+            added = insert(referral_payouts).values(vendor_id=vendor_id, referrer_id=kept_id, paid=paid)
+            await self._session.execute(
+                added.on_conflict_do_update(
+                    index_elements=[payouts.vendor_id, payouts.referrer_id],
+                    set_={"paid": payouts.paid + added.excluded.paid},
+                )
+            )
 
     async def _lock_both(self, vendor_id: int, closing_id: int, into_id: int) -> tuple[Customer, Customer]:
         """Both customer rows, locked in id order and read as committed now (never against the key
