@@ -77,7 +77,7 @@ class CustomerUpdate(_CustomerFields, kw_only=True):
     marketing_consent_statement_version: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
-EntryType = Literal["adjust", "earn", "expire", "redeem", "return"]
+EntryType = Literal["adjust", "earn", "expire", "redeem", "referral", "return"]
 
 
 class Identifier(msgspec.Struct, kw_only=True):
