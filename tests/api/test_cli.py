@@ -259,7 +259,7 @@ def test_reads_from_the_shell_print_aligned_text_or_json(
         "rate_limit_per_minute": "0",
         "overage_percent": "0",
         "features": (
-            '{"campaigns":true,"customer_moments":false,"point_expiry":false,"tiers":false,"campaign_mail":false}'
+            '{"campaigns":true,"customer_moments":false,"point_expiry":false,"tiers":false,"referrals":false,"campaign_mail":false}'
         ),
         "selectable": "no",
         "created_at": shown[-1][column:],

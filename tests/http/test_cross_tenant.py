@@ -432,6 +432,20 @@ CASES: dict[str, list[Call]] = {
             token="admin",
         )
     ],
+    # --- the referral programme (REFERRAL-3, REFERRAL-4) -----------------------------------------------
+    "GET /admin/v1/vendors/{vendor_id}/referral-programme": [
+        Call(404, "NOT_FOUND", "the path vendor's own programme only", path=_intruder_vendor, token="admin")
+    ],
+    "PUT /admin/v1/vendors/{vendor_id}/referral-programme": [
+        Call(
+            403,
+            "PLAN_FEATURE_UNAVAILABLE",
+            "the path vendor's own plan decides: the intruder's plan lacks referrals (REFERRAL-3)",
+            path=_intruder_vendor,
+            body=lambda w: {"referrer_points": 1, "referee_points": 1},
+            token="admin",
+        )
+    ],
     # --- the back office's reads ----------------------------------------------------------------------
     "GET /admin/v1/vendors/{vendor_id}/customers": [
         Call(200, None, OWN_LIST, path=_intruder_vendor, query=_searched(q), token="admin")
@@ -683,7 +697,8 @@ def test_every_vendor_route_is_swept(app: Litestar) -> None:
 async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> dict[str, Any]:
     """The owner vendor with one of everything the routes take an id of (made afresh for each
     case, so no case can see what another one wrote)."""
-    owner = await make_tenant(client, plan={"features": {"campaigns": True, "tiers": True, "campaign_mail": True}})
+    features = {"campaigns": True, "tiers": True, "referrals": True, "campaign_mail": True}
+    owner = await make_tenant(client, plan={"features": features})
     free_card, _ = await card_batch(client, owner, 2)
     made = await register(
         client,
@@ -731,6 +746,7 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine) ->
         portal(owner, "/tiers"),
         {"basis": "spend", "tiers": [{"key": "own", "name": SECRET, "threshold": 0, "multiplier_percent": 100}]},
     )
+    await admin(client, "PUT", portal(owner, "/referral-programme"), {"referrer_points": 7, "referee_points": 9})
     mailing = await admin(client, "POST", portal(owner, "/mailings"), {"subject": SECRET, "body": SECRET})
     bought = await client.post(
         "/api/v1/transactions",

@@ -76,6 +76,7 @@ async def test_every_page_opens_for_an_owner(page: Page, live: Live) -> None:
         "two_factor": "/portal/account/two-factor",
         "reports": "/portal/reports",
         "tiers": "/portal/tiers",
+        "referrals": "/portal/referrals",
         "mailings": "/portal/mailings",
     }
     for name, path in pages.items():

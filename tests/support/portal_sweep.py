@@ -66,6 +66,9 @@ LISTS_OWN = 200  # a list of the intruder's own shop: it holds none of the owner
 RULE = {"version": "1", "name": "own", "points_per_unit": "1", "unit_amount": "100"}
 CAMPAIGN = {"version": "1", "name": "own", "kind": "fixed_points", "points": "5"}
 MAILING = {"subject": "own", "body": "own"}
+PROGRAMME = {"referrer_points": "5", "referee_points": "5", "min_purchase_amount": "1.00", "active": "on"}
+OWN_PROGRAMME = {"referrer_points": 731, "referee_points": 373, "min_purchase_amount": 91_919}
+"""The owner's programme: figures no intruder's page shows."""
 LADDER = {
     "basis": "spend",
     "period_months": "12",
@@ -95,6 +98,10 @@ SETTINGS_CASES: dict[str, Case] = {
     "GET /tiers": Case(200, lambda w: "/portal/tiers"),
     "POST /tiers/rows": Case(200, lambda w: "/portal/tiers/rows", lambda w: LADDER),
     "POST /tiers": Case(403, lambda w: "/portal/tiers", lambda w: LADDER),
+    # the programme is the shop's own: the intruder sees its own form (none stored), and its plan has
+    # no referrals, so its save is refused with PLAN_FEATURE_UNAVAILABLE's status (REFERRAL-5)
+    "GET /referrals": Case(200, lambda w: "/portal/referrals"),
+    "POST /referrals": Case(403, lambda w: "/portal/referrals", lambda w: PROGRAMME),
     "POST /campaigns/{row_id}": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}", lambda w: CAMPAIGN),
     "GET /campaigns/{row_id}/delete": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}/delete"),
     "POST /campaigns/{row_id}/delete": Case(404, lambda w: f"/portal/campaigns/{w.campaign_id}/delete"),
@@ -247,8 +254,12 @@ async def owner_world(client: AsyncTestClient[Litestar], engine: AsyncEngine, sh
     await admin(client, "POST", "/admin/v1/email-suppressions", {"email": email, "reason": "bounce"})
     v = f"/admin/v1/vendors/{tenant.vendor_id}"
     await admin(
-        client, "PATCH", f"/admin/v1/plans/{tenant.plan_id}", {"features": {"campaigns": True, "campaign_mail": True}}
+        client,
+        "PATCH",
+        f"/admin/v1/plans/{tenant.plan_id}",
+        {"features": {"campaigns": True, "campaign_mail": True, "referrals": True}},
     )
+    await admin(client, "PUT", f"/admin/v1/vendors/{tenant.vendor_id}/referral-programme", OWN_PROGRAMME)
     mailing = await admin(client, "POST", f"{v}/mailings", {"subject": SECRET, "body": SECRET})
     rule = await admin(client, "POST", f"{v}/earn-rules", {"name": SECRET, "points_per_unit": 1, "unit_amount": 100})
     campaign = await admin(client, "POST", f"{v}/campaigns", {"name": SECRET, "kind": "fixed_points", "points": 5})

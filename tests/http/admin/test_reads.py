@@ -45,6 +45,7 @@ async def test_plan_is_read_listed_and_patched_with_selectable(client: AsyncTest
             "customer_moments": False,
             "point_expiry": False,
             "tiers": False,
+            "referrals": False,
             "campaign_mail": False,
         },
     }

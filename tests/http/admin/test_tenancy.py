@@ -30,6 +30,7 @@ async def test_plan_is_created_with_every_limit_and_feature(client: AsyncTestCli
             "customer_moments": False,
             "point_expiry": True,
             "tiers": True,
+            "referrals": True,
             "campaign_mail": True,
         },
         "max_campaign_mails": 1000,
@@ -51,6 +52,7 @@ async def test_plan_defaults_are_unlimited_and_featureless(client: AsyncTestClie
         "customer_moments": False,
         "point_expiry": False,
         "tiers": False,
+        "referrals": False,
         "campaign_mail": False,
     }
     assert data["max_campaign_mails"] == 0

@@ -85,3 +85,11 @@ TIER_MULTIPLIER: Final = Meta(ge=100, le=1000)
 TIER_DESCRIPTION: Final = Meta(max_length=1000)
 TIER_PERIOD: Final = Meta(ge=1, le=36)
 TIER_GRACE: Final = Meta(ge=0, le=36)
+
+# referrals (REFERRAL-2)
+REFERRAL_POINTS: Final = Meta(ge=0, le=1_000_000)
+"""What a completed referral pays the referrer, or the referee."""
+REFERRAL_MIN_PURCHASE: Final = Meta(ge=0, le=INT32_MAX)
+"""The cents a referee's purchase must reach to complete the referral."""
+REFERRAL_CAP: Final = Meta(ge=0, le=INT32_MAX)
+"""Paid completions per referrer; 0: unlimited."""

@@ -21,6 +21,7 @@ from loyalty_http.passes.controllers import SendCardByExternalIdController, Wall
 from loyalty_http.passes.web_service import PassWebServiceController
 from loyalty_http.redemptions.admin import AdminRedemptionsController
 from loyalty_http.redemptions.controllers import RedemptionController
+from loyalty_http.referrals.admin import AdminReferralProgrammeController
 from loyalty_http.rewards.admin import AdminRewardsController
 from loyalty_http.rewards.controllers import RewardController
 from loyalty_http.tiers.admin import AdminTiersController
@@ -65,6 +66,7 @@ ROUTE_HANDLERS: list[Any] = [
     AdminEarnRulesController,
     AdminCampaignsController,
     AdminTiersController,
+    AdminReferralProgrammeController,
     TierController,
     AdminMailingsController,
     AdminOutboxRawController,

@@ -44,6 +44,7 @@ from loyalty_core.passes.services.ports import PassMaker
 from loyalty_core.passes.services.sending import CardSends
 from loyalty_core.redemptions.reads import RedemptionList
 from loyalty_core.redemptions.services import PortalRedemptions
+from loyalty_core.referrals.services import ProgrammeService
 from loyalty_core.rewards.reads import RewardReads
 from loyalty_core.rewards.services import RewardService, RewardWrites
 from loyalty_core.tenancy.errors import VendorNotFound
@@ -238,6 +239,7 @@ def dependencies(
         "earn_rules": service(EarnRuleService),
         "campaigns": service(CampaignService),
         "tiers": service(TierService),
+        "referral_programmes": service(ProgrammeService),
         "mailings": service(MailingService),
         # the back office's reads
         "tenancy_reads": service(TenancyReads),

@@ -36,6 +36,7 @@ from loyalty_portal.pages.login import LoginController
 from loyalty_portal.pages.mail import MailController
 from loyalty_portal.pages.mailings import MailingsController
 from loyalty_portal.pages.redemptions import RedemptionsController
+from loyalty_portal.pages.referrals import ReferralsController
 from loyalty_portal.pages.reports import ReportsController
 from loyalty_portal.pages.rewards import RewardsController
 from loyalty_portal.pages.tiers import TiersController
@@ -68,6 +69,7 @@ CONTROLLERS = [
     ReportsController,
     BrandingController,
     TiersController,
+    ReferralsController,
     ExportController,
     ImportController,
     ActivityController,

@@ -94,6 +94,7 @@ NAVIGATION: tuple[tuple[str, str, bool], ...] = (
     ("Campaigns", f"{MOUNT_PATH}/campaigns", False),
     ("Mailings", f"{MOUNT_PATH}/mailings", False),
     ("Tiers", f"{MOUNT_PATH}/tiers", False),
+    ("Referrals", f"{MOUNT_PATH}/referrals", False),
     ("Branches", f"{MOUNT_PATH}/branches", False),
     ("Cards", f"{MOUNT_PATH}/cards", False),
     ("API clients", f"{MOUNT_PATH}/clients", False),

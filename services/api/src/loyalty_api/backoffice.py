@@ -27,7 +27,7 @@ from loyalty_api.settings import Settings
 Send = Callable[[str, str, dict[str, Any] | None, str], tuple[int, dict[str, Any]]]
 """(method, path, JSON body or None, admin token) -> (status, decoded answer)."""
 
-FEATURES = ("campaigns", "customer_moments", "point_expiry", "tiers", "campaign_mail")
+FEATURES = ("campaigns", "customer_moments", "point_expiry", "tiers", "referrals", "campaign_mail")
 
 
 def add_verbs(verbs: Any) -> dict[str, Any]:

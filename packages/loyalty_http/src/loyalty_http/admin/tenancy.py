@@ -47,6 +47,7 @@ class AdminTenancyController(Controller):
             feature_customer_moments=features.customer_moments,
             feature_point_expiry=features.point_expiry,
             feature_tiers=features.tiers,
+            feature_referrals=features.referrals,
             feature_campaign_mail=features.campaign_mail,
         )
         return Envelope(s.Plan.of(plan))

@@ -36,6 +36,7 @@ class Features(msgspec.Struct):
     customer_moments: bool = False
     point_expiry: bool = False
     tiers: bool = False
+    referrals: bool = False
     campaign_mail: bool = False
 
 
@@ -58,6 +59,7 @@ class FeaturesPatch(msgspec.Struct, omit_defaults=True):
     customer_moments: bool | UnsetType = UNSET
     point_expiry: bool | UnsetType = UNSET
     tiers: bool | UnsetType = UNSET
+    referrals: bool | UnsetType = UNSET
     campaign_mail: bool | UnsetType = UNSET
 
 
@@ -123,6 +125,7 @@ class Plan(msgspec.Struct):
                 p.feature_customer_moments,
                 p.feature_point_expiry,
                 p.feature_tiers,
+                p.feature_referrals,
                 p.feature_campaign_mail,
             ),
             selectable=p.selectable,
