@@ -19,6 +19,7 @@ from tests.support.envelope import details_of, error_of
 from tests.support.merges import merge
 from tests.support.referrals import programme, referral_rows, referrals_feature
 from tests.support.tenants import Tenant, make_tenant
+from tests.support.webhooks import webhook_tenant
 
 
 async def referring_shop(client: AsyncTestClient[Litestar], engine: AsyncEngine, **fields: Any) -> Tenant:
@@ -245,3 +246,22 @@ async def test_the_list_pages_newest_first_and_refuses_customers_it_does_not_hav
         response = await client.get(f"{CUSTOMERS}/{customer}/referrals", headers=tenant.headers)
         assert response.status_code == 404, response.text
         assert error_of(response)["code"] == "CUSTOMER_NOT_FOUND"
+
+
+async def test_the_customer_events_carry_the_code_and_the_referrer(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """REFERRAL-20, REFERRAL-22: ``customer.created`` (payload version 3) is the customer resource,
+    ``referral_code`` and ``referred_by`` included."""
+    tenant = await webhook_tenant(client)
+    async with engine.begin() as conn:
+        await referrals_feature(conn, tenant.vendor_id)
+        await programme(conn, tenant.vendor_id)
+    ann = await register(client, tenant, first_name="Ann")
+    bob = await register(client, tenant, first_name="Bob", referral_code=ann["referral_code"])
+    events = await client.get("/api/v1/events", params={"type": "customer.created"}, headers=tenant.headers)
+    assert events.status_code == 200, events.text
+    shown = {
+        e["data"]["id"]: (e["data"]["referral_code"], e["data"]["referred_by"]) for e in events.json()["data"]["data"]
+    }
+    assert shown == {ann["id"]: (ann["referral_code"], None), bob["id"]: (bob["referral_code"], ann["id"])}
