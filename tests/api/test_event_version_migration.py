@@ -103,5 +103,6 @@ def test_events_stored_before_versions_read_as_version_1() -> None:
         "2026-11-26T12:00:00.250000Z",
         "North",
     )
-    # version 1 of the customer payloads reads with ``tier: null`` since version 2 added it (TIER-6)
-    assert shown["customer.created"] == {**_CUSTOMER, "tier": None}
+    # version 1 of the customer payloads reads with ``tier: null`` since version 2 added it (TIER-6),
+    # and with ``referral_code`` and ``referred_by`` null since version 3 added them (REFERRAL-20)
+    assert shown["customer.created"] == {**_CUSTOMER, "tier": None, "referral_code": None, "referred_by": None}

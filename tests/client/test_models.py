@@ -36,6 +36,8 @@ CUSTOMER = {
     "created_at": "2026-11-26T10:00:00Z",
     "updated_at": "2026-11-26T10:00:00Z",
     "tier": None,
+    "referral_code": None,
+    "referred_by": None,
 }
 
 

@@ -37,6 +37,7 @@ TILL_MODULES = {
     "loyalty_core.redemptions.till_redeem",
     "loyalty_core.redemptions.till_redeem_state",
     "loyalty_core.redemptions.till_verify",
+    "loyalty_core.referrals.till_referrals",
     "loyalty_core.tenancy.till_token_check",
     "loyalty_core.wallet.till_posting",
     "loyalty_core.wallet.till_adjust",

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from loyalty_core.clock import SystemClock
 from loyalty_core.events.services.recording import record_event
 from loyalty_core.models import metadata
+from loyalty_core.referrals.codes import referral_code
 from tests.support.app import ADMIN
 from tests.support.customers import CUSTOMERS, card_batch, portal, register
 from tests.support.envelope import error_of
@@ -206,6 +207,7 @@ CASES: dict[str, list[Call]] = {
         )
     ],
     "GET /api/v1/customers/{customer}/transactions": [Call(*CUSTOMER_404, path=_customer)],
+    "GET /api/v1/customers/{customer}/referrals": [Call(*CUSTOMER_404, path=_customer)],
     "GET /api/v1/transactions/{transaction_id}": [Call(*TRANSACTION_404, path=_transaction)],
     "GET /api/v1/transactions/{transaction_id}/returns": [Call(*TRANSACTION_404, path=_transaction)],
     "POST /api/v1/transactions/{transaction_id}/returns": [
@@ -275,6 +277,12 @@ CASES: dict[str, list[Call]] = {
             body=lambda w: {"identifiers": [{"type": "loyalty_card", "value": w.free_card}]},
         ),
         Call(201, None, CREATES_OWN, body=lambda w: {"external_id": w.external_id, "email": w.email}),
+        Call(
+            422,
+            "VALIDATION_ERROR",
+            "the owner's customer's referral code refers nobody here",
+            body=lambda w: {"referral_code": referral_code(w.customer_id)},
+        ),
     ],
     "GET /api/v1/customers/lookup": [
         Call(*CUSTOMER_404, query=lambda w: {"identifier": w.email}),

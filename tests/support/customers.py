@@ -34,6 +34,8 @@ RESOURCE_FIELDS = {
     "created_at",
     "updated_at",
     "tier",
+    "referral_code",
+    "referred_by",
 }
 """The customer resource (CUSTOMER-8), field for field."""
 

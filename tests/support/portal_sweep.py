@@ -141,7 +141,9 @@ SETTINGS_CASES: dict[str, Case] = {
 }
 CASES: dict[str, Case] = {
     "GET /customers": Case(LISTS_OWN, lambda w: f"/portal/customers?q={w.card}&status=active&sort=balance"),
-    "GET /customers/{customer_id}": Case(404, lambda w: f"{_customer(w)}?ledger_page=2&purchases_page=2"),
+    "GET /customers/{customer_id}": Case(
+        404, lambda w: f"{_customer(w)}?ledger_page=2&purchases_page=2&referrals_page=2"
+    ),
     "POST /customers/{customer_id}/adjust": Case(
         404, lambda w: f"{_customer(w)}/adjust", lambda w: {"amount": "-5", "reason": "x"}
     ),

@@ -94,6 +94,7 @@ async def test_every_operation_answers_through_the_client(client: AsyncTestClien
     assert (purchase.points_earned, len(purchase.idempotency_key)) == (20, 36)
     assert (await loyalty.get_transaction(purchase.id)).total_amount == 2000
     assert [t.id for t in (await loyalty.list_transactions(customer.id)).data] == [purchase.id]
+    assert list((await loyalty.list_referrals(customer.id)).data) == []
     climbed = (await loyalty.lookup_customer(identifier=card)).tier
     assert climbed is not None
     assert (climbed.key, climbed.qualifying_total) == ("silver", 2000)

@@ -146,8 +146,11 @@ async def test_the_dashboard_counts_customers_per_tier_over_their_families(db: A
 
 async def test_a_customer_event_stored_before_the_tier_reads_with_tier_null(db: AsyncSession) -> None:
     """TIER-6: customer payloads took version 2 with ``tier``; an event stored as version 1 reads
-    as version 2 with ``tier: null``, one stored as version 2 as stored."""
+    as version 2 with ``tier: null``, one stored as version 2 as stored; both with version 3's
+    referral fields null."""
     stored = {"id": 7, "first_name": "Ann", "balance": 0}
-    assert EVENTS.shown("customer.created", 1, stored, datetime(2026, 1, 1, tzinfo=UTC)) == {**stored, "tier": None}
+    unreferred = {"referral_code": None, "referred_by": None}  # version 3's fields (REFERRAL-20)
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    assert EVENTS.shown("customer.created", 1, stored, at) == {**stored, "tier": None, **unreferred}
     tiered = {**stored, "tier": {"key": "gold"}}
-    assert EVENTS.shown("customer.updated", 2, tiered, datetime(2026, 1, 1, tzinfo=UTC)) == tiered
+    assert EVENTS.shown("customer.updated", 2, tiered, at) == {**tiered, **unreferred}

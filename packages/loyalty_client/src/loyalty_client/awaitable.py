@@ -38,6 +38,8 @@ class AsyncOperations:
     iter_ledger_entries = awaitable_pages(operations.customers.list_ledger_entries)
     list_products = awaitable(operations.products.list_products)
     iter_products = awaitable_pages(operations.products.list_products)
+    list_referrals = awaitable(operations.customers.list_referrals)
+    iter_referrals = awaitable_pages(operations.customers.list_referrals)
     list_returns = awaitable(operations.transactions.list_returns)
     iter_returns = awaitable_pages(operations.transactions.list_returns)
     list_rewards = awaitable(operations.rewards.list_rewards)

@@ -38,6 +38,8 @@ class Operations:
     iter_ledger_entries = blocking_pages(operations.customers.list_ledger_entries)
     list_products = blocking(operations.products.list_products)
     iter_products = blocking_pages(operations.products.list_products)
+    list_referrals = blocking(operations.customers.list_referrals)
+    iter_referrals = blocking_pages(operations.customers.list_referrals)
     list_returns = blocking(operations.transactions.list_returns)
     iter_returns = blocking_pages(operations.transactions.list_returns)
     list_rewards = blocking(operations.rewards.list_rewards)

@@ -23,6 +23,7 @@ from loyalty_core.accounts.events import (
     CustomerMerged,
     CustomerTierChanged,
     CustomerUpdated,
+    without_referrals,
     without_tier,
 )
 from loyalty_core.earning.events import CreatedSnapshot, TransactionReturned, created_event_data
@@ -45,6 +46,12 @@ EVENTS = Registry(
     older(CustomerUpdated, 1, read=without_tier),
     older(CustomerMerged, 1, read=without_tier),
     older(CustomerAnonymized, 1, read=without_tier),
+    # before the customer resource had ``referral_code`` and ``referred_by`` (REFERRAL-20)
+    older(CustomerCreated, 2, read=without_referrals),
+    older(CustomerUpdated, 2, read=without_referrals),
+    older(CustomerMerged, 2, read=without_referrals),
+    older(CustomerAnonymized, 2, read=without_referrals),
+    older(CustomerTierChanged, 1, read=without_referrals),
     # the purchase's snapshot; an object is an event stored as the resource before there was one
     current(CreatedSnapshot, read=snapshot_or_stored(created_event_data)),
     older(CreatedSnapshot, 1, read=snapshot_or_stored(created_event_data)),

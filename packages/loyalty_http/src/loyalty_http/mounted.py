@@ -8,7 +8,7 @@ from loyalty_http.admin.tenancy import AdminTenancyController
 from loyalty_http.admin.users import AdminUsersController
 from loyalty_http.catalogue.controllers import ProductController
 from loyalty_http.customers.admin import AdminCustomerReadsController, AdminCustomersController
-from loyalty_http.customers.controllers import CustomerController, UnsubscribeController
+from loyalty_http.customers.controllers import CustomerController, CustomerReferralsController, UnsubscribeController
 from loyalty_http.earning.admin import AdminCampaignsController, AdminEarnRulesController
 from loyalty_http.earning.controllers import CustomerTransactionsController, ReturnController, TransactionController
 from loyalty_http.events.controllers import EventController, WebhookEndpointController
@@ -53,6 +53,7 @@ ROUTE_HANDLERS: list[Any] = [
     TransactionController,
     ReturnController,
     CustomerTransactionsController,
+    CustomerReferralsController,
     AdminWalletController,
     AdminLiabilityController,
     PublicDocsController,

@@ -33,6 +33,8 @@ class Customer(msgspec.Struct, kw_only=True):
     created_at: str
     updated_at: str
     tier: CustomerTier | None
+    referral_code: str | None
+    referred_by: int | None
     merged_into_id: int | None = None
 
 
@@ -53,6 +55,7 @@ class CustomerCreate(_CustomerFields, kw_only=True):
     marketing_consent: bool | msgspec.UnsetType | None = msgspec.UNSET
     marketing_consent_statement_version: str | msgspec.UnsetType | None = msgspec.UNSET
     identifiers: list[IdentifierIn] | msgspec.UnsetType | None = msgspec.UNSET
+    referral_code: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class CustomerTier(msgspec.Struct, kw_only=True):
@@ -112,6 +115,18 @@ class LinkExternalId(msgspec.Struct, kw_only=True):
 Locale = Literal["en", "nl"]
 
 
+class ReferralItem(msgspec.Struct, kw_only=True):
+    """One referral of a referrer. The points are those credited: 0 until completed, and
+    ``referrer_points`` 0 when the referrer got nothing; ``completed_at`` is the purchase's instant."""
+
+    referee_id: int
+    status: str
+    completed_at: str | None
+    referrer_points: int
+    referee_points: int
+    transaction_id: int | None
+
+
 class SaveUrl(msgspec.Struct, kw_only=True):
     save_url: str
 
@@ -156,6 +171,10 @@ class WalletAdjust(msgspec.Struct, kw_only=True):
 
 class LedgerEntryPage(Page[LedgerEntry]):
     """A page of ``LedgerEntry``."""
+
+
+class ReferralItemPage(Page[ReferralItem]):
+    """A page of ``ReferralItem``."""
 
 
 class TransactionPage(Page[Transaction]):

@@ -43,6 +43,7 @@ OPERATIONS: tuple[Operation, ...] = (
     events.LIST_EVENTS,
     customers.LIST_LEDGER_ENTRIES,
     products.LIST_PRODUCTS,
+    customers.LIST_REFERRALS,
     transactions.LIST_RETURNS,
     rewards.LIST_REWARDS,
     customers.LIST_TRANSACTIONS,

@@ -67,6 +67,16 @@ def list_ledger_entries(
     )
 
 
+LIST_REFERRALS = Operation("listReferrals", "GET", "/api/v1/customers/{customer}/referrals", models.ReferralItemPage)
+
+
+def list_referrals(
+    customer: str | int, *, per_page: int | None = None, page: int | None = None
+) -> Call[models.ReferralItemPage]:
+    """GET /api/v1/customers/{customer}/referrals (listReferrals)."""
+    return Call(LIST_REFERRALS, {"customer": customer}, {"per_page": per_page, "page": page})
+
+
 LIST_TRANSACTIONS = Operation(
     "listTransactions", "GET", "/api/v1/customers/{customer}/transactions", models.TransactionPage
 )

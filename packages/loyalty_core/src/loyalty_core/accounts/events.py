@@ -1,7 +1,9 @@
 """The payloads of a customer's events: each the customer resource as the API shows it.
 
 Version 2 added ``tier`` (TIER-6); an event stored as version 1 reads with ``tier: null``
-(:func:`without_tier`): what it recorded was before the customer had one."""
+(:func:`without_tier`): what it recorded was before the customer had one. Version 3 added
+``referral_code`` and ``referred_by`` (REFERRAL-20, REFERRAL-22); an event stored before reads with
+both null (:func:`without_referrals`), as ``customer.tier_changed`` version 1 does."""
 
 from __future__ import annotations
 
@@ -15,24 +17,24 @@ from loyalty_core.tiers.events import CustomerTierChanged as CustomerTierChanged
 
 class CustomerCreated(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_CREATED
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
 
 
 class CustomerUpdated(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_UPDATED
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
 
 
 class CustomerMerged(Customer, frozen=True):
     """The closed account."""
 
     event_type: ClassVar[str] = EventType.CUSTOMER_MERGED
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
 
 
 class CustomerAnonymized(Customer, frozen=True):
     event_type: ClassVar[str] = EventType.CUSTOMER_ANONYMIZED
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
 
 
 CustomerPayload: TypeAlias = (
@@ -52,5 +54,11 @@ the anonymized customer (``events.services.scrubbing.scrub_customer_events`` ref
 
 
 def without_tier(data: Any, at: datetime) -> dict[str, Any]:
-    """A customer event stored as version 1, before the resource had ``tier``, as version 2 shows it."""
-    return {**data, "tier": None}
+    """A customer event stored as version 1, before the resource had ``tier``, as version 3 shows it."""
+    return without_referrals({**data, "tier": None}, at)
+
+
+def without_referrals(data: Any, at: datetime) -> dict[str, Any]:
+    """A customer event stored before the resource had ``referral_code`` and ``referred_by`` (version
+    2; ``customer.tier_changed`` version 1), as the current version shows it."""
+    return {**data, "referral_code": None, "referred_by": None}

@@ -15,14 +15,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from loyalty_core.customer_columns import CUSTOMER_COLUMNS, customer_view
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.customers.reads.customer import CustomerView, view_of
+from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.customers.till_holder import HOLDER_BY_IDENTIFIER
 from loyalty_core.tenancy.till_token_check import CompanionRead, TokenCheck, VendorScope, riding
-from loyalty_core.tiers.reads import customer_tier, tier_facts_sql
 from loyalty_core.till_sql import Params, statements_of
-from loyalty_core.wallet.till_pending import AVAILABLE_SQL
 
 SQL = statements_of(__name__)
 
@@ -39,22 +38,8 @@ class ByExternalId(Params, frozen=True):
     now: datetime
 
 
-TIER_FACTS = tier_facts_sql(vendor="c.vendor_id", customer="c.id", merged_into="c.merged_into_id", now="%(now)s")
-"""The customer's tier (TIER-6) in the lookup's own statement: no more round trips, only primary keys."""
-
 _CUSTOMER = f"""
-SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
-       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
-       c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
-       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
-       (coalesce(w.balance, 0) - coalesce((
-           SELECT sum(l.remaining) FROM point_lots l
-           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
-       + {AVAILABLE_SQL})::bigint AS balance,
-       (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
-                                 ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
-          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
-       ({TIER_FACTS}) AS tier_facts
+SELECT {CUSTOMER_COLUMNS}
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
@@ -91,4 +76,4 @@ def customer_found(row: dict[str, Any] | None) -> CustomerView:
     """The customer :func:`lookup_read` found (its row by column name), or CUSTOMER_NOT_FOUND."""
     if row is None:
         raise e.CustomerNotFound("No customer of the vendor has this identifier.")
-    return view_of(row, customer_tier(row))
+    return customer_view(row)

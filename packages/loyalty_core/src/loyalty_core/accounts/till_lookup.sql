@@ -8,10 +8,10 @@ WITH found AS MATERIALIZED (
     FROM found f JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = f.customer_id
     WHERE c.status <> 'anonymized'
 )
-SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
-       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
+SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth,
+       c.customer_since, c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
-       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
+       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at, c.referred_by_id,
        (coalesce(w.balance, 0) - coalesce((
            SELECT sum(l.remaining) FROM point_lots l
            WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
@@ -40,7 +40,11 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
       FROM tier_ladders l
       JOIN vendors v ON v.id = l.vendor_id
       JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
-     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts
+     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts,
+       EXISTS (SELECT 1 FROM referral_programmes rp
+               JOIN vendors rv ON rv.id = rp.vendor_id
+               JOIN plans rl ON rl.id = rv.plan_id AND rl.feature_referrals
+              WHERE rp.vendor_id = c.vendor_id) AS referral_codes
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
@@ -51,10 +55,10 @@ WHERE c.status <> 'anonymized';
 WITH holder AS MATERIALIZED (
     SELECT id FROM customers WHERE vendor_id = %(vendor_id)s AND external_id = %(external_id)s
 )
-SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
-       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
+SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth,
+       c.customer_since, c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
-       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
+       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at, c.referred_by_id,
        (coalesce(w.balance, 0) - coalesce((
            SELECT sum(l.remaining) FROM point_lots l
            WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
@@ -83,7 +87,11 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
       FROM tier_ladders l
       JOIN vendors v ON v.id = l.vendor_id
       JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
-     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts
+     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts,
+       EXISTS (SELECT 1 FROM referral_programmes rp
+               JOIN vendors rv ON rv.id = rp.vendor_id
+               JOIN plans rl ON rl.id = rv.plan_id AND rl.feature_referrals
+              WHERE rp.vendor_id = c.vendor_id) AS referral_codes
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
@@ -114,10 +122,10 @@ WITH found AS MATERIALIZED (
     FROM found f JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = f.customer_id
     WHERE c.status <> 'anonymized'
 )
-SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
-       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
+SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth,
+       c.customer_since, c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
-       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
+       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at, c.referred_by_id,
        (coalesce(w.balance, 0) - coalesce((
            SELECT sum(l.remaining) FROM point_lots l
            WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
@@ -146,7 +154,11 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
       FROM tier_ladders l
       JOIN vendors v ON v.id = l.vendor_id
       JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
-     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts
+     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts,
+       EXISTS (SELECT 1 FROM referral_programmes rp
+               JOIN vendors rv ON rv.id = rp.vendor_id
+               JOIN plans rl ON rl.id = rv.plan_id AND rl.feature_referrals
+              WHERE rp.vendor_id = c.vendor_id) AS referral_codes
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id
@@ -173,10 +185,10 @@ WHERE t.jti = %(jti)s
 WITH holder AS MATERIALIZED (
     SELECT id FROM customers WHERE vendor_id = %(vendor_id)s AND external_id = %(external_id)s
 )
-SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
-       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
+SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth,
+       c.customer_since, c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
        c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
-       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
+       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at, c.referred_by_id,
        (coalesce(w.balance, 0) - coalesce((
            SELECT sum(l.remaining) FROM point_lots l
            WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
@@ -205,7 +217,11 @@ SELECT c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of
       FROM tier_ladders l
       JOIN vendors v ON v.id = l.vendor_id
       JOIN plans p ON p.id = v.plan_id AND p.feature_tiers
-     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts
+     WHERE l.vendor_id = c.vendor_id AND c.merged_into_id IS NULL) AS tier_facts,
+       EXISTS (SELECT 1 FROM referral_programmes rp
+               JOIN vendors rv ON rv.id = rp.vendor_id
+               JOIN plans rl ON rl.id = rv.plan_id AND rl.feature_referrals
+              WHERE rp.vendor_id = c.vendor_id) AS referral_codes
 FROM holder h
 JOIN customers c ON c.vendor_id = %(vendor_id)s AND c.id = h.id
 LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id

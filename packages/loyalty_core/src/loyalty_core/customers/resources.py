@@ -73,6 +73,11 @@ class Customer(CustomerProfile, frozen=True, omit_defaults=True):
     tier: CustomerTier | None
     """Null without a ladder, while the plan lacks ``tiers`` and on a closed account (TIER-6): never
     left out, so no default."""
+    referral_code: str | None
+    """The code the customer shares (REFERRAL-20): null without a referral programme or while the
+    plan lacks ``referrals``; never left out."""
+    referred_by: int | None
+    """The id of the customer whose code this one registered with (REFERRAL-22), or null."""
     merged_into_id: int | None = None
 
     @classmethod
@@ -102,5 +107,7 @@ def resource_fields(c: CustomerView) -> dict[str, Any]:
         "created_at": c.created_at,
         "updated_at": c.updated_at,
         "tier": c.tier,
+        "referral_code": c.referral_code,
+        "referred_by": c.referred_by,
         "merged_into_id": c.merged_into_id,
     }

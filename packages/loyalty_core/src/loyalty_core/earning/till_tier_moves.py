@@ -18,16 +18,15 @@ from typing import Any
 from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import dict_row
 
+from loyalty_core.customer_columns import CUSTOMER_COLUMNS, customer_view
 from loyalty_core.customers.models import CustomerStatus
-from loyalty_core.customers.reads.customer import view_of
 from loyalty_core.customers.resources import CustomerTier
 from loyalty_core.events.models import SCRUBBED, EventType
 from loyalty_core.events.services.recording import deliveries_of, dumps, event_ctes, new_event_id, payload_sql
 from loyalty_core.tiers.events import CustomerTierChanged
-from loyalty_core.tiers.reads import customer_tier, lapse_from, standing_from, standing_moved, tier_facts_sql, tier_of
+from loyalty_core.tiers.reads import lapse_from, standing_from, standing_moved, tier_of
 from loyalty_core.tiers.rules import month_of, month_start
 from loyalty_core.till_sql import Params, bound, statements_of
-from loyalty_core.wallet.till_pending import AVAILABLE_SQL
 
 SQL = statements_of(__name__)
 
@@ -55,22 +54,6 @@ class TierEvent(Params, frozen=True):
     data: str
 
 
-_TIER_FACTS = tier_facts_sql(vendor="c.vendor_id", customer="c.id", merged_into="c.merged_into_id", now="%(now)s")
-
-_COLUMNS = f"""c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.phone, c.date_of_birth, c.customer_since,
-       c.external_id, c.locale, c.status, c.merged_into_id, c.marketing_consent,
-       c.marketing_consent_statement_version, c.marketing_consent_granted_at, c.marketing_consent_withdrawn_at,
-       c.marketing_consent_source, c.marketing_consent_recorded_by, c.created_at, c.updated_at,
-       (coalesce(w.balance, 0) - coalesce((
-           SELECT sum(l.remaining) FROM point_lots l
-           WHERE l.wallet_id = w.id AND l.remaining > 0 AND l.expires_at <= %(now)s), 0)
-       + {AVAILABLE_SQL})::bigint AS balance,
-       (SELECT coalesce(json_agg(json_build_array(i.type, i.value, i.active)
-                                 ORDER BY i.assigned_at ASC NULLS FIRST, i.id), '[]'::json)
-          FROM customer_identifiers i WHERE i.vendor_id = c.vendor_id AND i.customer_id = c.id) AS identifier_list,
-       ({_TIER_FACTS}) AS tier_facts"""
-"""The customer as the API shows it: the lookup's columns, by primary key."""
-
 _CUSTOMER_EVENTS = SCRUBBED.replace("%", "%%")
 """The partial index's pattern of the customer's events, its ``%`` escaped for psycopg."""
 
@@ -81,7 +64,7 @@ LEFT JOIN wallets w ON w.vendor_id = c.vendor_id AND w.customer_id = c.id"""
 CUSTOMER = SQL(
     "customer",
     f"""
-SELECT {_COLUMNS}
+SELECT {CUSTOMER_COLUMNS}
 FROM (SELECT 1) one
 {_CUSTOMER_OF}
 """,
@@ -92,7 +75,7 @@ FROM (SELECT 1) one
 LAPSE = SQL(
     "lapse",
     f"""
-SELECT {_COLUMNS},
+SELECT {CUSTOMER_COLUMNS},
        l.reviewed_at,
        EXISTS (SELECT 1 FROM events e
                 WHERE e.vendor_id = c.vendor_id AND e.customer_id = c.id AND e.type LIKE '{_CUSTOMER_EVENTS}'
@@ -156,7 +139,7 @@ async def record_lapse(
         row = await cursor.fetchone()
     if row is None or row["recorded"] or (row["reviewed_at"] is not None and row["reviewed_at"] >= lapsed_at):
         return 0
-    view = view_of(row, customer_tier(row))
+    view = customer_view(row)
     if view.tier is None:
         return 0
     # a microsecond before the write's instant (never before the lapse), so the events' key, which
@@ -196,7 +179,7 @@ async def record_move(cursor: AsyncCursor[Any], previous: CustomerTier, now: dat
     await cursor.close()
     if row is None:
         return 0
-    view = view_of(row, customer_tier(row))
+    view = customer_view(row)
     if view.tier is None or view.tier.key == previous.key:
         return 0
     return await _record(cursor.connection, view.vendor_id, CustomerTierChanged.moved(view, previous), now)

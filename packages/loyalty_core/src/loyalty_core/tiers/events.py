@@ -16,7 +16,8 @@ class CustomerTierChanged(Customer, frozen=True, kw_only=True):
     just before the move (always present: never left out)."""
 
     event_type: ClassVar[str] = EventType.CUSTOMER_TIER_CHANGED
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
+    """Version 2 added the resource's ``referral_code`` and ``referred_by`` (REFERRAL-20)."""
     previous_tier: CustomerTier | None
 
     @classmethod

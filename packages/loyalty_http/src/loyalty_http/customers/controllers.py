@@ -3,19 +3,23 @@
 
 from __future__ import annotations
 
-from litestar import Controller, get, post, route
+from typing import Any
+
+from litestar import Controller, Request, get, post, route
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from loyalty_core.accounts.till_lookup import customer_found
 from loyalty_core.customers import errors as ce
 from loyalty_core.customers.rules import consent
+from loyalty_core.referrals.till_referrals import customer_referrals
 from loyalty_core.tenancy.rules.access import VendorContext
 from loyalty_http.config import HttpConfig
 from loyalty_http.customers import schemas as s
-from loyalty_http.params import Companion, Config, Customers
+from loyalty_http.params import Companion, Config, Customers, Reader, customer_id_of
 from loyalty_http.route_options import reads
 from loyalty_http.wire.envelope import Envelope
+from loyalty_http.wire.pagination import Page, offset_of, page_number, paginate
 from loyalty_http.wire.paths import refuse_encoded_slash
 
 Vendor = NamedDependency[VendorContext]
@@ -54,7 +58,10 @@ class CustomerController(Controller):
         self, payload: NamedDependency[s.CustomerCreate], vendor: Vendor, customers: Customers
     ) -> Envelope[s.Customer]:
         view = await customers.enrolment.register(
-            vendor.vendor_id, payload.profile(), provenance=api_provenance(vendor)
+            vendor.vendor_id,
+            payload.profile(),
+            provenance=api_provenance(vendor),
+            referral_code=payload.referral_code if isinstance(payload.referral_code, str) else None,
         )
         return Envelope(s.Customer.of(view))
 
@@ -103,6 +110,30 @@ class CustomerController(Controller):
             vendor.vendor_id, external_id, payload.changes(), provenance=api_provenance(vendor)
         )
         return Envelope(s.Customer.of(view))
+
+
+class CustomerReferralsController(Controller):
+    path = "/api/v1/customers/{customer:str}"
+
+    @get("/referrals", opt=reads(query=s.ReferralsQuery, errors=("CUSTOMER_NOT_FOUND",)))
+    async def list_referrals(
+        self,
+        request: Request[Any, Any, Any],
+        customer: FromPath[str],
+        params: NamedDependency[s.ReferralsQuery],
+        vendor: Vendor,
+        reader: Reader,
+    ) -> Envelope[Page[s.ReferralItem]]:
+        """The referrals in which the customer is the referrer, newest first (REFERRAL-23)."""
+        page = page_number(request)
+        items, total = await customer_referrals(
+            reader,
+            vendor.vendor_id,
+            customer_id_of(customer),
+            offset=offset_of(page, params.per_page),
+            limit=params.per_page,
+        )
+        return Envelope(paginate(request, items, total=total, page=page, per_page=params.per_page))
 
 
 class UnsubscribeController(Controller):

@@ -19,15 +19,18 @@ from loyalty_core.customers.resources import Identifier as Identifier
 from loyalty_core.customers.resources import resource_fields as resource_fields
 from loyalty_core.customers.rules import cards
 from loyalty_core.customers.services.profiles import IdentifierInput, Profile
+from loyalty_core.referrals.resources import ReferralItem as ReferralItem
 from loyalty_core.tenancy.till_token_check import CompanionRead
 from loyalty_core.text import SURROGATE, is_email
 from loyalty_http.params import given, present
+from loyalty_http.wire.pagination import DEFAULT_PER_PAGE, PerPage
 from loyalty_http.wire.validation import NUL_MESSAGE, UTF8_MESSAGE
 
 Name = Annotated[str, bounds.CUSTOMER_NAME]
 Email = Annotated[str, msgspec.Meta(max_length=bounds.CUSTOMER_EMAIL.max_length, extra={"rule": "email"})]
 Phone = Annotated[str, bounds.CUSTOMER_PHONE]
 ExternalId = Annotated[str, bounds.EXTERNAL_ID]
+ReferralCode = Annotated[str, msgspec.Meta(max_length=255, extra={"rule": "kept_empty"})]
 Unchecked = str | int | float | bool | list[Any] | dict[str, Any]
 """A value the endpoint validates only when it reads it (INPUT-19)."""
 
@@ -151,6 +154,9 @@ class ProfileFields(PersonFields):
 class CustomerCreate(ProfileFields):
     marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
     identifiers: Annotated[list[IdentifierIn], msgspec.Meta(max_length=MAX_IDENTIFIERS)] | UnsetType | None = UNSET
+    referral_code: ReferralCode | UnsetType | None = UNSET
+    """Another customer's referral code (REFERRAL-21): the new customer is referred by them; an
+    empty one is refused, not taken as omitted."""
 
     def check(self) -> Mapping[str, list[str]]:
         errors = identifier_problems(self.identifiers, self.email, importing=False)
@@ -179,6 +185,10 @@ class CustomerUpdate(PersonFields):
         if self.marketing_consent is True:
             changes["marketing_consent_statement_version"] = str(self.marketing_consent_statement_version)
         return changes
+
+
+class ReferralsQuery(msgspec.Struct):
+    per_page: PerPage = DEFAULT_PER_PAGE
 
 
 class CustomerLookup(msgspec.Struct):

@@ -8,8 +8,10 @@ omitted (INPUT-8).
 
 Extra rules ride on ``msgspec.Meta(extra={"rule": ...})``: ``email``, ``url`` (absolute http or
 https), ``datetime_or_date`` (a timestamp with offset, or a bare date), ``number`` (a float that
-is checked; a bare float passes as given) and ``single_line`` (text that reaches a mail header or a
-pass: no control character; add ``SingleLine`` to a field's ``Annotated``).
+is checked; a bare float passes as given), ``single_line`` (text that reaches a mail header or a
+pass: no control character; add ``SingleLine`` to a field's ``Annotated``) and ``kept_empty`` (an
+optional text whose empty value the service refuses by a rule of its own instead of taking it as
+omitted: a referral code, REFERRAL-21).
 """
 
 from __future__ import annotations
@@ -148,6 +150,9 @@ def _check_struct(
                 errors[path] = ["validation.required"]
             continue
         value = _trimmed(raw[key])
+        if value == "" and slot.rule == "kept_empty":
+            out[key] = value
+            continue
         if value is None or value == "":
             if field.required:
                 errors[path] = [type_key(slot.type), "validation.required"]

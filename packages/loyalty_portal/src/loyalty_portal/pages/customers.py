@@ -20,6 +20,7 @@ from loyalty_core.errors import DomainError
 from loyalty_core.listing import bounded_page, counted, offset_of
 from loyalty_core.passes.services.records import PassRecords
 from loyalty_core.redemptions.reads import customer_redemptions
+from loyalty_core.referrals.till_referrals import referrals_page
 from loyalty_core.staff.models import PortalAction
 from loyalty_core.staff.reads import causer_names
 from loyalty_core.staff.services.activity import record
@@ -98,8 +99,13 @@ class CustomersController(Controller):
         done: FromQuery[str | None] = None,
         ledger_page: FromQuery[str] = "",
         purchases_page: FromQuery[str] = "",
+        referrals_page: FromQuery[str] = "",
     ) -> Response[Any]:
-        pages = {"ledger_page": page_number(ledger_page), "purchases_page": page_number(purchases_page)}
+        pages = {
+            "ledger_page": page_number(ledger_page),
+            "purchases_page": page_number(purchases_page),
+            "referrals_page": page_number(referrals_page),
+        }
         return await page(db, config, visitor, customer_id_of(customer_id), pages=pages, done=DONE.get(done or ""))
 
     @post("/{customer_id:str}/adjust")
@@ -192,8 +198,9 @@ async def page(
     **context: Any,
 ) -> Response[str]:
     """The customer's page: who they are (the whole profile), their cards, balance, ledger with who
-    caused each entry (PORTAL-12), purchases and redemptions; the ledger and the purchases page each
-    under its own query name, the other one kept (PORTAL-18)."""
+    caused each entry (PORTAL-12), purchases, redemptions, who referred them and whom they referred
+    (REFERRAL-24); the ledger, the purchases and the referrals page each under its own query name,
+    the others kept (PORTAL-18)."""
     at = {name: bounded_page(number, SHOWN) for name, number in (pages or {}).items()}
     ledger_at, purchases_at = at.get("ledger_page", 1), at.get("purchases_page", 1)
     customer = await CustomerService(db, config.clock).reads.get(visitor.vendor_id, customer_id)
@@ -208,6 +215,10 @@ async def page(
         expiring, entries, held = 0, [], 0
     purchases, bought = await customer_purchases(
         db, visitor.vendor_id, customer_id, offset=offset_of(purchases_at, SHOWN), limit=SHOWN
+    )
+    referrals_at = at.get("referrals_page", 1)
+    referred, referring = await referrals_page(
+        db, visitor.vendor_id, customer_id, offset=offset_of(referrals_at, SHOWN), limit=SHOWN
     )
     path = portal_path("customers", customer_id)
     kept = {name: str(number) for name, number in at.items() if number > 1}
@@ -227,6 +238,10 @@ async def page(
         ledger_pager=pager_of(ledger, path, kept, name="ledger_page"),
         purchases=purchases,
         purchases_pager=pager_of(bought_page, path, kept, name="purchases_page"),
+        referrals=referred,
+        referrals_pager=pager_of(
+            counted(referred, referring, page=referrals_at, per_page=SHOWN), path, kept, name="referrals_page"
+        ),
         redemptions=await customer_redemptions(db, visitor.vendor_id, customer_id),
         key=secrets.token_hex(16),
         **context,

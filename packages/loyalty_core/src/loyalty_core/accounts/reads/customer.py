@@ -9,7 +9,6 @@ the portal and the admin API show is what a till can spend."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -19,11 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.till_lookup import customer_found, lookup_read
 from loyalty_core.clock import Clock
+from loyalty_core.customer_columns import customer_view as customer_view
 from loyalty_core.customers import errors as e
 from loyalty_core.customers.models import Customer, CustomerStatus
-from loyalty_core.customers.reads.customer import IDENTIFIER_LIST, CustomerView, view_of
+from loyalty_core.customers.reads.customer import IDENTIFIER_LIST, CustomerView
 from loyalty_core.db import driver_connection
-from loyalty_core.tiers.reads import customer_tier, tier_facts_column
+from loyalty_core.referrals.reads import codes_shown_column
+from loyalty_core.tiers.reads import tier_facts_column
 from loyalty_core.till_sql import bound
 from loyalty_core.wallet.models import Wallet, due_points
 from loyalty_core.wallet.till_pending import available_shown
@@ -33,22 +34,22 @@ _W = Wallet.__table__.c
 
 
 def customer_rows(now: datetime) -> Select[Any]:
-    """Every customer of every status with ``balance``, ``identifier_list`` and ``tier_facts``
-    (TIER-6): add the ``where``, read each row with :func:`customer_view`."""
+    """Every customer of every status with ``balance``, ``identifier_list``, ``tier_facts`` (TIER-6)
+    and ``referral_codes`` (REFERRAL-20): add the ``where``, read each row with :func:`customer_view`."""
     due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
     balance = func.coalesce(_W.balance, 0) - due + available_shown(_W, now)
     return (
         # a sum of bigint is numeric: cast back, or the balance would be read as a Decimal
-        select(*_C, cast(balance, BigInteger).label("balance"), IDENTIFIER_LIST, tier_facts_column(now))
+        select(
+            *_C,
+            cast(balance, BigInteger).label("balance"),
+            IDENTIFIER_LIST,
+            tier_facts_column(now),
+            codes_shown_column(),
+        )
         .select_from(Customer.__table__)
         .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
     )
-
-
-def customer_view(row: Mapping[Any, Any]) -> CustomerView:
-    """A row of :func:`customer_rows` (or of the lookup's statement) as the read model, its tier
-    computed from the row's ``tier_facts``."""
-    return view_of(row, customer_tier(row))
 
 
 class CustomerReads:

@@ -26,6 +26,7 @@ from loyalty_core.customers.services.ports import CustomerChanges, CustomerRead
 from loyalty_core.customers.services.profiles import IdentifierInput, Profile
 from loyalty_core.customers.services.rows import check_birth_date, flush_customer
 from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.referrals.registration import open_referral, referrer_of
 from loyalty_core.tenancy.services import ceilings
 from loyalty_core.wallet.models import Causer, Wallet
 
@@ -54,13 +55,18 @@ class Enrolment:
         self._session, self._clock = session, clock
         self._reads, self._changes = reads, changes
 
-    async def register(self, vendor_id: int, profile: Profile, *, provenance: Provenance) -> CustomerView:
-        """CUSTOMER-1: a wallet at 0 comes with the customer, in the same transaction."""
+    async def register(
+        self, vendor_id: int, profile: Profile, *, provenance: Provenance, referral_code: str | None = None
+    ) -> CustomerView:
+        """CUSTOMER-1: a wallet at 0 comes with the customer, in the same transaction; with a
+        ``referral_code``, the customer is referred by the code's customer and the referral opens
+        with it (REFERRAL-21, REFERRAL-22), or nothing is written."""
         card = next((i for i in profile.identifiers if i.type == cards.LOYALTY_CARD), None)
         claim = cards.normalise_code(card.value) if card is not None else None
         ceiling = await self._lock_for_ceiling(vendor_id, claim=claim)
+        referrer = None if referral_code is None else await referrer_of(self._session, vendor_id, referral_code)
         view = await self._register(
-            vendor_id, profile, _Cards(claim=claim), provenance, profile.statement_version, ceiling
+            vendor_id, profile, _Cards(claim=claim), provenance, profile.statement_version, ceiling, referrer
         )
         await self._changes.created([view])
         return view
@@ -125,6 +131,7 @@ class Enrolment:
         provenance: Provenance,
         version: str | None,
         ceiling: int,
+        referrer: int | None = None,
     ) -> CustomerView:
         now = self._clock.now()
         check_birth_date(profile.date_of_birth, now)
@@ -143,6 +150,7 @@ class Enrolment:
             external_id=profile.external_id,
             locale=profile.locale,
             status=CustomerStatus.ACTIVE,
+            referred_by_id=referrer,
             marketing_consent=False,
             created_at=now,
             updated_at=now,
@@ -168,6 +176,8 @@ class Enrolment:
             now += timedelta(microseconds=1)
         if how.claim is None and not imported_cards:
             await identifier_rows.issue(self._session, vendor_id, customer.id, now)
+        if referrer is not None:
+            await open_referral(self._session, vendor_id, referrer, customer.id)
         if decided:
             self._session.add(event_of(customer, now))
         await self._session.flush()

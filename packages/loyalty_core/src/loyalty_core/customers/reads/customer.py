@@ -42,6 +42,9 @@ class CustomerView(CustomerProfile, frozen=True):
     vendor_id: int
     tier: CustomerTier | None = None
     """Filled by the reads that join the months (``accounts.reads.customer``, TIER-6)."""
+    referral_code: str | None = None
+    """Filled by the reads that know the vendor's programme (``customer_columns``, REFERRAL-20)."""
+    referred_by: int | None = None
 
     @property
     def is_deactivated(self) -> bool:
@@ -78,9 +81,10 @@ IDENTIFIER_LIST = (
 """The customer's identifiers, oldest first, as one JSON array beside the row."""
 
 
-def view_of(row: Mapping[Any, Any], tier: CustomerTier | None = None) -> CustomerView:
+def view_of(row: Mapping[Any, Any], tier: CustomerTier | None = None, referral_code: str | None = None) -> CustomerView:
     """A row of the customers table with ``balance`` and ``identifier_list`` beside it, and the
-    customer's ``tier`` as the caller computed it from the row's ``tier_facts``."""
+    customer's ``tier`` and ``referral_code`` as the caller computed them from the row's
+    ``tier_facts`` and ``referral_codes`` (``loyalty_core.customer_columns.customer_view``)."""
     identifiers = tuple(IdentifierView(type=t, value=v, active=a) for t, v, a in row["identifier_list"])
     scanned = [i.value for i in identifiers if i.type == cards.LOYALTY_CARD and i.active]
     return CustomerView(
@@ -109,6 +113,8 @@ def view_of(row: Mapping[Any, Any], tier: CustomerTier | None = None) -> Custome
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         tier=tier,
+        referral_code=referral_code,
+        referred_by=row["referred_by_id"],
     )
 
 
