@@ -104,5 +104,5 @@ def test_events_stored_before_versions_read_as_version_1() -> None:
         "North",
     )
     # version 1 of the customer payloads reads with ``tier: null`` since version 2 added it (TIER-6),
-    # and with ``referral_code`` and ``referred_by`` null since version 3 added them (REFERRAL-20)
+    # and with ``referral_code`` and ``referred_by`` null since version 3 added them (REFERRAL-6)
     assert shown["customer.created"] == {**_CUSTOMER, "tier": None, "referral_code": None, "referred_by": None}

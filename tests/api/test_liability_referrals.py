@@ -1,4 +1,4 @@
-"""Referral points in the liability report (LIABILITY-7, REFERRAL-44): both sides' points count in the
+"""Referral points in the liability report (LIABILITY-7, REFERRAL-15): both sides' points count in the
 `referral` column at the instant they became available, whether their entry is written yet or not,
 and while they wait they are in `pending_closing` beside the purchase's own points; the job-free
 reconciliation agrees."""

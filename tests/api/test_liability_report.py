@@ -8,7 +8,7 @@ equals the sum of the balances the wallet reads showed at the end of its month (
 finds no difference; pending points count as `earn` in the month they became available, whether
 their entry is written yet or not, and each month's `pending_closing` is what was pending at its end
 (LIABILITY-7); purchases that complete a referral add both sides' points, pending until the same instant,
-in the `referral` column and in `pending_closing` (REFERRAL-44)."""
+in the `referral` column and in `pending_closing` (REFERRAL-15)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ class Shop:
         self.cancelled: dict[int, list[tuple[datetime, int]]] = defaultdict(list)
         """Per purchase, the points its returns cancelled while they were pending, and when."""
         self.referred: list[tuple[Bought, int]] = []
-        """The purchases that completed a referral, and the points it credited both sides (REFERRAL-44)."""
+        """The purchases that completed a referral, and the points it credited both sides (REFERRAL-15)."""
         self.referees: set[int] = set()
 
     async def buy(
@@ -85,7 +85,7 @@ class Shop:
     ) -> None:
         """A purchase whose points wait ``wait``; no entry until then (PENDING-2). With ``referrer``
         (once per referee), it also completes the customer's referral, both sides' points pending
-        until the same instant (REFERRAL-44)."""
+        until the same instant (REFERRAL-15)."""
         async with self.sessions.begin() as db:
             key = f"buy-{len(self.bought)}"
             made = await buy_pending(db, self.vendor_id, customer, total, self.now, key=key, wait=wait, lasts=lasts)

@@ -1,4 +1,4 @@
-"""The customer page in Chromium (REFERRAL-24): a referred customer's page links to the referrer's,
+"""The customer page in Chromium (REFERRAL-10): a referred customer's page links to the referrer's,
 which shows the code and whom they referred (status, points), each linked back."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from tests.support.referrals import programme, referrals_feature
 
 
 async def test_the_referred_customer_links_to_the_referrer_who_lists_them(page: Page, live: Live) -> None:
-    """REFERRAL-24"""
+    """REFERRAL-10"""
     shop = make_live_shop(live)
     engine = make_engine(live.database_url)
     try:

@@ -102,7 +102,7 @@ async def complete_referral(
     points: tuple[int, int],
     lasts: timedelta | None,
 ) -> None:
-    """The referral ``bought`` completed, as the purchase's completion writes it (REFERRAL-44): the
+    """The referral ``bought`` completed, as the purchase's completion writes it (REFERRAL-15): the
     referral completed with the purchase's id, and a ``referral`` pending row on each side's wallet
     (``points``: the referee's, the referrer's) due at the purchase's instant. Flushed."""
     at = bought.available_at

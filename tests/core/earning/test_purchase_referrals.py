@@ -1,4 +1,4 @@
-"""A referral's completion in the referee's purchase (REFERRAL-40 to REFERRAL-46, REFERRAL-48): the
+"""A referral's completion in the referee's purchase (REFERRAL-11 to REFERRAL-17, REFERRAL-19): the
 first purchase at or above the programme's ``min_purchase_amount`` completes it in the purchase's
 transaction and credits both sides as pending rows due when the purchase's points are; the referrer
 gets nothing while the programme is inactive or its account deactivated; replays and later purchases
@@ -65,7 +65,7 @@ async def pair(engine: AsyncEngine, shop: Shop, name: str) -> tuple[Member, Memb
 async def test_the_first_qualifying_purchase_completes_the_referral_and_credits_both_sides(
     engine: AsyncEngine, shop: Shop, till: Till
 ) -> None:
-    """REFERRAL-40, REFERRAL-44, REFERRAL-45: a purchase below ``min_purchase_amount`` completes
+    """REFERRAL-11, REFERRAL-15, REFERRAL-16: a purchase below ``min_purchase_amount`` completes
     nothing; the first at or above it completes the referral with its id and instant, and each side
     gets a ``referral`` pending row due at the purchase's instant (at once at 0 days), with the
     purchase's causer; the purchase's ``points_earned`` and its tier month count its own points only.
@@ -124,7 +124,7 @@ async def test_the_first_qualifying_purchase_completes_the_referral_and_credits_
 async def test_referral_points_wait_out_the_window_as_the_purchases_do(
     engine: AsyncEngine, shop: Shop, till: Till
 ) -> None:
-    """REFERRAL-44: with ``pending_days`` above 0 both sides' points are due at the purchase's
+    """REFERRAL-15: with ``pending_days`` above 0 both sides' points are due at the purchase's
     ``points_available_at``, their lots counted from then; written later, each records
     ``points.available``."""
     await open_programme(engine, shop.vendor_id, referrer_points=30, referee_points=20)
@@ -155,7 +155,7 @@ async def test_referral_points_wait_out_the_window_as_the_purchases_do(
 
 
 async def test_a_replay_and_a_later_purchase_pay_nothing_more(engine: AsyncEngine, shop: Shop, till: Till) -> None:
-    """REFERRAL-46: a replay returns before scoring and a completed referral is not open any more."""
+    """REFERRAL-17: a replay returns before scoring and a completed referral is not open any more."""
     await open_programme(engine, shop.vendor_id)
     referrer, referee = await pair(engine, shop, "once")
     first = await till.submit(shop.caller, PurchaseRequest(referee.card, 1000), key="o-1", now=NOW)
@@ -178,7 +178,7 @@ async def test_a_replay_and_a_later_purchase_pay_nothing_more(engine: AsyncEngin
 async def test_the_referee_is_paid_when_the_referrer_gets_nothing(
     engine: AsyncEngine, shop: Shop, till: Till, why: str
 ) -> None:
-    """REFERRAL-42, REFERRAL-48: an inactive programme, or a referrer deactivated (not merged) or
+    """REFERRAL-13, REFERRAL-19: an inactive programme, or a referrer deactivated (not merged) or
     anonymized, pays the referrer nothing and counts no paid completion; the referee is paid and the
     event still says so, ``referrer_points`` 0."""
     await open_programme(engine, shop.vendor_id, active=why != "inactive")
@@ -200,7 +200,7 @@ async def test_the_referee_is_paid_when_the_referrer_gets_nothing(
 async def test_a_plan_without_referrals_leaves_the_referral_pending(
     engine: AsyncEngine, shop: Shop, till: Till
 ) -> None:
-    """REFERRAL-40: while the vendor's plan lacks ``referrals`` a purchase completes nothing and pays
+    """REFERRAL-11: while the vendor's plan lacks ``referrals`` a purchase completes nothing and pays
     nothing; once the plan has it again, the next qualifying purchase completes it."""
     await open_programme(engine, shop.vendor_id, feature=False)
     _, referee = await pair(engine, shop, "plan")

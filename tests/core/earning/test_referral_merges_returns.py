@@ -1,4 +1,4 @@
-"""What returns and merges do to referrals (REFERRAL-49, REFERRAL-50): a return cancels only its
+"""What returns and merges do to referrals (REFERRAL-20, REFERRAL-21): a return cancels only its
 purchase's own pending points, never the referral's; merging the referee away, or the referrer into
 the referee, voids a pending referral and leaves a completed one; a referrer merged into another
 account hands that account its referrals and its paid count. Committed, as the purchase commits."""
@@ -45,7 +45,7 @@ async def members(engine: AsyncEngine, shop: Shop, name: str, count: int) -> lis
 async def test_a_return_inside_the_window_never_takes_referral_points_back(
     engine: AsyncEngine, shop: Shop, till: Till
 ) -> None:
-    """REFERRAL-50: the whole purchase returned inside the pending window cancels its own ``earn``
+    """REFERRAL-21: the whole purchase returned inside the pending window cancels its own ``earn``
     pending row; both sides' ``referral`` rows stay, and the referral stays completed."""
     referrer, referee = await members(engine, shop, "ret", 2)
     await refer(engine, shop.vendor_id, referrer.id, referee.id)
@@ -73,7 +73,7 @@ async def test_a_return_inside_the_window_never_takes_referral_points_back(
 async def test_merging_the_referee_away_or_the_referrer_into_it_voids_a_pending_referral(
     engine: AsyncEngine, shop: Shop, till: Till
 ) -> None:
-    """REFERRAL-49: the referee merged into any account voids its pending referral; the referrer
+    """REFERRAL-20: the referee merged into any account voids its pending referral; the referrer
     merged into its referee voids it too; a completed referral stays completed."""
     referrer, referee, other, done_referee = await members(engine, shop, "void", 4)
     await refer(engine, shop.vendor_id, referrer.id, referee.id)
@@ -95,7 +95,7 @@ async def test_merging_the_referee_away_or_the_referrer_into_it_voids_a_pending_
 async def test_a_referrer_merged_away_hands_its_referrals_and_paid_count_to_the_kept_account(
     engine: AsyncEngine, shop: Shop, till: Till
 ) -> None:
-    """REFERRAL-49, PENDING-7: the kept account holds the closed referrer's referrals (completed and
+    """REFERRAL-20, PENDING-7: the kept account holds the closed referrer's referrals (completed and
     pending), its paid count is the sum of both, the referral points still pending on the closed
     wallet move with their instant, and the next completion pays the kept account."""
     referrer, kept, first, second = await members(engine, shop, "move", 4)

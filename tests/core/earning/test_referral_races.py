@@ -1,4 +1,4 @@
-"""Completions racing (REFERRAL-41, REFERRAL-46, REFERRAL-47): racing first purchases of one referee
+"""Completions racing (REFERRAL-12, REFERRAL-17, REFERRAL-18): racing first purchases of one referee
 complete its referral once; racing completions of one referrer's referees pay it exactly up to the
 cap, on ``referral_payouts``' row; a merge of the referrer racing a completion ends with both done
 (the purchase runs again after the merge). Committed, on connections of their own."""
@@ -30,7 +30,7 @@ from tests.support.wallets import PORTAL
 
 
 async def test_racing_first_purchases_of_one_referee_complete_it_once(engine: AsyncEngine) -> None:
-    """REFERRAL-46: eight first purchases of one referee at once, each with its own key: all are
+    """REFERRAL-17: eight first purchases of one referee at once, each with its own key: all are
     created, exactly one completes the referral, each side is credited once, one event."""
     shop = await open_shop(engine)
     await open_programme(engine, shop.vendor_id)
@@ -55,7 +55,7 @@ async def test_racing_first_purchases_of_one_referee_complete_it_once(engine: As
 
 
 async def test_fifty_referees_at_once_pay_their_referrer_exactly_up_to_the_cap(engine: AsyncEngine) -> None:
-    """REFERRAL-41: fifty referees of one referrer make their first purchases at once under a cap of
+    """REFERRAL-12: fifty referees of one referrer make their first purchases at once under a cap of
     10: the referrer is paid exactly 10 times, every referee is paid, 50 events."""
     shop = await open_shop(engine)
     await open_programme(engine, shop.vendor_id, max_referrals_per_customer=10)
@@ -81,7 +81,7 @@ async def test_fifty_referees_at_once_pay_their_referrer_exactly_up_to_the_cap(e
 
 
 async def test_a_merge_of_the_referrer_racing_a_completion_answers_both(engine: AsyncEngine) -> None:
-    """REFERRAL-47: the referrer merged into the referee, or into a third account, while the referee's
+    """REFERRAL-18: the referrer merged into the referee, or into a third account, while the referee's
     first purchases are made: every purchase and every merge is answered without a 5xx (a purchase
     that met the merge runs again); the referral ends completed and paid on the account holding it,
     or void when the referrer was merged into the referee first."""
@@ -121,7 +121,7 @@ async def test_a_merge_of_the_referrer_racing_a_completion_answers_both(engine: 
 async def test_a_merge_of_the_referrer_into_the_referee_deadlocking_with_the_completion_runs_again(
     engine: AsyncEngine,
 ) -> None:
-    """REFERRAL-47: the merge holds the referrer's wallet and waits for the referee's, which the
+    """REFERRAL-18: the merge holds the referrer's wallet and waits for the referee's, which the
     purchase holds while its completion waits for the referrer's: PostgreSQL refuses one of them
     (either, by when each looked), and that one runs again; both are answered. The purchase refused,
     the merge voids the referral and the purchase then completes nothing; the merge refused, the

@@ -1,4 +1,4 @@
-"""REFERRAL-20: a customer's referral code is a keyed permutation of its id, written with the card
+"""REFERRAL-6: a customer's referral code is a keyed permutation of its id, written with the card
 alphabet, and decodes back to the id."""
 
 from __future__ import annotations

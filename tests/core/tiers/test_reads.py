@@ -149,7 +149,7 @@ async def test_a_customer_event_stored_before_the_tier_reads_with_tier_null(db: 
     as version 2 with ``tier: null``, one stored as version 2 as stored; both with version 3's
     referral fields null."""
     stored = {"id": 7, "first_name": "Ann", "balance": 0}
-    unreferred = {"referral_code": None, "referred_by": None}  # version 3's fields (REFERRAL-20)
+    unreferred = {"referral_code": None, "referred_by": None}  # version 3's fields (REFERRAL-6)
     at = datetime(2026, 1, 1, tzinfo=UTC)
     assert EVENTS.shown("customer.created", 1, stored, at) == {**stored, "tier": None, **unreferred}
     tiered = {**stored, "tier": {"key": "gold"}}

@@ -1,5 +1,5 @@
 """Pending points under random sequences (PENDING-4 to PENDING-6): purchases whose points wait two
-days, one of them completing the customer's referral (REFERRAL-44, REFERRAL-50: both sides' points
+days, one of them completing the customer's referral (REFERRAL-15, REFERRAL-21: both sides' points
 pending until the purchase's instant), returns of them, spending and clock moves, each step checked
 against the rules: the balance a read shows is exactly what a deduction can spend, for the referee
 and the referrer, a return inside the window never leaves a shortfall and never takes referral

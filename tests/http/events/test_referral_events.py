@@ -1,4 +1,4 @@
-"""A referral completed through ``POST /api/v1/transactions`` (REFERRAL-40, REFERRAL-44, REFERRAL-48):
+"""A referral completed through ``POST /api/v1/transactions`` (REFERRAL-11, REFERRAL-15, REFERRAL-19):
 the purchase answers its own points only, both wallets show the referral points from the purchase's
 instant (at once at 0 pending days, with no entry yet), and the feed shows one ``referral.completed``
 with the referral as the referrer's list shows it and ``referrer_id``."""

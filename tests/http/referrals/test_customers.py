@@ -1,5 +1,5 @@
-"""Referral codes on every customer read (REFERRAL-20), the registration with a code (REFERRAL-21,
-REFERRAL-22) and a referrer's list (REFERRAL-23), with exact statuses, codes and fields. The
+"""Referral codes on every customer read (REFERRAL-6), the registration with a code (REFERRAL-7,
+REFERRAL-8) and a referrer's list (REFERRAL-9), with exact statuses, codes and fields. The
 programme's row and the plan's feature are written straight into the tables."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ async def customers_held(engine: AsyncEngine, vendor_id: int) -> int:
 async def test_codes_show_only_with_a_programme_while_the_plan_has_referrals(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """REFERRAL-20: ``referral_code`` and ``referred_by`` are on every read, null without a
+    """REFERRAL-6: ``referral_code`` and ``referred_by`` are on every read, null without a
     programme or while the plan lacks ``referrals``; with both, the code is ``REF-`` and the
     customer's eight symbols, the same on the registration's answer, the lookups (by card and by
     external id), the update by external id and the admin reads; an inactive programme still shows it."""
@@ -90,7 +90,7 @@ async def test_codes_show_only_with_a_programme_while_the_plan_has_referrals(
 async def test_a_registration_with_a_code_is_referred_and_opens_a_pending_referral(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """REFERRAL-21, REFERRAL-22: a code sent in any case, with spaces around it, names its customer;
+    """REFERRAL-7, REFERRAL-8: a code sent in any case, with spaces around it, names its customer;
     the new customer is ``referred_by`` them on every read, the referral is stored pending, and the
     referrer's list shows it with zero points and no purchase."""
     tenant = await referring_shop(client, engine)
@@ -191,7 +191,7 @@ async def _refused_code(client: AsyncTestClient[Litestar], engine: AsyncEngine, 
 async def test_a_refused_code_is_422_on_the_field_and_writes_nothing(
     client: AsyncTestClient[Litestar], engine: AsyncEngine, case: str
 ) -> None:
-    """REFERRAL-21: each refusal answers 422 VALIDATION_ERROR with ``referral_code`` its only field;
+    """REFERRAL-7: each refusal answers 422 VALIDATION_ERROR with ``referral_code`` its only field;
     no customer, wallet, card or referral is written."""
     tenant, code, sentence = await _refused_code(client, engine, case)
     held = await customers_held(engine, tenant.vendor_id)
@@ -209,7 +209,7 @@ async def test_a_refused_code_is_422_on_the_field_and_writes_nothing(
 
 
 async def test_a_null_code_registers_without_a_referral(client: AsyncTestClient[Litestar], engine: AsyncEngine) -> None:
-    """REFERRAL-21: ``referral_code`` null is as if left out; a code that is no string is 422 on the field."""
+    """REFERRAL-7: ``referral_code`` null is as if left out; a code that is no string is 422 on the field."""
     tenant = await referring_shop(client, engine)
     plain = await client.post(CUSTOMERS, json={"first_name": "Ann", "referral_code": None}, headers=tenant.headers)
     assert plain.status_code == 201, plain.text
@@ -223,7 +223,7 @@ async def test_a_null_code_registers_without_a_referral(client: AsyncTestClient[
 async def test_the_list_pages_newest_first_and_refuses_customers_it_does_not_have(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """REFERRAL-23: ``per_page`` pages the referrer's referrals, newest first; an unknown id,
+    """REFERRAL-9: ``per_page`` pages the referrer's referrals, newest first; an unknown id,
     another shop's customer and an id that is no number are 404 CUSTOMER_NOT_FOUND."""
     tenant = await referring_shop(client, engine)
     ann = await register(client, tenant, first_name="Ann")
@@ -251,7 +251,7 @@ async def test_the_list_pages_newest_first_and_refuses_customers_it_does_not_hav
 async def test_the_customer_events_carry_the_code_and_the_referrer(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:
-    """REFERRAL-20, REFERRAL-22: ``customer.created`` (payload version 3) is the customer resource,
+    """REFERRAL-6, REFERRAL-8: ``customer.created`` (payload version 3) is the customer resource,
     ``referral_code`` and ``referred_by`` included."""
     tenant = await webhook_tenant(client)
     async with engine.begin() as conn:

@@ -34,7 +34,7 @@ CUSTOMER_COLUMNS = f"""c.id, c.vendor_id, c.first_name, c.last_name, c.email, c.
        {codes_shown_sql(vendor="c.vendor_id")} AS referral_codes"""
 """The customer ``c`` (its wallet ``w`` left-joined) as the API shows it, at ``%(now)s``: the balance
 leaves out the points past their end and counts the pending points already due (LEDGER-9, PENDING),
-the identifiers oldest first, the tier's facts (TIER-6) and whether codes show (REFERRAL-20)."""
+the identifiers oldest first, the tier's facts (TIER-6) and whether codes show (REFERRAL-6)."""
 
 
 def customer_view(row: Mapping[Any, Any]) -> CustomerView:

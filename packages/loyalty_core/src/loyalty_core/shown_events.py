@@ -46,7 +46,7 @@ EVENTS = Registry(
     older(CustomerUpdated, 1, read=without_tier),
     older(CustomerMerged, 1, read=without_tier),
     older(CustomerAnonymized, 1, read=without_tier),
-    # before the customer resource had ``referral_code`` and ``referred_by`` (REFERRAL-20)
+    # before the customer resource had ``referral_code`` and ``referred_by`` (REFERRAL-6)
     older(CustomerCreated, 2, read=without_referrals),
     older(CustomerUpdated, 2, read=without_referrals),
     older(CustomerMerged, 2, read=without_referrals),

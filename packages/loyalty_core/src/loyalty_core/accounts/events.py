@@ -2,7 +2,7 @@
 
 Version 2 added ``tier`` (TIER-6); an event stored as version 1 reads with ``tier: null``
 (:func:`without_tier`): what it recorded was before the customer had one. Version 3 added
-``referral_code`` and ``referred_by`` (REFERRAL-20, REFERRAL-22); an event stored before reads with
+``referral_code`` and ``referred_by`` (REFERRAL-6, REFERRAL-8); an event stored before reads with
 both null (:func:`without_referrals`), as ``customer.tier_changed`` version 1 does."""
 
 from __future__ import annotations

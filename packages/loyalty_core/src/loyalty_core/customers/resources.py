@@ -74,10 +74,10 @@ class Customer(CustomerProfile, frozen=True, omit_defaults=True):
     """Null without a ladder, while the plan lacks ``tiers`` and on a closed account (TIER-6): never
     left out, so no default."""
     referral_code: str | None
-    """The code the customer shares (REFERRAL-20): null without a referral programme or while the
+    """The code the customer shares (REFERRAL-6): null without a referral programme or while the
     plan lacks ``referrals``; never left out."""
     referred_by: int | None
-    """The id of the customer whose code this one registered with (REFERRAL-22), or null."""
+    """The id of the customer whose code this one registered with (REFERRAL-8), or null."""
     merged_into_id: int | None = None
 
     @classmethod

@@ -128,7 +128,7 @@ class Purchases:
     ) -> Submitted:
         """``conn`` is out of autocommit; the purchase is one transaction on it. A purchase that
         completes a referral runs again, whole, when a merge of the referrer moved the referral
-        after round trip 1 or deadlocked with the completion (REFERRAL-47): each attempt was rolled
+        after round trip 1 or deadlocked with the completion (REFERRAL-18): each attempt was rolled
         back and gave its unit back."""
         for _ in range(ATTEMPTS):
             try:
@@ -195,7 +195,7 @@ class Purchases:
             )
             # TIER-18: the tier before and after, from the facts the find read; an event only on a move
             moved = tier_move(found.tier, month_of(now), request.total_amount, to_write.points_earned)
-            # REFERRAL-40: a first qualifying purchase completes its referral in the same transaction
+            # REFERRAL-11: a first qualifying purchase completes its referral in the same transaction
             decided = completion(found.referral, request.total_amount)
             referral = None
             if decided is not None and found.referral is not None and found.wallet_id is not None:

@@ -91,7 +91,7 @@ _COLUMNS = (
          WHERE r.vendor_id = %(vendor_id)s AND r.referee_id = c.id AND r.status = '{ReferralStatus.PENDING}'
        ) END AS referral"""
 )
-"""The columns of both finds. ``referral`` (REFERRAL-40): the customer's pending referral, read only
+"""The columns of both finds. ``referral`` (REFERRAL-11): the customer's pending referral, read only
 for a customer who registered with a code (one column read for every other), through the referee's
 unique key, while the vendor's plan has ``referrals``: a downgraded plan leaves it pending, paying
 nothing."""

@@ -246,7 +246,7 @@ async def write(
     purchase moves the customer to another one (``till_tier_moves.tier_move``, TIER-18): then the
     customer is read in the same pipeline and its ``customer.tier_changed`` recorded before the
     COMMIT, one more round trip in that rare case only. ``referral``: the completion the purchase
-    makes (``referrals.till_complete``, REFERRAL-40), sent after the write in the same pipeline; its
+    makes (``referrals.till_complete``, REFERRAL-11), sent after the write in the same pipeline; its
     answer is read before the ``COMMIT`` (one more round trip, once per referee), so a referral a
     merge of its referrer moved in the meantime undoes the purchase and runs it again
     (``RunAgain``)."""

@@ -1,4 +1,4 @@
-"""A customer's referral code (REFERRAL-20): ``REF-`` and eight characters of the card alphabet,
+"""A customer's referral code (REFERRAL-6): ``REF-`` and eight characters of the card alphabet,
 computed from the customer's id, never stored.
 
 The code is a fixed keyed permutation of the id over ``[0, 31**8)`` written in base 31 with

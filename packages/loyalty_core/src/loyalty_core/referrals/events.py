@@ -1,4 +1,4 @@
-"""The payload of ``referral.completed`` (REFERRAL-48): the referral as the referrer's list shows it,
+"""The payload of ``referral.completed`` (REFERRAL-19): the referral as the referrer's list shows it,
 and the account that holds it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Whether a vendor's customers show their referral codes (REFERRAL-20), as a column beside every
+"""Whether a vendor's customers show their referral codes (REFERRAL-6), as a column beside every
 customer read: one ``EXISTS`` on the programme's unique vendor key and the plan's feature, inside the
 read's own statement (no round trip of its own)."""
 

@@ -1,4 +1,4 @@
-"""A registration with a referral code (REFERRAL-21, REFERRAL-22): the one rule every registration
+"""A registration with a referral code (REFERRAL-7, REFERRAL-8): the one rule every registration
 path calls, which finds the referrer the code names or refuses the code, and the referral the new
 customer's row opens in the same transaction.
 
@@ -27,7 +27,7 @@ def _refused(message: str, reason: str) -> ValidationFailed:
 
 
 async def referrer_of(session: AsyncSession, vendor_id: int, code: str) -> int:
-    """REFERRAL-21: the id of the customer whose code ``code`` is (trimmed, any case), or 422
+    """REFERRAL-7: the id of the customer whose code ``code`` is (trimmed, any case), or 422
     VALIDATION_ERROR on ``referral_code`` when the code is empty, the vendor has no programme or its
     plan lacks ``referrals``, the programme is inactive, or the code names no open, active customer
     of the vendor (unknown, closed by a merge, deactivated or anonymized). Nothing is written."""
@@ -65,7 +65,7 @@ async def referrer_of(session: AsyncSession, vendor_id: int, code: str) -> int:
 
 
 async def open_referral(session: AsyncSession, vendor_id: int, referrer_id: int, referee_id: int) -> None:
-    """REFERRAL-22: the new customer's referral, pending, in the registration's transaction."""
+    """REFERRAL-8: the new customer's referral, pending, in the registration's transaction."""
     await session.execute(
         insert(Referral).values(
             vendor_id=vendor_id, referrer_id=referrer_id, referee_id=referee_id, status=ReferralStatus.PENDING

@@ -1,5 +1,5 @@
-"""When a referee's purchase completes their referral, and what each side gets (REFERRAL-40 to
-REFERRAL-43): values in, values out, no database or clock. The cap on the referrer's paid completions
+"""When a referee's purchase completes their referral, and what each side gets (REFERRAL-11 to
+REFERRAL-14): values in, values out, no database or clock. The cap on the referrer's paid completions
 is not decided here: it is taken on ``referral_payouts``' row in the purchase's statement
 (``till_complete``), the only place that is exact under concurrency."""
 
@@ -48,8 +48,8 @@ class Completion:
 
 
 def completion(referral: OpenReferral | None, total_amount: int) -> Completion | None:
-    """REFERRAL-40: the referral completes when the purchase's ``total_amount`` reaches the
-    programme's ``min_purchase_amount``. REFERRAL-42: the referrer is paid unless the programme is
+    """REFERRAL-11: the referral completes when the purchase's ``total_amount`` reaches the
+    programme's ``min_purchase_amount``. REFERRAL-13: the referrer is paid unless the programme is
     inactive, the account holding the referral is deactivated or anonymized, its wallet is missing
     or the programme pays it nothing; the referee is paid in every case."""
     if referral is None or total_amount < referral.min_purchase_amount:

@@ -1,4 +1,4 @@
-"""A referral's completion (REFERRAL-40 to REFERRAL-46), as one prepared statement sent in the
+"""A referral's completion (REFERRAL-11 to REFERRAL-17), as one prepared statement sent in the
 purchase's second round trip, after its write and before its ``COMMIT``, only by a purchase whose
 customer has an open referral that the purchase completes (``rules.completion``); every other
 purchase sends nothing more.
@@ -9,11 +9,11 @@ referrer that committed since moved it: nothing is written and the purchase runs
 then the referrer's paid count, taken on ``referral_payouts``' row by a conditional upsert (the cap,
 exact under concurrency: racing completions of one referrer queue on that row and READ COMMITTED
 re-checks ``paid < cap`` on its newest version); the referral completed with the purchase's id and
-the points credited; a ``referral`` pending row on each side's wallet (REFERRAL-44: pending as the
+the points credited; a ``referral`` pending row on each side's wallet (REFERRAL-15: pending as the
 purchase's points are, due at the purchase's ``points_available_at``, at once at 0 days, so the
 referrer's wallet needs no read: reads count due rows through ``pending_next_at``, PENDING-4, and
 the next write or the ``pending-points`` job writes the entry dated its instant); each wallet's
-``pending_next_at``; and ``referral.completed`` (REFERRAL-48), also when the referrer got nothing.
+``pending_next_at``; and ``referral.completed`` (REFERRAL-19), also when the referrer got nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``GET /api/v1/customers/{id}/referrals`` (REFERRAL-23): the referrals a customer holds as the
+"""``GET /api/v1/customers/{id}/referrals`` (REFERRAL-9): the referrals a customer holds as the
 referrer, newest first (by referral id), a page of them in one prepared statement with the total and
 whether the customer is the vendor's at all (over ``ix_referrals_vendor_referrer``)."""
 

@@ -17,7 +17,7 @@ class CustomerTierChanged(Customer, frozen=True, kw_only=True):
 
     event_type: ClassVar[str] = EventType.CUSTOMER_TIER_CHANGED
     version: ClassVar[int] = 2
-    """Version 2 added the resource's ``referral_code`` and ``referred_by`` (REFERRAL-20)."""
+    """Version 2 added the resource's ``referral_code`` and ``referred_by`` (REFERRAL-6)."""
     previous_tier: CustomerTier | None
 
     @classmethod

@@ -209,7 +209,7 @@ FROM moved GROUP BY 1, 2
 # The points pending just before each instant of :ends: those of every purchase recorded before it
 # whose instant is at or after it, less what its returns made before it cancelled (a return inside
 # the window cancels all it reverses, PENDING-6), plus the referral it completed, both sides, due at
-# its instant too and never cancelled (REFERRAL-44, REFERRAL-50; found through the referee's key).
+# its instant too and never cancelled (REFERRAL-15, REFERRAL-21; found through the referee's key).
 # From the purchases, not `pending_points`, whose rows
 # leave as their points become available: a closed month keeps its figure. Through the partial index
 # of the purchases whose points waited (`ix_transactions_vendor_pending`, its predicate repeated

@@ -39,7 +39,7 @@ from loyalty_core.wallet.till_posting import (
 SQL = statements_of(__name__)
 
 REFERRAL_REASON: Final = "referral"
-"""The ``reason`` of a ``referral`` entry (REFERRAL-44)."""
+"""The ``reason`` of a ``referral`` entry (REFERRAL-15)."""
 
 
 PENDING_CTES: Final = (
@@ -211,7 +211,7 @@ async def make_available(conn: AsyncConnection[Any], vendor_id: int, wallet_id: 
                 vendor_id=vendor_id,
                 wallet_id=wallet_id,
                 kind=kind,
-                # REFERRAL-44: a referral's entry says so; a purchase's earn entry has no reason
+                # REFERRAL-15: a referral's entry says so; a purchase's earn entry has no reason
                 reason=REFERRAL_REASON if kind == EntryType.REFERRAL else None,
                 amount=row["points"],
                 causer_type=row["causer_type"],

@@ -124,7 +124,7 @@ class CustomerReferralsController(Controller):
         vendor: Vendor,
         reader: Reader,
     ) -> Envelope[Page[s.ReferralItem]]:
-        """The referrals in which the customer is the referrer, newest first (REFERRAL-23)."""
+        """The referrals in which the customer is the referrer, newest first (REFERRAL-9)."""
         page = page_number(request)
         items, total = await customer_referrals(
             reader,

@@ -155,7 +155,7 @@ class CustomerCreate(ProfileFields):
     marketing_consent_statement_version: Unchecked | UnsetType | None = UNSET
     identifiers: Annotated[list[IdentifierIn], msgspec.Meta(max_length=MAX_IDENTIFIERS)] | UnsetType | None = UNSET
     referral_code: ReferralCode | UnsetType | None = UNSET
-    """Another customer's referral code (REFERRAL-21): the new customer is referred by them; an
+    """Another customer's referral code (REFERRAL-7): the new customer is referred by them; an
     empty one is refused, not taken as omitted."""
 
     def check(self) -> Mapping[str, list[str]]:

@@ -11,7 +11,7 @@ https), ``datetime_or_date`` (a timestamp with offset, or a bare date), ``number
 is checked; a bare float passes as given), ``single_line`` (text that reaches a mail header or a
 pass: no control character; add ``SingleLine`` to a field's ``Annotated``) and ``kept_empty`` (an
 optional text whose empty value the service refuses by a rule of its own instead of taking it as
-omitted: a referral code, REFERRAL-21).
+omitted: a referral code, REFERRAL-7).
 """
 
 from __future__ import annotations

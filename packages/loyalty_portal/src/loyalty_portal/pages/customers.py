@@ -199,7 +199,7 @@ async def page(
 ) -> Response[str]:
     """The customer's page: who they are (the whole profile), their cards, balance, ledger with who
     caused each entry (PORTAL-12), purchases, redemptions, who referred them and whom they referred
-    (REFERRAL-24); the ledger, the purchases and the referrals page each under its own query name,
+    (REFERRAL-10); the ledger, the purchases and the referrals page each under its own query name,
     the others kept (PORTAL-18)."""
     at = {name: bounded_page(number, SHOWN) for name, number in (pages or {}).items()}
     ledger_at, purchases_at = at.get("ledger_page", 1), at.get("purchases_page", 1)

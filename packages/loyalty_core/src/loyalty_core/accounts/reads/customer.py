@@ -35,7 +35,7 @@ _W = Wallet.__table__.c
 
 def customer_rows(now: datetime) -> Select[Any]:
     """Every customer of every status with ``balance``, ``identifier_list``, ``tier_facts`` (TIER-6)
-    and ``referral_codes`` (REFERRAL-20): add the ``where``, read each row with :func:`customer_view`."""
+    and ``referral_codes`` (REFERRAL-6): add the ``where``, read each row with :func:`customer_view`."""
     due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
     balance = func.coalesce(_W.balance, 0) - due + available_shown(_W, now)
     return (

@@ -60,7 +60,7 @@ class Enrolment:
     ) -> CustomerView:
         """CUSTOMER-1: a wallet at 0 comes with the customer, in the same transaction; with a
         ``referral_code``, the customer is referred by the code's customer and the referral opens
-        with it (REFERRAL-21, REFERRAL-22), or nothing is written."""
+        with it (REFERRAL-7, REFERRAL-8), or nothing is written."""
         card = next((i for i in profile.identifiers if i.type == cards.LOYALTY_CARD), None)
         claim = cards.normalise_code(card.value) if card is not None else None
         ceiling = await self._lock_for_ceiling(vendor_id, claim=claim)

@@ -41,7 +41,7 @@ class MergeService:
         self, vendor_id: int, closing_id: int, into_id: int, *, causer: Causer
     ) -> tuple[Customer, Customer]:
         """Each attempt under a savepoint: a referral's completion locks the referrer's wallet while
-        it holds the referee's (REFERRAL-47), so a merge of the one into the other can deadlock with
+        it holds the referee's (REFERRAL-18), so a merge of the one into the other can deadlock with
         it; the attempt PostgreSQL refuses is undone, its locks released, and run again."""
         for attempt in range(1, ATTEMPTS + 1):
             try:
@@ -151,7 +151,7 @@ class MergeService:
         await self._session.flush()
 
     async def _move_referrals(self, vendor_id: int, closing_id: int, kept_id: int) -> None:
-        """REFERRAL-49: a pending referral whose referee closes, or whose referrer closes into its
+        """REFERRAL-20: a pending referral whose referee closes, or whose referrer closes into its
         referee, is void (a completed one stays); the closed account's referrals as referrer, and its
         paid count (the cap's row), go to the kept account, which is paid for them from now on."""
         referrals = Referral.__table__.c

@@ -43,7 +43,7 @@ class CustomerView(CustomerProfile, frozen=True):
     tier: CustomerTier | None = None
     """Filled by the reads that join the months (``accounts.reads.customer``, TIER-6)."""
     referral_code: str | None = None
-    """Filled by the reads that know the vendor's programme (``customer_columns``, REFERRAL-20)."""
+    """Filled by the reads that know the vendor's programme (``customer_columns``, REFERRAL-6)."""
     referred_by: int | None = None
 
     @property
