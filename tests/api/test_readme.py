@@ -40,7 +40,7 @@ def walkthrough_blocks(text: str, heading: str = SECTION) -> list[str]:
 def test_the_walkthrough_has_its_blocks() -> None:
     """The extraction finds the blocks a reader sees, from the helpers to the card mail."""
     blocks = walkthrough_blocks(README.read_text())
-    assert len(blocks) == 10
+    assert len(blocks) == 11
     assert blocks[0].startswith("# the service's address")
     assert "send-card" in blocks[-1]
     # nothing in the walkthrough names an id it did not read from an answer
@@ -107,7 +107,14 @@ def test_the_readme_walkthrough_runs_block_by_block(served: tuple[str, Path], tm
     )
     status, customers = _get(f"{base}/admin/v1/vendors/{vendor['id']}/customers?q=anna@example.nl", admin)
     [customer] = customers["data"]["data"]
-    assert customer["balance"] == 0  # 24 earned, 4 taken back by the return, 20 redeemed
+    # 24 earned, 4 taken back by the return, 20 redeemed, then 50 for referring Bram (REFERRAL-13):
+    # due at once, counted before any job writes its entry (PENDING-4)
+    assert customer["balance"] == 50
+    assert customer["referred_by"] is None
+    status, friends = _get(f"{base}/admin/v1/vendors/{vendor['id']}/customers?q=bram@example.nl", admin)
+    [friend] = friends["data"]["data"]
+    # 12 earned by the first purchase, 25 for being referred (REFERRAL-13)
+    assert (friend["referred_by"], friend["balance"]) == (customer["id"], 37)
     # 1250 cents bought, 250 returned: the 1000 left still hold Silver (TIER-6)
     assert (customer["tier"]["key"], customer["tier"]["qualifying_total"]) == ("silver", 1000)
     assert len(list((home / "outbox").glob("*.eml"))) == 1
