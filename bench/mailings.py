@@ -2,7 +2,7 @@
 the till's latency while a send runs.
 
 ``uv run just bench mailings [--recipients 20000 --parts send,till --till-customers 2000 --duration 15
---warmup 3 --rounds 2 --connections 16 --workers 2]``
+--warmup 3 --rounds 2 --connections 16 --workers 2 --profile]``
 
 ``send``: a scratch database migrated to head; one vendor with ``--recipients`` consenting customers
 (written by one ``INSERT ... SELECT``), a mailing to them all started as ``send`` starts it; then the
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import psycopg
 
-from bench import _load, _servers, mix, results_dir
+from bench import _load, _profile, _servers, mix, results_dir
 from bench._support import scratch_database, scratch_name
 from bench.request_path import preamble
 
@@ -66,6 +66,7 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=2, help="runs of each of quiet and sending, alternating")
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
     parser.add_argument("--workers", type=int, default=2, help="server processes")
+    parser.add_argument("--profile", action="store_true", help="py-spy the sender during the first sending run")
     options = parser.parse_args(argv)
     options.parts = [part for part in options.parts.split(",") if part]
     if not options.parts or not set(options.parts) <= {"send", "till"}:
@@ -163,7 +164,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def _send_part(options: argparse.Namespace) -> list[str]:
+def _send_part(options: argparse.Namespace, argv: list[str]) -> list[str]:
     from loyalty_api.migrate import upgrade
 
     database_url = scratch_database(DATABASE)
@@ -183,7 +184,8 @@ def _send_part(options: argparse.Namespace) -> list[str]:
     return [
         f"Run {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} cores (nproc; load {load[0]:.1f};"
         f" load average before {', '.join(f'{x:.2f}' for x in load_before)}, after"
-        f" {', '.join(f'{x:.2f}' for x in load)}), `uv run just bench mailings --parts send`.",
+        f" {', '.join(f'{x:.2f}' for x in load)}), `{' '.join(['uv run just bench mailings', *argv])}`"
+        " (its send part).",
         "",
         "| recipients | audience fixed (s) | send (s) | messages/s | RSS before (MB) | RSS peak (MB) |",
         "|---|---|---|---|---|---|",
@@ -248,6 +250,8 @@ def _till_part(options: argparse.Namespace, argv: list[str]) -> list[str]:
     sender: subprocess.Popen[bytes] | None = None
     runs: dict[str, list[Sample]] = {QUIET: [], SENDING: []}
     order: list[tuple[int, str, _load.Measured, float, float]] = []
+    profile: list[str] = []
+    """The sender's stacks file, once recorded (``--profile``)."""
     try:
         shop = _servers.seed(service, 0, {"features": {"campaign_mail": True}})
         vendor_id, token, reward = asyncio.run(mix._terms(service.url, [shop]))[0]
@@ -276,6 +280,10 @@ def _till_part(options: argparse.Namespace, argv: list[str]) -> list[str]:
                     before = _sent(stats, vendor_id)
                     helpers = [sink.pid, *([sender.pid] if name == SENDING and sender is not None else [])]
                     ticks_before, began = _ticks(helpers), time.monotonic()
+                    recording = None
+                    if options.profile and name == SENDING and sender is not None and not profile:
+                        profile = [str(results_dir() / "mailings-sender.collapsed.txt")]
+                        recording = _profile.record(sender.pid, options.duration, Path(profile[0]))
                     measured = _load.measure(
                         *args[:1],
                         service.process.pid,
@@ -290,6 +298,8 @@ def _till_part(options: argparse.Namespace, argv: list[str]) -> list[str]:
                         script=mix.LUA,
                     )
                     window = time.monotonic() - began
+                    if recording is not None:
+                        _profile.finish(recording, options.duration)
                     rate = (_sent(stats, vendor_id) - before) / window
                     helpers_cpu = 100 * (_ticks(helpers) - ticks_before) / _load.TICK / window
                     if name == SENDING and sender is not None:
@@ -302,7 +312,16 @@ def _till_part(options: argparse.Namespace, argv: list[str]) -> list[str]:
             _stop(sender)
         _stop(sink)
         service.stop()
-    return _till_report(options, argv, started, load_before, runs, order, total_sent)
+    lines = _till_report(options, argv, started, load_before, runs, order, total_sent)
+    if profile:
+        out = Path(profile[0])
+        title = "the campaign-mails sender during the first sending run"
+        lines += [
+            "### Where the sender's time goes (py-spy)",
+            "",
+            *_profile.markdown(title, _profile.summarise(out), _profile.shown(out)),
+        ]
+    return lines
 
 
 def _till_report(
@@ -382,7 +401,7 @@ def _kept_send_figures() -> list[str]:
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    send = _send_part(options) if "send" in options.parts else _kept_send_figures()
+    send = _send_part(options, argv or []) if "send" in options.parts else _kept_send_figures()
     till = _till_part(options, argv or []) if "till" in options.parts else []
     return "\n".join(["# Campaign mail through a local SMTP sink", "", *send, *till])
 
