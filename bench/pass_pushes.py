@@ -255,6 +255,10 @@ def _devices_part(options: argparse.Namespace, runs: list[_variants.Run], names:
         f" statements/req {m[none]['statements']:.2f} and {m[some]['statements']:.2f}, rows written/req"
         f" {m[none]['rows']:.2f} and {m[some]['rows']:.2f}: {'met' if ok else 'MISSED'}.",
         "",
+        "### Rows written per request by table (pg_stat_user_tables, all rounds)",
+        "",
+        *_variants.rows_by_table(runs, CALL, names),
+        "",
         "### Statements sent per request (pg_stat_statements, top level, all rounds; under 0.02/req left out)",
         "",
         *mix,
