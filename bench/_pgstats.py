@@ -31,7 +31,9 @@ SELECT (SELECT next_multixact_id::text::bigint FROM pg_control_checkpoint()),
        (SELECT coalesce(sum(heap_blks_hit + heap_blks_read), 0) FROM pg_statio_user_tables),
        (SELECT coalesce(sum(idx_blks_hit + idx_blks_read), 0) FROM pg_statio_user_tables),
        (SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables),
-       (SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables)
+       (SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables),
+       (SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables),
+       (SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_tables)
 """
 
 _STATEMENTS = """
@@ -85,6 +87,13 @@ class Cost:
     multixact_rows: Counter[str] = field(default_factory=Counter)
     """Row versions whose xmax is a MultiXact made during the run, by "table: member modes" (a
     lower bound: a version pruned before the census is not seen)."""
+    rows_written: int = 0
+    """Rows inserted, updated or deleted in the bench database's tables (``pg_stat_user_tables``:
+    ``n_tup_ins + n_tup_upd + n_tup_del``; a foreign key's or a trigger's writes included)."""
+    index_scans: int = 0
+    """Index scans begun on the bench database's tables (``pg_stat_user_tables.idx_scan``)."""
+    table_rows: Counter[str] = field(default_factory=Counter)
+    """``rows_written`` by table."""
 
 
 # "rmgr: Heap  len (rec/tot): 79/ 79, tx: 735, lsn: ..., desc: INSERT off 3 ..., blkref #0: rel 1663/16385/16424"
@@ -127,6 +136,13 @@ SELECT relname, heap_blks_hit + heap_blks_read + coalesce(idx_blks_hit + idx_blk
 
 def _table_blocks(conn: Conn) -> Counter[str]:
     return Counter({str(name): int(str(n)) for name, n in conn.execute(_TABLE_BLOCKS).fetchall()})
+
+
+_TABLE_ROWS = "SELECT relname, n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_user_tables"
+
+
+def _table_rows(conn: Conn) -> Counter[str]:
+    return Counter({str(name): int(str(n)) for name, n in conn.execute(_TABLE_ROWS).fetchall()})
 
 
 # every row version of the table (dead ones not yet pruned too) whose xmax is a MultiXact (HEAP_XMAX_IS_MULTI)
@@ -196,6 +212,7 @@ class Watch:
         self._start = _lsn(self._conn)
         self._before = _counters(self._conn)
         self._tables = _table_blocks(self._conn)  # read in the same snapshot as the counters
+        self._rows = _table_rows(self._conn)
         self._conn.execute("SELECT pg_stat_statements_reset()")
         self._thread.start()
         return self
@@ -213,8 +230,11 @@ class Watch:
         self._conn.execute("CHECKPOINT")
         after = _counters(self._conn)
         tables = _table_blocks(self._conn) - self._tables
+        table_rows = _table_rows(self._conn) - self._rows
         shared = multixact_rows(self._conn, self._before[0])
-        m, wal, commits, heap, index, scans, rows = (a - b for a, b in zip(after, self._before, strict=True))
+        m, wal, commits, heap, index, scans, rows, written, index_scans = (
+            a - b for a, b in zip(after, self._before, strict=True)
+        )
         self.cost = Cost(
             m,
             wal,
@@ -230,6 +250,9 @@ class Watch:
             images,
             tables,
             shared,
+            written,
+            index_scans,
+            table_rows,
         )
 
 

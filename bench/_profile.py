@@ -103,6 +103,18 @@ def summarise(collapsed: Path, top: int = 15) -> Profile:
     return Profile(samples, own.most_common(top), total.most_common(top), libraries.most_common())
 
 
+def share(collapsed: Path, needle: str) -> float:
+    """The part of the samples (0 to 1) whose stack holds a frame whose file contains ``needle``
+    (``loyalty_core/tiers/``: the time spent in or below that package)."""
+    hit = samples = 0
+    for line in collapsed.read_text().splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        samples += int(count_text)
+        if needle in stack:
+            hit += int(count_text)
+    return hit / max(samples, 1)
+
+
 def markdown(title: str, profile: Profile, file: str) -> list[str]:
     def pct(n: int) -> str:
         return f"{100 * n / max(profile.samples, 1):.1f}%"

@@ -101,9 +101,16 @@ def service_settings(database_url: str) -> dict[str, str]:
     }
 
 
-def start_service(database_url: str, workers: int, logs: Path, redis_url: str | None = None) -> Server:
+def start_service(
+    database_url: str,
+    workers: int,
+    logs: Path,
+    redis_url: str | None = None,
+    settings: dict[str, str] | None = None,
+) -> Server:
     """``loyalty serve`` as deployed; the limits out of the way of the load (docs/deployment.md).
-    With ``redis_url`` the processes share the rate limiter's counts through Redis."""
+    With ``redis_url`` the processes share the rate limiter's counts through Redis; ``settings``
+    adds to (or overrides) its environment, e.g. ``LOYALTY_WORKER=external``: no job runs in it."""
     port = free_port()
     env = {
         **os.environ,
@@ -114,6 +121,7 @@ def start_service(database_url: str, workers: int, logs: Path, redis_url: str | 
     env.pop("REDIS_URL", None)
     if redis_url:
         env["REDIS_URL"] = redis_url
+    env.update(settings or {})
     argv = [sys.executable, "-m", "loyalty_api.cli", "serve", "--workers", str(workers)]
     return _spawn("service", argv, env, port, "/health/live", logs)
 
