@@ -8,9 +8,11 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import text
 
 from loyalty_core.db import make_engine
+from loyalty_core.mailings import jobs as mailing_jobs
 from tests.support.app import ADMIN
 from tests.support.customers import register
 from tests.support.mailings import MAILING_PLAN as PLAN
@@ -142,6 +144,27 @@ async def test_consent_and_suppressions_are_read_when_each_message_is_due(
     assert [str(m["To"]) for m in inbox.received if str(m["To"]) in (stays, withdraws, bounces, leaves)] == [stays]
     done = await shown(mail_client, tenant, made["id"])
     assert done["counts"] == counts(sent=1, skipped_inactive=1, skipped_no_consent=1, skipped_suppressed=1)
+
+
+async def test_a_batch_of_skipped_members_does_not_end_the_run(
+    mail_client: Client, smtp: tuple[Inbox, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MAIL-7: members are claimed in batches; a batch whose every member is skipped (no consent here)
+    goes on to the next one in the same run, so the consenting member after them is mailed at once."""
+    monkeypatch.setattr(mailing_jobs, "BATCH", 2)
+    inbox, _ = smtp
+    tenant = await make_tenant(mail_client, plan=PLAN)
+    for name in ("dee", "eve", "fay"):
+        await register(mail_client, tenant, email=address(name))
+    last = address("gus")
+    await consenting(mail_client, tenant, email=last)
+    made = await draft(mail_client, tenant)
+    await send(mail_client, tenant, made["id"])
+
+    await run_job(mail_client)
+    assert [str(m["To"]) for m in inbox.to(last)] == [last]
+    done = await shown(mail_client, tenant, made["id"])
+    assert (done["status"], done["counts"]) == ("sent", counts(sent=1, skipped_no_consent=3))
 
 
 async def test_a_test_copy_has_sample_values_and_counts_nowhere(mail_client: Client, smtp: tuple[Inbox, int]) -> None:

@@ -168,8 +168,14 @@ async def claim(
                 recipient_id, vendor_id, mailing_id, None, str(to), mailing.subject, mailing.body, shop_name, sample
             )
         )
-    if members and mailing.status == MailingStatus.SENDING and len(outgoing) < limit:
-        outgoing += await _claim_members(session, mailing, shop_name, now, due, limit - len(outgoing))
+    if members and mailing.status == MailingStatus.SENDING:
+        # a batch whose every member is skipped sends nothing but is not the end: the members after
+        # it are claimed in the same call, so a run stops only when no member is left due (MAIL-7)
+        while len(outgoing) < limit:
+            found, examined = await _claim_members(session, mailing, shop_name, now, due, limit - len(outgoing))
+            outgoing += found
+            if found or not examined:
+                break
     if outgoing:
         await session.execute(
             update(MailingRecipient)
@@ -188,7 +194,8 @@ async def claim(
 
 async def _claim_members(
     session: AsyncSession, mailing: Mailing, shop_name: str, now: datetime, due: Any, limit: int
-) -> list[Outgoing]:
+) -> tuple[list[Outgoing], int]:
+    """The next due members to mail, and how many due members were examined (mailed or skipped)."""
     vendor_id = mailing.vendor_id
     balance = reads.shown_balance(vendor_id, now)
     rows = await session.execute(
@@ -223,7 +230,9 @@ async def _claim_members(
     )
     skipped: dict[RecipientState, list[int]] = {}
     outgoing: list[Outgoing] = []
+    examined = 0
     for row in rows:
+        examined += 1
         state = decide(row.status, row.merged_into_id, row.email, row.marketing_consent, row.is_suppressed)
         if state is not None:
             skipped.setdefault(state, []).append(row.recipient_id)
@@ -250,7 +259,7 @@ async def _claim_members(
             .where(_R.vendor_id == vendor_id, _R.id.in_(ids))
             .values(state=state, decided_at=now, next_attempt_at=None)
         )
-    return outgoing
+    return outgoing, examined
 
 
 def decide(

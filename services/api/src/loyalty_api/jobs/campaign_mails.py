@@ -93,7 +93,9 @@ async def _send_mailing(
                 outcomes["failed"] += await work.fail_interrupted(session, vendor_id, mailing_id, ctx.clock.now())
             while loop.time() < stop_at:
                 async with ctx.sessionmaker.begin() as session:
-                    batch = await work.claim(session, vendor_id, mailing_id, ctx.clock.now(), members=members)
+                    batch = await work.claim(
+                        session, vendor_id, mailing_id, ctx.clock.now(), work.BATCH, members=members
+                    )
                 if not batch:
                     break
                 results = [await _deliver(ctx, sender, outgoing) for outgoing in batch]
