@@ -27,6 +27,13 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--requests", type=int, default=200, help="requests per measured call (default 200)")
     parser.add_argument("--workers", type=int, default=1, help="granian workers of the served clone (default 1)")
     parser.add_argument("--skip-jobs", action="store_true", help="measure the requests only, not the jobs")
+    parser.add_argument(
+        "--leave-out",
+        action="append",
+        default=[],
+        metavar="CALL",
+        help="a call not to measure, by its function's name in bench._scale_calls (admin_last_page); repeatable",
+    )
     parser.add_argument("--job-limit", type=int, default=300, help="seconds a job may run before it is stopped (300)")
     return parser.parse_args(argv)
 
