@@ -33,7 +33,13 @@ async def test_merge_moves_points_as_two_adjustments_keeping_expiry(db: AsyncSes
     assert (await service.reads.read(vendor.id, closing.id)).wallet.balance == 0
     kept_view = await service.reads.read(vendor.id, kept.id)
     assert kept_view.wallet.balance == 11
-    merges = (await db.scalars(select(LedgerEntry).where(LedgerEntry.reason == "merge").order_by(LedgerEntry.id))).all()
+    merges = (
+        await db.scalars(
+            select(LedgerEntry)
+            .where(LedgerEntry.vendor_id == vendor.id, LedgerEntry.reason == "merge")
+            .order_by(LedgerEntry.id)
+        )
+    ).all()
     assert [(e.type, e.amount, e.causer_type) for e in merges] == [
         ("adjust", -10, "portal_user"),
         ("adjust", 10, "portal_user"),

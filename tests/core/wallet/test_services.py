@@ -56,7 +56,7 @@ async def test_replay_returns_the_original_and_writes_nothing(db: AsyncSession, 
     assert replay.created is False
     assert replay.entry.id == first.entry.id
     assert (await service.reads.read(vendor.id, customer.id)).wallet.balance == 0
-    assert await count(db, LedgerEntry, LedgerEntry.idempotency_key == "spend") == 1
+    assert await count(db, LedgerEntry, LedgerEntry.vendor_id == vendor.id, LedgerEntry.idempotency_key == "spend") == 1
 
 
 async def test_same_key_with_another_amount_conflicts_and_writes_nothing(db: AsyncSession, clock: FixedClock) -> None:
@@ -78,7 +78,7 @@ async def test_deduction_below_zero_is_refused_and_leaves_the_key_free(db: Async
     service = WalletService(db, clock)
     with pytest.raises(InsufficientBalance):
         await service.adjustments.adjust(vendor.id, customer.id, amount=-5, reason="x", key="later", causer=TILL)
-    assert await count(db, LedgerEntry, LedgerEntry.idempotency_key == "later") == 0
+    assert await count(db, LedgerEntry, LedgerEntry.vendor_id == vendor.id, LedgerEntry.idempotency_key == "later") == 0
     await service.adjustments.adjust(vendor.id, customer.id, amount=5, reason="x", key="fill", causer=TILL)
     done = await service.adjustments.adjust(vendor.id, customer.id, amount=-5, reason="x", key="later", causer=TILL)
     assert done.created is True

@@ -24,7 +24,7 @@ from loyalty_core.errors import ValidationFailed
 from loyalty_core.events.services.recording import record_event
 from loyalty_core.referrals.models import Referral, ReferralStatus, referral_payouts
 from loyalty_core.tiers.events import CustomerTierChanged
-from loyalty_core.wallet.models import Causer, EntryType, PendingPoints, PointLot, Wallet
+from loyalty_core.wallet.models import OPEN_LOT, Causer, EntryType, PendingPoints, PointLot, Wallet
 from loyalty_core.wallet.services.posting import Posting, locked
 from loyalty_core.wallet.till_protocol import ATTEMPTS
 
@@ -97,7 +97,7 @@ class MergeService:
                 for lot in (
                     await self._session.scalars(
                         select(PointLot)
-                        .where(PointLot.wallet_id == source.id, PointLot.remaining > 0)
+                        .where(PointLot.wallet_id == source.id, OPEN_LOT)
                         .execution_options(populate_existing=True)
                     )
                 ).all()

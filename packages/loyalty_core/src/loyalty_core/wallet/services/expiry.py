@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.wallet.models import PointLot, Wallet
+from loyalty_core.wallet.models import OPEN_LOT, PointLot, Wallet
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.services.posting import Posting, locked
 
@@ -20,7 +20,7 @@ class Expiry:
     async def wallets_with_expired_points(self, now: datetime) -> list[tuple[int, int]]:
         rows = await self._session.execute(
             select(PointLot.vendor_id, PointLot.wallet_id)
-            .where(PointLot.remaining > 0, PointLot.expires_at <= now)
+            .where(OPEN_LOT, PointLot.expires_at <= now)
             .distinct()
             .order_by(PointLot.wallet_id)
         )

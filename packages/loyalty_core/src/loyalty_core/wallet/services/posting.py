@@ -26,7 +26,7 @@ from loyalty_core.db import driver_connection
 from loyalty_core.events.services.recording import RECORDED
 from loyalty_core.wallet.errors import InsufficientBalance, WalletBusy, WalletNotFound
 from loyalty_core.wallet.events import EntryPayload, PointsExpired
-from loyalty_core.wallet.models import SYSTEM, Causer, EntryType, PointLot, Wallet
+from loyalty_core.wallet.models import OPEN_LOT, SYSTEM, Causer, EntryType, PointLot, Wallet
 from loyalty_core.wallet.resources import LedgerEntry
 from loyalty_core.wallet.rules import Lot, Take, lot_expiry, split_due, take
 from loyalty_core.wallet.till_pending import is_due, make_available
@@ -94,7 +94,7 @@ class Posting:
                 Lot(i, x, r)
                 for i, x, r in await self._session.execute(
                     select(PointLot.id, PointLot.expires_at, PointLot.remaining).where(
-                        PointLot.vendor_id == wallet.vendor_id, PointLot.wallet_id == wallet.id, PointLot.remaining > 0
+                        PointLot.vendor_id == wallet.vendor_id, PointLot.wallet_id == wallet.id, OPEN_LOT
                     )
                 )
             ]
@@ -162,7 +162,7 @@ class Posting:
                 .where(
                     PointLot.vendor_id == wallet.vendor_id,
                     PointLot.wallet_id == wallet.id,
-                    PointLot.remaining > 0,
+                    OPEN_LOT,
                     PointLot.expires_at <= until,
                 )
                 .group_by(PointLot.expires_at)

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock, midnight_utc
-from loyalty_core.wallet.models import LedgerEntry, PointLot, Wallet
+from loyalty_core.wallet.models import OPEN_LOT, LedgerEntry, PointLot, Wallet
 from loyalty_core.wallet.rules import EXPIRING_SOON
 from loyalty_core.wallet.services.posting import Posting
 from loyalty_core.wallet.till_pending import available_and_expiring, still_pending
@@ -51,7 +51,7 @@ class WalletReads:
                     func.coalesce(func.sum(PointLot.remaining).filter(PointLot.expires_at > now), 0),
                 ).where(
                     PointLot.wallet_id == wallet.id,
-                    PointLot.remaining > 0,
+                    OPEN_LOT,
                     PointLot.expires_at <= now + EXPIRING_SOON,
                 )
             )
