@@ -1,15 +1,15 @@
-"""Issues 47, 49 and 51's figures on the scale template: ``python -m bench._scale_1m [size options]``.
+"""Tiers, campaign mail and the liability report at scale: ``python -m bench._scale_1m [size options]``.
 
 On a clone of the template (built by ``bench scale --build-only`` with the same size options), served
 by ``loyalty serve`` as ``bench scale`` serves it, each against the small vendor of the same run:
 
-- issue 51: the liability report (12 and 36 months), ``--requests`` each;
-- issue 47: the till's lookup and purchase without a ladder (plan feature ``tiers`` off), then with a
+- liability: the liability report (12 and 36 months), ``--requests`` each;
+- tiers: the till's lookup and purchase without a ladder (plan feature ``tiers`` off), then with a
   4-tier spend ladder ``PUT`` through the admin API on both vendors (the plan's ``tiers`` on; the
   thresholds the large vendor's 50th, 80th and 95th percentiles of 12 months' spend; the
   ``tier-moves`` job not run: a vendor's first ladder moves no one, TIER-15); then each call's plans
   read back from the server's log (every statement logged) and compared, large against small;
-- issue 49: the campaign-mail audience counted by the core functions (``bench._scale_audience``).
+- campaign mail: the campaign-mail audience counted by the core functions (``bench._scale_audience``).
 
 Every statement of 10 ms or more of the timed parts is kept with its plan in
 ``bench/results/scale-1m-explain.txt``; the compared plans in ``scale-1m-plans.txt``; the figures in
@@ -157,15 +157,15 @@ def run(argv: list[str]) -> str:
             small = open_shop(client, service.url, "small", 2, db, run_id)
             start = offset(LOG)
             for call in (liability, liability_longest):
-                _pair(call, client, large, small, options.requests, rows, "issue 51")
+                _pair(call, client, large, small, options.requests, rows, "liability")
             for call in (lookup, purchase):
-                _pair(call, client, large, small, options.requests, rows, "issue 47, no ladder")
+                _pair(call, client, large, small, options.requests, rows, "tiers, no ladder")
             ladder = _ladder(db)
             _tiers_on(client, ladder)
             for shop in (large, small):
                 shop.run += "-ladder"
             for call in (lookup, purchase):
-                _pair(call, client, large, small, options.requests, rows, "issue 47, 4-tier ladder")
+                _pair(call, client, large, small, options.requests, rows, "tiers, 4-tier ladder")
             counted, months = count_audiences(url, [1, 2], options.repeats)
             time.sleep(1)
             slow = _slow_plans(start, database)
@@ -190,7 +190,7 @@ def run(argv: list[str]) -> str:
     db.close()
     (results_dir() / "scale-1m-plans.txt").write_text(shapes_text)
     head = [
-        "# Scale at one million customers: issues 47, 49 and 51",
+        "# Scale at one million customers: tiers, campaign mail and the liability report",
         "",
         f"Template `{template}` ({sizes}); cloned in {cloned:.0f} s. {machine()}; load average",
         f"{', '.join(f'{a:.1f}' for a in load_before)} before, {', '.join(f'{a:.1f}' for a in os.getloadavg())} after.",
@@ -218,7 +218,7 @@ def _tables(rows: list[Row], counted: list[Any], months: dict[int, list[float]],
         )
     lines += [
         "",
-        "Issue 49, the audience counted in this process (ms, each count in its own session):",
+        "Campaign mail, the audience counted in this process (ms, each count in its own session):",
         "",
         "| vendor | audience | function | count | median | max |",
         "|---|---|---|---|---|---|",
@@ -236,7 +236,7 @@ def _tables(rows: list[Row], counted: list[Any], months: dict[int, list[float]],
         lines.append(f"| {vendor} | {alone} | | | {middle:.0f} | {ordered[-1]:.0f} |")
     lines += [
         "",
-        "Issue 47, the plans of 3 calls on each vendor compared statement by statement (`scale-1m-plans.txt`):",
+        "Tiers, the plans of 3 calls on each vendor compared statement by statement (`scale-1m-plans.txt`):",
         "",
         "| call | statements | same shape | differing |",
         "|---|---|---|---|",

@@ -1,4 +1,4 @@
-"""The campaign-mail audience counted at scale (``bench._scale_1m``'s issue 49 figures).
+"""The campaign-mail audience counted at scale (``bench._scale_1m``'s campaign mail figures).
 
 The generated customers consent to nothing and have no date of birth, so the clone is given both
 first: consent (source ``import``) to ``share`` of each vendor's customers, spread over the ids, and

@@ -1,4 +1,4 @@
-"""The plans of a few till calls read back from the server's log (``bench._scale_1m``'s issue 47 check).
+"""The plans of a few till calls read back from the server's log (``bench._scale_1m``'s tiers check).
 
 With ``auto_explain.log_min_duration = 0`` on the clone, every statement a call runs is logged with
 its plan; the calls of one vendor are logged between two offsets of the log, so each vendor's
