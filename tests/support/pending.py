@@ -125,6 +125,8 @@ VALUES (nextval('referrals_id_seq'), :v, :r, :e, 'completed', :now, :rp, :ep, :t
     )
     service = WalletService(db, FixedClock(bought.created_at))
     for customer_id, earned in ((referee_id, referee_points), (referrer_id, referrer_points)):
+        if earned == 0:
+            continue  # as the completion: a side credited nothing gets no pending row
         wallet = await service.posting.wallet_of(vendor_id, customer_id, lock=True)
         db.add(
             PendingPoints(

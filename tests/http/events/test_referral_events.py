@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.merges import register
 from tests.support.purchases import buy, earn_rule
+from tests.support.app import ADMIN
 from tests.support.referral_rows import open_programme, refer
 from tests.support.tenants import make_tenant
 from tests.support.webhooks import ALL_SCOPES, events_of
@@ -25,6 +26,7 @@ async def test_a_completing_purchase_records_referral_completed_and_both_wallets
     referrer = await register(client, tenant, email="referrer@example.com")
     referee = await register(client, tenant, email="referee@example.com")
     await refer(engine, tenant.vendor_id, referrer["id"], referee["id"])
+    referred_before = await _referred(client)
     small = await buy(client, tenant, "referee@example.com", 999, key="ref-small")
     assert small.status_code == 201, small.text
     bought = await buy(client, tenant, "referee@example.com", 1200, key="ref-big")
@@ -49,3 +51,21 @@ async def test_a_completing_purchase_records_referral_completed_and_both_wallets
             "referrer_id": referrer["id"],
         }
     ]
+
+    # the referrer's next write writes its referral entry first (PENDING-5), which /metrics counts;
+    # at least: other lanes may complete referrals in the shared database meanwhile
+    adjusted = await client.post(
+        f"/api/v1/customers/{referrer['id']}/wallet/adjust",
+        json={"amount": 1, "reason": "metrics", "idempotency_key": "after-referral"},
+        headers=tenant.headers,
+    )
+    assert adjusted.status_code == 201, adjusted.text
+    assert await _referred(client) - referred_before >= 100
+
+
+async def _referred(client: AsyncTestClient[Litestar]) -> float:
+    """``loyalty_points_total{kind="referred"}`` as /metrics shows it now."""
+    scraped = await client.get("/metrics", headers=ADMIN)
+    assert scraped.status_code == 200, scraped.text
+    [line] = [line for line in scraped.text.splitlines() if line.startswith('loyalty_points_total{kind="referred"}')]
+    return float(line.split()[-1])

@@ -158,14 +158,15 @@ KINDS = {
     "redeem": "redeemed",
     "expire": "expired",
     "return": "returned",
+    "referral": "referred",
     "adjusted_in": "adjusted_in",
     "adjusted_out": "adjusted_out",
 }
 
 
 async def points_by_kind(conn: AsyncConnection[Any]) -> dict[str, int]:
-    """Points earned, redeemed, expired, returned and adjusted in and out over all vendors (each
-    kind the sum of its entries' sizes); every kind present."""
+    """Points earned, redeemed, expired, returned, referred and adjusted in and out over all vendors
+    (each kind the sum of its entries' sizes); every kind present, one per entry type."""
     totals = dict.fromkeys(KINDS.values(), 0)
     mark = await (await conn.execute(_WATERMARK, prepare=True)).fetchone()
     (after,) = mark if mark else (0,)
