@@ -9,9 +9,9 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tests.support.app import ADMIN
 from tests.support.merges import register
 from tests.support.purchases import buy, earn_rule
-from tests.support.app import ADMIN
 from tests.support.referral_rows import open_programme, refer
 from tests.support.tenants import make_tenant
 from tests.support.webhooks import ALL_SCOPES, events_of
