@@ -6,7 +6,10 @@ both.
 
 Newest and oldest first walk the primary key from the shop's end and stop after the page; the other
 sorts read the shop's matching customers once and keep the top of the order (a top-N sort, its
-memory bounded by the page), which docs/decisions.md weighs. The count stops at the cap either way."""
+memory bounded by the page), which docs/decisions.md weighs. The count stops at the cap either way.
+Either way the page's ids are chosen first, over the customers and the sort's own join alone, and
+the row's columns (card, balance with its due points, latest purchase) computed for those ids only:
+a deep page's offset skips keys, not rows computed in full (INPUT-22)."""
 
 from __future__ import annotations
 
