@@ -6,7 +6,10 @@ both.
 
 Newest and oldest first walk the primary key from the shop's end and stop after the page; the other
 sorts read the shop's matching customers once and keep the top of the order (a top-N sort, its
-memory bounded by the page), which docs/decisions.md weighs. The count stops at the cap either way."""
+memory bounded by the page), which docs/decisions.md weighs. The count stops at the cap either way.
+Either way the page's ids are chosen first, over the customers and the sort's own join alone, and
+the row's columns (card, balance with its due points, latest purchase) computed for those ids only:
+a deep page's offset skips keys, not rows computed in full (INPUT-22)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, and_, cast, func, select
+from sqlalchemy import BigInteger, Select, and_, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.reads.search import matching
@@ -98,22 +101,40 @@ async def customer_list(
         .scalar_subquery()
     )
     due = due_points(_W.vendor_id, _W.id, now).scalar_subquery()
-    statement = (
-        select(
-            _C.id,
-            _C.first_name,
-            _C.last_name,
-            _C.email,
-            card,
-            cast(func.coalesce(_W.balance, 0) - due + available_shown(_W, now), BigInteger),
-            _C.status,
-            latest,
+    orders = _orders(sort if sort in SORTS else "newest")
+
+    def window(limit: int, offset: int) -> Select[Any]:
+        # the page's ids first, over the customers and the sort's own join alone; the row's columns
+        # (card, balance with its due points, latest purchase) only for those ids (INPUT-22)
+        chosen = _joined(select(_C.id), sort).where(condition).order_by(*orders).limit(limit).offset(offset).subquery()
+        return (
+            select(
+                _C.id,
+                _C.first_name,
+                _C.last_name,
+                _C.email,
+                card,
+                cast(func.coalesce(_W.balance, 0) - due + available_shown(_W, now), BigInteger),
+                _C.status,
+                latest,
+            )
+            .select_from(chosen.join(Customer.__table__, _C.id == chosen.c.id))
+            .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
+            .outerjoin(customer_activity, and_(_A.vendor_id == _C.vendor_id, _A.customer_id == _C.id))
+            .where(_C.vendor_id == vendor_id)
+            .order_by(*orders)
         )
-        .select_from(Customer.__table__)
-        .outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
-        .outerjoin(customer_activity, and_(_A.vendor_id == _C.vendor_id, _A.customer_id == _C.id))
-        .where(condition)
-        .order_by(*_orders(sort if sort in SORTS else "newest"))
-    )
-    found = await paged(session, statement, count=select(_C.id).where(condition), page=page)
+
+    found = await paged(session, window, count=select(_C.id).where(condition), page=page)
     return Paged([CustomerRow(*row) for row in found.items], found.page, found.per_page, found.total, found.more)
+
+
+def _joined(statement: Select[Any], sort: str) -> Select[Any]:
+    """``statement`` over the customers with the join its sort orders by (the wallet's balance, the
+    fold's latest purchase), and no other."""
+    statement = statement.select_from(Customer.__table__)
+    if sort == "balance":
+        return statement.outerjoin(Wallet.__table__, and_(_W.vendor_id == _C.vendor_id, _W.customer_id == _C.id))
+    if sort == "last_purchase":
+        return statement.outerjoin(customer_activity, and_(_A.vendor_id == _C.vendor_id, _A.customer_id == _C.id))
+    return statement

@@ -8,7 +8,7 @@ counting them all on every page would cost each request as much as the list is l
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -148,7 +148,7 @@ async def capped_count(session: AsyncSession, statement: Select[Any]) -> tuple[i
 
 async def paged(
     session: AsyncSession,
-    statement: Select[Any],
+    statement: Select[Any] | Callable[[int, int], Select[Any]],
     *,
     count: Select[Any],
     page: int,
@@ -157,13 +157,16 @@ async def paged(
 ) -> Paged[Any]:
     """One page of ``statement`` (already ordered, by a unique key last), at an offset below
     ``COUNT_CAP``, with the capped count of ``count``: rows as tuples, or the first column's ORM
-    entities with ``entities``."""
+    entities with ``entities``. A list whose rows cost more than their key gives instead a function
+    of the page's limit and offset that builds the page's statement, choosing the page's keys first
+    (INPUT-22)."""
     page = bounded_page(page, per_page)
     total, more = await capped_count(session, count)
     if total == 0 or offset_of(page, per_page) >= min(total, COUNT_CAP):
         return Paged([], page, per_page, total, more)
     # the page ends at the cap too: past it the list is not paged, only narrowed
-    window = statement.limit(min(per_page, COUNT_CAP - offset_of(page, per_page))).offset(offset_of(page, per_page))
+    limit, offset = min(per_page, COUNT_CAP - offset_of(page, per_page)), offset_of(page, per_page)
+    window = statement(limit, offset) if callable(statement) else statement.limit(limit).offset(offset)
     if entities:
         return Paged(list((await session.scalars(window)).all()), page, per_page, total, more)
     return Paged([tuple(r) for r in (await session.execute(window)).all()], page, per_page, total, more)

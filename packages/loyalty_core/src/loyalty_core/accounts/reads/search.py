@@ -73,12 +73,14 @@ class CustomerSearch:
         total = await count_of(self._session, ids)
         if past_the_end(total, page, per_page):
             return Listed([], total)
+        # the page's ids first, over the customers alone; the balance, identifiers, tier and referral
+        # columns only for those ids, never for the rows the offset skips (INPUT-22)
+        chosen = ids.order_by(_C.id).limit(per_page).offset(offset_of(page, per_page)).subquery()
         statement = (
             customer_rows(self._clock.now())
-            .where(matching(vendor_id, q))
+            .join(chosen, _C.id == chosen.c.id)
+            .where(_C.vendor_id == vendor_id)
             .order_by(_C.id)
-            .limit(per_page)
-            .offset(offset_of(page, per_page))
         )
         rows = (await self._session.execute(statement)).mappings().all()
         return Listed([customer_view(row) for row in rows], total)
