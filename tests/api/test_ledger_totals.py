@@ -39,7 +39,7 @@ SELECT CASE WHEN type = 'adjust' THEN CASE WHEN amount > 0 THEN 'adjusted_in' EL
             ELSE type END, sum(abs(amount))
 FROM ledger_entries GROUP BY 1
 """
-KINDS = {"earn": "earned", "redeem": "redeemed", "expire": "expired", "return": "returned"}
+KINDS = {"earn": "earned", "redeem": "redeemed", "expire": "expired", "return": "returned", "referral": "referred"}
 
 
 @pytest.fixture
