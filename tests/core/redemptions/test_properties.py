@@ -1,7 +1,8 @@
 """Property test of redemptions: random sequences of earn, redeem, verify, cancel, give, expire and
 clock moves against a reference model of FIFO lots and stock. After every step the balance, the
 open lots and the stock equal the model's; a refused step changes nothing; a cancel re-creates the
-consumed lots with their original end dates."""
+consumed lots with their original end dates, an end already past becoming the cancel's instant
+(LIABILITY-3: no closed month changes)."""
 
 from __future__ import annotations
 
@@ -218,4 +219,4 @@ async def _redemption_step(
         target.status = "cancelled"
         model.stock += 1
         for points, end in target.taken:
-            model.add(points, end)
+            model.add(points, None if end is None else max(end, model.now))
