@@ -71,3 +71,25 @@ async def test_an_unfilled_pool_opens_one_connection_and_grows_on_demand(engine:
         assert (pool.get_stats()["pool_min"], pool.get_stats()["pool_max"]) == (1, 3)
     finally:
         await pool.close()
+
+
+async def test_every_connection_opens_without_jit(engine: AsyncEngine) -> None:
+    """OPS-13: both pools' connections run with JIT off and the engine's lock timeout."""
+    url = engine.url.render_as_string(hide_password=False)
+    quick = make_engine(url, lock_timeout_ms=250)
+    pool = make_driver_pool(quick, size=1, filled=False)
+    await pool.open(wait=True)
+    try:
+        async with quick.connect() as orm:
+            settings = (
+                await orm.exec_driver_sql("SELECT current_setting('jit'), current_setting('lock_timeout')")
+            ).one()
+            assert tuple(settings) == ("off", "250ms")
+        async with pool.connection() as conn:
+            row = await (
+                await conn.execute("SELECT current_setting('jit'), current_setting('lock_timeout')")
+            ).fetchone()
+            assert row == ("off", "250ms")
+    finally:
+        await pool.close()
+        await quick.dispose()
