@@ -40,6 +40,7 @@ from bench._scale_calls import (
     ready,
     timed,
 )
+from bench._scale_shapes import logged
 from bench._scale_sizes import Sizes
 from bench._servers import start_service
 from bench._support import machine
@@ -81,29 +82,12 @@ def _explain_on(conn: psycopg.Connection[Any], database: str) -> None:
 def _slow_plans(offset: int, database: str) -> list[tuple[float, str]]:
     """The plans auto_explain logged for ``database`` since ``offset``: (ms, text), the slowest of
     each statement."""
-    if not LOG.exists():
-        return []
-    with LOG.open("rb") as log:
-        log.seek(offset)
-        text = log.read().decode("utf-8", "replace")
-    marker = re.compile(r"^\S+ \S+ \S+ \[\d+\] \S*@(\S+) LOG:  duration: ([\d.]+) ms  plan:$")
     plans: dict[str, tuple[float, str]] = {}
-    lines = text.splitlines()
-    n = 0
-    while n < len(lines):
-        found = marker.match(lines[n])
-        n += 1
-        if not found or found.group(1) != database:
-            continue
-        body = []
-        while n < len(lines) and (lines[n].startswith("\t") or lines[n].startswith(" ")):
-            body.append(lines[n].strip("\t"))
-            n += 1
+    for ms, body in logged(LOG, database, offset):
         plan = "\n".join(body)
         # the whole statement and its top node (all before the first cost): statements that begin
         # alike (``SELECT count(*) ...`` of every audience) are kept apart
         query = re.sub(r"\$\d+|\d+", "?", plan.split("(cost=", 1)[0])
-        ms = float(found.group(2))
         if query not in plans or plans[query][0] < ms:
             plans[query] = (ms, plan)
     return sorted(plans.values(), reverse=True)
