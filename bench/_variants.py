@@ -11,11 +11,9 @@ their order (``_load.order``), so the ratios of runs made back to back are the f
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import re
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,7 +22,6 @@ from pathlib import Path
 import psycopg
 
 from bench import _load, _pgstats, _profile, _servers, earning, results_dir
-from bench._support import scratch_database
 
 SCRIPTS = {"transaction": earning.LUA, "lookup": _load.LUA}
 CALLS = {
@@ -80,33 +77,12 @@ def add_options(parser: argparse.ArgumentParser, *, duration: float = 10, rounds
     parser.add_argument("--profile", action="store_true", help="py-spy one service worker per configuration, after")
 
 
-@dataclass(frozen=True)
-class Setup:
-    """Where a bench of side-by-side configurations starts: its instant and load average (for the
-    results' preamble), its fresh database (as the service and as libpq take it, with
-    ``pg_stat_statements``) and the folder of the servers' logs and the wrk scripts' files."""
-
-    started: dt.datetime
-    load_before: tuple[float, float, float]
-    database_url: str
-    plain: str
-    work: Path
-
-    def service(self, workers: int, redis_url: str | None = None) -> _servers.Server:
-        return _servers.start_service(self.database_url, workers, self.work, redis_url)
-
-
-def set_up(database: str, logs_prefix: str) -> Setup:
-    """``database`` created afresh (a ``scratch_name``) with the statements' statistics, and a new
-    folder of logs named from ``logs_prefix``."""
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(database)
-    plain = database_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    _pgstats.ensure_extension(plain)
-    work = Path(tempfile.mkdtemp(prefix=logs_prefix))
-    print(f"bench: servers' logs in {work}", flush=True)
-    return Setup(started, load_before, database_url, plain, work)
+def set_up(options: argparse.Namespace, database: str, name: str) -> _load.Bench:
+    """``_load.Bench`` with ``pg_stat_statements`` in its scratch database: what PostgreSQL did is
+    half of what these benches compare."""
+    bench = _load.Bench(options, database, name)
+    _pgstats.ensure_extension(bench.plain)
+    return bench
 
 
 def measure(

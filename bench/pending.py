@@ -79,10 +79,9 @@ def _per_purchase(runs: list[_variants.Run], names: tuple[str, str], floor: floa
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    setup = _variants.set_up(DATABASE, "bench-pending-")
-    plain, work = setup.plain, setup.work
-    service = functools.partial(setup.service, options.workers)
-    single = functools.partial(setup.service, 1)
+    bench = _variants.set_up(options, DATABASE, "pending")
+    plain, work, service = bench.plain, bench.work, bench.service
+    single = functools.partial(bench.service, 1)
 
     first = service()
     try:
@@ -96,7 +95,7 @@ def run(argv: list[str] | None = None) -> str:
         _patch(first, by_name[THIRTY].vendor_id, 30)
     finally:
         first.stop()
-    _servers.settle_statistics(setup.database_url, analyse=True)
+    _servers.settle_statistics(bench.database_url, analyse=True)
     variants = [
         _variants.Variant(name, _servers.write_customers([shop], work / f"{shop.vendor_id}.txt"), shop.token)
         for name, shop in by_name.items()
@@ -128,8 +127,8 @@ def run(argv: list[str] | None = None) -> str:
         *preamble(
             "Pending points at the till: the purchase at pending_days 0 and 30 beside the plain purchase",
             command,
-            setup.started,
-            setup.load_before,
+            bench.started,
+            bench.load_before,
             os.getloadavg(),
         ),
         "The rounds alternate the three vendors on one server; the ratios of runs made back to back are the"

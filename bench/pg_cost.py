@@ -197,10 +197,9 @@ def _prime(
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    setup = _variants.set_up(DATABASE, "bench-pg-cost-")
-    database_url, plain, work = setup.database_url, setup.plain, setup.work
-    pool = -(-options.connections // options.workers)
-    service = functools.partial(setup.service, options.workers, options.redis)
+    bench = _variants.set_up(options, DATABASE, "pg-cost")
+    database_url, plain, work = bench.database_url, bench.plain, bench.work
+    service = functools.partial(bench.service, redis_url=options.redis)
 
     plan = {"features": {"campaigns": True}, "max_transactions": options.max_transactions}
     first = service()
@@ -225,9 +224,7 @@ def run(argv: list[str] | None = None) -> str:
         first.stop()
     _servers.settle_statistics(database_url, analyse=True)
 
-    def raw() -> _servers.Server:
-        return _servers.start_raw(database_url, seeded.vendor_id, options.workers, pool, work)
-
+    raw = bench.raw(seeded.vendor_id)
     starts: dict[str, Callable[[], _servers.Server]] = {"service": service, "raw": raw, "spread": service}
     labels = {"spread": f"service, {options.vendors} vendors"}
     runs: list[Run] = []
@@ -248,14 +245,14 @@ def run(argv: list[str] | None = None) -> str:
                     runs.append(Run(call, labels.get(name, name), *measured))
     command = " ".join(["LOYALTY_BENCH_OWN_POSTGRES=1 uv run just bench pg-cost", *(argv or [])])
     lines = [
-        *preamble("What each till call costs PostgreSQL", command, setup.started, setup.load_before, os.getloadavg()),
+        *preamble("What each till call costs PostgreSQL", command, bench.started, bench.load_before, os.getloadavg()),
         "",
         "wrk, the server and PostgreSQL share the machine's cores, so req/s moves with whatever else runs"
         " (see the load averages); the per-request counts below do not (statements, blocks, WAL, MultiXacts).",
         "",
         f"Setup: the bench's own PostgreSQL 15 cluster (`bench/_cluster.py`, pg_stat_statements preloaded);"
         f" `loyalty serve --workers {options.workers}` and the raw app ({options.workers} worker(s), pool of"
-        f" {pool}); {options.customers:,} customers of one vendor"
+        f" {bench.pool}); {options.customers:,} customers of one vendor"
         + (f" (and as many dealt out among {options.vendors} more, on a plan alike)" if options.vendors > 1 else "")
         + "; plan meter "
         + (f"{options.max_transactions:,}/month" if options.max_transactions else "off")

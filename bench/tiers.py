@@ -124,10 +124,9 @@ def _verdicts(runs: list[_variants.Run]) -> list[str]:
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    setup = _variants.set_up(DATABASE, "bench-tiers-")
-    plain, work = setup.plain, setup.work
-    service = functools.partial(setup.service, options.workers)
-    single = functools.partial(setup.service, 1)
+    bench = _variants.set_up(options, DATABASE, "tiers")
+    plain, work, service = bench.plain, bench.work, bench.service
+    single = functools.partial(bench.service, 1)
 
     first = service()
     try:
@@ -143,7 +142,7 @@ def run(argv: list[str] | None = None) -> str:
         held_before = _held(first, ladder_shop)
     finally:
         first.stop()
-    _servers.settle_statistics(setup.database_url, analyse=True)
+    _servers.settle_statistics(bench.database_url, analyse=True)
     variants = [
         _variants.Variant(WITHOUT, _servers.write_customers([plain_shop], work / "plain.txt"), plain_shop.token),
         _variants.Variant(WITH, _servers.write_customers([ladder_shop], work / "ladder.txt"), ladder_shop.token),
@@ -171,8 +170,8 @@ def run(argv: list[str] | None = None) -> str:
         *preamble(
             "Tiers at the till: a vendor without a ladder against one with four tiers",
             command,
-            setup.started,
-            setup.load_before,
+            bench.started,
+            bench.load_before,
             os.getloadavg(),
         ),
         "The rounds alternate the two vendors on one server; the ratios of runs made back to back are the"
