@@ -57,6 +57,11 @@ JOBS: list[tuple[str, str]] = [
 """Each job and a count that falls by the rows it handled."""
 
 
+Row = tuple[str, str, tuple[float, float, float], tuple[float, float, float]]
+"""A call's figures: its group (or issue), its label, and p50, p95 and p99 in ms at the large vendor
+and at the small one."""
+
+
 def _stats(samples: list[float]) -> tuple[float, float, float]:
     ordered = sorted(samples)
 
@@ -146,7 +151,7 @@ def measure(
     offset = LOG.stat().st_size if LOG.exists() else 0
     os.environ["LOYALTY_WORKER"] = "external"
     load_before = os.getloadavg()
-    figures: list[tuple[str, str, tuple[float, float, float], tuple[float, float, float]]] = []
+    figures: list[Row] = []
     extra: list[str] = []
     jobs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as logs:
@@ -222,6 +227,22 @@ def _prepare_jobs(db: psycopg.Connection[Any]) -> None:
     )
 
 
+def large_against_small(first: str, rows: list[Row]) -> list[str]:
+    """The table of ``rows``, each call's times at both vendors and their p50 ratio; ``first`` heads
+    the column of each row's group."""
+    lines = [
+        f"| {first} | call | large p50 | p95 | p99 | small p50 | p95 | p99 | p50 ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for group, label, big, little in rows:
+        ratio = big[0] / little[0] if little[0] else 0
+        lines.append(
+            f"| {group} | {label} | {big[0]:.1f} | {big[1]:.1f} | {big[2]:.1f} | {little[0]:.1f} | {little[1]:.1f}"
+            f" | {little[2]:.1f} | {ratio:.2f} |"
+        )
+    return lines
+
+
 def _report(sizes: Sizes, template: str, clone_s: float, build_s: float, figures: list[Any], extra: list[str],
             jobs: list[dict[str, Any]], plans: int, load_before: Any, load_after: Any) -> str:  # fmt: skip
     lines = [
@@ -234,15 +255,8 @@ def _report(sizes: Sizes, template: str, clone_s: float, build_s: float, figures
         "recorded with EXPLAIN (ANALYZE, BUFFERS) in `scale-explain.txt` (auto_explain, timing on for every",
         "statement of the clone, at both vendors alike).",
         "",
-        "| group | call | large p50 | p95 | p99 | small p50 | p95 | p99 | p50 ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
+        *large_against_small("group", figures),
     ]
-    for group, label, big, little in figures:
-        ratio = big[0] / little[0] if little[0] else 0
-        lines.append(
-            f"| {group} | {label} | {big[0]:.1f} | {big[1]:.1f} | {big[2]:.1f} | {little[0]:.1f} | {little[1]:.1f}"
-            f" | {little[2]:.1f} | {ratio:.2f} |"
-        )
     lines += ["", "| export of customers | rows | first byte ms | whole s | rows/s | MB |", "|---|---|---|---|---|---|"]
     lines += extra
     lines += [
