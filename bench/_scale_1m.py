@@ -205,7 +205,7 @@ def _tables(rows: list[Row], counted: list[Any], months: dict[int, list[float]],
         "",
         f"Requests one after another through granian, {requests} per call after 5 warm-up ones (ms):",
         "",
-        *large_against_small("issue", rows),
+        *large_against_small("part", rows),
     ]
     lines += [
         "",

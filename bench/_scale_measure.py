@@ -58,7 +58,7 @@ JOBS: list[tuple[str, str]] = [
 
 
 Row = tuple[str, str, tuple[float, float, float], tuple[float, float, float]]
-"""A call's figures: its group (or issue), its label, and p50, p95 and p99 in ms at the large vendor
+"""A call's figures: its group (or part of a run), its label, and p50, p95 and p99 in ms at the large vendor
 and at the small one."""
 
 
