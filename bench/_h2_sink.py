@@ -3,7 +3,8 @@ request 200 with no body and counts them; it asks for a client certificate issue
 given (the shop's pass identity, as the push service does).
 
 ``python -m bench._h2_sink FOLDER HOST``: reads ``FOLDER/client-root.pem``, writes its own
-certificate (for ``HOST``, self-signed) to ``FOLDER/sink.pem`` and then its port to ``FOLDER/port``;
+certificate (for ``HOST``, self-signed by ``tests.support.self_signed``, the tests' stand-ins' one
+maker) to ``FOLDER/sink.pem`` and then its port to ``FOLDER/port``;
 on SIGTERM writes the requests answered to ``FOLDER/answered`` and exits.
 """
 
@@ -16,43 +17,17 @@ import ssl
 import sys
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from h2.config import H2Configuration
 from h2.connection import H2Connection
 from h2.events import ConnectionTerminated, DataReceived, StreamEnded
 
-
-def _certificate(host: str) -> tuple[bytes, bytes]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=2))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+from tests.support.self_signed import certificate, serving
 
 
 async def serve(folder: Path, host: str) -> None:
-    cert, key = _certificate(host)
+    cert, key = certificate(host, valid_for=datetime.timedelta(hours=2))
     (folder / "sink.pem").write_bytes(cert)
-    (folder / "sink-key.pem").write_bytes(key)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(folder / "sink.pem", folder / "sink-key.pem")
+    context = serving(cert, key)
     context.set_alpn_protocols(["h2"])
     context.verify_mode = ssl.CERT_REQUIRED
     context.load_verify_locations(cadata=(folder / "client-root.pem").read_text())

@@ -364,8 +364,8 @@ def ab_report(
 
 
 class Bench:
-    """What a service-against-raw benchmark starts from: its start time and load average, a scratch
-    database, a folder for the servers' logs, the raw app's pool size, and starters of both servers."""
+    """What a benchmark starts from: its start time and load average, a scratch database, a folder
+    for the servers' logs, the raw app's pool size, and starters of the service and the raw app."""
 
     def __init__(self, options: argparse.Namespace, database: str, name: str) -> None:
         self.options = options
@@ -377,8 +377,17 @@ class Bench:
         self.pool = -(-options.connections // options.workers)
         """Connections per raw app process: the wrk connections shared out over its processes."""
 
-    def service(self) -> Server:
-        return start_service(self.database_url, self.options.workers, self.work)
+    @property
+    def plain(self) -> str:
+        """The scratch database's libpq URL (``database_url`` is SQLAlchemy's)."""
+        return self.database_url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+    def service(
+        self, workers: int | None = None, *, redis_url: str | None = None, settings: dict[str, str] | None = None
+    ) -> Server:
+        """``loyalty serve`` on the scratch database: ``options.workers`` processes unless ``workers``."""
+        count = self.options.workers if workers is None else workers
+        return start_service(self.database_url, count, self.work, redis_url, settings)
 
     def raw(self, vendor_id: int) -> Callable[[], Server]:
         """The raw app's starter; a request naming no vendor (X-Bench-Vendor) is ``vendor_id``'s."""

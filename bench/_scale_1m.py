@@ -34,13 +34,11 @@ from bench import results_dir
 from bench._scale_audience import count_audiences, give_consent
 from bench._scale_build import clone, ensure_template
 from bench._scale_calls import Shop, liability, liability_longest, lookup, open_shop, purchase, timed
-from bench._scale_measure import LOG, _explain_on, _slow_plans, _stats
+from bench._scale_measure import LOG, Row, _explain_on, _slow_plans, _stats, large_against_small
 from bench._scale_shapes import Compared, compare, offset, plans_between, written
 from bench._scale_sizes import add_options, sizes_of
 from bench._servers import ADMIN, Server, start_service
 from bench._support import machine, scratch_name
-
-Row = tuple[str, str, tuple[float, float, float], tuple[float, float, float]]
 
 _SPEND = """
 SELECT percentile_disc(ARRAY[0.5, 0.8, 0.95]) WITHIN GROUP (ORDER BY spent) AS cut FROM (
@@ -207,15 +205,8 @@ def _tables(rows: list[Row], counted: list[Any], months: dict[int, list[float]],
         "",
         f"Requests one after another through granian, {requests} per call after 5 warm-up ones (ms):",
         "",
-        "| issue | call | large p50 | p95 | p99 | small p50 | p95 | p99 | p50 ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
+        *large_against_small("part", rows),
     ]
-    for what, label, big, little in rows:
-        ratio = big[0] / little[0] if little[0] else 0
-        lines.append(
-            f"| {what} | {label} | {big[0]:.1f} | {big[1]:.1f} | {big[2]:.1f} | {little[0]:.1f} | {little[1]:.1f}"
-            f" | {little[2]:.1f} | {ratio:.2f} |"
-        )
     lines += [
         "",
         "Campaign mail, the audience counted in this process (ms, each count in its own session):",

@@ -5,7 +5,9 @@ it (zero everywhere, or the build fails), and the sizes it reached.
   running balance is the one before plus its amount, and the open lots hold the balance;
 - LEDGER-2: every positive entry opened one lot of its amount, ending ``expiry_days`` after it;
 - EARN-1: a purchase earned ``floor(total / 100)``, its entry's amount, and its lines add up to it;
-- a redemption's entry took its points, and its ``taken_lots`` add up to them;
+- a redemption's entry took its points, and its ``taken_lots`` add up to them; every ``redeem`` entry
+  has its redemption, and LEDGER-9: none took a lot that had ended;
+- the large vendor's purchases and redemptions are those asked, within 1%;
 - TOTALS-2: the folded totals equal the ledger's sums up to the watermark, and each customer's
   latest purchase is folded;
 - TIER-2: each customer's qualifying months are the sums of their purchases of that month;
@@ -76,7 +78,19 @@ CHECKS: list[tuple[str, str]] = [
         """SELECT count(*) FROM redemptions r
            JOIN ledger_entries e ON e.vendor_id = r.vendor_id AND e.id = r.ledger_entry_id
            WHERE e.amount <> -r.points_deducted OR e.running_balance <> r.remaining_balance
+              OR e.type <> 'redeem' OR e.wallet_id <> r.customer_id
               OR (SELECT sum((l ->> 0)::bigint) FROM jsonb_array_elements(r.taken_lots) l) <> r.points_deducted""",
+    ),
+    (
+        "every redeem entry has its redemption",
+        """SELECT count(*) FROM ledger_entries e
+           LEFT JOIN redemptions r ON r.vendor_id = e.vendor_id AND r.ledger_entry_id = e.id
+           WHERE e.type = 'redeem' AND r.id IS NULL""",
+    ),
+    (
+        "LEDGER-9 a redemption took only lots that had not ended at its instant",
+        """SELECT count(*) FROM redemptions r, jsonb_array_elements(r.taken_lots) l
+           WHERE (l ->> 1)::timestamptz <= r.redeemed_at""",
     ),
     (
         "TOTALS-2 the folded totals equal the ledger's sums up to the watermark",
@@ -175,5 +189,12 @@ def check(url: str, sizes: Sizes, say: Callable[[str], None]) -> dict[str, int]:
     reached: dict[str, int] = dict(zip(SIZE_NAMES, (int(v) for v in row or ()), strict=True))
     if reached["heavy customer's entries"] != sizes.heavy:
         raise RuntimeError(f"the heavy customer holds {reached['heavy customer' + chr(39) + 's entries']} entries")
+    # a generator that quietly places fewer rows than asked measures another deployment than the one named
+    for name, asked in (
+        ("large vendor's purchases", sizes.transactions),
+        ("large vendor's redemptions", sizes.redemptions),
+    ):
+        if abs(reached[name] - asked) > asked / 100:
+            raise RuntimeError(f"the {name} are {reached[name]:,} of the {asked:,} asked (more than 1% off)")
     say("scale: sizes " + ", ".join(f"{k} {v:,}" for k, v in reached.items()))
     return reached

@@ -40,6 +40,7 @@ from bench._scale_calls import (
     ready,
     timed,
 )
+from bench._scale_shapes import logged
 from bench._scale_sizes import Sizes
 from bench._servers import start_service
 from bench._support import machine
@@ -54,6 +55,11 @@ JOBS: list[tuple[str, str]] = [
     ("prune-tokens", "SELECT count(*) FROM issued_tokens"),
 ]
 """Each job and a count that falls by the rows it handled."""
+
+
+Row = tuple[str, str, tuple[float, float, float], tuple[float, float, float]]
+"""A call's figures: its group (or part of a run), its label, and p50, p95 and p99 in ms at the large vendor
+and at the small one."""
 
 
 def _stats(samples: list[float]) -> tuple[float, float, float]:
@@ -81,29 +87,12 @@ def _explain_on(conn: psycopg.Connection[Any], database: str) -> None:
 def _slow_plans(offset: int, database: str) -> list[tuple[float, str]]:
     """The plans auto_explain logged for ``database`` since ``offset``: (ms, text), the slowest of
     each statement."""
-    if not LOG.exists():
-        return []
-    with LOG.open("rb") as log:
-        log.seek(offset)
-        text = log.read().decode("utf-8", "replace")
-    marker = re.compile(r"^\S+ \S+ \S+ \[\d+\] \S*@(\S+) LOG:  duration: ([\d.]+) ms  plan:$")
     plans: dict[str, tuple[float, str]] = {}
-    lines = text.splitlines()
-    n = 0
-    while n < len(lines):
-        found = marker.match(lines[n])
-        n += 1
-        if not found or found.group(1) != database:
-            continue
-        body = []
-        while n < len(lines) and (lines[n].startswith("\t") or lines[n].startswith(" ")):
-            body.append(lines[n].strip("\t"))
-            n += 1
+    for ms, body in logged(LOG, database, offset):
         plan = "\n".join(body)
         # the whole statement and its top node (all before the first cost): statements that begin
         # alike (``SELECT count(*) ...`` of every audience) are kept apart
         query = re.sub(r"\$\d+|\d+", "?", plan.split("(cost=", 1)[0])
-        ms = float(found.group(2))
         if query not in plans or plans[query][0] < ms:
             plans[query] = (ms, plan)
     return sorted(plans.values(), reverse=True)
@@ -162,7 +151,7 @@ def measure(
     offset = LOG.stat().st_size if LOG.exists() else 0
     os.environ["LOYALTY_WORKER"] = "external"
     load_before = os.getloadavg()
-    figures: list[tuple[str, str, tuple[float, float, float], tuple[float, float, float]]] = []
+    figures: list[Row] = []
     extra: list[str] = []
     jobs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as logs:
@@ -238,6 +227,22 @@ def _prepare_jobs(db: psycopg.Connection[Any]) -> None:
     )
 
 
+def large_against_small(first: str, rows: list[Row]) -> list[str]:
+    """The table of ``rows``, each call's times at both vendors and their p50 ratio; ``first`` heads
+    the column of each row's group."""
+    lines = [
+        f"| {first} | call | large p50 | p95 | p99 | small p50 | p95 | p99 | p50 ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for group, label, big, little in rows:
+        ratio = big[0] / little[0] if little[0] else 0
+        lines.append(
+            f"| {group} | {label} | {big[0]:.1f} | {big[1]:.1f} | {big[2]:.1f} | {little[0]:.1f} | {little[1]:.1f}"
+            f" | {little[2]:.1f} | {ratio:.2f} |"
+        )
+    return lines
+
+
 def _report(sizes: Sizes, template: str, clone_s: float, build_s: float, figures: list[Any], extra: list[str],
             jobs: list[dict[str, Any]], plans: int, load_before: Any, load_after: Any) -> str:  # fmt: skip
     lines = [
@@ -250,15 +255,8 @@ def _report(sizes: Sizes, template: str, clone_s: float, build_s: float, figures
         "recorded with EXPLAIN (ANALYZE, BUFFERS) in `scale-explain.txt` (auto_explain, timing on for every",
         "statement of the clone, at both vendors alike).",
         "",
-        "| group | call | large p50 | p95 | p99 | small p50 | p95 | p99 | p50 ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
+        *large_against_small("group", figures),
     ]
-    for group, label, big, little in figures:
-        ratio = big[0] / little[0] if little[0] else 0
-        lines.append(
-            f"| {group} | {label} | {big[0]:.1f} | {big[1]:.1f} | {big[2]:.1f} | {little[0]:.1f} | {little[1]:.1f}"
-            f" | {little[2]:.1f} | {ratio:.2f} |"
-        )
     lines += ["", "| export of customers | rows | first byte ms | whole s | rows/s | MB |", "|---|---|---|---|---|---|"]
     lines += extra
     lines += [

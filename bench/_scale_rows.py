@@ -30,8 +30,8 @@ from __future__ import annotations
 COST = 100
 """The one reward's point cost: a redemption's deduction."""
 MIN_CREDIT = 35
-"""The least an entry credits; with a deduction at most every fourth entry, three credits (105)
-always cover the next deduction, so no running balance goes below 0."""
+"""The least an entry credits; with the k-th deduction no sooner than the 4k-th entry, three credits
+(105) always cover each deduction, so no running balance goes below 0."""
 
 FIRST_NAMES = [
     "Anna", "José", "Zoë", "Renée", "Chloé", "Björn", "Sven", "Noah", "Émile", "Lucía", "Daan", "Sem",
@@ -132,33 +132,46 @@ SELECT c.id, c.vendor_id, c.id, 'loyalty_card',
 FROM customers c JOIN scale_vendors v USING (vendor_id)
 """
 
-# n entries, t purchases, r redemptions per customer, dealt out evenly; m: how many positions from
-# the fifth on fall more than a day before the first lot ends (LEDGER-9); u: where in its slot of
-# time each entry falls, so customers do not all buy at the same instants
+# n entries, t purchases, r redemptions per customer; m: how many of its positions fall more than a
+# day before its first lot ends (LEDGER-9: a deduction there spends no ended points); a deduction
+# needs three credits before it, so a customer has room for m / 4 of them. A vendor's redemptions are
+# dealt out over that room, not over its customers, so a thin ledger (4 entries a customer, one in
+# ten redeeming) still holds every redemption asked for; u: where in its slot of time each entry
+# falls, so customers do not all buy at the same instants
 _PEOPLE = """
 CREATE UNLOGGED TABLE scale_people AS
-SELECT vendor_id, customer_id, n, t, least(r, m / 4) AS r, m, off, u FROM (
-    SELECT vendor_id, customer_id, n, t, r, off, u,
-           greatest(0, floor(n * (((%(expiry_days)s - 1)::float8 / %(span_days)s) - off) / (1 - off) - u + 1)::int - 5)
-               AS m
+SELECT vendor_id, customer_id, n, t, m, off, u,
+       CASE WHEN is_heavy THEN least(r, room)
+            ELSE least(room, (dealt * wanted) / nullif(vendor_room, 0)
+                             - ((dealt - room) * wanted) / nullif(vendor_room, 0)) END AS r
+FROM (
+    SELECT *, (sum(room) OVER (PARTITION BY vendor_id, is_heavy ORDER BY customer_id ROWS UNBOUNDED PRECEDING))::bigint
+               AS dealt,
+           (sum(room) OVER (PARTITION BY vendor_id, is_heavy))::bigint AS vendor_room
     FROM (
-        SELECT v.vendor_id, v.first_customer + k - 1 AS customer_id,
-               CASE WHEN x.is_heavy THEN v.heavy ELSE (i * v.entries) / o - ((i - 1) * v.entries) / o END AS n,
-               CASE WHEN x.is_heavy THEN v.heavy_transactions
-                    ELSE (i * v.transactions) / o - ((i - 1) * v.transactions) / o END AS t,
-               CASE WHEN x.is_heavy THEN v.heavy_redemptions
-                    ELSE (i * v.redemptions) / o - ((i - 1) * v.redemptions) / o END AS r,
-               0.1 * (k - 1) / v.customers AS off, k * 0.6180339887498949 - floor(k * 0.6180339887498949) AS u
-        FROM scale_vendors v, generate_series(1, v.customers) k,
-             LATERAL (SELECT v.heavy > 0 AND k = 1 AS is_heavy, (k - (v.heavy > 0)::int)::bigint AS i,
-                             greatest(1, v.customers - (v.heavy > 0)::int)::bigint AS o) x
-    ) d
-) e
+        SELECT *, m / 4 AS room FROM (
+            SELECT *, least(n, floor(n * (%(expiry_days)s - 1.01) / (%(span_days)s * (1 - off)))::int + 1) AS m
+            FROM (
+                SELECT v.vendor_id, v.first_customer + k - 1 AS customer_id, x.is_heavy, v.redemptions AS wanted,
+                       CASE WHEN x.is_heavy THEN v.heavy ELSE (i * v.entries) / o - ((i - 1) * v.entries) / o END AS n,
+                       CASE WHEN x.is_heavy THEN v.heavy_transactions
+                            ELSE (i * v.transactions) / o - ((i - 1) * v.transactions) / o END AS t,
+                       CASE WHEN x.is_heavy THEN v.heavy_redemptions ELSE 0 END AS r,
+                       0.1 * (k - 1) / v.customers AS off, k * 0.6180339887498949 - floor(k * 0.6180339887498949) AS u
+                FROM scale_vendors v, generate_series(1, v.customers) k,
+                     LATERAL (SELECT v.heavy > 0 AND k = 1 AS is_heavy, (k - (v.heavy > 0)::int)::bigint AS i,
+                                     greatest(1, v.customers - (v.heavy > 0)::int)::bigint AS o) x
+            ) d
+        ) e
+    ) f
+) g
 WHERE n > 0
 """
 
-# one window (the running balance); a customer's deductions are its redemptions, r of them at the
-# positions the same integer steps pick, so what it spent up to an entry is counted, not summed
+# one window (the running balance); a customer's r deductions stand among its first m positions at
+# the positions the integer steps pick (the k-th at ceil(k * m / r), at least 4k: three credits of
+# 35 or more before each), its t purchases among the other positions alike, so no purchase gives way
+# to a deduction; what it spent up to an entry (done) is counted, not summed
 _PLAN = """
 CREATE UNLOGGED TABLE scale_plan AS
 SELECT vendor_id, customer_id, j, kind, amount, at, running, running + spent AS credited, spent, spent_total
@@ -170,13 +183,15 @@ FROM (
                            WHEN 'earn' THEN 35 + (p.customer_id * 7 + j * 13) %% 60
                            ELSE 35 + (p.customer_id * 11 + j * 3) %% 40 END AS amount,
                %(start)s + make_interval(days => %(span_days)s) * (p.off + (1 - p.off) * (j - 1 + p.u) / p.n) AS at,
-               %(cost)s * CASE WHEN p.r > 0 AND j >= 5 THEN ((least(j, 4 + p.m) - 4) * p.r) / p.m ELSE 0 END AS spent,
+               %(cost)s * y.done AS spent,
                %(cost)s * p.r AS spent_total
         FROM scale_people p, generate_series(1, p.n) j, LATERAL (
-            SELECT CASE WHEN p.r > 0 AND j >= 5 AND j < 5 + p.m
-                             AND ((j - 4) * p.r) / nullif(p.m, 0) > ((j - 5) * p.r) / nullif(p.m, 0)
-                        THEN 'redeem'
-                        WHEN (j * p.t) / p.n > ((j - 1) * p.t) / p.n THEN 'earn'
+            SELECT coalesce((least(j, p.m) * p.r) / nullif(p.m, 0), 0) AS done,
+                   coalesce((least(j - 1, p.m) * p.r) / nullif(p.m, 0), 0) AS before
+        ) y, LATERAL (
+            SELECT CASE WHEN y.done > y.before THEN 'redeem'
+                        WHEN ((j - y.done) * p.t) / (p.n - p.r) > ((j - 1 - y.before) * p.t) / (p.n - p.r)
+                        THEN 'earn'
                         ELSE 'adjust' END AS kind
         ) z
     ) q

@@ -1,4 +1,5 @@
-"""The plans of a few till calls read back from the server's log (``bench._scale_1m``'s tiers check).
+"""The plans of a few till calls read back from the server's log (``bench._scale_1m``'s tiers check;
+``logged`` also gives ``bench._scale_measure`` its slow statements' plans).
 
 With ``auto_explain.log_min_duration = 0`` on the clone, every statement a call runs is logged with
 its plan; the calls of one vendor are logged between two offsets of the log, so each vendor's
@@ -30,15 +31,16 @@ def offset(log: Path) -> int:
     return log.stat().st_size if log.exists() else 0
 
 
-def plans_between(log: Path, start: int, end: int, database: str) -> list[Plan]:
-    """Every plan auto_explain logged for ``database`` between the two offsets, in order."""
+def logged(log: Path, database: str, start: int, end: int | None = None) -> list[tuple[float, list[str]]]:
+    """(ms, lines) of every plan auto_explain logged for ``database`` between two offsets of ``log``
+    (to its end when ``end`` is None), in order."""
     if not log.exists():
         return []
     with log.open("rb") as f:
         f.seek(start)
-        text = f.read(max(0, end - start)).decode("utf-8", "replace")
-    lines = text.splitlines()
-    out: list[Plan] = []
+        data = f.read() if end is None else f.read(max(0, end - start))
+    lines = data.decode("utf-8", "replace").splitlines()
+    out: list[tuple[float, list[str]]] = []
     n = 0
     while n < len(lines):
         found = _MARKER.match(lines[n])
@@ -46,14 +48,22 @@ def plans_between(log: Path, start: int, end: int, database: str) -> list[Plan]:
         if not found or found.group(1) != database:
             continue
         body = []
-        while n < len(lines) and (lines[n].startswith("\t") or lines[n].startswith(" ")):
+        while n < len(lines) and lines[n].startswith(("\t", " ")):
             body.append(lines[n].strip("\t"))
             n += 1
+        out.append((float(found.group(2)), body))
+    return out
+
+
+def plans_between(log: Path, start: int, end: int, database: str) -> list[Plan]:
+    """Every plan auto_explain logged for ``database`` between the two offsets, in order."""
+    out: list[Plan] = []
+    for ms, body in logged(log, database, start, end):
         texts = [line.removeprefix("Query Text:").strip() for line in body[: _first_node(body)]]
         first = next((line for line in texts if line), "")
         query = re.sub(r"\s+", " ", _NUMBERS.sub("?", first))[:160]
         shape = tuple(_NUMBERS.sub("?", line.split("  (cost=")[0]).rstrip() for line in body if "(cost=" in line)
-        out.append(Plan(query, float(found.group(2)), shape, "\n".join(body)))
+        out.append(Plan(query, ms, shape, "\n".join(body)))
     return out
 
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, replace
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 """Raised whenever the generated rows change, so an older template is not reused."""
 
 

@@ -77,6 +77,14 @@ def add_options(parser: argparse.ArgumentParser, *, duration: float = 10, rounds
     parser.add_argument("--profile", action="store_true", help="py-spy one service worker per configuration, after")
 
 
+def set_up(options: argparse.Namespace, database: str, name: str) -> _load.Bench:
+    """``_load.Bench`` with ``pg_stat_statements`` in its scratch database: what PostgreSQL did is
+    half of what these benches compare."""
+    bench = _load.Bench(options, database, name)
+    _pgstats.ensure_extension(bench.plain)
+    return bench
+
+
 def measure(
     options: argparse.Namespace,
     server: _servers.Server,

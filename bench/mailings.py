@@ -33,7 +33,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -239,13 +238,10 @@ def _sending(
 
 
 def _till_part(options: argparse.Namespace, argv: list[str]) -> list[str]:
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(TILL_DATABASE)
-    plain = database_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    work = Path(tempfile.mkdtemp(prefix="bench-mailings-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-    service = _servers.start_service(database_url, options.workers, work, settings={"LOYALTY_WORKER": "external"})
+    bench = _load.Bench(options, TILL_DATABASE, "mailings")
+    started, load_before, work = bench.started, bench.load_before, bench.work
+    database_url, plain = bench.database_url, bench.plain
+    service = bench.service(settings={"LOYALTY_WORKER": "external"})
     sink, port = _sink()
     sender: subprocess.Popen[bytes] | None = None
     runs: dict[str, list[Sample]] = {QUIET: [], SENDING: []}

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
+import functools
 import io
 import json
 import os
@@ -45,7 +45,7 @@ import httpx
 import psycopg
 
 from bench import _load, _pgstats, _servers, _variants, earning
-from bench._support import scratch_database, scratch_name
+from bench._support import scratch_name
 from bench.request_path import preamble
 from loyalty_wallet_pass.authority import CertificateAuthority
 from loyalty_wallet_pass.identity import SigningIdentity
@@ -268,17 +268,11 @@ def _devices_part(options: argparse.Namespace, runs: list[_variants.Run], names:
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(DATABASE)
-    plain = database_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    if "devices" in options.parts:
-        _pgstats.ensure_extension(plain)
-    work = Path(tempfile.mkdtemp(prefix="bench-pass-pushes-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-
-    def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work, settings={"LOYALTY_WORKER": "external"})
+    bench = _load.Bench(options, DATABASE, "pass-pushes")
+    if "devices" in options.parts:  # the pushes part alone reads no statements' statistics
+        _pgstats.ensure_extension(bench.plain)
+    database_url, plain, work = bench.database_url, bench.plain, bench.work
+    service = functools.partial(bench.service, settings={"LOYALTY_WORKER": "external"})
 
     first = service()
     try:
@@ -316,8 +310,8 @@ def run(argv: list[str] | None = None) -> str:
         *preamble(
             "Pass devices at the till, and the pass-updates job's pushes",
             command,
-            started,
-            load_before,
+            bench.started,
+            bench.load_before,
             os.getloadavg(),
         ),
         "",

@@ -15,16 +15,14 @@ by the identity's version), so a request pays only the pass's own build and sign
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import statistics
-import tempfile
 from pathlib import Path
 
 import psycopg
 
 from bench import _load, _servers
-from bench._support import SERVER, scratch_database, scratch_name
+from bench._support import SERVER, scratch_name
 from bench.request_path import preamble
 
 DATABASE = scratch_name("loyalty_bench_passes")
@@ -45,12 +43,9 @@ def _options(argv: list[str]) -> argparse.Namespace:
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(DATABASE)
-    work = Path(tempfile.mkdtemp(prefix="bench-passes-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-    service = _servers.start_service(database_url, options.workers, work)
+    bench = _load.Bench(options, DATABASE, "passes")
+    started, load_before, work = bench.started, bench.load_before, bench.work
+    service = bench.service()
     runs: dict[str, list[_load.Measured]] = {p: [] for p in PLATFORMS}
     try:
         print(f"bench: registering {options.customers} customers through the API", flush=True)

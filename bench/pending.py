@@ -15,16 +15,14 @@ then runs at each vendor, the order alternating over the rounds, on one server;
 from __future__ import annotations
 
 import argparse
-import datetime as dt
+import functools
 import os
-import tempfile
-from pathlib import Path
 
 import httpx
 import psycopg
 
-from bench import _load, _pgstats, _servers, _variants, earning
-from bench._support import scratch_database, scratch_name
+from bench import _load, _servers, _variants, earning
+from bench._support import scratch_name
 from bench.request_path import preamble
 
 DATABASE = scratch_name("loyalty_bench_pending")
@@ -81,19 +79,9 @@ def _per_purchase(runs: list[_variants.Run], names: tuple[str, str], floor: floa
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(DATABASE)
-    plain = database_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    _pgstats.ensure_extension(plain)
-    work = Path(tempfile.mkdtemp(prefix="bench-pending-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-
-    def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work)
-
-    def single() -> _servers.Server:
-        return _servers.start_service(database_url, 1, work)
+    bench = _variants.set_up(options, DATABASE, "pending")
+    plain, work, service = bench.plain, bench.work, bench.service
+    single = functools.partial(bench.service, 1)
 
     first = service()
     try:
@@ -107,7 +95,7 @@ def run(argv: list[str] | None = None) -> str:
         _patch(first, by_name[THIRTY].vendor_id, 30)
     finally:
         first.stop()
-    _servers.settle_statistics(database_url, analyse=True)
+    _servers.settle_statistics(bench.database_url, analyse=True)
     variants = [
         _variants.Variant(name, _servers.write_customers([shop], work / f"{shop.vendor_id}.txt"), shop.token)
         for name, shop in by_name.items()
@@ -139,8 +127,8 @@ def run(argv: list[str] | None = None) -> str:
         *preamble(
             "Pending points at the till: the purchase at pending_days 0 and 30 beside the plain purchase",
             command,
-            started,
-            load_before,
+            bench.started,
+            bench.load_before,
             os.getloadavg(),
         ),
         "The rounds alternate the three vendors on one server; the ratios of runs made back to back are the"

@@ -28,10 +28,9 @@ back to back on the same database.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
+import functools
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,8 +39,8 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from bench import _load, _pgstats, _servers, earning, redemptions
-from bench._support import scratch_database, scratch_name
+from bench import _load, _pgstats, _servers, _variants, earning, redemptions
+from bench._support import scratch_name
 from bench.request_path import preamble
 
 DATABASE = scratch_name("loyalty_bench_pg_cost")
@@ -198,17 +197,9 @@ def _prime(
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(DATABASE)
-    plain = database_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    _pgstats.ensure_extension(plain)
-    work = Path(tempfile.mkdtemp(prefix="bench-pg-cost-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-    pool = -(-options.connections // options.workers)
-
-    def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work, options.redis)
+    bench = _variants.set_up(options, DATABASE, "pg-cost")
+    database_url, plain, work = bench.database_url, bench.plain, bench.work
+    service = functools.partial(bench.service, redis_url=options.redis)
 
     plan = {"features": {"campaigns": True}, "max_transactions": options.max_transactions}
     first = service()
@@ -233,9 +224,7 @@ def run(argv: list[str] | None = None) -> str:
         first.stop()
     _servers.settle_statistics(database_url, analyse=True)
 
-    def raw() -> _servers.Server:
-        return _servers.start_raw(database_url, seeded.vendor_id, options.workers, pool, work)
-
+    raw = bench.raw(seeded.vendor_id)
     starts: dict[str, Callable[[], _servers.Server]] = {"service": service, "raw": raw, "spread": service}
     labels = {"spread": f"service, {options.vendors} vendors"}
     runs: list[Run] = []
@@ -256,14 +245,14 @@ def run(argv: list[str] | None = None) -> str:
                     runs.append(Run(call, labels.get(name, name), *measured))
     command = " ".join(["LOYALTY_BENCH_OWN_POSTGRES=1 uv run just bench pg-cost", *(argv or [])])
     lines = [
-        *preamble("What each till call costs PostgreSQL", command, started, load_before, os.getloadavg()),
+        *preamble("What each till call costs PostgreSQL", command, bench.started, bench.load_before, os.getloadavg()),
         "",
         "wrk, the server and PostgreSQL share the machine's cores, so req/s moves with whatever else runs"
         " (see the load averages); the per-request counts below do not (statements, blocks, WAL, MultiXacts).",
         "",
         f"Setup: the bench's own PostgreSQL 15 cluster (`bench/_cluster.py`, pg_stat_statements preloaded);"
         f" `loyalty serve --workers {options.workers}` and the raw app ({options.workers} worker(s), pool of"
-        f" {pool}); {options.customers:,} customers of one vendor"
+        f" {bench.pool}); {options.customers:,} customers of one vendor"
         + (f" (and as many dealt out among {options.vendors} more, on a plan alike)" if options.vendors > 1 else "")
         + "; plan meter "
         + (f"{options.max_transactions:,}/month" if options.max_transactions else "off")

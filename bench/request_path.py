@@ -19,18 +19,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import functools
 import os
 import platform
 import statistics
 import subprocess
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
 
 from bench import _load, _profile, _servers, auth, results_dir
-from bench._support import SERVER, scratch_database, scratch_name
+from bench._support import SERVER, scratch_name
 
 DATABASE = scratch_name("loyalty_bench_request_path")
 CALLS = {
@@ -244,16 +244,10 @@ def _table(options: argparse.Namespace, runs: Runs) -> list[str]:
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(DATABASE)
-    # kept after the run: the servers' logs explain any error wrk counted
-    work = Path(tempfile.mkdtemp(prefix="bench-request-path-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-    pool = -(-options.connections // options.workers)
-
-    def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work, options.redis_url)
+    # its folder is kept after the run: the servers' logs explain any error wrk counted
+    bench = _load.Bench(options, DATABASE, "request-path")
+    started, load_before, database_url, work = bench.started, bench.load_before, bench.database_url, bench.work
+    service = functools.partial(bench.service, redis_url=options.redis_url)
 
     first = service()
     try:
@@ -263,8 +257,7 @@ def run(argv: list[str] | None = None) -> str:
         first.stop()
     _servers.settle_statistics(database_url, analyse=not options.stale_stats)
 
-    def raw() -> _servers.Server:
-        return _servers.start_raw(database_url, seeded.vendor_id, options.workers, pool, work)
+    raw = bench.raw(seeded.vendor_id)
 
     runs = _rounds(options, {"service": service, "raw": raw}, seeded, work)
     profile = _profiles(options, service, seeded, work) if options.profile else []
@@ -285,7 +278,7 @@ def run(argv: list[str] | None = None) -> str:
         + ("in Redis" if options.redis_url else "in process memory")
         + "; plan limit 10,000,000/min) and the raw app"
         f" (`bench/_raw_app.py`: granian {options.workers} workers, uvloop, psycopg `AsyncConnectionPool` of"
-        f" {pool} connections per process, no auth). {options.customers:,} customers of one vendor registered"
+        f" {bench.pool} connections per process, no auth). {options.customers:,} customers of one vendor registered"
         " through `POST /api/v1/customers`; then "
         + ("no ANALYZE and autovacuum off (`--stale-stats`)" if options.stale_stats else "`VACUUM ANALYZE`")
         + (f"; {priming}." if priming else ".")

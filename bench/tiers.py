@@ -18,17 +18,15 @@ run's rate, latencies, server CPU and what PostgreSQL did (statements, rows writ
 from __future__ import annotations
 
 import argparse
-import datetime as dt
+import functools
 import os
-import tempfile
 from collections import Counter
-from pathlib import Path
 
 import httpx
 import psycopg
 
-from bench import _load, _pgstats, _servers, _variants, earning
-from bench._support import scratch_database, scratch_name
+from bench import _load, _servers, _variants, earning
+from bench._support import scratch_name
 from bench.request_path import preamble
 
 DATABASE = scratch_name("loyalty_bench_tiers")
@@ -126,19 +124,9 @@ def _verdicts(runs: list[_variants.Run]) -> list[str]:
 
 def run(argv: list[str] | None = None) -> str:
     options = _options(argv or [])
-    started = dt.datetime.now(dt.UTC)
-    load_before = os.getloadavg()
-    database_url = scratch_database(DATABASE)
-    plain = database_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    _pgstats.ensure_extension(plain)
-    work = Path(tempfile.mkdtemp(prefix="bench-tiers-"))
-    print(f"bench: servers' logs in {work}", flush=True)
-
-    def service() -> _servers.Server:
-        return _servers.start_service(database_url, options.workers, work)
-
-    def single() -> _servers.Server:
-        return _servers.start_service(database_url, 1, work)
+    bench = _variants.set_up(options, DATABASE, "tiers")
+    plain, work, service = bench.plain, bench.work, bench.service
+    single = functools.partial(bench.service, 1)
 
     first = service()
     try:
@@ -154,7 +142,7 @@ def run(argv: list[str] | None = None) -> str:
         held_before = _held(first, ladder_shop)
     finally:
         first.stop()
-    _servers.settle_statistics(database_url, analyse=True)
+    _servers.settle_statistics(bench.database_url, analyse=True)
     variants = [
         _variants.Variant(WITHOUT, _servers.write_customers([plain_shop], work / "plain.txt"), plain_shop.token),
         _variants.Variant(WITH, _servers.write_customers([ladder_shop], work / "ladder.txt"), ladder_shop.token),
@@ -182,8 +170,8 @@ def run(argv: list[str] | None = None) -> str:
         *preamble(
             "Tiers at the till: a vendor without a ladder against one with four tiers",
             command,
-            started,
-            load_before,
+            bench.started,
+            bench.load_before,
             os.getloadavg(),
         ),
         "The rounds alternate the two vendors on one server; the ratios of runs made back to back are the"

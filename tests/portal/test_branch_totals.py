@@ -9,7 +9,6 @@ import asyncio
 import importlib.util
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -23,6 +22,7 @@ from tests.support.app import ADMIN
 from tests.support.customers import register
 from tests.support.purchases import buy, earn_rule
 from tests.support.redemptions import redeem, reward
+from tests.support.shops import rows
 from tests.support.tenants import Tenant, make_tenant
 from tests.support.vendors import make_branch
 
@@ -58,11 +58,6 @@ def backfill_statement() -> TextClause:
     found.loader.exec_module(module)
     fill: TextClause = module.FILL
     return fill
-
-
-async def rows(engine: AsyncEngine, sql: str) -> list[tuple[Any, ...]]:
-    async with engine.connect() as conn:
-        return [tuple(row) for row in await conn.execute(text(sql))]
 
 
 async def fold(client: AsyncTestClient[Litestar]) -> None:

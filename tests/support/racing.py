@@ -7,12 +7,10 @@ over an engine (and connections) of its own, so gathered requests interleave at 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.db import LOCK_TIMEOUT_MS, make_engine
@@ -39,23 +37,3 @@ async def racing_client(
             yield client
     finally:
         await own.dispose()
-
-
-async def until_waiting_on_locks(engine: AsyncEngine, count: int, *, within: float = 4.0) -> None:
-    """Wait until ``count`` sessions of the test database wait for a lock (each request then sits
-    at the same point of its transaction)."""
-    deadline = asyncio.get_running_loop().time() + within
-    async with engine.connect() as conn:
-        while True:
-            waiting = await conn.scalar(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                    "AND wait_event_type = 'Lock'"
-                )
-            )
-            # pg_stat_activity is read once per transaction: end it so the next poll sees news
-            await conn.rollback()
-            if waiting == count:
-                return
-            assert asyncio.get_running_loop().time() < deadline, f"{waiting} sessions wait for a lock, not {count}"
-            await asyncio.sleep(0.01)

@@ -6,7 +6,6 @@ registration with a code build the same rows."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -126,19 +125,3 @@ async def completed_events(engine: AsyncEngine, vendor_id: int) -> list[dict[str
             {"v": vendor_id},
         )
         return [dict(r.data) for r in rows]
-
-
-async def waiting_on_locks(engine: AsyncEngine, count: int) -> None:
-    """Until ``count`` sessions of the test database wait for a lock."""
-    async with asyncio.timeout(10), engine.connect() as conn:
-        while True:
-            waiting = await conn.scalar(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                    " AND wait_event_type = 'Lock'"
-                )
-            )
-            await conn.rollback()  # a new snapshot of pg_stat_activity for the next look
-            if waiting == count:
-                return
-            await asyncio.sleep(0.01)

@@ -1,7 +1,7 @@
 """A self-signed certificate for one host on 127.0.0.1, a server's TLS context serving it, a client
 context trusting it, and an HTTPS server in a thread: what the receivers standing in for a webhook
-target (``tls_receiver``), platform_a's push service (``h2_receiver``) and platform_b's object API
-(``object_api``) share."""
+target (``tls_receiver``), platform_a's push service (``h2_receiver``, and ``bench._h2_sink`` for the
+benchmarks) and platform_b's object API (``object_api``) share."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
-def certificate(host: str) -> tuple[bytes, bytes]:
-    """(certificate, key), PEM: a CA certificate naming ``host``, valid for the next hour."""
+def certificate(host: str, valid_for: datetime.timedelta = datetime.timedelta(hours=1)) -> tuple[bytes, bytes]:
+    """(certificate, key), PEM: a CA certificate naming ``host``, valid for the next hour (or
+    ``valid_for``: a benchmark's stand-in outlives a test's)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
     now = datetime.datetime.now(datetime.UTC)
@@ -32,7 +33,7 @@ def certificate(host: str) -> tuple[bytes, bytes]:
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
+        .not_valid_after(now + valid_for)
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())

@@ -1,7 +1,8 @@
 """A vendor of its own for tests of the till's purchase in the core suite, committed (a purchase
 commits, so it cannot run inside a test's rolled-back transaction): its plan, one point per euro,
 customers and branches written through the models and services, the caller's context as the token
-check would build it, and ``written``: what the vendor's purchases have left in the database."""
+check would build it, ``written``: what the vendor's purchases have left in the database, and
+``rows``: what a test's own statement reads there."""
 
 from __future__ import annotations
 
@@ -153,3 +154,9 @@ async def written(engine: AsyncEngine, shop: Shop) -> Written:
         transactions, items, entries, balance, events = (int(n) for n in counts)
         meter = {period: int(used) for period, used in meters}
     return Written(transactions, items, entries, balance, events, meter)
+
+
+async def rows(engine: AsyncEngine, sql: str, **params: Any) -> list[tuple[Any, ...]]:
+    """``sql``'s rows (with ``params``), read on a connection of their own."""
+    async with engine.connect() as conn:
+        return [tuple(row) for row in await conn.execute(text(sql), params)]

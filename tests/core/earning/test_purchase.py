@@ -4,29 +4,21 @@ its own, committed: the purchase commits."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 import pytest
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from loyalty_core.earning.rules.terms import EarnRuleData
 from loyalty_core.earning.till_purchase import Line, PurchaseRequest
 from loyalty_core.tenancy.errors import BranchInactive, BranchNotFound
 from tests.support.earning import NOW
-from tests.support.shops import CLIENT_ID, Shop, Written, close_branch, enrol, open_branch, open_shop, written
+from tests.support.shops import CLIENT_ID, Shop, Written, close_branch, enrol, open_branch, open_shop, rows, written
 from tests.support.tills import Till
 
 
 @pytest.fixture
 async def shop(engine: AsyncEngine) -> Shop:
     return await open_shop(engine)
-
-
-async def rows(engine: AsyncEngine, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-    async with engine.connect() as conn:
-        return [tuple(row) for row in await conn.execute(text(sql), params)]
 
 
 async def test_a_new_purchase_writes_its_transaction_lines_entry_and_event(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -26,18 +25,13 @@ from tests.support.referral_rows import (
     referral_of,
     referral_pending,
 )
-from tests.support.shops import CLIENT_ID, Member, Shop, enrol, open_shop
+from tests.support.shops import CLIENT_ID, Member, Shop, enrol, open_shop, rows
 from tests.support.tills import Till
 
 
 @pytest.fixture
 async def shop(engine: AsyncEngine) -> Shop:
     return await open_shop(engine)
-
-
-async def rows(engine: AsyncEngine, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-    async with engine.connect() as conn:
-        return [tuple(row) for row in await conn.execute(text(sql), params)]
 
 
 async def credited(engine: AsyncEngine, customer_id: int) -> list[int]:

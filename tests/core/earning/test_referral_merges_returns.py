@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import timedelta
-from typing import Any
 
 import psycopg
 import pytest
@@ -21,7 +20,7 @@ from loyalty_core.earning.till_purchase import PurchaseRequest
 from loyalty_core.earning.till_return import ReturnRequest, till_return
 from tests.support.earning import NOW
 from tests.support.referral_rows import open_programme, paid_count, refer, referral_of, referral_pending
-from tests.support.shops import Member, Shop, enrol, open_shop
+from tests.support.shops import Member, Shop, enrol, open_shop, rows
 from tests.support.tills import Till
 from tests.support.wallets import PORTAL
 
@@ -128,8 +127,3 @@ async def test_a_referrer_merged_away_hands_its_referrals_and_paid_count_to_the_
         (100, done.transaction.id, NOW, None),
     ]
     assert await paid_count(engine, shop.vendor_id, kept.id) == 4
-
-
-async def rows(engine: AsyncEngine, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-    async with engine.connect() as conn:
-        return [tuple(row) for row in await conn.execute(text(sql), params)]

@@ -16,13 +16,13 @@ from loyalty_core.clock import FixedClock
 from loyalty_core.db import make_sessionmaker
 from loyalty_core.earning.till_purchase import PurchaseRequest
 from tests.support.earning import NOW
+from tests.support.lock_waits import until_waiting_on_locks
 from tests.support.referral_rows import (
     completed_events,
     open_programme,
     paid_count,
     refer,
     referral_of,
-    waiting_on_locks,
 )
 from tests.support.shops import enrol, open_shop
 from tests.support.tills import outcome, running_till
@@ -144,10 +144,10 @@ async def test_a_merge_of_the_referrer_into_the_referee_deadlocking_with_the_com
                     text("SELECT id FROM wallets WHERE customer_id = :c FOR UPDATE"), {"c": referrer.id}
                 )
                 merging = asyncio.create_task(merge())
-                await waiting_on_locks(engine, 1)
+                await until_waiting_on_locks(engine, 1)
                 request = PurchaseRequest(referee.card, 1000)
                 buying = asyncio.create_task(till.submit(shop.caller, request, key=f"dl-{n}", now=NOW))
-                await waiting_on_locks(engine, 2)
+                await until_waiting_on_locks(engine, 2)
                 await asyncio.sleep(0.5 * n)  # each side's deadlock check at another moment
                 await holder.commit()
             async with asyncio.timeout(30):

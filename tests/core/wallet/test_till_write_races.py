@@ -31,6 +31,7 @@ from loyalty_core.tenancy.rules.access import PlanLimits, VendorContext
 from loyalty_core.wallet import till_adjust
 from loyalty_core.wallet.till_protocol import Locks
 from tests.support.invariants import ledger_violations
+from tests.support.lock_waits import until_waiting_on_locks
 from tests.support.vendors import make_vendor
 from tests.support.wallets import PORTAL, TILL, make_customer
 
@@ -177,22 +178,6 @@ async def test_redemptions_and_returns_on_one_wallet_queue_without_a_retry(
     assert await balances(engine, customer_id) == [1000 - ROUNDS * COST - ROUNDS * 10]
 
 
-async def waiting_on_locks(engine: AsyncEngine, count: int) -> None:
-    """Until ``count`` sessions of the test database wait for a lock."""
-    async with asyncio.timeout(10), engine.connect() as conn:
-        while True:
-            waiting = await conn.scalar(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                    " AND wait_event_type = 'Lock'"
-                )
-            )
-            await conn.rollback()  # a new snapshot of pg_stat_activity for the next look
-            if waiting == count:
-                return
-            await asyncio.sleep(0.01)
-
-
 async def test_a_write_racing_the_merge_of_its_card_runs_again_once(
     engine: AsyncEngine, tills: tuple[psycopg.AsyncConnection[Any], ...], attempts: Counter[str]
 ) -> None:
@@ -215,7 +200,7 @@ async def test_a_write_racing_the_merge_of_its_card_runs_again_once(
             # the closing account's wallet held, so the merge and then both writes queue behind it in that order
             await holder.execute(text("SELECT id FROM wallets WHERE customer_id = :c FOR UPDATE"), {"c": closing})
             merging = asyncio.create_task(merge())
-            await waiting_on_locks(engine, 1)
+            await until_waiting_on_locks(engine, 1)
             writing = asyncio.gather(
                 purchases.submit(buying, caller, PurchaseRequest(card, 1000), key=f"buy-{n}", now=NOW),
                 till_redeem(
@@ -227,7 +212,7 @@ async def test_a_write_racing_the_merge_of_its_card_runs_again_once(
                     now=NOW,
                 ),
             )
-            await waiting_on_locks(engine, 3)
+            await until_waiting_on_locks(engine, 3)
             await holder.commit()
         _, (bought, redeemed) = await at_once(merging, writing)
         assert (bought.transaction.customer_id, redeemed.redemption.customer_id) == (kept, kept)

@@ -16,8 +16,9 @@ from loyalty_core.wallet.errors import WalletBusy
 from loyalty_http.access.wallet_gate import WalletGate
 from tests.support.customers import register
 from tests.support.envelope import error_of
+from tests.support.lock_waits import until_waiting_on_locks
 from tests.support.purchases import TRANSACTIONS, earn_rule, scalar
-from tests.support.racing import racing_client, until_waiting_on_locks
+from tests.support.racing import racing_client
 from tests.support.tenants import make_tenant
 
 WALLET = "SELECT id FROM wallets WHERE vendor_id = :v AND customer_id = :c FOR UPDATE"

@@ -21,7 +21,8 @@ from tests.support.customers import (
     register,
 )
 from tests.support.envelope import error_of
-from tests.support.racing import racing_client, until_waiting_on_locks
+from tests.support.lock_waits import until_waiting_on_locks
+from tests.support.racing import racing_client
 from tests.support.tenants import make_tenant
 
 # --- the plan's customer ceiling -----------------------------------------------------------------

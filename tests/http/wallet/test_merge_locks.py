@@ -13,9 +13,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.app import ADMIN
+from tests.support.lock_waits import until_waiting_on_locks
 from tests.support.merges import adjust, merge, register
 from tests.support.purchases import TRANSACTIONS, earn_rule, scalar
-from tests.support.racing import racing_client, until_waiting_on_locks
+from tests.support.racing import racing_client
 from tests.support.redemptions import balance, redeemed
 from tests.support.tenants import make_tenant
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict
 
 from litestar import Request
 from msgspec import Meta
 
-from loyalty_core.errors import NotFound, ValidationFailed
+from loyalty_core.error_status import status_of
+from loyalty_core.errors import DomainError, NotFound, ValidationFailed
 from loyalty_core.numbers import cents_of, euros, is_number, row_id_of, whole_of, whole_range
 
 
@@ -131,3 +132,31 @@ class Form:
     def check(self) -> None:
         if self.problems:
             raise ValidationFailed("Some fields need another look.", self.problems)
+
+
+def field_problems(refused: DomainError) -> dict[str, list[str]]:
+    """What a refusal of core says of each field, to show beside it: a validation failure's fields
+    (INPUT-7), none for any other refusal."""
+    return refused.fields if isinstance(refused, ValidationFailed) else {}
+
+
+class Refused(TypedDict):
+    """A page's arguments that show a refused save: the API's status and message, the problem of
+    each field it names, and the form as typed, since a refused save changes nothing."""
+
+    status: int
+    error: str
+    problems: dict[str, list[str]]
+    values: dict[str, str]
+
+
+def refused_save(
+    refused: DomainError, typed: Mapping[str, str], problems: dict[str, list[str]] | None = None
+) -> Refused:
+    """``problems`` where the form names its fields otherwise than the API (a tier's row)."""
+    return Refused(
+        status=status_of(refused),
+        error=refused.message,
+        problems=field_problems(refused) if problems is None else problems,
+        values=dict(typed),
+    )

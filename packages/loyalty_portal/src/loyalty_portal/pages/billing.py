@@ -11,13 +11,13 @@ from litestar.params import FromQuery
 
 from loyalty_core.bounds import PENDING_DAYS, POINT_VALUE
 from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.errors import DomainError
 from loyalty_core.numbers import row_id_of
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_core.tenancy.services.ceilings import plan_of
 from loyalty_core.usage import PlanChoice, Usage
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, field_problems
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Billing"
@@ -99,6 +99,6 @@ class BillingController(Controller):
             async with db.begin_nested():
                 await TenancyService(db, config.clock).patch_vendor(visitor.vendor_id, {"pending_days": days})
         except DomainError as refused:
-            problems = refused.fields if isinstance(refused, ValidationFailed) else {}
+            problems = field_problems(refused)
             return await page(db, config, visitor, status=status_of(refused), error=refused.message, problems=problems)
         return see_other(f"{MOUNT_PATH}/billing?done=pending")

@@ -10,13 +10,13 @@ from litestar.params import FromPath, FromQuery
 
 from loyalty_core.bounds import ADMIN_NAME, BRANCH_KEY, BRANCH_TYPE
 from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.errors import DomainError
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.tenancy.models import Branch
 from loyalty_core.tenancy.reads import TenancyReads
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, field_problems
 from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
 CURRENT = "Branches"
@@ -50,7 +50,7 @@ def _form(visitor: Visitor, branch: Branch | None, values: dict[str, str], **mor
 
 
 def _refused(visitor: Visitor, branch: Branch | None, form: Form, refused: DomainError) -> Response[Any]:
-    problems = refused.fields if isinstance(refused, ValidationFailed) else {}
+    problems = field_problems(refused)
     return _form(visitor, branch, form.raw, status=status_of(refused), problems=problems, error=refused.message)
 
 

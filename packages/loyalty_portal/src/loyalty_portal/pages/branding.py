@@ -12,13 +12,12 @@ from litestar.datastructures import UploadFile
 from litestar.params import FromQuery
 
 from loyalty_core.bounds import COLOUR, DISPLAY_NAME
-from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.errors import DomainError
 from loyalty_core.passes.reads import shop_logo
 from loyalty_core.passes.services.cards import PassCards
 from loyalty_core.passes.services.ports import BrandingFacts
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, refused_save
 from loyalty_portal.web import MOUNT_PATH, Refused, render, see_other
 
 CURRENT = "Branding"
@@ -87,16 +86,7 @@ class BrandingController(Controller):
             async with db.begin_nested():
                 await PassCards(db, config.clock).set_branding(visitor.vendor_id, fields)
         except DomainError as refused:
-            problems = refused.fields if isinstance(refused, ValidationFailed) else {}
-            return await page(
-                db,
-                config,
-                visitor,
-                status=status_of(refused),
-                error=refused.message,
-                problems=problems,
-                values=form.raw,
-            )
+            return await page(db, config, visitor, **refused_save(refused, form.raw))
         return see_other(f"{MOUNT_PATH}/branding?done=1")
 
 

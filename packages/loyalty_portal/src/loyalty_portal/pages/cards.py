@@ -17,13 +17,13 @@ from loyalty_core.bounds import CARD_BATCH_COUNT, MAX_BATCH
 from loyalty_core.customers.errors import CardBatchNotFound
 from loyalty_core.customers.services.card_batches import CardBatches
 from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.errors import DomainError
 from loyalty_core.staff.reads import user_emails
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
 from loyalty_portal.card_sheets import PER_PAGE, SheetWriter
 from loyalty_portal.config import PortalConfig
 from loyalty_portal.exports import safe_cell
-from loyalty_portal.forms import Form, row_id
+from loyalty_portal.forms import Form, field_problems, row_id
 from loyalty_portal.paging import page_number, pager_of
 from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
@@ -145,7 +145,7 @@ class CardsController(Controller):
                     visitor.vendor_id, count or 0, created_by=visitor.user_id
                 )
         except DomainError as refused:
-            problems = refused.fields if isinstance(refused, ValidationFailed) else {}
+            problems = field_problems(refused)
             return await _batches_page(
                 visitor,
                 db,

@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery
 
 from loyalty_core.bounds import ADMIN_NAME, BRANCH_KEY
 from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.errors import DomainError
 from loyalty_core.listing import PER_PAGE, bounded_page, counted
 from loyalty_core.staff.models import PortalAction
 from loyalty_core.staff.services.activity import record
@@ -20,7 +20,7 @@ from loyalty_core.tenancy.models import ApiClient, Branch
 from loyalty_core.tenancy.reads import ClientRead, TenancyReads
 from loyalty_core.tenancy.services import TenancyService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, field_problems
 from loyalty_portal.once import shown_at
 from loyalty_portal.paging import page_number, pager_of
 from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
@@ -128,7 +128,7 @@ class ClientsController(Controller):
 
 
 def _refused(visitor: Visitor, branches: list[Branch], form: Form, refused: DomainError) -> Response[Any]:
-    problems = refused.fields if isinstance(refused, ValidationFailed) else {}
+    problems = field_problems(refused)
     return render(
         "client_form.html",
         status=status_of(refused),

@@ -15,10 +15,10 @@ from loyalty_core.customers.models import Locale
 from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.customers.rules import consent
 from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.errors import DomainError
 from loyalty_core.text import is_email
 from loyalty_portal.access import Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, field_problems
 from loyalty_portal.pages.customers import CURRENT, customer_id_of
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
@@ -74,7 +74,7 @@ class CustomerProfileController(Controller):
                 await customers.profile.update(visitor.vendor_id, customer.id, changes, provenance=recorder)
         except DomainError as refused:
             typed = {name: form.raw.get(name, "") for name in FIELDS}
-            problems = refused.fields if isinstance(refused, ValidationFailed) else {}
+            problems = field_problems(refused)
             return _form(visitor, customer, typed, status=status_of(refused), error=refused.message, problems=problems)
         return see_other(f"{MOUNT_PATH}/customers/{customer.id}?done=profile")
 

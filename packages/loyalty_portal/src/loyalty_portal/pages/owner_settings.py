@@ -18,10 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
 from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.errors import DomainError
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, field_problems
 from loyalty_portal.pages.basket import preview_context
 from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
 
@@ -104,7 +104,7 @@ class OwnerSettingsController(Controller):
         return render(kind.form_template, visitor=visitor, current=kind.current, values=values, **context)
 
     def _refused(self, visitor: Visitor, row: Row | None, form: Form, refused: DomainError) -> Response[Any]:
-        problems = refused.fields if isinstance(refused, ValidationFailed) else {}
+        problems = field_problems(refused)
         return self._form(visitor, row, form.raw, status=status_of(refused), problems=problems, error=refused.message)
 
     def _done(self, what: str) -> Response[Any]:

@@ -11,14 +11,13 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import FromQuery
 
 from loyalty_core.bounds import REFERRAL_CAP, REFERRAL_MIN_PURCHASE, REFERRAL_POINTS
-from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, NotFound, ValidationFailed
+from loyalty_core.errors import DomainError, NotFound
 from loyalty_core.numbers import euro_amount
 from loyalty_core.referrals.resources import Programme
 from loyalty_core.referrals.services import ProgrammeData, ProgrammeService
 from loyalty_core.tenancy.services.ceilings import plan_of
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, refused_save
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
 CURRENT = "Referrals"
@@ -81,14 +80,5 @@ class ReferralsController(Controller):
             async with db.begin_nested():
                 await ProgrammeService(db, config.clock).put_programme(visitor.vendor_id, data)
         except DomainError as refused:
-            problems = refused.fields if isinstance(refused, ValidationFailed) else {}
-            return await page(
-                db,
-                config,
-                visitor,
-                status=status_of(refused),
-                error=refused.message,
-                problems=problems,
-                values=dict(form.raw),
-            )
+            return await page(db, config, visitor, **refused_save(refused, form.raw))
         return see_other(f"{MOUNT_PATH}/referrals?done=1")

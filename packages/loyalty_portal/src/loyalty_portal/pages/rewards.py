@@ -12,7 +12,7 @@ from loyalty_core.bounds import COUNT, POSITIVE, REWARD_DESCRIPTION, REWARD_NAME
 from loyalty_core.customers.errors import CustomerNotFound
 from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, ValidationFailed
+from loyalty_core.errors import DomainError
 from loyalty_core.numbers import euro_amount, row_id_of
 from loyalty_core.redemptions.services import PortalRedemptions
 from loyalty_core.rewards import reads
@@ -22,7 +22,7 @@ from loyalty_core.rewards.services import RewardService, RewardWrites
 from loyalty_core.staff.services.sessions import Visitor
 from loyalty_core.wallet.models import Causer, CauserType
 from loyalty_portal.access import Cfg, Db, Me
-from loyalty_portal.forms import Form, row_id
+from loyalty_portal.forms import Form, field_problems, row_id
 from loyalty_portal.names import customer_name
 from loyalty_portal.paging import page_number, pager_of
 from loyalty_portal.web import MOUNT_PATH, portal_path, render, see_other
@@ -80,17 +80,13 @@ async def customer_of(db: Db, config: Cfg, vendor_id: int, given: str) -> Custom
     return await customers.reads.lookup(vendor_id, identifier=value)
 
 
-def _problems(refused: DomainError) -> dict[str, list[str]]:
-    return refused.fields if isinstance(refused, ValidationFailed) else {}
-
-
 def _form(visitor: Visitor, reward: Reward | None, values: dict[str, str], **more: Any) -> Response[Any]:
     return render("reward_form.html", visitor=visitor, current=CURRENT, reward=reward, values=values, **CHOICES, **more)
 
 
 def _form_refused(visitor: Visitor, reward: Reward | None, form: Form, refused: DomainError) -> Response[Any]:
     """The reward form again, as typed, with the refusal's message and the fields it names."""
-    status, problems = status_of(refused), _problems(refused)
+    status, problems = status_of(refused), field_problems(refused)
     return _form(visitor, reward, form.raw, status=status, problems=problems, error=refused.message)
 
 

@@ -21,14 +21,13 @@ from loyalty_core.bounds import (
     TIER_PERIOD,
     TIER_THRESHOLD,
 )
-from loyalty_core.error_status import status_of
-from loyalty_core.errors import DomainError, NotFound, ValidationFailed
+from loyalty_core.errors import DomainError, NotFound
 from loyalty_core.numbers import euro_amount
 from loyalty_core.tiers.reads import customers_per_tier
 from loyalty_core.tiers.rules import MAX_TIERS, Ladder, Rung, TierBasis
 from loyalty_core.tiers.services import LadderData, RungData, TierService
 from loyalty_portal.access import OWNER_ONLY, Cfg, Db, Me
-from loyalty_portal.forms import Form
+from loyalty_portal.forms import Form, field_problems, refused_save
 from loyalty_portal.once import REPEATABLE
 from loyalty_portal.web import MOUNT_PATH, render, see_other
 
@@ -176,25 +175,14 @@ class TiersController(Controller):
             async with db.begin_nested():
                 await TierService(db, config.clock).put_ladder(visitor.vendor_id, data)
         except DomainError as refused:
-            problems = _field_problems(refused)
-            return await page(
-                db,
-                config,
-                visitor,
-                status=status_of(refused),
-                error=refused.message,
-                problems=problems,
-                values=dict(form.raw),
-            )
+            return await page(db, config, visitor, **refused_save(refused, form.raw, _field_problems(refused)))
         return see_other(f"{MOUNT_PATH}/tiers?done=1")
 
 
 def _field_problems(refused: DomainError) -> dict[str, list[str]]:
     """The API's field paths (``tiers.2.threshold``) as the form's fields (``threshold_3``)."""
-    if not isinstance(refused, ValidationFailed):
-        return {}
     problems: dict[str, list[str]] = {}
-    for path, messages in refused.fields.items():
+    for path, messages in field_problems(refused).items():
         parts = path.split(".")
         if len(parts) == 3 and parts[0] == "tiers" and parts[1].isdigit():
             problems[f"{parts[2]}_{int(parts[1]) + 1}"] = messages
