@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from loyalty_core.accounts.models import CustomerImport
 from loyalty_core.catalogue.models import Product, ProductCount
+from loyalty_core.customers.counts import customer_counts
 from loyalty_core.customers.models import CardBatch, ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
 from loyalty_core.earning.models import (
@@ -110,6 +111,7 @@ __all__ = [
     "WebhookEndpoint",
     "branch_totals",
     "customer_activity",
+    "customer_counts",
     "events",
     "ledger_totals",
     "ledger_totals_monthly",
