@@ -120,6 +120,20 @@ CHECKS: list[tuple[str, str]] = [
            WHERE s.last IS DISTINCT FROM a.last_purchase_at""",
     ),
     (
+        "DASHBOARD-7 each shop's kept customer count equals its customers not anonymized",
+        """SELECT count(*) FROM (SELECT vendor_id, count(*) AS held FROM customers WHERE status <> 'anonymized'
+                                 GROUP BY 1) c
+           FULL JOIN (SELECT vendor_id, sum(held) AS held FROM customer_counts GROUP BY 1) k USING (vendor_id)
+           WHERE coalesce(c.held, 0) <> coalesce(k.held, 0)""",
+    ),
+    (
+        "DASHBOARD-8 the customers per day of their latest purchase equal customer_activity",
+        """SELECT count(*) FROM (SELECT vendor_id, (last_purchase_at AT TIME ZONE 'UTC')::date AS day,
+                                        count(*) AS customers FROM customer_activity GROUP BY 1, 2) a
+           FULL JOIN activity_days d USING (vendor_id, day)
+           WHERE coalesce(a.customers, 0) <> coalesce(d.customers, 0)""",
+    ),
+    (
         "DASHBOARD-5 the branch totals equal the purchases and redemptions behind their markers",
         """SELECT count(*) FROM (
                SELECT vendor_id, day, branch_id, sum(purchases) AS purchases, sum(amount) AS amount,

@@ -86,7 +86,7 @@ def steps() -> list[tuple[str, str]]:
         ("tier_months", _TIER_MONTHS),
         ("redemptions", _REDEMPTIONS.format(codes=_CODES, spread=_SPREAD)),
         ("events", _EVENTS),
-        ("ledger_totals (daily, monthly), customer_activity, branch_totals, watermark", _FOLDED),
+        ("ledger_totals (daily, monthly), customer_activity, activity_days, branch_totals, watermark", _FOLDED),
         ("drop the plan", "DROP TABLE scale_people, scale_plan, scale_ids"),
     ]
 
@@ -314,6 +314,8 @@ SELECT vendor_id, date_trunc('month', day)::date, type, sum(points), sum(points_
 FROM ledger_totals GROUP BY 1, 2, 3;
 INSERT INTO customer_activity (vendor_id, customer_id, last_purchase_at)
 SELECT vendor_id, customer_id, max(created_at) FROM transactions GROUP BY vendor_id, customer_id;
+INSERT INTO activity_days (vendor_id, day, customers)
+SELECT vendor_id, (last_purchase_at AT TIME ZONE 'UTC')::date, count(*) FROM customer_activity GROUP BY 1, 2;
 INSERT INTO branch_totals (vendor_id, day, branch_id, purchases, amount, points_earned, redemptions, points_redeemed)
 SELECT vendor_id, day, branch_id, sum(purchases), sum(amount), sum(points_earned), sum(redemptions),
        sum(points_redeemed)

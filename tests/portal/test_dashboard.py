@@ -39,6 +39,61 @@ async def run_job(client: AsyncTestClient[Litestar], name: str) -> None:
     assert response.status_code == 200, response.text
 
 
+async def test_active_customers_come_from_the_kept_days_and_the_window_edge_to_the_minute(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine
+) -> None:
+    """DASHBOARD-8: at 12:00 on 10 June the window starts at 12:00 on 12 March; a purchase an hour
+    before that on the same day is not counted, one an hour after is; a customer whose second
+    purchase moved its latest one to another day counts once; the kept days equal the latest
+    purchases per day after each fold."""
+    tenant = await make_tenant(client)
+    staff = unique_email("staff")
+    users = f"/admin/v1/vendors/{tenant.vendor_id}/users"
+    await admin(client, "POST", users, {"email": staff, "role": "staff", "password": PASSWORD})
+    anna, ben, carol, dora = (unique_email(n) for n in ("anna", "ben", "carol", "dora"))
+    for email in (anna, ben, carol, dora):
+        await register(client, tenant, email=email)
+
+    async def purchase(at: str, email: str) -> None:
+        await set_clock(client, at)
+        tenant.token = await token_for(client, tenant.client_id, tenant.client_secret)
+        assert (await buy(client, tenant, email, 500)).status_code == 201
+
+    async def kept_days() -> list[tuple[date, int]]:
+        async with engine.connect() as conn:
+            kept = await conn.execute(
+                text("SELECT day, customers FROM activity_days WHERE vendor_id = :v AND customers <> 0 ORDER BY day"),
+                {"v": tenant.vendor_id},
+            )
+            latest = await conn.execute(
+                text(
+                    "SELECT (last_purchase_at AT TIME ZONE 'UTC')::date, count(*) FROM customer_activity"
+                    " WHERE vendor_id = :v GROUP BY 1 ORDER BY 1"
+                ),
+                {"v": tenant.vendor_id},
+            )
+            rows = [(r[0], int(r[1])) for r in kept]
+            assert rows == [(r[0], int(r[1])) for r in latest]
+            return rows
+
+    await purchase("2033-02-01T10:00:00Z", dora)
+    await purchase("2033-03-12T11:00:00Z", carol)
+    await purchase("2033-03-12T13:00:00Z", anna)
+    await purchase("2033-03-14T10:00:00Z", ben)
+    await run_job(client, "ledger-totals")
+    await run_job(client, "ledger-totals")
+    assert await kept_days() == [(date(2033, 2, 1), 1), (date(2033, 3, 12), 2), (date(2033, 3, 14), 1)]
+    await purchase("2033-06-09T10:00:00Z", ben)
+    await run_job(client, "ledger-totals")
+    await run_job(client, "ledger-totals")
+    assert await kept_days() == [(date(2033, 2, 1), 1), (date(2033, 3, 12), 2), (date(2033, 6, 9), 1)]
+    await set_clock(client, "2033-06-10T12:00:00Z")
+    await signed_in(client, staff)
+    page = await client.get("/portal")
+    assert page.status_code == 200
+    assert figure(page.text, "active-customers") == "2"
+
+
 async def test_the_dashboard_shows_exactly_what_the_ledger_holds(
     client: AsyncTestClient[Litestar], engine: AsyncEngine
 ) -> None:

@@ -103,6 +103,23 @@ async def test_a_count_stops_at_the_cap_and_says_so(
     assert len(re.findall(r'<a href="/portal/customers/\d+">', page.text)) == 3
 
 
+async def test_a_name_search_counts_and_pages_to_its_own_lower_cap(
+    client: AsyncTestClient[Litestar], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """INPUT-40: a search by part of a name stops counting and paging at its own cap, while the
+    whole list still counts to the general one."""
+    shop = await make_shop(client, with_staff=False)
+    await customers(client, shop, 4)
+    await signed_in(client, shop.owner)
+    monkeypatch.setattr(listing, "NAME_COUNT_CAP", 2)
+    page = await client.get("/portal/customers?sort=oldest&q=lister")
+    assert shown(page.text) == "1–2 of 2+"
+    assert links(page.text, "next") == []
+    assert "Narrow the filter to reach rows past the first 2." in page.text
+    assert len(re.findall(r'<a href="/portal/customers/\d+">', page.text)) == 2
+    assert shown((await client.get("/portal/customers?sort=oldest")).text) == "1–4 of 4"
+
+
 def test_a_pager_keeps_the_query_and_names_its_page() -> None:
     found: Paged[int] = Paged(list(range(20)), 2, 20, 45, False)
     pager = pager_of(found, "/portal/customers/7", {"purchases_page": "3", "ledger_page": "2"}, name="ledger_page")

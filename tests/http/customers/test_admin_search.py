@@ -171,3 +171,23 @@ async def test_a_list_longer_than_the_exact_count_reports_an_estimate_and_serves
         assert (await _search(client, tenant, per_page=2, page=4, **q))["data"] == []
     # a list within the exact count is exact, its pages past the end empty
     assert (await _search(client, tenant, q="Many:1%", per_page=2))["meta"]["total"] == 1
+
+
+async def test_a_name_search_past_its_lower_cap_reports_a_lower_bound_and_serves_every_page(
+    client: AsyncTestClient[Litestar], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """INPUT-40, with a name's count cut to 2 rows: four matching names report 3 (more than 2, the
+    one figure the count knows), every page is still served, and a card's search counts as before."""
+    monkeypatch.setattr(listing, "NAME_COUNT_CAP", 2)
+    tenant = await make_tenant(client)
+    made = [await register(client, tenant, first_name="Korda", last_name=f"N{n}") for n in range(4)]
+    await register(client, tenant, first_name="Other")
+    found = await _search(client, tenant, q="kor", per_page=3)
+    assert found["meta"]["total"] == 3
+    assert found["meta"]["last_page"] == 1
+    assert found["data"] == made[:3]
+    assert (await _search(client, tenant, q="kor", per_page=3, page=2))["data"] == made[3:]
+    assert (await _search(client, tenant, q="kor", per_page=3, page=3))["data"] == []
+    # within the cap the count is exact, and a term with a digit is counted to the general cap
+    assert (await _search(client, tenant, q="n1", per_page=3))["meta"]["total"] == 1
+    assert (await _search(client, tenant, per_page=3))["meta"]["total"] == 5

@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import get_args
 
+import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from loyalty_core import listing
 from loyalty_core.clock import FixedClock
 from loyalty_core.events.models import EventType
 from loyalty_core.events.services.recording import record_event
@@ -106,3 +109,37 @@ async def test_an_unknown_type_filter_is_refused(client: AsyncTestClient[Litesta
 def test_the_wire_knows_every_event_type() -> None:
     """The filter and the endpoints' ``events`` accept exactly the types the service records."""
     assert set(get_args(TypeName)) == {str(t) for t in EventType}
+
+
+async def test_pages_chosen_by_key_leave_the_pings_out_and_hold_every_event_once(
+    client: AsyncTestClient[Litestar], engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EVENT-16: with a ping after every other event and the exact count cut to 3 rows, pages of 2
+    hold the six events newest first, each once and no ping, the estimate never below 4, a page past
+    the end empty; ``created_after`` narrows the same keys."""
+    monkeypatch.setattr(listing, "COUNT_CAP", 3)
+    tenant = await webhook_tenant(client)
+    other = await webhook_tenant(client)
+    ids = [await _record(engine, tenant.vendor_id, "voucher.used", T0 + timedelta(hours=n), n) for n in range(6)]
+    async with engine.begin() as conn:
+        for n in (0, 2, 4):  # "~" sorts after every letter and digit: each ping right after its event
+            await conn.execute(
+                text(
+                    "INSERT INTO events (vendor_id, id, type, created_at, data)"
+                    " VALUES (:vendor, :id, 'ping', :at, '{}')"
+                ),
+                {"vendor": tenant.vendor_id, "id": ids[n][:-1] + "~", "at": T0 + timedelta(hours=n)},
+            )
+    await _record(engine, other.vendor_id, "voucher.used", T0, 99)
+
+    pages = []
+    for page in (1, 2, 3, 4):
+        found = await client.get(EVENTS, params={"per_page": 2, "page": page}, headers=tenant.headers)
+        assert found.status_code == 200
+        assert found.json()["data"]["meta"]["total"] >= 4
+        pages.append([e["id"] for e in found.json()["data"]["data"]])
+    assert pages == [ids[5:3:-1], ids[3:1:-1], ids[1::-1], []]
+    later = await client.get(
+        EVENTS, params={"created_after": "2026-05-01T11:00:00Z", "per_page": 2, "page": 2}, headers=tenant.headers
+    )
+    assert [e["id"] for e in later.json()["data"]["data"]] == [ids[3]]

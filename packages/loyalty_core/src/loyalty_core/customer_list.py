@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Select, and_, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loyalty_core.accounts.reads.search import matching
+from loyalty_core.accounts.reads.search import count_cap, matching
 from loyalty_core.customers.models import Customer, CustomerIdentifier, IdentifierType
 from loyalty_core.earning.models import Transaction, customer_activity
 from loyalty_core.listing import Paged, paged
@@ -125,8 +125,9 @@ async def customer_list(
             .order_by(*orders)
         )
 
-    found = await paged(session, window, count=select(_C.id).where(condition), page=page)
-    return Paged([CustomerRow(*row) for row in found.items], found.page, found.per_page, found.total, found.more)
+    found = await paged(session, window, count=select(_C.id).where(condition), page=page, cap=count_cap(q))
+    rows = [CustomerRow(*row) for row in found.items]
+    return Paged(rows, found.page, found.per_page, found.total, found.more, found.cap)
 
 
 def _joined(statement: Select[Any], sort: str) -> Select[Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from loyalty_core.accounts.models import CustomerImport
 from loyalty_core.catalogue.models import Product, ProductCount
+from loyalty_core.customers.counts import customer_counts
 from loyalty_core.customers.models import CardBatch, ConsentEvent, Customer, CustomerIdentifier
 from loyalty_core.db import Base
 from loyalty_core.earning.models import (
@@ -15,6 +16,7 @@ from loyalty_core.earning.models import (
     Transaction,
     TransactionItem,
     TransactionReturn,
+    activity_days,
     customer_activity,
     meter_leases,
     meters,
@@ -108,8 +110,10 @@ __all__ = [
     "WalletPass",
     "WebhookDelivery",
     "WebhookEndpoint",
+    "activity_days",
     "branch_totals",
     "customer_activity",
+    "customer_counts",
     "events",
     "ledger_totals",
     "ledger_totals_monthly",

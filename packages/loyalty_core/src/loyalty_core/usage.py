@@ -15,7 +15,7 @@ from sqlalchemy import ColumnElement, ScalarSelect, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.clock import Clock
-from loyalty_core.customers.models import Customer, CustomerStatus
+from loyalty_core.customers.counts import held_customers
 from loyalty_core.earning.models import Campaign, Transaction, meter_leases, meters
 from loyalty_core.errors import ValidationFailed
 from loyalty_core.mailings.models import MailingRecipient, RecipientState
@@ -62,7 +62,8 @@ class UsageReads:
         self._session, self._clock = session, clock
 
     async def usage(self, vendor_id: int) -> Usage:
-        """Customers count as the ceiling does (anonymized ones free their place), rewards the
+        """Customers count as the ceiling does (anonymized ones free their place), from the kept
+        count (DASHBOARD-7), rewards the
         active ones, campaigns and branches every one held. Transactions: on a plan that meters
         them, the meter the limit reads less the units leased to processes ahead of their
         purchases (EARN-17, EARN-18), living or not: the metered purchases written this month (never
@@ -93,7 +94,7 @@ class UsageReads:
                     Plan,
                     func.coalesce(metered, 0) - leased,
                     purchases,
-                    _count(Customer, Customer.vendor_id == vendor_id, Customer.status != CustomerStatus.ANONYMIZED),
+                    held_customers(vendor_id),
                     _count(
                         Reward,
                         Reward.vendor_id == vendor_id,

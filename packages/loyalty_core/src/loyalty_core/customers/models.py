@@ -24,6 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, mapped_column
 
+from loyalty_core.customers.counts import COUNT_FUNCTION, COUNT_TRIGGERS
 from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
 from loyalty_core.text import FOLDED_NAME_FUNCTION, FOLDED_NAME_INDEX, TRIGRAMS_WHERE_AVAILABLE
 
@@ -117,6 +118,14 @@ def _folded_name_function(target: Any, connection: Connection, **_: Any) -> None
 @event.listens_for(Customer.__table__, "after_create")
 def _folded_name_index(target: Any, connection: Connection, **_: Any) -> None:
     connection.execute(text(FOLDED_NAME_INDEX))
+
+
+# the customers not anonymized, kept per vendor as the migrated schema keeps them (customers/counts.py)
+@event.listens_for(Customer.__table__, "after_create")
+def _count_triggers(target: Any, connection: Connection, **_: Any) -> None:
+    connection.execute(text(COUNT_FUNCTION))
+    for trigger in COUNT_TRIGGERS:
+        connection.execute(text(trigger))
 
 
 # the accounts merged into one (a family's adjustment keys, a merge carrying earlier ones along)

@@ -296,6 +296,17 @@ customer_activity = Table(
 )
 """The latest purchase of each customer that bought, as far as the fold has read the purchases."""
 
+activity_days = Table(
+    "activity_days",
+    Base.metadata,
+    Column("vendor_id", BigInteger, ForeignKey("vendors.id"), nullable=False),
+    Column("day", Date, nullable=False),
+    Column("customers", BigInteger, nullable=False),
+    PrimaryKeyConstraint("vendor_id", "day", name="pk_activity_days"),
+)
+"""How many customers' latest purchase in ``customer_activity`` falls on each UTC day, kept by the
+fold that moves it (DASHBOARD-8): the count of active customers sums 90 rows, not a million."""
+
 # The vendor's purchases of a period as one index range, read without the table: this month's count
 # of the plan's usage and a first fold lean on it.
 RECENT_PURCHASES = Index(

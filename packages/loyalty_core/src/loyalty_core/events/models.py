@@ -93,6 +93,8 @@ events = Table(
     Index("ix_events_vendor_customer", "vendor_id", "customer_id", postgresql_where=text(f"type LIKE '{SCRUBBED}'")),
     Index("ix_events_created", "created_at", postgresql_using="brin", postgresql_with={"autosummarize": "on"}),
     Index("ix_events_vendor_activity", "vendor_id", "created_at", postgresql_where=text(EVENT_ACTIVITY)),
+    # the pings apart, so a deep page of the feed chooses its keys from the key alone (EVENT-16)
+    Index("ix_events_vendor_pings", "vendor_id", "id", postgresql_where=text(f"type = '{PING}'")),
 )
 """``customer_id``: the customer the event is about, so anonymizing can find the events to scrub.
 ``data``: the payload as stored in ``payload_version`` (``events.rules.payloads``)."""

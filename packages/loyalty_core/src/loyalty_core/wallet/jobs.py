@@ -93,13 +93,31 @@ WITH folded AS (
 )
 SELECT CAST(coalesce(sum(entries), 0) AS bigint) FROM folded
 """
-# each customer's latest purchase (earning/reads.py), folded under the same bound and transactions
+# each customer's latest purchase (earning/reads.py), folded under the same bound and transactions;
+# and the customers per day of their latest purchase (DASHBOARD-8): each customer the batch moves
+# leaves its old day (``was``: the rows as the statement's snapshot saw them, before the upsert) for
+# its new one, in the same statement, so the days always sum to ``customer_activity``
 _FOLD_PURCHASES = """
-INSERT INTO customer_activity AS a (vendor_id, customer_id, last_purchase_at)
-SELECT vendor_id, customer_id, max(created_at) FROM transactions WHERE id > :after AND id <= :through
-GROUP BY vendor_id, customer_id
-ON CONFLICT (vendor_id, customer_id) DO UPDATE SET
-    last_purchase_at = greatest(a.last_purchase_at, excluded.last_purchase_at)
+WITH latest AS (
+    SELECT vendor_id, customer_id, max(created_at) AS at FROM transactions WHERE id > :after AND id <= :through
+    GROUP BY vendor_id, customer_id
+), was AS (
+    SELECT a.vendor_id, a.last_purchase_at FROM customer_activity a
+    JOIN latest l ON l.vendor_id = a.vendor_id AND l.customer_id = a.customer_id
+), moved AS (
+    INSERT INTO customer_activity AS a (vendor_id, customer_id, last_purchase_at)
+    SELECT vendor_id, customer_id, at FROM latest
+    ON CONFLICT (vendor_id, customer_id) DO UPDATE SET
+        last_purchase_at = greatest(a.last_purchase_at, excluded.last_purchase_at)
+    RETURNING a.vendor_id, a.last_purchase_at
+), changes AS (
+    SELECT vendor_id, (last_purchase_at AT TIME ZONE 'UTC')::date AS day, 1 AS change FROM moved
+    UNION ALL
+    SELECT vendor_id, (last_purchase_at AT TIME ZONE 'UTC')::date, -1 FROM was
+)
+INSERT INTO activity_days AS d (vendor_id, day, customers)
+SELECT vendor_id, day, sum(change) FROM changes GROUP BY vendor_id, day HAVING sum(change) <> 0
+ON CONFLICT (vendor_id, day) DO UPDATE SET customers = d.customers + excluded.customers
 """
 _FOLDED = "UPDATE ledger_totals_watermark SET folded_through = :through WHERE id = 1"
 _PURCHASES_FOLDED = "UPDATE ledger_totals_watermark SET purchases_folded_through = :through WHERE id = 1"

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loyalty_core import listing
 from loyalty_core.accounts.reads.customer import customer_rows, customer_view
 from loyalty_core.clock import Clock
 from loyalty_core.customers.models import Customer, CustomerIdentifier, CustomerStatus
@@ -63,6 +64,16 @@ def matching(vendor_id: int, q: str | None) -> Any:
     return and_(condition, _C.id.in_(found))
 
 
+def count_cap(q: str | None) -> int | None:
+    """How far a search's matches are counted: a term of letters only may be part of a name, which
+    thousands of names hold, so it is counted to ``NAME_COUNT_CAP`` (INPUT-40); the rest (every
+    customer, a card, an email, an external id) to the general cap (None)."""
+    term = (q or "").strip()
+    if term and not any(c.isdigit() or c == "@" for c in term):
+        return listing.NAME_COUNT_CAP
+    return None
+
+
 class CustomerSearch:
     def __init__(self, session: AsyncSession, clock: Clock) -> None:
         self._session, self._clock = session, clock
@@ -70,8 +81,9 @@ class CustomerSearch:
     async def search(self, vendor_id: int, q: str | None, *, page: int, per_page: int) -> Listed[CustomerView]:
         """A page of the matching customers, oldest first, each as the customer read shows it."""
         ids = select(_C.id).where(matching(vendor_id, q))
-        total = await count_of(self._session, ids)
-        if past_the_end(total, page, per_page):
+        cap = count_cap(q)
+        total = await count_of(self._session, ids, cap=cap)
+        if past_the_end(total, page, per_page, cap=cap):
             return Listed([], total)
         # the page's ids first, over the customers alone; the balance, identifiers, tier and referral
         # columns only for those ids, never for the rows the offset skips (INPUT-22)

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from loyalty_core.accounts.services.opening_balances import IMPORTED, OpeningBalances
 from loyalty_core.clock import Clock
+from loyalty_core.customers.counts import held_customers
 from loyalty_core.customers.models import Customer, CustomerStatus
 from loyalty_core.customers.reads.customer import CustomerView
 from loyalty_core.customers.rules import cards, consent
@@ -136,9 +137,8 @@ class Enrolment:
         now = self._clock.now()
         check_birth_date(profile.date_of_birth, now)
         refuse_under_age(profile.marketing_consent, profile.date_of_birth, now.date())
-        held = select(func.count()).select_from(Customer)
-        held = held.where(Customer.vendor_id == vendor_id, Customer.status != CustomerStatus.ANONYMIZED)
-        await ceilings.ensure_room(self._session, ceiling, held, ceilings.CUSTOMERS)
+        # the kept count (DASHBOARD-7), exact under the vendor lock the ceiling takes
+        await ceilings.ensure_room(self._session, ceiling, select(held_customers(vendor_id)), ceilings.CUSTOMERS)
         customer = Customer(
             vendor_id=vendor_id,
             first_name=profile.first_name,
