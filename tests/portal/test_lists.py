@@ -106,7 +106,7 @@ async def test_a_count_stops_at_the_cap_and_says_so(
 async def test_a_name_search_counts_and_pages_to_its_own_lower_cap(
     client: AsyncTestClient[Litestar], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """INPUT-40: a search by part of a name stops counting and paging at its own cap, while the
+    """INPUT-23: a search by part of a name stops counting and paging at its own cap, while the
     whole list still counts to the general one."""
     shop = await make_shop(client, with_staff=False)
     await customers(client, shop, 4)

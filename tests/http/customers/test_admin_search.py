@@ -176,7 +176,7 @@ async def test_a_list_longer_than_the_exact_count_reports_an_estimate_and_serves
 async def test_a_name_search_past_its_lower_cap_reports_a_lower_bound_and_serves_every_page(
     client: AsyncTestClient[Litestar], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """INPUT-40, with a name's count cut to 2 rows: four matching names report 3 (more than 2, the
+    """INPUT-23, with a name's count cut to 2 rows: four matching names report 3 (more than 2, the
     one figure the count knows), every page is still served, and a card's search counts as before."""
     monkeypatch.setattr(listing, "NAME_COUNT_CAP", 2)
     tenant = await make_tenant(client)

@@ -41,7 +41,7 @@ less than this plus one (INPUT-22), and a back-office list reads ``10,000+`` and
 a narrower filter reaches the rest (PORTAL-18)."""
 
 NAME_COUNT_CAP = 1_000
-"""How far a search by part of a name is counted exactly (INPUT-40): a few letters match tens of
+"""How far a search by part of a name is counted exactly (INPUT-23): a few letters match tens of
 thousands of names through the trigram index, and each match is read from the table to check it, so
 the general cap would cost a search by three letters a hundred milliseconds and more at a million
 customers. Past it the total is a lower bound (API) or ``1,000+`` (portal)."""
@@ -49,7 +49,7 @@ customers. Past it the total is a lower bound (API) or ``1,000+`` (portal)."""
 
 async def count_of(session: AsyncSession, statement: Select[Any], *, cap: int | None = None) -> int:
     """How many rows ``statement`` selects, ordering and paging left out: exactly up to ``cap``,
-    estimated beyond (INPUT-22); under a lower cap than ``COUNT_CAP`` (a name's search, INPUT-40),
+    estimated beyond (INPUT-22); under a lower cap than ``COUNT_CAP`` (a name's search, INPUT-23),
     ``cap`` plus one beyond: the only figure such a count knows to be true."""
     counted, more = await capped_count(session, statement, cap=cap)
     if not more:

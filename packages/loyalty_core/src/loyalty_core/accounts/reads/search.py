@@ -66,7 +66,7 @@ def matching(vendor_id: int, q: str | None) -> Any:
 
 def count_cap(q: str | None) -> int | None:
     """How far a search's matches are counted: a term of letters only may be part of a name, which
-    thousands of names hold, so it is counted to ``NAME_COUNT_CAP`` (INPUT-40); the rest (every
+    thousands of names hold, so it is counted to ``NAME_COUNT_CAP`` (INPUT-23); the rest (every
     customer, a card, an email, an external id) to the general cap (None)."""
     term = (q or "").strip()
     if term and not any(c.isdigit() or c == "@" for c in term):
