@@ -120,14 +120,16 @@ def _domain(sender: str) -> str:
 
 
 class _Parts:
-    """What a mailing's messages share, made once per run: its letterhead and its body's template
-    (a test copy and the members' messages share them too)."""
+    """What a mailing's messages share, made once while it is sent: its letterhead and its body's
+    template (a test copy and the members' messages share them too)."""
 
     def __init__(self, ctx: JobContext, *, shortcut: bool) -> None:
-        self.mail_from = needed(ctx.mail_from, "the mails' From address")
-        self.domain = _domain(self.mail_from)
-        self._shortcut = shortcut
+        self._ctx, self._shortcut = ctx, shortcut
         self._made: dict[tuple[str, str, str], tuple[Letterhead, Template]] = {}
+
+    @property
+    def mail_from(self) -> str:
+        return needed(self._ctx.mail_from, "the mails' From address")
 
     def of(self, outgoing: work.Outgoing) -> tuple[Letterhead, Template]:
         key = (outgoing.shop_name, outgoing.subject, outgoing.body)
@@ -150,7 +152,7 @@ def _letter(ctx: JobContext, parts: _Parts, outgoing: work.Outgoing, now: dateti
     return head.letter(
         to=outgoing.to,
         text=with_footer(template.fill(outgoing.facts), url),
-        message_id=message_id(outgoing.mailing_id, outgoing.recipient_id, parts.domain),
+        message_id=message_id(outgoing.mailing_id, outgoing.recipient_id, _domain(parts.mail_from)),
         unsubscribe_url=url,
         now=now,
     )
