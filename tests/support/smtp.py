@@ -1,5 +1,6 @@
 """A real SMTP server for mail tests (aiosmtpd, in its own thread): it keeps every message it
-accepts and can be told to refuse the next few, as a server that is briefly unwell would, or to hold
+accepts and can be told to refuse the next few, as a server that is briefly unwell would, or certain
+recipients, as a server without their mailbox would, or to hold
 each accepted message a moment before answering (a sender killed then has the mail sent but not yet
 acknowledged: the window where at-least-once delivery repeats a mail)."""
 
@@ -24,6 +25,8 @@ class Inbox:
     told otherwise)."""
 
     received: list[EmailMessage] = field(default_factory=list)
+    sources: list[bytes] = field(default_factory=list)
+    """Each received message's bytes as they came, beside ``received``."""
     refuse: int = 0
     refused: int = 0
     refuse_with: str = "451 4.3.0 Try again later"
@@ -31,6 +34,14 @@ class Inbox:
     """Seconds between keeping a message and answering 250 for it."""
     in_flight: int = 0
     """Messages kept whose 250 is not answered yet."""
+    refuse_rcpt: dict[str, str] = field(default_factory=dict)
+    """Recipients answered at RCPT TO with the answer given (a mailbox that does not exist: 550)."""
+
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]) -> str:
+        if address in self.refuse_rcpt:
+            return self.refuse_rcpt[address]
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.refuse > 0:
@@ -40,6 +51,7 @@ class Inbox:
         parsed = message_from_bytes(envelope.content, policy=policy.default)
         assert isinstance(parsed, EmailMessage)
         self.received.append(parsed)
+        self.sources.append(bytes(envelope.content))
         if self.hold:
             self.in_flight += 1
             try:
@@ -47,6 +59,11 @@ class Inbox:
             finally:
                 self.in_flight -= 1
         return "250 OK"
+
+    def source_of(self, message: EmailMessage) -> bytes:
+        """The bytes ``message`` came as (a parsed message written out again may fold its headers
+        otherwise)."""
+        return next(source for kept, source in zip(self.received, self.sources, strict=True) if kept is message)
 
     def message_ids(self) -> list[str]:
         return [str(m["Message-ID"]) for m in self.received]

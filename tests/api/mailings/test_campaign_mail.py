@@ -205,9 +205,7 @@ async def test_the_outbox_answers_a_message_exactly_as_sent(mail_client: Client,
     raw = await mail_client.get(f"/admin/v1/outbox/{found.group(1)}/raw", headers=ADMIN)
     assert raw.status_code == 200
     assert raw.headers["content-type"].startswith("message/rfc822")
-    assert bytes(message) in raw.content or raw.content.replace(b"\r\n", b"\n") == bytes(message).replace(
-        b"\r\n", b"\n"
-    )
+    assert raw.content == inbox.source_of(message)
     listed = await admin(mail_client, "GET", "/admin/v1/outbox?per_page=100")
     [item] = [i for i in listed["data"] if i["to"] == to]
     assert (item["id"], item["subject"], item["status"]) == (int(found.group(1)), "Nieuws ✓", "sent")
@@ -250,6 +248,30 @@ async def test_a_refused_message_is_retried_with_back_off_then_failed_after_a_da
     done = await shown(mail_client, tenant, second["id"])
     assert (done["status"], done["counts"]) == ("sent", counts(failed=2))
     assert inbox.to(to) == []
+
+
+async def test_a_recipient_the_server_refuses_fails_alone_and_the_batch_is_sent(
+    mail_client: Client, smtp: tuple[Inbox, int]
+) -> None:
+    """MAIL-16: a batch goes to the SMTP session in one hand-over and comes back one outcome per
+    message: the recipient refused at RCPT TO with a 5xx fails at once, the message before it and
+    the ones after it are sent, each once, and a recipient answered 4xx waits for its back-off."""
+    inbox, _ = smtp
+    tenant = await make_tenant(mail_client, plan=PLAN)
+    first, refused, later, after = (address(n) for n in ("first", "refused", "later", "after"))
+    for to in (first, refused, later, after):
+        await consenting(mail_client, tenant, email=to)
+    made = await draft(mail_client, tenant)
+    await send(mail_client, tenant, made["id"])
+    inbox.refuse_rcpt = {refused: "550 5.1.1 No such mailbox", later: "452 4.2.2 Mailbox full"}
+
+    assert await run_job(mail_client) == {"started": 0, "sent": 2, "failed": 1, "retrying": 1}
+    assert [len(inbox.to(to)) for to in (first, refused, later, after)] == [1, 0, 0, 1]
+    assert (await shown(mail_client, tenant, made["id"]))["counts"] == counts(sent=2, failed=1, pending=1)
+    sent = await admin(mail_client, "GET", "/admin/v1/outbox?per_page=100")
+    assert sorted(i["to"] for i in sent["data"] if i["to"] in (first, refused, later, after)) == sorted([first, after])
+    failed = await admin(mail_client, "GET", "/admin/v1/outbox?per_page=100&status=failed")
+    assert [i["to"] for i in failed["data"] if i["to"] in (first, refused, later, after)] == [refused]
 
 
 async def test_a_send_interrupted_by_a_crash_counts_failed_and_is_never_repeated(
