@@ -11,6 +11,7 @@ limit check) are timed in this process for each audience, and the tier rule's mo
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,8 @@ class Counted:
     function: str
     count: int
     samples_ms: list[float]
+    load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """The load average when the samples were taken."""
 
 
 AUDIENCES: list[tuple[str, dict[str, Any]]] = [
@@ -54,7 +57,9 @@ AUDIENCES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-async def _count_all(url: str, vendors: list[int], repeats: int) -> tuple[list[Counted], dict[int, list[float]]]:
+async def _count_all(
+    url: str, vendors: list[int], repeats: int, with_months: bool
+) -> tuple[list[Counted], dict[int, list[float]]]:
     from loyalty_core.clock import SystemClock
     from loyalty_core.db import make_engine, make_sessionmaker
     from loyalty_core.mailings.reads import audience_count, mailable_count
@@ -78,8 +83,10 @@ async def _count_all(url: str, vendors: list[int], repeats: int) -> tuple[list[C
                             began = time.perf_counter()
                             count = await function(session, vendor_id, audience, clock.now())
                             samples.append((time.perf_counter() - began) * 1000)
-                    out.append(Counted(vendor_id, label, name, count, samples))
+                    out.append(Counted(vendor_id, label, name, count, samples, os.getloadavg()))
                     print(f"scale-1m: vendor {vendor_id} {label} {name}: {count} in {sorted(samples)}", flush=True)
+            if not with_months:
+                continue
             months[vendor_id] = []
             for _ in range(repeats):
                 async with sessions() as session:
@@ -93,7 +100,10 @@ async def _count_all(url: str, vendors: list[int], repeats: int) -> tuple[list[C
     return out, months
 
 
-def count_audiences(url: str, vendors: list[int], repeats: int) -> tuple[list[Counted], dict[int, list[float]]]:
-    """Each audience of ``AUDIENCES`` counted ``repeats`` times per vendor and function, and the
-    tier rule's months read alone (ms)."""
-    return asyncio.run(_count_all(url.replace("postgresql://", "postgresql+psycopg://", 1), vendors, repeats))
+def count_audiences(
+    url: str, vendors: list[int], repeats: int, *, with_months: bool = True
+) -> tuple[list[Counted], dict[int, list[float]]]:
+    """Each audience of ``AUDIENCES`` counted ``repeats`` times per vendor and function, and, with
+    ``with_months``, the tier rule's months read alone (ms)."""
+    url = url.replace("postgresql://", "postgresql+psycopg://", 1)
+    return asyncio.run(_count_all(url, vendors, repeats, with_months))
