@@ -27,7 +27,6 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    text,
     union_all,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -113,10 +112,6 @@ async def members(session: AsyncSession, vendor_id: int, audience: Audience, now
     """The ids of the vendor's active customers matching every set criterion (MAIL-4, MAIL-6), each
     criterion a join or a (semi-, anti-) join over the vendor's rows, none a read per customer
     (MAIL-19, MAIL-20)."""
-    if audience.min_balance is not None or audience.inactive_days is not None or audience.tiers is not None:
-        # these joins scan the vendor's rows, where compiling the plan costs more than it saves: at a
-        # million customers JIT took 6.2 s of a 7.0 s `min_balance` count (bench/results/scale-audience.md)
-        await session.execute(text("SET LOCAL jit = off"))
     rows: FromClause = Customer.__table__
     if audience.inactive_days is not None:
         # one (hash) left join on the activity rather than a probe per customer (MAIL-20)
