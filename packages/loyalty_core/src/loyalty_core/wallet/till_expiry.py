@@ -1,7 +1,8 @@
 """The expire-points job's batches (LEDGER-4): many wallets' ``expire`` entries in one transaction of
 three statements, instead of one transaction per wallet.
 
-1. :data:`_LOCK` takes the next wallets, by id after the cursor, that hold lots whose end has passed,
+1. :data:`_LOCK` takes the next wallets, by id after the cursor, that hold lots whose end has passed
+   (those of the next ``size`` such lots),
    and locks them ``FOR UPDATE SKIP LOCKED``: a wallet a till is writing is left for the job's
    per-wallet retry rather than waited on. A wallet whose pending points are due is left out too:
    the per-wallet path writes their ``earn`` entries first (PENDING-5).
@@ -39,16 +40,19 @@ class DueParams(Params, frozen=True):
     wallet_ids: list[int]
 
 
-# The chosen wallets are walked through ``ix_point_lots_wallet_open`` in wallet order from the
-# cursor, so a run reads each open lot once however many batches it takes (ordering the due lots
-# by their end instead would read them all again for every batch).
+# The wallets of the next ``size`` due lots in wallet order from the cursor (so at most ``size``
+# wallets): a plain ORDER BY ... LIMIT walks ``ix_point_lots_wallet_open`` and stops, so a run reads
+# each open lot once however many batches it takes. A DISTINCT under the LIMIT was planned at a
+# million customers as a read and sort of every due lot, again for every batch.
 _LOCK = SQL(
     "lock",
     """WITH chosen AS (
-    SELECT DISTINCT vendor_id, wallet_id FROM point_lots
-    WHERE wallet_id > %(after)s AND remaining > 0 AND expires_at <= %(now)s
-    ORDER BY wallet_id
-    LIMIT %(size)s
+    SELECT DISTINCT vendor_id, wallet_id FROM (
+        SELECT vendor_id, wallet_id FROM point_lots
+        WHERE wallet_id > %(after)s AND remaining > 0 AND expires_at <= %(now)s
+        ORDER BY wallet_id
+        LIMIT %(size)s
+    ) due
 ), locked AS (
     SELECT w.vendor_id, w.id FROM wallets w
     JOIN chosen c ON w.vendor_id = c.vendor_id AND w.id = c.wallet_id
@@ -87,8 +91,9 @@ class Batch:
 
 
 async def expire_batch(conn: AsyncConnection[Any], now: datetime, *, after: int, size: int) -> Batch:
-    """Expire the lots ended by ``now`` of the next ``size`` wallets after wallet ``after``, in the
-    caller's transaction (which holds their locks until it ends)."""
+    """Expire the lots ended by ``now`` of the wallets after wallet ``after`` that hold the next
+    ``size`` such lots (all of each wallet's, so at most ``size`` wallets), in the caller's
+    transaction (which holds their locks until it ends)."""
     async with conn.cursor(row_factory=dict_row) as cursor:
         await cursor.execute(_LOCK, bound(LockParams(now=now, after=after, size=size)), prepare=True)
         locked = await cursor.fetchall()

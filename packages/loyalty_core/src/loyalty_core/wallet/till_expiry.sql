@@ -1,10 +1,12 @@
 -- name: lock
 -- params: LockParams
 WITH chosen AS (
-    SELECT DISTINCT vendor_id, wallet_id FROM point_lots
-    WHERE wallet_id > %(after)s AND remaining > 0 AND expires_at <= %(now)s
-    ORDER BY wallet_id
-    LIMIT %(size)s
+    SELECT DISTINCT vendor_id, wallet_id FROM (
+        SELECT vendor_id, wallet_id FROM point_lots
+        WHERE wallet_id > %(after)s AND remaining > 0 AND expires_at <= %(now)s
+        ORDER BY wallet_id
+        LIMIT %(size)s
+    ) due
 ), locked AS (
     SELECT w.vendor_id, w.id FROM wallets w
     JOIN chosen c ON w.vendor_id = c.vendor_id AND w.id = c.wallet_id
