@@ -125,7 +125,9 @@ def _lock_plan(db: psycopg.Connection[Any]) -> str:
     from loyalty_core.till_sql import registered
 
     (lock,) = [s.text for s in registered()["loyalty_core.wallet.till_expiry"] if s.name == "lock"]
-    params = {"now": datetime.now(UTC), "after": 0, "size": 1_000}
+    from loyalty_api.jobs.expire_points import BATCH_LOTS
+
+    params = {"now": datetime.now(UTC), "after": 0, "size": BATCH_LOTS}
     rows = psycopg.ClientCursor(db).execute(f"EXPLAIN {lock}", params).fetchall()
     return "\n".join(str(r[0]) for r in rows)
 
