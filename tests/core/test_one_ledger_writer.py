@@ -98,7 +98,8 @@ def test_no_module_builds_ledger_rows_through_the_orm() -> None:
 
 
 def test_the_writer_holds_every_write() -> None:
-    assert len(sql_writes(WRITER.read_text())) == 4  # a debit's entry and the expiry written before it
+    # a debit's entry and the expiry written before it, and the expiry job's batch (its entries and balances)
+    assert len(sql_writes(WRITER.read_text())) == 6
 
 
 def test_the_scan_sees_every_spelling() -> None:

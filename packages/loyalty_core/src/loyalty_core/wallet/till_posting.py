@@ -26,11 +26,16 @@ balance is the locked row's balance plus the amount, so it cannot be stale.
 
 :func:`write_entry` runs the statement alone on a connection: the till's adjustment does, and
 ``Posting.post`` does for every caller that holds an ORM session, on that session's connection.
+
+The expiry job's batch (:func:`write_expiry_batch`, LEDGER-4) is the one statement that posts for many
+wallets at once: what ``Posting.expire_due`` writes for each, from the due groups
+``wallet/till_expiry.py`` read under the wallets' locks (:func:`expiry_batch_params`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -69,6 +74,19 @@ def _entry_event(name: str, entry: str, *, kind: str, version: str, gate: str = 
         kind=kind,
         version=version,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class DueGroup:
+    """The points of one locked wallet's lots that ended at one instant, with the wallet's balance
+    as locked: one ``expire`` entry of a batch."""
+
+    vendor_id: int
+    wallet_id: int
+    customer_id: int
+    balance: int
+    ended: datetime
+    points: int
 
 
 class PostingParams(Params, frozen=True):
@@ -279,6 +297,113 @@ _POST = SQL(
     posting_statement(select=f"{ENTRY_COLUMNS}, {deliveries_of(*LEDGER_EVENTS)} AS deliveries FROM ledger_entry"),
     PostingParams,
 )
+
+
+class ExpiryBatchParams(Params, frozen=True):
+    """The expiry job's batch (LEDGER-4): one row per ``expire`` entry, in the order of the entries
+    (wallet by wallet, each wallet's instants oldest first), from :func:`expiry_batch_params`."""
+
+    now: datetime
+    vendor_ids: list[int]
+    wallet_ids: list[int]
+    customer_ids: list[int]
+    points: list[int]
+    ended: list[datetime]
+    """The instant the entry's lots ended, which dates it (LIABILITY-3)."""
+    running_balances: list[int]
+    event_ids: list[str]
+    event_datas: list[str]
+
+
+_BATCH_EVENT = "batch_expired_event"
+
+
+def _expiry_batch_statement() -> str:
+    """The expire entries of many wallets the caller has locked, in one statement: the balances
+    lowered, the entries written, their lots emptied, one ``points.expired`` each (EVENT-4)."""
+    events = event_ctes(
+        _BATCH_EVENT,
+        source="batch_entries x JOIN batch_groups g"
+        " ON g.vendor_id = x.vendor_id AND g.wallet_id = x.wallet_id AND g.ended = x.created_at",
+        data="CAST(g.event_data AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)",
+        customer="g.customer_id",
+        vendor="x.vendor_id",
+        at="%(now)s",
+        event_id="g.event_id",
+        **payload_sql(PointsExpired),
+    )
+    return f"""WITH batch_groups AS (
+    SELECT * FROM unnest(
+        %(vendor_ids)s::bigint[], %(wallet_ids)s::bigint[], %(customer_ids)s::bigint[], %(points)s::bigint[],
+        %(ended)s::timestamptz[], %(running_balances)s::bigint[], %(event_ids)s::text[], %(event_datas)s::text[]
+    ) WITH ORDINALITY AS g(vendor_id, wallet_id, customer_id, points, ended, running_balance, event_id, event_data, n)
+), batch_balances AS (
+    UPDATE wallets w SET balance = w.balance - t.points, updated_at = %(now)s
+    FROM (SELECT vendor_id, wallet_id, sum(points) AS points FROM batch_groups GROUP BY vendor_id, wallet_id) t
+    WHERE w.vendor_id = t.vendor_id AND w.id = t.wallet_id
+), batch_entries AS (
+    INSERT INTO ledger_entries
+        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
+         idempotency_key, created_at, updated_at)
+    SELECT nextval('ledger_entries_id_seq'), g.vendor_id, g.wallet_id, '{EntryType.EXPIRE}', -g.points,
+           g.running_balance, '{EXPIRED_REASON}', '{CauserType.SYSTEM}', NULL, NULL, g.ended, %(now)s
+    FROM batch_groups g
+    ORDER BY g.n
+    RETURNING id, vendor_id, wallet_id, running_balance, created_at
+), batch_lots AS (
+    UPDATE point_lots p SET remaining = 0, updated_at = %(now)s
+    FROM batch_groups g
+    WHERE p.vendor_id = g.vendor_id AND p.wallet_id = g.wallet_id AND p.expires_at = g.ended AND p.remaining > 0
+), {events}
+SELECT (SELECT count(*) FROM batch_entries) AS entries, {deliveries_of(_BATCH_EVENT)} AS deliveries"""
+
+
+_EXPIRE_BATCH = SQL("expire_batch", _expiry_batch_statement(), ExpiryBatchParams)
+
+
+def expiry_batch_params(now: datetime, due: Iterable[DueGroup]) -> ExpiryBatchParams:
+    """The batch's parameters from the due groups of the locked wallets, ordered by wallet then
+    instant: each entry takes its instant's points from the balance left by the one before it
+    (starting from the locked balance), and its event's payload is the one ``entry_params`` gives
+    the per-wallet path's entry."""
+    params: dict[str, list[Any]] = {field: [] for field in ExpiryBatchParams.__struct_fields__ if field != "now"}
+    wallet, balance = None, 0
+    for group in due:
+        if group.wallet_id != wallet:
+            wallet, balance = group.wallet_id, group.balance
+        balance -= group.points
+        shown = _shown(
+            PointsExpired,
+            group.wallet_id,
+            EntryType.EXPIRE,
+            -group.points,
+            EXPIRED_REASON,
+            CauserType.SYSTEM,
+            None,
+            group.ended,
+        )
+        for field, value in (
+            ("vendor_ids", group.vendor_id),
+            ("wallet_ids", group.wallet_id),
+            ("customer_ids", group.customer_id),
+            ("points", group.points),
+            ("ended", group.ended),
+            ("running_balances", balance),
+            ("event_ids", new_event_id(now)),
+            ("event_datas", dumps(shown)),
+        ):
+            params[field].append(value)
+    return ExpiryBatchParams(now=now, **params)
+
+
+async def write_expiry_batch(conn: AsyncConnection[Any], params: ExpiryBatchParams) -> tuple[int, int]:
+    """Write a batch's expire entries (one statement) on wallets the caller has locked; how many
+    entries it wrote and how many webhook deliveries their events created."""
+    async with conn.cursor(row_factory=dict_row) as cursor:
+        await cursor.execute(_EXPIRE_BATCH, bound(params), prepare=True)
+        written = await cursor.fetchone()
+    assert written is not None  # an aggregate answers one row
+    return int(written["entries"]), int(written["deliveries"])
 
 
 async def write_entry(conn: AsyncConnection[Any], params: PostingParams) -> tuple[LedgerEntry, int]:

@@ -71,3 +71,46 @@ WITH ledger_balance AS (
     RETURNING 1
 )
 SELECT id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id, created_at, (SELECT count(*) FROM ledger_expired_event_deliveries) + (SELECT count(*) FROM ledger_entry_event_deliveries) AS deliveries FROM ledger_entry;
+
+-- name: expire_batch
+-- params: ExpiryBatchParams
+WITH batch_groups AS (
+    SELECT * FROM unnest(
+        %(vendor_ids)s::bigint[], %(wallet_ids)s::bigint[], %(customer_ids)s::bigint[], %(points)s::bigint[],
+        %(ended)s::timestamptz[], %(running_balances)s::bigint[], %(event_ids)s::text[], %(event_datas)s::text[]
+    ) WITH ORDINALITY AS g(vendor_id, wallet_id, customer_id, points, ended, running_balance, event_id, event_data, n)
+), batch_balances AS (
+    UPDATE wallets w SET balance = w.balance - t.points, updated_at = %(now)s
+    FROM (SELECT vendor_id, wallet_id, sum(points) AS points FROM batch_groups GROUP BY vendor_id, wallet_id) t
+    WHERE w.vendor_id = t.vendor_id AND w.id = t.wallet_id
+), batch_entries AS (
+    INSERT INTO ledger_entries
+        (id, vendor_id, wallet_id, type, amount, running_balance, reason, causer_type, causer_id,
+         idempotency_key, created_at, updated_at)
+    SELECT nextval('ledger_entries_id_seq'), g.vendor_id, g.wallet_id, 'expire', -g.points,
+           g.running_balance, 'expired', 'system', NULL, NULL, g.ended, %(now)s
+    FROM batch_groups g
+    ORDER BY g.n
+    RETURNING id, vendor_id, wallet_id, running_balance, created_at
+), batch_lots AS (
+    UPDATE point_lots p SET remaining = 0, updated_at = %(now)s
+    FROM batch_groups g
+    WHERE p.vendor_id = g.vendor_id AND p.wallet_id = g.wallet_id AND p.expires_at = g.ended AND p.remaining > 0
+), batch_expired_event_recorded AS (
+    INSERT INTO events (vendor_id, id, type, payload_version, created_at, customer_id, data)
+    SELECT x.vendor_id, g.event_id, 'points.expired', 1,
+           %(now)s, g.customer_id,
+           CAST(g.event_data AS jsonb) || jsonb_build_object('id', x.id, 'running_balance', x.running_balance)
+    FROM batch_entries x JOIN batch_groups g ON g.vendor_id = x.vendor_id AND g.wallet_id = x.wallet_id AND g.ended = x.created_at
+    RETURNING vendor_id, id, type, created_at
+), batch_expired_event_deliveries AS (
+    INSERT INTO webhook_deliveries
+        (id, vendor_id, endpoint_id, event_id, attempt, status, next_attempt_at, created_at, updated_at)
+    SELECT nextval('webhook_deliveries_id_seq'), w.vendor_id, w.id, e.id, 1, 'pending',
+           e.created_at, e.created_at, e.created_at
+    FROM batch_expired_event_recorded e
+    JOIN webhook_endpoints w ON w.vendor_id = e.vendor_id
+    WHERE w.enabled AND (e.type = ANY (w.events) OR '*' = ANY (w.events))
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM batch_entries) AS entries, (SELECT count(*) FROM batch_expired_event_deliveries) AS deliveries;
