@@ -171,6 +171,7 @@ async def shop_liability(
 
 
 _WATERMARK = "SELECT folded_through FROM ledger_totals_watermark WHERE id = 1"
+_CUSTOM_PLANS = "SET LOCAL plan_cache_mode = force_custom_plan"
 # The movements by month and type: the folded months, the entries above the watermark (bounded by
 # the one of this statement's snapshot, which its totals belong to, and by the one read just before,
 # a plain value so the plan starts from the vendor's newest entries), the lots that ended by now
@@ -267,6 +268,11 @@ async def liability_report(
     }
     opening = 0
     moved: dict[date, dict[str, int]] = {month: dict.fromkeys(MOVEMENTS, 0) for month in months}
+    # planned for its own values each time: once psycopg prepares it (the sixth run on a connection),
+    # PostgreSQL may keep a generic plan, which cannot see that `expires_at <= :now` leaves few of the
+    # open lots' index entries and read them all: 1.4 to 1.8 s against 20 ms at a million customers
+    # once `expire-points` had emptied a million lots (bench/results/expire-points-1m.md)
+    await session.execute(text(_CUSTOM_PLANS))
     for month, kind, points in (await session.execute(text(_MOVED), params)).all():
         if month is None:
             opening += int(points)
