@@ -244,7 +244,8 @@ async def test_an_event_insert_pays_one_b_tree_beyond_its_key(db: AsyncSession) 
     """EVENT-10: every till write inserts an event, so its indexes are kept few: the key (which the
     feed reads newest first, EVENT-12), the scrub's index over `customer.*` events only, the activity
     page's over merges and anonymizations only (PORTAL-15; no till write records either, so a till's
-    insert adds no entry to it) and a BRIN for the prune."""
+    insert adds no entry to it), the feed's over pings only (EVENT-16: a page leaves them out by key;
+    no till write records a ping) and a BRIN for the prune."""
     rows = await db.execute(
         text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname")
     )
@@ -254,6 +255,7 @@ async def test_an_event_insert_pays_one_b_tree_beyond_its_key(db: AsyncSession) 
         "ix_events_vendor_activity": "btree (vendor_id, created_at) WHERE ((type)::text = ANY "
         "((ARRAY['customer.merged'::character varying, 'customer.anonymized'::character varying])::text[]))",
         "ix_events_vendor_customer": "btree (vendor_id, customer_id) WHERE ((type)::text ~~ 'customer.%'::text)",
+        "ix_events_vendor_pings": "btree (vendor_id, id) WHERE ((type)::text = 'ping'::text)",
         "pk_events": "btree (vendor_id, id)",
     }
 

@@ -36,7 +36,12 @@ customer_counts = Table(
 )
 """Per vendor and slot, the change in the customers it holds that are not anonymized."""
 
-COUNT_FUNCTION = f"""
+
+def count_ddl(gone: str) -> list[str]:
+    """The triggers' function and the triggers themselves, ``gone`` the anonymized status's value
+    (given by the models, which this module is imported by). The migration that made them keeps its
+    own copy, as migrations do; the schema of the suites that skip migrations is made with this one."""
+    function = f"""
 CREATE OR REPLACE FUNCTION loyalty_count_customers() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     shop bigint;
@@ -47,24 +52,22 @@ BEGIN
         change := -1;
     ELSE
         shop := NEW.vendor_id;
-        change := CASE WHEN NEW.status = 'anonymized' THEN -1 ELSE 1 END;
+        change := CASE WHEN NEW.status = '{gone}' THEN -1 ELSE 1 END;
     END IF;
     INSERT INTO customer_counts AS c (vendor_id, slot, held) VALUES (shop, pg_backend_pid() % {SLOTS}, change)
     ON CONFLICT (vendor_id, slot) DO UPDATE SET held = c.held + excluded.held;
     RETURN NULL;
 END $$
 """
-"""The triggers' function. The migration that made it keeps its own copy, as migrations do; the
-schema of the suites that skip migrations is made with this one."""
-
-COUNT_TRIGGERS = (
-    "CREATE TRIGGER customers_counted_insert AFTER INSERT ON customers FOR EACH ROW"
-    " WHEN (NEW.status <> 'anonymized') EXECUTE FUNCTION loyalty_count_customers()",
-    "CREATE TRIGGER customers_counted_status AFTER UPDATE OF status ON customers FOR EACH ROW"
-    " WHEN ((OLD.status = 'anonymized') <> (NEW.status = 'anonymized')) EXECUTE FUNCTION loyalty_count_customers()",
-    "CREATE TRIGGER customers_counted_delete AFTER DELETE ON customers FOR EACH ROW"
-    " WHEN (OLD.status <> 'anonymized') EXECUTE FUNCTION loyalty_count_customers()",
-)
+    triggers = [
+        "CREATE TRIGGER customers_counted_insert AFTER INSERT ON customers FOR EACH ROW"
+        f" WHEN (NEW.status <> '{gone}') EXECUTE FUNCTION loyalty_count_customers()",
+        "CREATE TRIGGER customers_counted_status AFTER UPDATE OF status ON customers FOR EACH ROW"
+        f" WHEN ((OLD.status = '{gone}') <> (NEW.status = '{gone}')) EXECUTE FUNCTION loyalty_count_customers()",
+        "CREATE TRIGGER customers_counted_delete AFTER DELETE ON customers FOR EACH ROW"
+        f" WHEN (OLD.status <> '{gone}') EXECUTE FUNCTION loyalty_count_customers()",
+    ]
+    return [function, *triggers]
 
 
 def held_customers(vendor_id: Any) -> ScalarSelect[int]:

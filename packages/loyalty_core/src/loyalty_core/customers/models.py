@@ -24,7 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, mapped_column
 
-from loyalty_core.customers.counts import COUNT_FUNCTION, COUNT_TRIGGERS
+from loyalty_core.customers.counts import count_ddl
 from loyalty_core.db import Base, VendorRow, one_of, vendor_key, vendor_reference
 from loyalty_core.text import FOLDED_NAME_FUNCTION, FOLDED_NAME_INDEX, TRIGRAMS_WHERE_AVAILABLE
 
@@ -123,9 +123,8 @@ def _folded_name_index(target: Any, connection: Connection, **_: Any) -> None:
 # the customers not anonymized, kept per vendor as the migrated schema keeps them (customers/counts.py)
 @event.listens_for(Customer.__table__, "after_create")
 def _count_triggers(target: Any, connection: Connection, **_: Any) -> None:
-    connection.execute(text(COUNT_FUNCTION))
-    for trigger in COUNT_TRIGGERS:
-        connection.execute(text(trigger))
+    for statement in count_ddl(CustomerStatus.ANONYMIZED.value):
+        connection.execute(text(statement))
 
 
 # the accounts merged into one (a family's adjustment keys, a merge carrying earlier ones along)
