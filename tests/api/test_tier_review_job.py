@@ -29,13 +29,12 @@ async def app_client(settings: Settings) -> AsyncIterator[AsyncTestClient[Litest
         yield client
 
 
-async def review(client: AsyncTestClient[Litestar], at: str) -> int:
+async def review(client: AsyncTestClient[Litestar], at: str) -> None:
     clock = await client.put("/admin/v1/test-clock", json={"now": at}, headers=ADMIN)
     assert clock.status_code == 200, clock.text
     ran = await client.post("/admin/v1/jobs/tier-review/run", headers=ADMIN)
     assert ran.status_code == 200, ran.text
     assert ran.json()["data"]["result"]["failed"] == 0
-    return int(ran.json()["data"]["result"]["recorded"])
 
 
 async def test_a_lapse_is_recorded_once_by_the_review(app_client: AsyncTestClient[Litestar], database_url: str) -> None:
@@ -55,11 +54,17 @@ async def test_a_lapse_is_recorded_once_by_the_review(app_client: AsyncTestClien
         await qualify(engine, tenant.vendor_id, ann["id"], date(2036, 3, 1), 3_000, 30)
     finally:
         await engine.dispose()
+    # the job reviews every vendor of the shared database, so its `recorded` counts other tests'
+    # lapses too: what this vendor's customers were given is read from its own events
     try:
-        assert await review(client, "2036-03-10T12:00:00Z") == 0
-        assert await review(client, "2036-03-20T12:00:00Z") == 0
-        assert await review(client, "2036-04-01T01:05:00Z") == 1
-        assert await review(client, "2036-04-01T02:05:00Z") == 0
+        for moment, recorded in (
+            ("2036-03-10T12:00:00Z", 0),
+            ("2036-03-20T12:00:00Z", 0),
+            ("2036-04-01T01:05:00Z", 1),
+            ("2036-04-01T02:05:00Z", 1),
+        ):
+            await review(client, moment)
+            assert len(await tier_events(database_url, tenant.vendor_id)) == recorded, moment
     finally:
         await client.delete("/admin/v1/test-clock", headers=ADMIN)
     [(customer_id, data, at)] = await tier_events(database_url, tenant.vendor_id)
