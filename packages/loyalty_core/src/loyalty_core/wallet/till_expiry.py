@@ -14,6 +14,7 @@ three statements, instead of one transaction per wallet.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,10 +22,61 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
+from loyalty_core.events.services.recording import dumps, new_event_id
 from loyalty_core.till_sql import Params, bound, statements_of
-from loyalty_core.wallet.till_posting import DueGroup, expiry_batch_params, write_expiry_batch
+from loyalty_core.wallet.events import PointsExpired
+from loyalty_core.wallet.models import CauserType, EntryType
+from loyalty_core.wallet.till_posting import EXPIRED_REASON, ExpiryBatchParams, shown_entry, write_expiry_batch
 
 SQL = statements_of(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class DueGroup:
+    """The points of one locked wallet's lots that ended at one instant, with the wallet's balance
+    as locked: one ``expire`` entry of a batch."""
+
+    vendor_id: int
+    wallet_id: int
+    customer_id: int
+    balance: int
+    ended: datetime
+    points: int
+
+
+def expiry_batch_params(now: datetime, due: Iterable[DueGroup]) -> ExpiryBatchParams:
+    """The batch's parameters from the due groups of the locked wallets, ordered by wallet then
+    instant: each entry takes its instant's points from the balance left by the one before it
+    (starting from the locked balance), and its event's payload is the one ``entry_params`` gives
+    the per-wallet path's entry."""
+    params: dict[str, list[Any]] = {field: [] for field in ExpiryBatchParams.__struct_fields__ if field != "now"}
+    wallet, balance = None, 0
+    for group in due:
+        if group.wallet_id != wallet:
+            wallet, balance = group.wallet_id, group.balance
+        balance -= group.points
+        shown = shown_entry(
+            PointsExpired,
+            group.wallet_id,
+            EntryType.EXPIRE,
+            -group.points,
+            EXPIRED_REASON,
+            CauserType.SYSTEM,
+            None,
+            group.ended,
+        )
+        for field, value in (
+            ("vendor_ids", group.vendor_id),
+            ("wallet_ids", group.wallet_id),
+            ("customer_ids", group.customer_id),
+            ("points", group.points),
+            ("ended", group.ended),
+            ("running_balances", balance),
+            ("event_ids", new_event_id(now)),
+            ("event_datas", dumps(shown)),
+        ):
+            params[field].append(value)
+    return ExpiryBatchParams(now=now, **params)
 
 
 class LockParams(Params, frozen=True):

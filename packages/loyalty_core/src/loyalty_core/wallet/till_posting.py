@@ -28,14 +28,13 @@ balance is the locked row's balance plus the amount, so it cannot be stale.
 ``Posting.post`` does for every caller that holds an ORM session, on that session's connection.
 
 The expiry job's batch (:func:`write_expiry_batch`, LEDGER-4) is the one statement that posts for many
-wallets at once: what ``Posting.expire_due`` writes for each, from the due groups
-``wallet/till_expiry.py`` read under the wallets' locks (:func:`expiry_batch_params`).
+wallets at once: what ``Posting.expire_due`` writes for each, its parameters built by
+``wallet/till_expiry.py`` from the due groups it read under the wallets' locks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -74,19 +73,6 @@ def _entry_event(name: str, entry: str, *, kind: str, version: str, gate: str = 
         kind=kind,
         version=version,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class DueGroup:
-    """The points of one locked wallet's lots that ended at one instant, with the wallet's balance
-    as locked: one ``expire`` entry of a batch."""
-
-    vendor_id: int
-    wallet_id: int
-    customer_id: int
-    balance: int
-    ended: datetime
-    points: int
 
 
 class PostingParams(Params, frozen=True):
@@ -241,7 +227,7 @@ def entry_params(
     gone_ids = [new_event_id(now) for _ in instants]
     gone_datas = [
         dumps(
-            _shown(
+            shown_entry(
                 PointsExpired, wallet_id, EntryType.EXPIRE, -by_end[end], EXPIRED_REASON, CauserType.SYSTEM, None, end
             )
         )
@@ -250,7 +236,7 @@ def entry_params(
     own_id = own_type = own_version = own_data = None
     if event is not None:
         own_id, own_type, own_version = new_event_id(now), str(event.event_type), event.version
-        own_data = dumps(_shown(event, wallet_id, kind, amount, reason, causer_type, causer_id, at))
+        own_data = dumps(shown_entry(event, wallet_id, kind, amount, reason, causer_type, causer_id, at))
     return PostingParams(
         vendor_id=vendor_id,
         wallet_id=wallet_id,
@@ -278,7 +264,7 @@ def entry_params(
     )
 
 
-def _shown(
+def shown_entry(
     event: type[EntryPayload],
     wallet_id: int | None,
     kind: str,
@@ -301,7 +287,7 @@ _POST = SQL(
 
 class ExpiryBatchParams(Params, frozen=True):
     """The expiry job's batch (LEDGER-4): one row per ``expire`` entry, in the order of the entries
-    (wallet by wallet, each wallet's instants oldest first), from :func:`expiry_batch_params`."""
+    (wallet by wallet, each wallet's instants oldest first), built by ``till_expiry.expiry_batch_params``."""
 
     now: datetime
     vendor_ids: list[int]
@@ -359,41 +345,6 @@ SELECT (SELECT count(*) FROM batch_entries) AS entries, {deliveries_of(_BATCH_EV
 
 
 _EXPIRE_BATCH = SQL("expire_batch", _expiry_batch_statement(), ExpiryBatchParams)
-
-
-def expiry_batch_params(now: datetime, due: Iterable[DueGroup]) -> ExpiryBatchParams:
-    """The batch's parameters from the due groups of the locked wallets, ordered by wallet then
-    instant: each entry takes its instant's points from the balance left by the one before it
-    (starting from the locked balance), and its event's payload is the one ``entry_params`` gives
-    the per-wallet path's entry."""
-    params: dict[str, list[Any]] = {field: [] for field in ExpiryBatchParams.__struct_fields__ if field != "now"}
-    wallet, balance = None, 0
-    for group in due:
-        if group.wallet_id != wallet:
-            wallet, balance = group.wallet_id, group.balance
-        balance -= group.points
-        shown = _shown(
-            PointsExpired,
-            group.wallet_id,
-            EntryType.EXPIRE,
-            -group.points,
-            EXPIRED_REASON,
-            CauserType.SYSTEM,
-            None,
-            group.ended,
-        )
-        for field, value in (
-            ("vendor_ids", group.vendor_id),
-            ("wallet_ids", group.wallet_id),
-            ("customer_ids", group.customer_id),
-            ("points", group.points),
-            ("ended", group.ended),
-            ("running_balances", balance),
-            ("event_ids", new_event_id(now)),
-            ("event_datas", dumps(shown)),
-        ):
-            params[field].append(value)
-    return ExpiryBatchParams(now=now, **params)
 
 
 async def write_expiry_batch(conn: AsyncConnection[Any], params: ExpiryBatchParams) -> tuple[int, int]:
